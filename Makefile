@@ -1,0 +1,35 @@
+# structkit: set-up, tests, benchmarks and experiments.
+# `make install` then `make test` is the whole set-up (README).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+export STRUCTKIT_DATA ?= $(abspath ../shared/data)
+
+.PHONY: install test bench experiments chunk pos ner clean
+
+install:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+
+test:
+	$(BIN)/python -m pytest -q
+
+bench:
+	$(BIN)/python scripts/bench.py --out results/bench.json
+
+# One target per experiment: each writes results/<name>.json and results/<name>.md.
+experiments: chunk pos ner
+
+chunk:
+	$(BIN)/python scripts/run_experiment.py configs/chunk-conll2000-perceptron.toml
+	$(BIN)/python scripts/run_experiment.py configs/chunk-conll2000-greedy.toml
+
+pos:
+	$(BIN)/python scripts/run_experiment.py configs/pos-ptb-perceptron.toml
+
+ner:
+	$(BIN)/python scripts/run_experiment.py configs/ner-conll2002-esp-perceptron.toml
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache

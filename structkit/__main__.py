@@ -1,0 +1,3 @@
+from structkit.cli import main
+
+main()
