@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import sys
 import tempfile
@@ -16,15 +15,16 @@ def display_name(path: str) -> str:
 
 
 @contextlib.contextmanager
-def open_input(path: str, encoding: str = "utf-8") -> Iterator[IO[str]]:
-    """Open a text file for reading; '-' reads standard input. Errors become UserError."""
+def open_input(path: str) -> Iterator[IO[bytes]]:
+    """Open a file for reading as bytes ('-' is standard input); errors become UserError.
+
+    Bytes, so that ``iter_lines`` decodes line by line and can name the exact line of a
+    decoding error (a text stream decodes in blocks and loses the line)."""
     if path == "-":
-        stream = io.TextIOWrapper(sys.stdin.buffer, encoding=encoding, errors="strict") \
-            if hasattr(sys.stdin, "buffer") else sys.stdin
-        yield stream
+        yield sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
         return
     try:
-        f = open(path, encoding=encoding, errors="strict")
+        f = open(path, "rb")
     except FileNotFoundError:
         raise UserError("no such file", path) from None
     except IsADirectoryError:
@@ -35,14 +35,20 @@ def open_input(path: str, encoding: str = "utf-8") -> Iterator[IO[str]]:
         yield f
 
 
-def iter_lines(path: str, stream: IO[str]) -> Iterator[tuple[int, str]]:
-    """Yield (line number, line without newline); a decoding error is a UserError."""
-    lineno = 0
-    try:
-        for lineno, line in enumerate(stream, 1):
-            yield lineno, line.rstrip("\r\n")
-    except UnicodeDecodeError as e:
-        raise UserError(f"not valid UTF-8 text ({e.reason})", display_name(path), lineno + 1) from None
+def iter_lines(path: str, stream: IO) -> Iterator[tuple[int, str]]:
+    """Yield (line number, line without its newline) from a bytes or text stream; bytes are
+    decoded as UTF-8 (a leading byte-order mark is dropped), and a line that is not valid
+    UTF-8 is a UserError naming that line."""
+    for lineno, line in enumerate(stream, 1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise UserError(f"not valid UTF-8 text ({e.reason} at byte {e.start})",
+                                display_name(path), lineno) from None
+        if lineno == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        yield lineno, line.rstrip("\r\n")
 
 
 @contextlib.contextmanager
@@ -63,6 +69,10 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
     try:
         with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None) as f:
             yield f
+        # mkstemp creates 0600; give the file the permissions a plain open() would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

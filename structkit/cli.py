@@ -1,0 +1,278 @@
+"""The ``structkit`` command line (Click). Options, configs, progress and printing only:
+the work is done in ``structkit.tasks``."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from structkit import __version__
+from structkit.errors import UserError
+
+SEQ_TASKS = ("pos", "chunk", "ner")
+
+
+def _progress_enabled(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()
+
+
+def _say(msg: str, enabled: bool) -> None:
+    if enabled:
+        click.echo(msg, err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="structkit")
+def cli() -> None:
+    """structkit: structured prediction for NLP.
+
+    \b
+    Train a chunker on CoNLL-2000 and chunk a file:
+      structkit train --task chunk --train conll2000/train.txt --model chunk.model
+      structkit chunk --model chunk.model conll2000/test.txt > out.txt
+      structkit eval --task chunk out.txt
+
+    Relative data paths that do not exist are looked up in $STRUCTKIT_DATA
+    (default ../shared/data). '-' reads standard input wherever a file is read.
+    """
+
+
+# ---- train -------------------------------------------------------------------------------
+@cli.command()
+@click.option("--task", type=str, help="pos, chunk or ner (or set in --config).")
+@click.option("--train", "train_path", type=str, help="Training data: CoNLL columns, word first, label last.")
+@click.option("--dev", "dev_path", type=str, help="Development data, scored after each epoch.")
+@click.option("--model", "model_path", type=str, required=True, help="Where to write the model file.")
+@click.option("--algo", type=str, help="perceptron (exact Viterbi, default) or greedy (history-based).")
+@click.option("--epochs", type=int, help="Passes over the training data (default 10).")
+@click.option("--config", "config_path", type=str, help="TOML config; flags override its values.")
+@click.option("--seed", type=int, help="Seed for shuffling (default 0): same seed, same model.")
+@click.option("--cutoff", type=int, help="Keep features seen at least this often (default 1).")
+@click.option("--templates", type=str,
+              help="Feature template set (pos, chunk, ner) or comma-separated templates, e.g. 'w[0],w[-1]|w[0]'.")
+@click.option("--columns", type=str, help="Name the columns, e.g. 'word,pos,label' or 'word,-,label'.")
+@click.option("--label-order", type=int, help="1 (default) or 2: label trigram features (greedy only).")
+@click.option("--direction", type=str, help="ltr (default) or rtl: greedy tagging direction.")
+@click.option("--metrics-json", type=str, help="Write the per-epoch scores to this JSON file.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
+@click.option("-v", "--verbose", is_flag=True, help="Print one line per epoch, even in a pipe.")
+def train(task, train_path, dev_path, model_path, algo, epochs, config_path, seed, cutoff, templates,
+          columns, label_order, direction, metrics_json, quiet, verbose) -> None:
+    """Train a model and write it to --model."""
+    from structkit.config import load_config, resolve_data_path
+
+    cfg: dict = load_config(config_path) if config_path else {"data": {}}
+    data = cfg.pop("data")
+    for k in ("name", "description", "experiment"):
+        cfg.pop(k, None)
+    flags = {"task": task, "algo": algo, "epochs": epochs, "seed": seed, "cutoff": cutoff,
+             "columns": columns, "label_order": label_order, "direction": direction}
+    if templates is not None:
+        flags["templates"] = [t for t in templates.split(",") if t.strip()]
+    cfg.update({k: v for k, v in flags.items() if v is not None})
+    if train_path is None:
+        train_path = data.get("train")
+    if dev_path is None:
+        dev_path = data.get("dev")
+    if "task" not in cfg:
+        raise UserError("--task is required (pos, chunk or ner), on the command line or in --config")
+    if train_path is None:
+        raise UserError("--train is required, on the command line or as data.train in --config")
+    if cfg["task"] == "parse":
+        raise NotImplementedYet("training a parser")
+    if cfg["task"] == "rerank":
+        raise NotImplementedYet("training a reranker")
+    train_path = resolve_data_path(train_path)
+    dev_path = resolve_data_path(dev_path) if dev_path else None
+
+    from structkit.tasks.sequence import TaggerConfig, main_score, train_tagger
+
+    config = TaggerConfig(**cfg)
+    config.validate()
+    show = _progress_enabled(quiet)
+    history: list[dict] = []
+    bar = None
+    if show:
+        from tqdm import tqdm
+        bar = tqdm(total=config.epochs, desc=f"train {config.task}", unit="epoch", file=sys.stderr)
+    key = main_score(config.task)
+
+    def on_epoch(epoch: int, stats: dict) -> None:
+        history.append(stats)
+        msg = f"train acc {stats['train_accuracy']:.2f}"
+        if "dev" in stats:
+            msg += f", dev {key} {stats['dev'][key]:.2f}"
+        if bar is not None:
+            bar.set_postfix_str(msg)
+            bar.update(1)
+        elif verbose:
+            click.echo(f"epoch {epoch}/{config.epochs}: {msg} ({stats['epoch_seconds']:.2f} s)", err=True)
+
+    try:
+        tagger = train_tagger(config, train_path, dev_path, on_epoch)
+    finally:
+        if bar is not None:
+            bar.close()
+    tagger.save(model_path)
+    if metrics_json:
+        from structkit.io.files import atomic_output
+        with atomic_output(metrics_json) as f:
+            json.dump({"config": tagger.info | {"config": vars(config)}, "epochs": history}, f, indent=2)
+            f.write("\n")
+    info = tagger.info
+    _say(f"wrote {model_path}: {info['n_features']} features, {len(tagger.labels)} labels, "
+         f"{info['train_tokens']} training tokens, {info['train_seconds']:.1f} s", show or verbose)
+
+
+# ---- tagging -----------------------------------------------------------------------------
+def _tag_command(name: str, task: str, help_text: str):
+    @cli.command(name, help=help_text)
+    @click.option("--model", "model_path", required=True, help="A model trained with `structkit train`.")
+    @click.argument("files", nargs=-1)
+    @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
+    @click.option("--text", is_flag=True, help="Input is raw text: one sentence per line, tokens split on spaces.")
+    @click.option("--columns", type=str, help="Name the input columns, e.g. 'word,pos' or 'word,pos,label'.")
+    def command(model_path, files, output, text, columns):
+        from structkit.config import resolve_data_path
+        from structkit.io.conll import read_conll, read_text, write_conll
+        from structkit.io.files import atomic_output
+        from structkit.tasks.sequence import SequenceTagger
+
+        tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
+        paths = [resolve_data_path(f) for f in files] or ["-"]
+        with atomic_output(output) as out:
+            for path in paths:
+                sents = read_text(path) if text else read_conll(path)
+                for batch, labels in tagger.tag_batches(sents, path, columns, text):
+                    write_conll(batch, labels, out)
+    return command
+
+
+_tag_command("tag", "pos", "POS-tag CoNLL files (or --text); writes each row plus the predicted tag.")
+_tag_command("chunk", "chunk", "Chunk CoNLL files (word POS [gold]); writes each row plus the predicted chunk tag.")
+_tag_command("ner", "ner", "Find named entities in CoNLL files; writes each row plus the predicted tag.")
+
+
+# ---- eval --------------------------------------------------------------------------------
+@cli.command("eval")
+@click.option("--task", required=True, type=str, help="pos, chunk or ner.")
+@click.argument("files", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
+@click.option("--model", "model_path", type=str,
+              help="The model that tagged the file: adds accuracy on words unseen in training.")
+def eval_cmd(task, files, as_json, model_path) -> None:
+    """Score tagged output: FILE with gold second-to-last and prediction last (conlleval's
+    layout), or GOLD PRED as two files that line up token by token.
+
+    Chunk and NER scores are phrase precision, recall and F1 as conlleval computes them."""
+    if task == "parse":
+        raise NotImplementedYet("evaluating parses")
+    if task == "rerank":
+        raise NotImplementedYet("evaluating reranked n-best lists")
+    if task not in SEQ_TASKS:
+        raise UserError(f"--task must be one of {', '.join(SEQ_TASKS)}, got {task!r}")
+    if len(files) not in (1, 2):
+        raise UserError(f"eval takes one file (gold and prediction columns) or two (GOLD PRED), got {len(files)}")
+    from structkit.config import resolve_data_path
+    from structkit.eval.files import evaluate_files
+
+    known = None
+    if model_path:
+        from structkit.tasks.sequence import SequenceTagger
+        known = SequenceTagger.load(model_path).features.known_words()
+    result, report = evaluate_files(task, tuple(resolve_data_path(f) for f in files), known)
+    if as_json:
+        click.echo(json.dumps(result, sort_keys=True))
+    else:
+        click.echo(report)
+
+
+# ---- dump --------------------------------------------------------------------------------
+@cli.command()
+@click.option("--model", "model_path", required=True, help="A tagging model.")
+@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many features to show.")
+@click.option("--feature", "pattern", type=str,
+              help="Only features whose name contains this text, e.g. 'w[0]=bank' or 'suf3[0]='.")
+def dump(model_path, top, pattern) -> None:
+    """Show a model: labels, transition weights and the strongest features by name."""
+    import numpy as np
+
+    from structkit.tasks.sequence import SequenceTagger
+
+    tg = SequenceTagger.load(model_path)
+    c = tg.config
+    click.echo(f"task {c.task}, algo {c.algo}, {len(tg.labels)} labels, {tg.features.n_features} features, "
+               f"templates: {' '.join(t.text for t in tg.features.templates)}")
+    click.echo("labels: " + " ".join(tg.labels))
+    T = tg.weights.T
+    names = tg.labels + ["<S/E>"]
+    order = np.argsort(-np.abs(T), axis=None)[:top]
+    click.echo(f"\nstrongest transitions (previous -> next, <S/E> = sentence boundary):")
+    for k in order:
+        a, b = divmod(int(k), T.shape[1])
+        if T[a, b] != 0:
+            click.echo(f"  {names[a]:>12} -> {names[b]:<12} {T[a, b]:+.3f}")
+    W = tg.weights.W
+    strength = np.abs(W).max(axis=1) if W.size else np.zeros(0)
+    ids = np.argsort(-strength, kind="stable")
+    shown = 0
+    click.echo(f"\nstrongest features{' matching ' + repr(pattern) if pattern else ''} "
+               "(the labels they favour most):")
+    for fid in ids:
+        if strength[fid] == 0 or shown >= top:
+            break
+        name = tg.features.feature_name(int(fid))
+        if pattern and pattern not in name:
+            continue
+        best = np.argsort(-np.abs(W[fid]))[:3]
+        parts = ", ".join(f"{tg.labels[j]} {W[fid, j]:+.3f}" for j in best if W[fid, j] != 0)
+        click.echo(f"  {name}: {parts}")
+        shown += 1
+    if shown == 0:
+        click.echo("  (none)")
+
+
+# ---- not yet ----------------------------------------------------------------------------
+class NotImplementedYet(Exception):
+    def __init__(self, what: str):
+        super().__init__(f"{what} is not implemented yet")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+def parse() -> None:
+    """Dependency parsing (arc-standard with lookahead): not implemented yet."""
+    raise NotImplementedYet("structkit parse")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+def rerank() -> None:
+    """n-best reranking of speech recognition output: not implemented yet."""
+    raise NotImplementedYet("structkit rerank")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
+    try:
+        rv = cli.main(args=argv, prog_name="structkit", standalone_mode=False)
+    except UserError as e:
+        click.echo(f"structkit: error: {e}", err=True)
+        sys.exit(1)
+    except NotImplementedYet as e:
+        click.echo(f"structkit: {e}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("structkit: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        ctx = getattr(e, "ctx", None)
+        where = f"{ctx.command_path}: " if ctx is not None else "structkit: "
+        click.echo(f"{where}error: {e.format_message()} (see --help)", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("structkit: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,72 @@
+"""TOML run configs and where corpora are found.
+
+A config holds the options of ``structkit train`` (``task``, ``algo``, ``epochs``, ``templates``,
+``cutoff``, ``seed``, ``label_order``, ``direction``, ``columns``) and, for experiments, a
+``[data]`` table of ``train``/``dev``/``test`` paths, relative to the data folder.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from structkit.errors import UserError
+
+TRAIN_KEYS = {"task", "algo", "epochs", "templates", "cutoff", "seed", "label_order",
+              "direction", "columns"}
+DATA_KEYS = {"train", "dev", "test"}
+META_KEYS = {"name", "description", "experiment"}
+
+
+def data_dir() -> Path | None:
+    """``$STRUCTKIT_DATA``, else ``../shared/data`` (from the working folder, then from the
+    source checkout) where that exists."""
+    env = os.environ.get("STRUCTKIT_DATA")
+    if env:
+        return Path(env)
+    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
+        cand = base.parent / "shared" / "data"
+        if cand.is_dir():
+            return cand
+    return None
+
+
+def resolve_data_path(p: str) -> str:
+    """A path as given if it exists or is absolute, else relative to the data folder."""
+    if p == "-" or os.path.isabs(p) or os.path.exists(p):
+        return p
+    d = data_dir()
+    if d is not None and (d / p).exists():
+        return str(d / p)
+    return p
+
+
+def load_config(path: str) -> dict[str, Any]:
+    """Read and check a config file: unknown keys and wrong types are UserErrors."""
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except FileNotFoundError:
+        raise UserError("no such config file", path) from None
+    except tomllib.TOMLDecodeError as e:
+        raise UserError(f"not valid TOML: {e}", path) from None
+    data = raw.pop("data", {})
+    if not isinstance(data, dict):
+        raise UserError("[data] must be a table of train/dev/test paths", path)
+    unknown = (set(raw) - TRAIN_KEYS - META_KEYS) | {f"data.{k}" for k in set(data) - DATA_KEYS}
+    if unknown:
+        raise UserError(f"unknown config key(s): {', '.join(sorted(unknown))} "
+                        f"(known: {', '.join(sorted(TRAIN_KEYS | META_KEYS))}, data.train/dev/test)", path)
+    for k in ("epochs", "cutoff", "seed", "label_order"):
+        if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
+            raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)
+    for k in ("task", "algo", "direction", "columns"):
+        if k in raw and not isinstance(raw[k], str):
+            raise UserError(f"config key {k!r} must be a string, got {raw[k]!r}", path)
+    if "templates" in raw and not (isinstance(raw["templates"], str) or
+                                   (isinstance(raw["templates"], list)
+                                    and all(isinstance(t, str) for t in raw["templates"]))):
+        raise UserError("config key 'templates' must be a template set name or a list of templates", path)
+    raw["data"] = {k: resolve_data_path(str(v)) for k, v in data.items()}
+    return raw

@@ -1,0 +1,101 @@
+"""Evaluating tagged CoNLL files: conlleval's one-file form (gold second-to-last column,
+prediction last) or a gold file and a prediction file that must line up token by token."""
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Iterator
+
+from structkit.errors import UserError
+from structkit.eval.chunks import ChunkCounter
+from structkit.io.conll import read_conll
+from structkit.io.files import display_name
+
+_CHUNK_LABEL = re.compile(r"^(O|[BIE]-.+)$")
+
+
+def _check_labels(task: str, labels: list[str], path: str, first_line: int) -> None:
+    if task == "pos":
+        return
+    for k, lab in enumerate(labels):
+        if not _CHUNK_LABEL.match(lab):
+            raise UserError(f"unknown label {lab!r}: {task} labels are O or B-/I-/E-TYPE "
+                            "(IOB1, IOB2 or IOE, as conlleval reads them)",
+                            display_name(path), first_line + k)
+
+
+def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[str], list[str], list[str]]]:
+    """Yield (words, gold, predicted) per sentence from one or two files."""
+    if len(files) == 1:
+        path = files[0]
+        for s in read_conll(path):
+            if len(s.rows[0]) < 2:
+                raise UserError("need at least 2 columns: the gold label second-to-last and the "
+                                "predicted label last", display_name(path), s.first_line)
+            gold = [r[-2] for r in s.rows]
+            pred = [r[-1] for r in s.rows]
+            _check_labels(task, gold, path, s.first_line)
+            _check_labels(task, pred, path, s.first_line)
+            yield [r[0] for r in s.rows], gold, pred
+        return
+    gpath, ppath = files
+    end = object()
+    for gs, ps in itertools.zip_longest(read_conll(gpath), read_conll(ppath), fillvalue=end):
+        if gs is end:
+            raise UserError("the prediction file has more sentences than the gold file",
+                            display_name(ppath), ps.first_line)
+        if ps is end:
+            raise UserError("the prediction file ends before the gold file "
+                            f"(gold sentence at line {gs.first_line} has no prediction)",
+                            display_name(ppath))
+        if len(gs) != len(ps):
+            raise UserError(f"sentence has {len(ps)} tokens, but the gold sentence at line "
+                            f"{gs.first_line} of {display_name(gpath)} has {len(gs)}",
+                            display_name(ppath), ps.first_line)
+        for k, (gr, pr) in enumerate(zip(gs.rows, ps.rows)):
+            if gr[0] != pr[0]:
+                raise UserError(f"token {pr[0]!r} does not line up with gold token {gr[0]!r} at "
+                                f"line {gs.first_line + k} of {display_name(gpath)}",
+                                display_name(ppath), ps.first_line + k)
+        if len(gs.rows[0]) < 2:
+            raise UserError("the gold file needs a label column (the last one)",
+                            display_name(gpath), gs.first_line)
+        gold = [r[-1] for r in gs.rows]
+        pred = [r[-1] for r in ps.rows]
+        _check_labels(task, gold, gpath, gs.first_line)
+        _check_labels(task, pred, ppath, ps.first_line)
+        yield [r[0] for r in gs.rows], gold, pred
+
+
+def evaluate_files(task: str, files: tuple[str, ...], known_words: set[str] | None = None) -> tuple[dict, str]:
+    """Score tagged files; returns (result dict in percent, human-readable report)."""
+    counter = ChunkCounter() if task != "pos" else None
+    tokens = correct = unk = unk_correct = sentences = 0
+    for words, gold, pred in sentence_triples(task, files):
+        sentences += 1
+        for w, g, p in zip(words, gold, pred):
+            tokens += 1
+            correct += g == p
+            if known_words is not None and w not in known_words:
+                unk += 1
+                unk_correct += g == p
+        if counter is not None:
+            counter.add_sentence(gold, pred)
+    result: dict = {"task": task, "sentences": sentences, "tokens": tokens,
+                    "accuracy": 100.0 * correct / max(tokens, 1)}
+    if known_words is not None:
+        result["unknown_tokens"] = unk
+        result["unknown_accuracy"] = 100.0 * unk_correct / unk if unk else 0.0
+    lines = []
+    if counter is not None:
+        score = counter.score()
+        d = score.to_dict()
+        d.pop("accuracy")
+        result.update(d)
+        lines.append(score.format_report().rstrip("\n"))
+    else:
+        lines.append(f"processed {tokens} tokens in {sentences} sentences; "
+                     f"accuracy: {result['accuracy']:6.2f}%")
+    if known_words is not None:
+        lines.append(f"words unseen in training: {unk} tokens; accuracy: {result['unknown_accuracy']:6.2f}%")
+    return result, "\n".join(lines)

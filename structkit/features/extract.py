@@ -1,0 +1,213 @@
+"""Feature templates -> integer feature ids, vectorised over a whole corpus.
+
+Strings stop here. Each token attribute (word, POS, suffix, ...) is mapped to a small integer
+through a per-attribute vocabulary; a template's value on a token is the mixed-radix integer
+of its atoms' attribute ids, so a whole corpus is featurised with numpy array operations and
+one ``np.unique`` per template, never one Python dict lookup per feature. Feature ids are the
+positions of known template keys in per-template sorted key arrays; they are kept (not hashed),
+so every feature id maps back to a readable name.
+
+A corpus past this point is flat arrays: sentence ``offsets`` (n_sentences + 1), a CSR of
+observation feature ids per token (``indptr``, ``indices``) and label ids ``y``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from structkit.errors import UserError
+from structkit.features.templates import WORD_ATTRS, Template, resolve_templates, word_attribute
+
+ABSENT, BOS, EOS, UNK = 0, 1, 2, 3
+SPECIALS = ["", "<S>", "</S>", "<UNK>"]
+_MAX_KEY = 2 ** 62
+
+
+@dataclass
+class Encoded:
+    """A featurised corpus: CSR feature ids per token plus sentence offsets (and labels)."""
+
+    indptr: np.ndarray    # int64 [n_tokens + 1]
+    indices: np.ndarray   # int32 [nnz]
+    offsets: np.ndarray   # int64 [n_sentences + 1]
+    y: np.ndarray | None  # int32 [n_tokens] label ids, when known
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.offsets[-1])
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.offsets) - 1
+
+
+class FeatureSpace:
+    """The mapping from templates' values to feature ids, learnt from training data."""
+
+    def __init__(self, templates: Sequence[str] | str):
+        self.templates: list[Template] = resolve_templates(templates)
+        self.attrs: list[str] = sorted({a for t in self.templates for a, _ in t.atoms})
+        self.vocab: dict[str, list[str]] = {a: list(SPECIALS) for a in self.attrs}
+        self._index: dict[str, dict[str, int]] = {a: {} for a in self.attrs}
+        self.keys: list[np.ndarray] = []
+        self.starts: np.ndarray = np.zeros(1, dtype=np.int64)
+        self.fitted = False
+
+    @property
+    def uses_pos(self) -> bool:
+        return "p" in self.attrs
+
+    @property
+    def n_features(self) -> int:
+        return int(self.starts[-1])
+
+    # ---- attributes -------------------------------------------------------------------
+    def _lookup(self, attr: str, value: str | None, grow: bool) -> int:
+        if value is None:
+            return ABSENT
+        idx = self._index[attr]
+        i = idx.get(value)
+        if i is None:
+            if not grow:
+                return UNK
+            i = len(self.vocab[attr])
+            idx[value] = i
+            self.vocab[attr].append(value)
+        return i
+
+    def _attribute_ids(self, words: list[str], pos: list[str] | None, grow: bool) -> dict[str, np.ndarray]:
+        types: dict[str, int] = {}
+        type_of = np.fromiter((types.setdefault(w, len(types)) for w in words), dtype=np.int64,
+                              count=len(words))
+        type_list = list(types)
+        out: dict[str, np.ndarray] = {}
+        for attr in self.attrs:
+            if attr in WORD_ATTRS:
+                per_type = np.fromiter(
+                    (self._lookup(attr, word_attribute(attr, w), grow) for w in type_list),
+                    dtype=np.int64, count=len(type_list))
+                out[attr] = per_type[type_of]
+            elif attr == "p":
+                if pos is None:
+                    raise UserError("these feature templates need a POS column, and the input has none")
+                pos_types: dict[str, int] = {}
+                pt = np.fromiter((pos_types.setdefault(p, len(pos_types)) for p in pos),
+                                 dtype=np.int64, count=len(pos))
+                per = np.array([self._lookup("p", p, grow) for p in pos_types], dtype=np.int64)
+                out[attr] = per[pt] if len(pos) else pt
+            elif attr == "bias":
+                out[attr] = np.full(len(words), self._lookup("bias", "1", grow), dtype=np.int64)
+        return out
+
+    def _radix(self, attr: str) -> int:
+        return len(self.vocab[attr])
+
+    def _template_keys(self, t: Template, attr_ids: dict[str, np.ndarray],
+                       offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = int(offsets[-1])
+        lengths = np.diff(offsets)
+        sid = np.repeat(np.arange(len(lengths)), lengths)
+        pos_in = np.arange(n) - offsets[:-1][sid]
+        length = lengths[sid]
+        key = np.zeros(n, dtype=np.int64)
+        fired = np.ones(n, dtype=bool)
+        for attr, off in t.atoms:
+            a = attr_ids[attr]
+            if off == 0:
+                v = a
+            else:
+                p = pos_in + off
+                inside = (p >= 0) & (p < length)
+                v = np.where(inside, a[np.clip(np.arange(n) + off, 0, max(n - 1, 0))],
+                             BOS if off < 0 else EOS)
+            fired &= v != ABSENT
+            key = key * self._radix(attr) + v
+        return key, fired
+
+    # ---- fit / transform --------------------------------------------------------------
+    def fit_transform(self, words: list[str], pos: list[str] | None, offsets: np.ndarray,
+                      cutoff: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """Learn attribute vocabularies and the feature ids seen at least ``cutoff`` times."""
+        if self.fitted:
+            raise RuntimeError("feature space already fitted")
+        if cutoff < 1:
+            raise UserError(f"--cutoff must be at least 1, got {cutoff}")
+        attr_ids = self._attribute_ids(words, pos, grow=True)
+        for t in self.templates:
+            size = 1
+            for attr, _ in t.atoms:
+                size *= self._radix(attr)
+            if size >= _MAX_KEY:
+                raise UserError(f"feature template {t.text!r} has too many possible values "
+                                "for exact ids; use fewer word atoms")
+        keys = []
+        for t in self.templates:
+            key, fired = self._template_keys(t, attr_ids, offsets)
+            uniq, counts = np.unique(key[fired], return_counts=True)
+            keys.append(uniq[counts >= cutoff])
+        self.keys = keys
+        self.starts = np.concatenate([[0], np.cumsum([len(k) for k in keys])]).astype(np.int64)
+        self.fitted = True
+        return self._encode(attr_ids, offsets)
+
+    def transform(self, words: list[str], pos: list[str] | None,
+                  offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Feature ids of new data; values never seen in training fire nothing."""
+        return self._encode(self._attribute_ids(words, pos, grow=False), offsets)
+
+    def _encode(self, attr_ids: dict[str, np.ndarray], offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n = int(offsets[-1])
+        ids = np.full((n, len(self.templates)), -1, dtype=np.int32)
+        for j, t in enumerate(self.templates):
+            key, fired = self._template_keys(t, attr_ids, offsets)
+            known = self.keys[j]
+            if len(known) == 0:
+                continue
+            at = np.searchsorted(known, key)
+            atc = np.minimum(at, len(known) - 1)
+            ok = fired & (known[atc] == key)
+            ids[:, j] = np.where(ok, self.starts[j] + atc, -1)
+        mask = ids >= 0
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(mask.sum(axis=1), out=indptr[1:])
+        return indptr, ids[mask].astype(np.int32)
+
+    # ---- names ------------------------------------------------------------------------
+    def feature_name(self, fid: int) -> str:
+        """``template=value`` for a feature id, e.g. ``w[-1]|w[0]=the|dog``."""
+        j = int(np.searchsorted(self.starts, fid, side="right") - 1)
+        t = self.templates[j]
+        key = int(self.keys[j][fid - self.starts[j]])
+        values = []
+        for attr, _ in reversed(t.atoms):
+            key, v = divmod(key, self._radix(attr))
+            values.append(self.vocab[attr][v])
+        return f"{t.text}={'|'.join(reversed(values))}"
+
+    def known_words(self) -> set[str]:
+        return set(self.vocab["w"][len(SPECIALS):]) if "w" in self.vocab else set()
+
+    # ---- storage ----------------------------------------------------------------------
+    def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """(JSON-able header, arrays) for the model file."""
+        arrays = {f"vocab_{a}": np.array(self.vocab[a], dtype=str) for a in self.attrs}
+        for j, k in enumerate(self.keys):
+            arrays[f"keys_{j}"] = k
+        return {"templates": [t.text for t in self.templates], "attrs": self.attrs}, arrays
+
+    @classmethod
+    def from_arrays(cls, header: dict, arrays: dict[str, np.ndarray]) -> "FeatureSpace":
+        fs = cls(header["templates"])
+        if fs.attrs != header["attrs"]:
+            raise ValueError("attribute list does not match the templates")
+        for a in fs.attrs:
+            fs.vocab[a] = [str(s) for s in arrays[f"vocab_{a}"]]
+            if fs.vocab[a][:len(SPECIALS)] != SPECIALS:
+                raise ValueError(f"vocabulary of {a} is damaged")
+            fs._index[a] = {s: i for i, s in enumerate(fs.vocab[a]) if i >= len(SPECIALS)}
+        fs.keys = [np.asarray(arrays[f"keys_{j}"], dtype=np.int64) for j in range(len(fs.templates))]
+        fs.starts = np.concatenate([[0], np.cumsum([len(k) for k in fs.keys])]).astype(np.int64)
+        fs.fitted = True
+        return fs

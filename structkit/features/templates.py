@@ -1,0 +1,139 @@
+"""Feature templates for sequence labelling, written as strings.
+
+A template is one or more atoms joined by ``|``; an atom is ``ATTR[OFFSET]``, e.g. ``w[-1]|w[0]``
+(the word bigram before the current word) or ``p[-2]|p[-1]|p[0]`` (a POS trigram). ``bias``
+fires on every token. Attributes of a token:
+
+==========  ===============================================================
+``w``       the word as written
+``lw``      the word lower-cased
+``p``       the POS tag (the input's POS column)
+``pre1-4``  prefix of 1 to 4 characters (absent for shorter words)
+``suf1-4``  suffix of 1 to 4 characters (absent for shorter words)
+``cap``     first character upper-case (absent otherwise; likewise the flags below)
+``allcap``  every letter upper-case, at least one letter
+``digit``   contains a digit
+``hyph``    contains a hyphen
+``shape``   collapsed word shape: ``Xx``, ``d``, ``X-d``, ...
+==========  ===============================================================
+
+The label features (previous label; previous two labels for second order) are not templates:
+they are the transition weights that the decoders score.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from structkit.errors import UserError
+
+WORD_ATTRS = ("w", "lw", "pre1", "pre2", "pre3", "pre4", "suf1", "suf2", "suf3", "suf4",
+              "cap", "allcap", "digit", "hyph", "shape")
+ATTRS = WORD_ATTRS + ("p", "bias")
+
+_ATOM = re.compile(r"^([a-z]+[0-9]?)\[(-?\d+)\]$")
+
+
+@dataclass(frozen=True)
+class Template:
+    text: str
+    atoms: tuple[tuple[str, int], ...]
+
+    @property
+    def uses_pos(self) -> bool:
+        return any(a == "p" for a, _ in self.atoms)
+
+
+def parse_template(text: str) -> Template:
+    """Parse one template string; a bad one is a UserError naming it."""
+    text = text.strip()
+    if text == "bias":
+        return Template("bias", (("bias", 0),))
+    atoms = []
+    for part in text.split("|"):
+        m = _ATOM.match(part.strip())
+        if not m or m.group(1) not in ATTRS or m.group(1) == "bias":
+            raise UserError(f"bad feature template {text!r}: atoms look like w[0], p[-1], suf3[0] "
+                            f"with attributes {', '.join(a for a in ATTRS if a != 'bias')}")
+        off = int(m.group(2))
+        if abs(off) > 5:
+            raise UserError(f"bad feature template {text!r}: offsets go from -5 to 5")
+        atoms.append((m.group(1), off))
+    return Template("|".join(f"{a}[{o}]" for a, o in atoms), tuple(atoms))
+
+
+def _window(attr: str, k: int) -> list[str]:
+    return [f"{attr}[{o}]" for o in range(-k, k + 1)]
+
+
+_AFFIX = [f"pre{i}[0]" for i in range(1, 5)] + [f"suf{i}[0]" for i in range(1, 5)]
+_SHAPE = ["cap[0]", "allcap[0]", "digit[0]", "hyph[0]"]
+_WORD_BIGRAMS = ["w[-1]|w[0]", "w[0]|w[1]"]
+_POS_NGRAMS = (_window("p", 2)
+               + ["p[-2]|p[-1]", "p[-1]|p[0]", "p[0]|p[1]", "p[1]|p[2]"]
+               + ["p[-2]|p[-1]|p[0]", "p[-1]|p[0]|p[1]", "p[0]|p[1]|p[2]"])
+
+# Named template sets (Tsuruoka et al. 2009 style), referred to by name in configs.
+TEMPLATE_SETS: dict[str, list[str]] = {
+    # POS tagging: words in a +-2 window, word bigrams, affixes, shape flags.
+    "pos": ["bias"] + _window("w", 2) + _WORD_BIGRAMS + _AFFIX + _SHAPE,
+    # Chunking: the same lexical features plus POS uni/bi/trigrams in a +-2 window.
+    "chunk": ["bias"] + _window("w", 2) + _WORD_BIGRAMS + _POS_NGRAMS + _AFFIX + _SHAPE,
+    # NER: lexical features, lower-cased window, shapes around the word, POS unigrams/bigrams.
+    "ner": (["bias"] + _window("w", 2) + _window("lw", 1) + _WORD_BIGRAMS + _AFFIX + _SHAPE
+            + ["shape[-1]", "shape[0]", "shape[1]", "shape[-1]|shape[0]", "shape[0]|shape[1]",
+               "cap[-1]", "cap[1]"]
+            + _window("p", 2) + ["p[-1]|p[0]", "p[0]|p[1]"]),
+}
+
+
+def resolve_templates(spec: str | list[str]) -> list[Template]:
+    """A template set's name, or a list of template strings and set names."""
+    items = [spec] if isinstance(spec, str) else list(spec)
+    out: list[Template] = []
+    seen: set[str] = set()
+    for item in items:
+        texts = TEMPLATE_SETS[item] if item in TEMPLATE_SETS else [item]
+        for t in texts:
+            tpl = parse_template(t)
+            if tpl.text not in seen:
+                seen.add(tpl.text)
+                out.append(tpl)
+    if not out:
+        raise UserError("no feature templates given")
+    return out
+
+
+def word_shape(word: str) -> str:
+    """Collapsed shape: upper X, lower x, digit d, other characters kept; runs collapsed."""
+    out = []
+    for ch in word:
+        c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
+        if not out or out[-1] != c:
+            out.append(c)
+    return "".join(out)
+
+
+def word_attribute(attr: str, word: str) -> str | None:
+    """The value of a word attribute, or None when it does not fire."""
+    if attr == "w":
+        return word
+    if attr == "lw":
+        return word.lower()
+    if attr.startswith("pre"):
+        n = int(attr[3])
+        return word[:n] if len(word) >= n else None
+    if attr.startswith("suf"):
+        n = int(attr[3])
+        return word[-n:] if len(word) >= n else None
+    if attr == "cap":
+        return "1" if word[:1].isupper() else None
+    if attr == "allcap":
+        return "1" if word.isupper() and any(c.isalpha() for c in word) else None
+    if attr == "digit":
+        return "1" if any(c.isdigit() for c in word) else None
+    if attr == "hyph":
+        return "1" if "-" in word else None
+    if attr == "shape":
+        return word_shape(word)
+    raise ValueError(attr)

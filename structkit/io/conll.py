@@ -1,0 +1,157 @@
+"""CoNLL column files: one token per line, blank line between sentences.
+
+Document markers (``-DOCSTART-`` lines, JNLPBA's ``###MEDLINE:`` lines) are sentence
+boundaries and are not tokens. Files are streamed: sentences are yielded as they are read.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import IO, Iterable, Iterator, Sequence
+
+from structkit.errors import UserError
+from structkit.io.files import display_name, iter_lines, open_input
+
+DOC_MARKERS = ("-DOCSTART-", "###MEDLINE:")
+COLUMN_NAMES = ("word", "pos", "label", "-")
+
+
+@dataclass
+class Sentence:
+    """One sentence: the raw columns of each token row, and where it starts in its file."""
+
+    rows: list[list[str]]
+    first_line: int
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which column holds the word, the POS tag and the label (None: not present)."""
+
+    word: int = 0
+    pos: int | None = None
+    label: int | None = None
+
+    @staticmethod
+    def default(n_columns: int, labelled: bool = True) -> "Columns":
+        """First column the word; last the label (when ``labelled``); a middle one the POS."""
+        if labelled:
+            if n_columns < 2:
+                return Columns(0, None, None)
+            return Columns(0, 1 if n_columns >= 3 else None, n_columns - 1)
+        return Columns(0, 1 if n_columns >= 2 else None, None)
+
+    @staticmethod
+    def parse(spec: str) -> "Columns":
+        """Parse ``--columns``: comma-separated names per column, e.g. ``word,pos,-,label``."""
+        names = [s.strip().lower() for s in spec.split(",")]
+        bad = [n for n in names if n not in COLUMN_NAMES]
+        if bad or "word" not in names:
+            raise UserError(
+                f"--columns: expected comma-separated column names from word, pos, label, - "
+                f"(with a word column), got {spec!r}")
+        for n in ("word", "pos", "label"):
+            if names.count(n) > 1:
+                raise UserError(f"--columns: {n!r} named twice in {spec!r}")
+        get = lambda n: names.index(n) if n in names else None  # noqa: E731
+        return Columns(names.index("word"), get("pos"), get("label"))
+
+    def max_index(self) -> int:
+        return max(i for i in (self.word, self.pos, self.label) if i is not None)
+
+    def to_spec(self, n_columns: int) -> str:
+        names = ["-"] * n_columns
+        for n in ("word", "pos", "label"):
+            i = getattr(self, n)
+            if i is not None and i < n_columns:
+                names[i] = n
+        return ",".join(names)
+
+
+def read_conll(path: str, stream: IO[str] | None = None, digest: "hashlib._Hash | None" = None,
+               n_columns: int | None = None) -> Iterator[Sentence]:
+    """Stream sentences from a CoNLL column file ('-' is stdin).
+
+    Columns are split on tabs when a line has one, otherwise on whitespace. Every token row
+    of a file must have the same number of columns (``n_columns`` when given). ``digest``,
+    if given, is updated with each line (the model records a checksum of its training data).
+    Raises UserError for malformed input, naming the file and line.
+    """
+    name = display_name(path)
+    if stream is None:
+        with open_input(path) as f:
+            yield from read_conll(path, f, digest, n_columns)
+        return
+    rows: list[list[str]] = []
+    first = 0
+    seen_any = False
+    expected = n_columns
+    for lineno, line in iter_lines(path, stream):
+        if digest is not None:
+            digest.update(line.encode("utf-8"))
+            digest.update(b"\n")
+        stripped = line.strip()
+        if not stripped or stripped.startswith(DOC_MARKERS):
+            if rows:
+                seen_any = True
+                yield Sentence(rows, first)
+                rows = []
+            continue
+        cols = line.split("\t") if "\t" in line else line.split()
+        cols = [c.strip() for c in cols]
+        if any(c == "" for c in cols):
+            raise UserError("empty column (two tabs in a row, or a tab at the end of the line)",
+                            name, lineno)
+        if expected is None:
+            expected = len(cols)
+        elif len(cols) != expected:
+            raise UserError(f"expected {expected} columns, found {len(cols)}", name, lineno)
+        if not rows:
+            first = lineno
+        rows.append(cols)
+    if rows:
+        seen_any = True
+        yield Sentence(rows, first)
+    if not seen_any:
+        raise UserError("empty file: no sentences found", name)
+
+
+def read_text(path: str, stream: IO[str] | None = None) -> Iterator[Sentence]:
+    """Raw text: one sentence per line, tokens separated by whitespace; blank lines skipped."""
+    name = display_name(path)
+    if stream is None:
+        with open_input(path) as f:
+            yield from read_text(path, f)
+        return
+    seen_any = False
+    for lineno, line in iter_lines(path, stream):
+        toks = line.split()
+        if toks:
+            seen_any = True
+            yield Sentence([[t] for t in toks], lineno)
+    if not seen_any:
+        raise UserError("empty file: no sentences found", name)
+
+
+def write_conll(sentences: Iterable[Sentence], predictions: Iterable[Sequence[str]],
+                out: IO[str], sep: str = " ") -> None:
+    """Write each input row with its predicted label appended as a new last column."""
+    for sent, pred in zip(sentences, predictions):
+        for cols, label in zip(sent.rows, pred):
+            out.write(sep.join(cols))
+            out.write(sep)
+            out.write(label)
+            out.write("\n")
+        out.write("\n")
+
+
+def file_digest(path: str) -> str:
+    """sha256 of a file's bytes (hex)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,334 @@
+"""Dependency treebanks: reading CoNLL-X / CoNLL-U (and plain `word POS` text), writing CoNLL-X.
+
+The reader streams (one sentence in memory at a time) and turns every malformed input into a
+``UserError`` pointing at ``file:line``, because treebanks are user input and a parser fed a
+broken tree fails much later with a far less useful message.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import IO, Iterable, Iterator, Sequence
+
+from structkit.errors import UserError
+from structkit.io.files import display_name, iter_lines, open_input
+
+# Column counts of the two accepted layouts.
+CONLL_COLUMNS = 10   # CoNLL-X and CoNLL-U
+SIMPLE_COLUMNS = 2   # `word POS`, for raw tagged text (no heads)
+
+# Plain ASCII digits only: int() alone would also accept '1_0', ' 1' and non-ASCII digits.
+_INT = re.compile(r"[0-9]+")
+_SIGNED_INT = re.compile(r"-?[0-9]+")      # a negative HEAD is an integer, just out of range
+_RANGE = re.compile(r"([0-9]+)-([0-9]+)")  # CoNLL-U multiword token, e.g. 2-3
+_EMPTY_NODE = re.compile(r"[0-9]+\.[0-9]+")  # CoNLL-U empty node, e.g. 5.1
+
+
+@dataclass
+class DepSentence:
+    """One sentence of a dependency treebank; all per-token lists have one entry per word.
+
+    Missing values are kept as the file wrote them ('_'), so a read sentence writes back unchanged.
+    """
+
+    words: list[str]
+    lemmas: list[str]
+    upos: list[str]      # CoNLL-X CPOSTAG / CoNLL-U UPOS
+    xpos: list[str]      # CoNLL-X POSTAG / CoNLL-U XPOS
+    feats: list[str]
+    heads: list[int] | None   # 1-based head per token, 0 = root; None when the input has none
+    deprels: list[str]
+    comments: list[str] = field(default_factory=list)   # CoNLL-U '#' lines, verbatim
+    multiword: list[tuple[int, int, str]] = field(default_factory=list)  # (first, last, form)
+    first_line: int = 0  # line number of the first token row in the source file (0 = not read)
+
+    def __post_init__(self) -> None:
+        # A column of the wrong length is a programming error that would otherwise surface as
+        # an IndexError deep inside a parser.
+        n = len(self.words)
+        for name in ("lemmas", "upos", "xpos", "feats", "heads", "deprels"):
+            column = getattr(self, name)
+            if column is not None and len(column) != n:
+                raise ValueError(f"DepSentence.{name} has {len(column)} entries for {n} words")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+# ----------------------------------------------------------------------------- tree checks
+
+def check_tree(heads: Sequence[int], single_root: bool = False) -> str | None:
+    """Return why ``heads`` (1-based, 0 = root) is not a dependency tree, or None if it is.
+
+    Reports the first of: a head out of range, a token that is its own head, a cycle (naming
+    its tokens, starting from the smallest id), and with ``single_root`` a number of root
+    children other than one. Runs in O(n).
+    """
+    n = len(heads)
+    for i, h in enumerate(heads, 1):
+        if not 0 <= h <= n:
+            return f"token {i} has head {h}, outside 0..{n}"
+        if h == i:
+            return f"token {i} is its own head"
+    # Colour each token: 0 = unvisited, 1 = on the current upward walk, 2 = known to reach root.
+    state = [0] * (n + 1)
+    state[0] = 2
+    for start in range(1, n + 1):
+        path = []
+        node = start
+        while state[node] == 0:
+            state[node] = 1
+            path.append(node)
+            node = heads[node - 1]
+        if state[node] == 1:  # the walk came back to itself: node starts a cycle
+            cycle = path[path.index(node):]
+            k = cycle.index(min(cycle))
+            cycle = cycle[k:] + cycle[:k]
+            shown = " -> ".join(map(str, cycle + [cycle[0]]))
+            return f"token {cycle[0]} is in a cycle ({shown})"
+        for p in path:
+            state[p] = 2
+    if single_root:
+        roots = sum(1 for h in heads if h == 0)
+        if roots != 1:
+            return f"{roots} tokens have head 0 (the root); expected exactly 1"
+    return None
+
+
+def is_projective(heads: Sequence[int]) -> bool:
+    """True if no two arcs cross, drawing the root as position 0 (heads 1-based, 0 = root).
+
+    With the root at position 0 this equals "every token between a head and its dependent
+    descends from that head". O(n^2) over pairs of arcs.
+    """
+    arcs = [(min(h, d), max(h, d)) for d, h in enumerate(heads, 1)]
+    for a, (l1, r1) in enumerate(arcs):
+        for l2, r2 in arcs[a + 1:]:
+            # Two arcs cross when exactly one end of one lies strictly inside the other.
+            if l1 < l2 < r1 < r2 or l2 < l1 < r2 < r1:
+                return False
+    return True
+
+
+# ----------------------------------------------------------------------------- reading
+
+class _Builder:
+    """Collects the rows of one sentence and validates it when the sentence ends."""
+
+    def __init__(self) -> None:
+        self.words: list[str] = []
+        self.lemmas: list[str] = []
+        self.upos: list[str] = []
+        self.xpos: list[str] = []
+        self.feats: list[str] = []
+        self.raw_heads: list[tuple[int, str]] = []   # (line, HEAD column as written)
+        self.deprels: list[str] = []
+        self.comments: list[tuple[int, str]] = []    # (line, text)
+        self.multiword: list[tuple[int, int, int, str]] = []  # (line, first, last, form)
+        self.first_line = 0
+
+    def empty(self) -> bool:
+        return not self.words
+
+    def add(self, line: int, word: str, lemma: str, upos: str, xpos: str, feats: str,
+            head: str, deprel: str) -> None:
+        if not self.words:
+            self.first_line = line
+        self.words.append(word)
+        self.lemmas.append(lemma)
+        self.upos.append(upos)
+        self.xpos.append(xpos)
+        self.feats.append(feats)
+        self.raw_heads.append((line, head))
+        self.deprels.append(deprel)
+
+    def finish(self, name: str) -> DepSentence:
+        n = len(self.words)
+        heads = self._heads(name, n)
+        for line, first, last, _form in self.multiword:
+            if last > n:
+                raise UserError(f"multiword token {first}-{last} goes past the sentence's last "
+                                f"token {n}", name, line)
+        if heads is not None:
+            problem = check_tree(heads)
+            if problem is not None:
+                raise UserError(f"not a tree: {problem}", name, self.first_line)
+        return DepSentence(
+            words=self.words, lemmas=self.lemmas, upos=self.upos, xpos=self.xpos,
+            feats=self.feats, heads=heads, deprels=self.deprels,
+            comments=[text for _, text in self.comments],
+            multiword=[(first, last, form) for _, first, last, form in self.multiword],
+            first_line=self.first_line)
+
+    def _heads(self, name: str, n: int) -> list[int] | None:
+        """Parse the HEAD column: all '_' means no heads; otherwise every token needs one."""
+        missing = [head == "_" for _, head in self.raw_heads]
+        if all(missing):
+            return None
+        if any(missing):
+            # Point at the first token that disagrees with the first token of the sentence.
+            line = next(ln for (ln, _), m in zip(self.raw_heads, missing) if m != missing[0])
+            raise UserError("HEAD is '_' for some tokens of this sentence but not for others",
+                            name, line)
+        heads = []
+        for i, (line, head) in enumerate(self.raw_heads, 1):
+            h = int(head)  # already checked to be a (signed) integer when the row was read
+            if not 0 <= h <= n:
+                raise UserError(f"HEAD {h} of token {i} is out of range: the sentence has "
+                                f"{n} tokens (0 = root)", name, line)
+            heads.append(h)
+        return heads
+
+
+def _split(line: str) -> list[str]:
+    # CoNLL columns are tab-separated (FORM may contain spaces in CoNLL-U); a line without a
+    # tab is plain whitespace-separated text. Trailing whitespace (a stray tab) is not a column.
+    line = line.rstrip()
+    return line.split("\t") if "\t" in line else line.split()
+
+
+def read_conllx(path: str, stream: IO[str] | None = None) -> Iterator[DepSentence]:
+    """Yield the sentences of a CoNLL-X, CoNLL-U or 2-column `word POS` file, one at a time.
+
+    ``path`` names the file in messages ('-' = stdin); when ``stream`` is given it is read
+    instead of opening ``path``. CoNLL-U comments and multiword ranges are kept on the
+    sentence, empty nodes (5.1) are skipped, DEPS/MISC and PHEAD/PDEPREL are dropped.
+    Every malformed row raises ``UserError`` with the file name and line number.
+    """
+    if stream is None:
+        with open_input(path) as f:
+            yield from _read(display_name(path), f)
+    else:
+        yield from _read(display_name(path), stream)
+
+
+def _read(name: str, stream: IO[str]) -> Iterator[DepSentence]:
+    ncols: int | None = None     # fixed by the file's first token row
+    ncols_line = 0
+    sent = _Builder()
+    count = 0
+
+    def token_row(lineno: int, line: str) -> None:
+        nonlocal ncols, ncols_line
+        cols = _split(line)
+        if ncols is None:
+            if len(cols) not in (CONLL_COLUMNS, SIMPLE_COLUMNS):
+                raise UserError(f"expected {CONLL_COLUMNS} tab-separated columns (CoNLL-X/"
+                                f"CoNLL-U) or {SIMPLE_COLUMNS} (word POS), found {len(cols)}",
+                                name, lineno)
+            ncols, ncols_line = len(cols), lineno
+            if ncols == SIMPLE_COLUMNS and sent.comments:
+                # Plain tagged text has no comments: lines read as comments before the layout
+                # was known are tokens whose word is '#' (a real PTB token).
+                pending, sent.comments = sent.comments, []
+                for ln, text in pending:
+                    token_row(ln, text)
+        elif len(cols) != ncols:
+            raise UserError(f"found {len(cols)} columns, but this file's rows have {ncols} "
+                            f"(as on line {ncols_line})", name, lineno)
+        if ncols == SIMPLE_COLUMNS:
+            word, pos = cols
+            sent.add(lineno, word, "_", pos, pos, "_", "_", "_")
+            return
+        tid, form, lemma, upos, xpos, feats, head, deprel = cols[:8]
+        if _EMPTY_NODE.fullmatch(tid):
+            return  # empty nodes belong to the enhanced graph, not the basic tree
+        m = _RANGE.fullmatch(tid)
+        if m:
+            first, last = int(m.group(1)), int(m.group(2))
+            if first != len(sent.words) + 1 or last < first:
+                raise UserError(f"multiword token range {tid} must start at the next token "
+                                f"ID {len(sent.words) + 1} and not end before it", name, lineno)
+            sent.multiword.append((lineno, first, last, form))
+            return
+        if not _INT.fullmatch(tid):
+            raise UserError(f"ID {tid!r} is not an integer", name, lineno)
+        expected = len(sent.words) + 1
+        if int(tid) != expected:
+            raise UserError(f"ID {tid} out of sequence: expected {expected} (IDs run 1..n in "
+                            f"each sentence)", name, lineno)
+        if not form:
+            raise UserError(f"token {tid} has an empty FORM", name, lineno)
+        if head != "_":
+            if not _SIGNED_INT.fullmatch(head):
+                raise UserError(f"HEAD {head!r} of token {tid} is not an integer or '_'",
+                                name, lineno)
+            if int(head) < 0:
+                raise UserError(f"HEAD {head} of token {tid} is out of range (negative)",
+                                name, lineno)
+            if int(head) == expected:
+                raise UserError(f"token {tid} is its own head", name, lineno)
+        sent.add(lineno, form, lemma, upos, xpos, feats, head, deprel)
+
+    for lineno, line in iter_lines(name, stream):
+        if lineno == 1:
+            line = line.removeprefix("\ufeff")  # a UTF-8 byte order mark is not part of the ID
+        if not line.strip():
+            if not sent.empty():
+                yield sent.finish(name)
+                count += 1
+                sent = _Builder()
+            # Comments followed by a blank line stay pending for the next sentence.
+            continue
+        if line.startswith("#") and ncols != SIMPLE_COLUMNS:
+            sent.comments.append((lineno, line))
+            continue
+        token_row(lineno, line)
+    if not sent.empty():  # the last sentence need not end with a blank line
+        yield sent.finish(name)
+        count += 1
+    if count == 0:
+        raise UserError("empty file: no sentences found", name, 1)
+
+
+# ----------------------------------------------------------------------------- writing
+
+def _field(value: object) -> str:
+    """A column value, '_' when missing; a tab or newline would corrupt the row."""
+    text = "_" if value is None or value == "" else str(value)
+    if "\t" in text or "\n" in text or "\r" in text:
+        raise ValueError(f"cannot write {text!r} to a CoNLL column: it contains a tab or newline")
+    return text
+
+
+def write_conllx(sentences: Iterable[DepSentence], stream: IO[str],
+                 heads: Sequence[Sequence[int]] | None = None) -> int:
+    """Write sentences as CoNLL-X rows (ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD DEPREL PHEAD
+    PDEPREL), '_' for missing values, a blank line after each sentence; return how many.
+
+    ``heads``, one list per sentence (e.g. a parser's predictions), replaces the sentences'
+    own heads. Comments and multiword ranges read from CoNLL-U are written back in place, so
+    CoNLL-U input round-trips; CoNLL-X input has neither, so its output is plain CoNLL-X.
+    """
+    head_lists = iter(heads) if heads is not None else None
+    count = 0
+    for sent in sentences:
+        n = len(sent.words)
+        if n == 0:
+            raise ValueError("cannot write a sentence with no words (it would read back as none)")
+        if head_lists is not None:
+            try:
+                sent_heads: Sequence[int] | None = next(head_lists)
+            except StopIteration:
+                raise ValueError(f"heads has {count} lists but there are more sentences") from None
+            if len(sent_heads) != n:
+                raise ValueError(f"sentence {count + 1}: {len(sent_heads)} heads for {n} words")
+        else:
+            sent_heads = sent.heads
+        for comment in sent.comments:
+            stream.write(comment + "\n")
+        ranges = {first: (last, form) for first, last, form in sent.multiword}
+        for i in range(n):
+            if i + 1 in ranges:
+                last, form = ranges[i + 1]
+                stream.write(f"{i + 1}-{last}\t{_field(form)}" + "\t_" * 8 + "\n")
+            row = [str(i + 1), _field(sent.words[i]), _field(sent.lemmas[i]),
+                   _field(sent.upos[i]), _field(sent.xpos[i]), _field(sent.feats[i]),
+                   _field(None if sent_heads is None else sent_heads[i]),
+                   _field(sent.deprels[i]), "_", "_"]
+            stream.write("\t".join(row) + "\n")
+        stream.write("\n")
+        count += 1
+    if head_lists is not None and next(head_lists, None) is not None:
+        raise ValueError(f"heads has more lists than the {count} sentences")
+    return count

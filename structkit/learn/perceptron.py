@@ -1,0 +1,175 @@
+"""Averaged perceptrons for sequence labelling: exact (Viterbi, Collins 2002) and greedy
+history-based (depth 0 of the lookahead search of Tsuruoka et al. 2011).
+
+Learners see only arrays (CSR features, sentence offsets, label ids) and know nothing of words.
+Averaging uses the standard accumulator trick: alongside ``W`` keep ``U`` += c * update, where
+c counts examples seen; the average of all intermediate weight vectors is ``W - U / c``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from structkit.features.extract import Encoded
+from structkit.search.jit import njit
+from structkit.search.viterbi import emissions, greedy, viterbi
+
+
+@dataclass
+class Weights:
+    """Emission weights W[n_features, L], transitions T[L+1, L+1] (index L = boundary) and
+    second-order transitions T2[L+1, L+1, L] (shape (1, 1, 1) when unused)."""
+
+    W: np.ndarray
+    T: np.ndarray
+    T2: np.ndarray
+
+    @property
+    def second_order(self) -> bool:
+        return self.T2.shape[0] > 1
+
+    @classmethod
+    def zeros(cls, n_features: int, n_labels: int, second_order: bool = False) -> "Weights":
+        L = n_labels
+        T2 = np.zeros((L + 1, L + 1, L) if second_order else (1, 1, 1))
+        return cls(np.zeros((n_features, L)), np.zeros((L + 1, L + 1)), T2)
+
+
+@njit
+def _add_features(indptr, indices, t, W, U, y, v, cv):
+    for j in range(indptr[t], indptr[t + 1]):
+        f = indices[j]
+        W[f, y] += v
+        U[f, y] += cv
+
+
+@njit
+def structured_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c):
+    """One epoch of the structured perceptron with exact Viterbi. Returns (c, tokens wrong)."""
+    L = W.shape[1]
+    maxlen = 1
+    for s in range(len(offsets) - 1):
+        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    E = np.empty((maxlen, L))
+    pred = np.empty(maxlen, dtype=np.int32)
+    wrong = 0
+    for s in order:
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        if n == 0:
+            continue
+        emissions(indptr, indices, W, a, a + n, E)
+        viterbi(E, n, T, pred)
+        diff = 0
+        for t in range(n):
+            if pred[t] != y[a + t]:
+                diff += 1
+        if diff > 0:
+            wrong += diff
+            for t in range(n):
+                g = y[a + t]
+                p = pred[t]
+                if g != p:
+                    _add_features(indptr, indices, a + t, W, U, g, 1.0, c)
+                    _add_features(indptr, indices, a + t, W, U, p, -1.0, -c)
+            for t in range(n + 1):
+                gp = y[a + t - 1] if t > 0 else L
+                gc = y[a + t] if t < n else L
+                pp = pred[t - 1] if t > 0 else L
+                pc = pred[t] if t < n else L
+                if gp != pp or gc != pc:
+                    T[gp, gc] += 1.0
+                    TU[gp, gc] += c
+                    T[pp, pc] -= 1.0
+                    TU[pp, pc] -= c
+        c += 1.0
+    return c, wrong
+
+
+@njit
+def greedy_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order, reverse, c):
+    """One epoch of the history-based perceptron: each decision is scored with the gold
+    history (the learner walks the correct path) and is one example. Returns (c, wrong)."""
+    L = W.shape[1]
+    row = np.empty((1, L))
+    wrong = 0
+    for s in order:
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        for k in range(n):
+            t = n - 1 - k if reverse else k
+            if k == 0:
+                p1 = L
+                p2 = L
+            else:
+                p1 = y[a + t + 1] if reverse else y[a + t - 1]
+                if k == 1:
+                    p2 = L
+                else:
+                    p2 = y[a + t + 2] if reverse else y[a + t - 2]
+            emissions(indptr, indices, W, a + t, a + t + 1, row)
+            best = -np.inf
+            arg = 0
+            for z in range(L):
+                sc = row[0, z] + T[p1, z]
+                if second_order:
+                    sc += T2[p2, p1, z]
+                if sc > best:
+                    best = sc
+                    arg = z
+            g = y[a + t]
+            if arg != g:
+                wrong += 1
+                _add_features(indptr, indices, a + t, W, U, g, 1.0, c)
+                _add_features(indptr, indices, a + t, W, U, arg, -1.0, -c)
+                T[p1, g] += 1.0
+                TU[p1, g] += c
+                T[p1, arg] -= 1.0
+                TU[p1, arg] -= c
+                if second_order:
+                    T2[p2, p1, g] += 1.0
+                    T2U[p2, p1, g] += c
+                    T2[p2, p1, arg] -= 1.0
+                    T2U[p2, p1, arg] -= c
+            c += 1.0
+    return c, wrong
+
+
+EpochCallback = Callable[[int, Weights, dict], None]
+
+
+class AveragedPerceptron:
+    """Averaged perceptron over an encoded corpus, exact (``method='viterbi'``) or greedy."""
+
+    def __init__(self, n_features: int, n_labels: int, method: str = "viterbi",
+                 second_order: bool = False, reverse: bool = False):
+        if method not in ("viterbi", "greedy"):
+            raise ValueError(method)
+        if second_order and method != "greedy":
+            raise ValueError("second-order label features need the greedy (history-based) learner")
+        self.method = method
+        self.second_order = second_order
+        self.reverse = reverse
+        self.w = Weights.zeros(n_features, n_labels, second_order)
+        self.u = Weights.zeros(n_features, n_labels, second_order)
+        self.c = 1.0
+
+    def averaged(self) -> Weights:
+        c = self.c
+        return Weights(self.w.W - self.u.W / c, self.w.T - self.u.T / c, self.w.T2 - self.u.T2 / c)
+
+    def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
+        """One pass over the data in a (seeded) random sentence order."""
+        order = rng.permutation(data.n_sentences) if shuffle else np.arange(data.n_sentences)
+        y = data.y.astype(np.int32)
+        if self.method == "viterbi":
+            self.c, wrong = structured_epoch(data.indptr, data.indices, data.offsets, y, order,
+                                             self.w.W, self.u.W, self.w.T, self.u.T, self.c)
+        else:
+            self.c, wrong = greedy_epoch(data.indptr, data.indices, data.offsets, y, order,
+                                         self.w.W, self.u.W, self.w.T, self.u.T, self.w.T2,
+                                         self.u.T2, self.second_order, self.reverse, self.c)
+        return {"train_token_errors": int(wrong),
+                "train_accuracy": 100.0 * (1 - wrong / max(data.n_tokens, 1))}

@@ -1,0 +1,283 @@
+"""Sequence labelling (pos, chunk, ner): reading, encoding, training, tagging, model files.
+
+The adapter between strings and the array-only learners and decoders.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from structkit.errors import UserError
+from structkit.features.extract import Encoded, FeatureSpace
+from structkit.io.conll import Columns, Sentence, read_conll
+from structkit.io.files import display_name
+from structkit.learn.perceptron import AveragedPerceptron, Weights
+from structkit.model import load_model, save_model
+from structkit.search.viterbi import decode_corpus
+
+TASKS = ("pos", "chunk", "ner")
+ALGOS = ("perceptron", "greedy")
+COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
+
+
+@dataclass
+class TaggerConfig:
+    """Everything that defines a training run; stored in the model header."""
+
+    task: str
+    algo: str = "perceptron"
+    epochs: int = 10
+    templates: str | list[str] | None = None   # a template set name or a list; default: the task's
+    cutoff: int = 1
+    seed: int = 0
+    label_order: int = 1         # 2: label trigram features (greedy only)
+    direction: str = "ltr"       # greedy decoding direction: ltr or rtl
+    columns: str | None = None   # --columns spec, e.g. "word,pos,label"
+
+    def validate(self) -> None:
+        if self.task not in TASKS:
+            raise UserError(f"--task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        if self.algo not in ALGOS:
+            raise UserError(f"--algo must be one of {', '.join(ALGOS)} for task {self.task}, got {self.algo!r}")
+        if not isinstance(self.epochs, int) or self.epochs < 1:
+            raise UserError(f"--epochs must be a positive integer, got {self.epochs!r}")
+        if not isinstance(self.cutoff, int) or self.cutoff < 1:
+            raise UserError(f"--cutoff must be a positive integer, got {self.cutoff!r}")
+        if self.label_order not in (1, 2):
+            raise UserError(f"--label-order must be 1 or 2, got {self.label_order!r}")
+        if self.label_order == 2 and self.algo == "perceptron":
+            raise UserError("--label-order 2 needs a history-based learner (--algo greedy); "
+                            "exact Viterbi here is first order")
+        if self.direction not in ("ltr", "rtl"):
+            raise UserError(f"--direction must be ltr or rtl, got {self.direction!r}")
+        if self.templates is None:
+            self.templates = self.task
+
+
+@dataclass
+class Corpus:
+    """Sentences read from a file, with the word/POS/label columns pulled out."""
+
+    sentences: list[Sentence]
+    words: list[str]
+    pos: list[str] | None
+    labels: list[str] | None
+    offsets: np.ndarray
+    n_columns: int
+    columns: Columns
+
+    def label_sentences(self) -> list[list[str]]:
+        assert self.labels is not None
+        o = self.offsets
+        return [self.labels[o[i]:o[i + 1]] for i in range(len(o) - 1)]
+
+
+def columns_from(sentences: list[Sentence], columns: Columns) -> tuple[list[str], list[str] | None,
+                                                                       list[str] | None, np.ndarray]:
+    rows = [r for s in sentences for r in s.rows]
+    words = [r[columns.word] for r in rows]
+    pos = [r[columns.pos] for r in rows] if columns.pos is not None else None
+    labels = [r[columns.label] for r in rows] if columns.label is not None else None
+    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sentences], out=offsets[1:])
+    return words, pos, labels, offsets
+
+
+def read_labelled(path: str, columns_spec: str | None, digest=None) -> Corpus:
+    """Read a labelled CoNLL file whole (training or development data)."""
+    sentences = list(read_conll(path, digest=digest))
+    n = len(sentences[0].rows[0])
+    columns = Columns.parse(columns_spec) if columns_spec else Columns.default(n, labelled=True)
+    if columns.label is None:
+        raise UserError("training data needs a label column (the last one, or name it with --columns)",
+                        display_name(path))
+    if columns.max_index() >= n:
+        raise UserError(f"--columns names {columns.max_index() + 1} columns but the file has {n}",
+                        display_name(path), sentences[0].first_line)
+    words, pos, labels, offsets = columns_from(sentences, columns)
+    return Corpus(sentences, words, pos, labels, offsets, n, columns)
+
+
+class SequenceTagger:
+    """A trained tagger: feature space, labels, averaged weights and its config."""
+
+    def __init__(self, config: TaggerConfig, features: FeatureSpace, labels: list[str],
+                 weights: Weights, columns: Columns, n_columns: int, info: dict | None = None):
+        self.config = config
+        self.features = features
+        self.labels = labels
+        self.label_index = {l: i for i, l in enumerate(labels)}
+        self.weights = weights
+        self.columns = columns
+        self.n_columns = n_columns
+        self.info = info or {}
+
+    # ---- decoding ---------------------------------------------------------------------
+    def predict_ids(self, enc: Encoded, weights: Weights | None = None) -> np.ndarray:
+        w = weights or self.weights
+        out = np.zeros(enc.n_tokens, dtype=np.int32)
+        method = 0 if self.config.algo == "perceptron" else 1
+        decode_corpus(enc.indptr, enc.indices, enc.offsets, w.W, w.T, w.T2, method,
+                      self.config.label_order == 2, self.config.direction == "rtl", out)
+        return out
+
+    def encode(self, words: list[str], pos: list[str] | None, offsets: np.ndarray) -> Encoded:
+        indptr, indices = self.features.transform(words, pos, offsets)
+        return Encoded(indptr, indices, offsets, None)
+
+    def input_columns(self, n_columns: int, override: str | None) -> tuple[Columns, bool]:
+        """The column layout of an input file, and whether it carries gold labels."""
+        if override:
+            c = Columns.parse(override)
+            return c, c.label is not None
+        if n_columns == self.n_columns:
+            return self.columns, True
+        if n_columns == self.n_columns - 1 and self.columns.label is not None:
+            shift = lambda i: None if i is None else (i - 1 if i > self.columns.label else i)  # noqa: E731
+            return Columns(shift(self.columns.word), shift(self.columns.pos), None), False
+        raise ValueError(
+            f"expected {self.n_columns} columns ({self.columns.to_spec(self.n_columns)}, as in "
+            f"training) or {self.n_columns - 1} (without the label), found {n_columns}; "
+            "use --columns to name them")
+
+    def tag_batches(self, sentences: Iterable[Sentence], path: str, columns_spec: str | None = None,
+                    text: bool = False, batch: int = 4096) -> Iterator[tuple[list[Sentence], list[list[str]]]]:
+        """Tag sentences in batches (streamed); yields (sentences, predicted label lists)."""
+        columns: Columns | None = Columns(0, None, None) if text else None
+        buf: list[Sentence] = []
+
+        def flush():
+            words, pos, _, offsets = columns_from(buf, columns)
+            if self.features.uses_pos and pos is None:
+                raise UserError("this model's features need a POS column and the input has none"
+                                + (" (--text input is words only)" if text else ""),
+                                display_name(path))
+            ids = self.predict_ids(self.encode(words, pos, offsets))
+            lab = np.array(self.labels, dtype=object)[ids]
+            return [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
+
+        for s in sentences:
+            if columns is None:
+                try:
+                    columns, _ = self.input_columns(len(s.rows[0]), columns_spec)
+                except ValueError as e:
+                    raise UserError(str(e), display_name(path), s.first_line) from None
+                if columns.max_index() >= len(s.rows[0]):
+                    raise UserError(f"--columns names {columns.max_index() + 1} columns but the "
+                                    f"input has {len(s.rows[0])}", display_name(path), s.first_line)
+            buf.append(s)
+            if len(buf) >= batch:
+                yield buf, flush()
+                buf = []
+        if buf:
+            yield buf, flush()
+
+    # ---- storage ----------------------------------------------------------------------
+    def save(self, path: str) -> None:
+        fh, arrays = self.features.to_arrays()
+        W = self.weights.W
+        rows, cols = np.nonzero(W)
+        arrays.update({
+            "W_rows": rows.astype(np.int32), "W_cols": cols.astype(np.int32),
+            "W_vals": W[rows, cols], "T": self.weights.T, "T2": self.weights.T2,
+            "labels": np.array(self.labels, dtype=str),
+        })
+        header = {
+            "task": self.config.task, "kind": "sequence",
+            "config": asdict(self.config), "features": fh, "n_features": int(W.shape[0]),
+            "columns": {"word": self.columns.word, "pos": self.columns.pos,
+                        "label": self.columns.label, "n_columns": self.n_columns},
+            "info": self.info,
+        }
+        save_model(path, header, arrays)
+
+    @classmethod
+    def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] = TASKS) -> "SequenceTagger":
+        header, arrays = load_model(path, tasks, command)
+        try:
+            config = TaggerConfig(**header["config"])
+            features = FeatureSpace.from_arrays(header["features"], arrays)
+            labels = [str(s) for s in arrays["labels"]]
+            L = len(labels)
+            nf = int(header["n_features"])
+            if nf != features.n_features:
+                raise ValueError("feature count mismatch")
+            W = np.zeros((nf, L))
+            W[arrays["W_rows"], arrays["W_cols"]] = arrays["W_vals"]
+            T = np.asarray(arrays["T"], dtype=np.float64)
+            T2 = np.asarray(arrays["T2"], dtype=np.float64)
+            if T.shape != (L + 1, L + 1) or T2.ndim != 3:
+                raise ValueError("transition shapes")
+            c = header["columns"]
+            columns = Columns(c["word"], c["pos"], c["label"])
+            return cls(config, features, labels, Weights(W, T, T2), columns, int(c["n_columns"]),
+                       header.get("info", {}))
+        except (KeyError, ValueError, TypeError, IndexError) as e:
+            raise UserError(f"damaged model file: {e}", path) from None
+
+
+def score_labels(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict:
+    """accuracy for pos; conlleval precision/recall/F1 (and accuracy) for chunk and ner."""
+    if task == "pos":
+        from structkit.eval.accuracy import token_accuracy
+        return {"accuracy": token_accuracy(gold, pred)["accuracy"]}
+    from structkit.eval.chunks import conlleval
+    s = conlleval(gold, pred)
+    return {"accuracy": s.accuracy, "precision": s.precision, "recall": s.recall, "f1": s.f1}
+
+
+def main_score(task: str) -> str:
+    return "accuracy" if task == "pos" else "f1"
+
+
+def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = None,
+                 on_epoch: Callable[[int, dict], None] | None = None) -> SequenceTagger:
+    """Read, featurise, train for ``config.epochs`` epochs; report each epoch to ``on_epoch``."""
+    import time
+
+    config.validate()
+    t0 = time.perf_counter()
+    digest = hashlib.sha256()
+    corpus = read_labelled(train_path, config.columns, digest)
+    features = FeatureSpace(config.templates)
+    indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff)
+    labels = sorted(set(corpus.labels))
+    index = {l: i for i, l in enumerate(labels)}
+    y = np.fromiter((index[l] for l in corpus.labels), dtype=np.int32, count=len(corpus.labels))
+    train = Encoded(indptr, indices, corpus.offsets, y)
+    tagger = SequenceTagger(config, features, labels, Weights.zeros(0, len(labels)),
+                            corpus.columns, corpus.n_columns)
+    dev = dev_enc = None
+    if dev_path is not None:
+        dev = read_labelled(dev_path, config.columns)
+        if dev.n_columns != corpus.n_columns:
+            raise UserError(f"development data has {dev.n_columns} columns, training data "
+                            f"{corpus.n_columns}", display_name(dev_path))
+        dev_enc = tagger.encode(dev.words, dev.pos, dev.offsets)
+        dev_gold = dev.label_sentences()
+    featurise_s = time.perf_counter() - t0
+    learner = AveragedPerceptron(features.n_features, len(labels),
+                                 "viterbi" if config.algo == "perceptron" else "greedy",
+                                 config.label_order == 2, config.direction == "rtl")
+    rng = np.random.default_rng(config.seed)
+    for epoch in range(1, config.epochs + 1):
+        te = time.perf_counter()
+        stats = learner.epoch(train, rng)
+        stats["epoch"] = epoch
+        stats["epoch_seconds"] = time.perf_counter() - te
+        if dev_enc is not None:
+            ids = tagger.predict_ids(dev_enc, learner.averaged())
+            o = dev.offsets
+            pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
+            stats["dev"] = score_labels(config.task, dev_gold, pred)
+        if on_epoch is not None:
+            on_epoch(epoch, stats)
+    tagger.weights = learner.averaged()
+    tagger.info = {"train_file": display_name(train_path), "train_sha256": digest.hexdigest(),
+                   "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
+                   "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
+                   "train_seconds": round(time.perf_counter() - t0, 3)}
+    return tagger
