@@ -22,8 +22,7 @@ bench:
 experiments: chunk pos ner
 
 chunk:
-	$(BIN)/python scripts/run_experiment.py configs/chunk-conll2000-perceptron.toml
-	$(BIN)/python scripts/run_experiment.py configs/chunk-conll2000-greedy.toml
+	$(BIN)/python scripts/run_experiment.py configs/chunk-conll2000-perceptron.toml configs/chunk-conll2000-greedy.toml
 
 pos:
 	$(BIN)/python scripts/run_experiment.py configs/pos-ptb-perceptron.toml

@@ -1,0 +1,55 @@
+"""Helpers shared by the experiment and benchmark scripts: running the CLI, timing, machine info."""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+
+
+def structkit(*args: str, check: bool = True) -> tuple[float, subprocess.CompletedProcess]:
+    """Run the CLI as a user would (a new process); returns (wall seconds, process)."""
+    t0 = time.perf_counter()
+    p = subprocess.run([sys.executable, "-m", "structkit", *map(str, args)],
+                       capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if check and p.returncode != 0:
+        sys.exit(f"structkit {' '.join(map(str, args))} failed:\n{p.stderr}")
+    return wall, p
+
+
+def machine() -> dict:
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=ROOT).stdout.strip()
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def write_slice(src: str, dst: Path, n_sentences: int) -> Path:
+    """The first n sentences of a CoNLL file (for warming the numba cache)."""
+    from structkit.io.conll import read_conll
+
+    with open(dst, "w") as out:
+        for s in itertools.islice(read_conll(src), n_sentences):
+            out.write("\n".join(" ".join(r) for r in s.rows) + "\n\n")
+    return dst
+
+
+def dump_json(obj, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,110 @@
+"""Feature templates and the vectorised extractor: names, ids, boundaries, cutoff, unseen values."""
+import numpy as np
+import pytest
+
+from structkit.errors import UserError
+from structkit.features.extract import FeatureSpace
+from structkit.features.templates import parse_template, resolve_templates, word_attribute, word_shape
+
+
+def _corpus(sents):
+    words = [w for s in sents for w, _ in s]
+    pos = [p for s in sents for _, p in s]
+    offsets = np.concatenate([[0], np.cumsum([len(s) for s in sents])]).astype(np.int64)
+    return words, pos, offsets
+
+
+def _names(fs, indptr, indices, t):
+    return sorted(fs.feature_name(int(f)) for f in indices[indptr[t]:indptr[t + 1]])
+
+
+def _reference_names(templates, sents, si, ti):
+    """Plain-Python feature names of token ti of sentence si (what the extractor must produce)."""
+    sent = sents[si]
+    out = []
+    for t in templates:
+        vals = []
+        for attr, off in t.atoms:
+            j = ti + off
+            if attr == "bias":
+                v = "1"
+            elif j < 0:
+                v = "<S>"
+            elif j >= len(sent):
+                v = "</S>"
+            elif attr == "p":
+                v = sent[j][1]
+            else:
+                v = word_attribute(attr, sent[j][0])
+            if v is None:
+                break
+            vals.append(v)
+        else:
+            out.append(f"{t.text}={'|'.join(vals)}")
+    return sorted(out)
+
+
+SENTS = [[("The", "DT"), ("dog", "NN"), ("barks", "VBZ")],
+         [("Hi", "UH")],
+         [("New-York", "NNP"), ("in", "IN"), ("2024", "CD"), ("NASA", "NNP")]]
+
+
+@pytest.mark.parametrize("tset", ["pos", "chunk", "ner"])
+def test_extractor_matches_reference_names(tset):
+    words, pos, offsets = _corpus(SENTS)
+    fs = FeatureSpace(tset)
+    indptr, indices = fs.fit_transform(words, pos, offsets)
+    k = 0
+    for si, s in enumerate(SENTS):
+        for ti in range(len(s)):
+            assert _names(fs, indptr, indices, k) == _reference_names(fs.templates, SENTS, si, ti)
+            k += 1
+    # transform of the same data gives the same ids
+    indptr2, indices2 = fs.transform(words, pos, offsets)
+    assert np.array_equal(indptr, indptr2) and np.array_equal(indices, indices2)
+
+
+def test_unseen_values_fire_nothing_and_cutoff_drops_rare():
+    words, pos, offsets = _corpus(SENTS)
+    fs = FeatureSpace(["w[0]", "p[0]"])
+    fs.fit_transform(words, pos, offsets)
+    ip, ix = fs.transform(["zebra", "dog"], ["XX", "NN"], np.array([0, 2]))
+    assert _names(fs, ip, ix, 0) == []
+    assert _names(fs, ip, ix, 1) == ["p[0]=NN", "w[0]=dog"]
+    fs2 = FeatureSpace(["p[0]"])
+    ip, ix = fs2.fit_transform(words, pos, offsets, cutoff=2)
+    # only NNP occurs twice
+    assert [fs2.feature_name(i) for i in range(fs2.n_features)] == ["p[0]=NNP"]
+
+
+def test_word_attributes():
+    assert word_shape("New-York2") == "Xx-Xxd"
+    assert word_attribute("pre4", "dog") is None and word_attribute("suf2", "dog") == "og"
+    assert word_attribute("allcap", "NASA") == "1" and word_attribute("allcap", "123") is None
+    assert word_attribute("cap", "dog") is None and word_attribute("digit", "a1") == "1"
+
+
+def test_templates_parse_and_errors():
+    assert parse_template(" w[-1] | w[0] ").text == "w[-1]|w[0]"
+    assert len(resolve_templates(["pos", "w[0]"])) == len(resolve_templates("pos"))
+    for bad in ["x[0]", "w[0", "w[9]", "w", "bias[0]"]:
+        with pytest.raises(UserError):
+            parse_template(bad)
+
+
+def test_pos_templates_need_pos_column():
+    fs = FeatureSpace("chunk")
+    with pytest.raises(UserError, match="POS"):
+        fs.fit_transform(["a"], None, np.array([0, 1]))
+
+
+def test_storage_round_trip():
+    words, pos, offsets = _corpus(SENTS)
+    fs = FeatureSpace("ner")
+    ip, ix = fs.fit_transform(words, pos, offsets)
+    header, arrays = fs.to_arrays()
+    fs2 = FeatureSpace.from_arrays(header, arrays)
+    ip2, ix2 = fs2.transform(words, pos, offsets)
+    assert np.array_equal(ip, ip2) and np.array_equal(ix, ix2)
+    assert [fs2.feature_name(i) for i in range(fs2.n_features)] == \
+        [fs.feature_name(i) for i in range(fs.n_features)]
