@@ -16,6 +16,7 @@ test:
 	$(BIN)/python -m pytest -q
 
 bench:
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python scripts/bench.py --out results/bench.json
 
 # One target per experiment: each writes results/<name>.json and results/<name>.md.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
+import zlib
 from typing import Any
 
 import numpy as np
@@ -53,14 +54,26 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None,
     UserError naming the file.
     """
     try:
-        with np.load(path, allow_pickle=False) as z:
+        z = np.load(path, allow_pickle=False)
+        # Fix: a plain .npy file loads as an ndarray, which is not a context manager (TypeError
+        # traceback); only an .npz archive can be a model.
+        if not isinstance(z, np.lib.npyio.NpzFile):
+            raise ValueError("not an .npz archive")
+        with z:
             arrays = {name: z[name] for name in z.files}
     except FileNotFoundError:
         raise UserError("no such model file", path) from None
     except IsADirectoryError:
         raise UserError("is a directory, not a model file", path) from None
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zipfile.LargeZipFile) as e:
+    # Fix: zlib.error (damaged compressed data inside the archive) is not an OSError or
+    # ValueError and escaped as a traceback.
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zipfile.LargeZipFile,
+            zlib.error) as e:
         raise UserError(f"not a structkit model file, or a damaged one ({type(e).__name__})", path) from None
+    # Fix: NpzFile returns the raw bytes of a zip member that is not an .npy file; a zip that
+    # merely holds such a member is not a model (``bytes`` has no ``.tobytes`` below).
+    if not all(isinstance(a, np.ndarray) for a in arrays.values()):
+        raise UserError("not a structkit model file (an archive member is not an array)", path)
     if _HEADER not in arrays:
         raise UserError("not a structkit model file (no header)", path)
     try:

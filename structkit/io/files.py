@@ -51,6 +51,18 @@ def iter_lines(path: str, stream: IO) -> Iterator[tuple[int, str]]:
         yield lineno, line.rstrip("\r\n")
 
 
+def check_output_path(path: str | None) -> None:
+    """Raise UserError if ``path`` (None or '-': standard output) clearly cannot be written:
+    its folder is missing or it is a directory. Commands call this before long work (training,
+    tagging a large file) so the mistake is reported at once, not after the work is done."""
+    if path is None or path == "-":
+        return
+    if os.path.isdir(path):
+        raise UserError("cannot write: is a directory", path)
+    if not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+        raise UserError("cannot write: the folder does not exist", path)
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Write to ``path`` through a temporary file in the same folder, renamed into place only
@@ -62,10 +74,13 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
             yield sys.stdout
         sys.stdout.flush()
         return
+    check_output_path(path)
     folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UserError("cannot write: the folder does not exist", path)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
+    # Fix: an unwritable folder made mkstemp raise a raw OSError (a traceback); it is a user error.
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
+    except OSError as e:
+        raise UserError(f"cannot write: {e.strerror or e}", path) from None
     try:
         with os.fdopen(fd, mode, encoding=encoding if "b" not in mode else None) as f:
             yield f
@@ -73,7 +88,12 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        # Fix: renaming onto a directory (or another OS refusal) raised a raw OSError after all
+        # the work was done; report it as one line, and the temporary file is removed below.
+        try:
+            os.replace(tmp, path)
+        except OSError as e:
+            raise UserError(f"cannot write: {e.strerror or e}", path) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -1,0 +1,129 @@
+"""Speed benchmarks for sequence labelling (`make bench`). Writes results/bench.json and .md.
+
+Measures, on CoNLL-2000 with the numba cache warm:
+- `structkit train` wall time (10 epochs, exact perceptron), best of --repeat runs;
+- the same features and epochs in CRFsuite's averaged perceptron (C), when python-crfsuite is
+  installed (`make bench` installs it), run in this same command as the baseline;
+- tagging throughput with a loaded model, feature extraction included (tokens/s);
+- wall time of a second `structkit chunk` of a one-sentence file (start-up cost).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS, dump_json, machine, structkit, write_slice  # noqa: E402
+
+from structkit.config import resolve_data_path  # noqa: E402
+
+
+def crfsuite_baseline(train_path: str, epochs: int) -> dict | None:
+    """CRFsuite's averaged perceptron on exactly our feature strings (plus its label bigrams)."""
+    try:
+        import pycrfsuite
+    except ImportError:
+        return None
+    from structkit.features.extract import FeatureSpace
+    from structkit.tasks.sequence import read_labelled
+
+    c = read_labelled(train_path, None)
+    fs = FeatureSpace("chunk")
+    indptr, indices = fs.fit_transform(c.words, c.pos, c.offsets)
+    names = [fs.feature_name(i) for i in range(fs.n_features)]
+    t0 = time.perf_counter()
+    trainer = pycrfsuite.Trainer(algorithm="ap", verbose=False)
+    trainer.set_params({"max_iterations": epochs, "epsilon": 0.0})
+    o = c.offsets
+    for k in range(len(o) - 1):
+        xseq = [[names[f] for f in indices[indptr[t]:indptr[t + 1]]] for t in range(o[k], o[k + 1])]
+        trainer.append(xseq, c.labels[o[k]:o[k + 1]])
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer.train(str(Path(tmp) / "crf.model"))
+    t2 = time.perf_counter()
+    return {"append_seconds": round(t1 - t0, 2), "train_seconds": round(t2 - t1, 2),
+            "total_seconds": round(t2 - t0, 2), "version": pycrfsuite.__version__
+            if hasattr(pycrfsuite, "__version__") else "?"}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(RESULTS / "bench.json"))
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    train = resolve_data_path("conll2000/train.txt")
+    test = resolve_data_path("conll2000/test.txt")
+    if not Path(train).exists():
+        sys.exit("bench: CoNLL-2000 not found; set STRUCTKIT_DATA to the shared data folder")
+    res: dict = {"machine": machine()}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        model = tmp / "chunk.model"
+        warm = write_slice(train, tmp / "warm.txt", 50)
+        structkit("train", "--task", "chunk", "--train", warm, "--epochs", "1", "--model", model)
+        structkit("chunk", "--model", model, warm, "-o", tmp / "w.out")
+
+        times = [structkit("train", "--task", "chunk", "--train", train, "--epochs", "10",
+                           "--model", model)[0] for _ in range(args.repeat)]
+        res["train_chunk_conll2000_10_epochs"] = {"wall_seconds": [round(t, 2) for t in times],
+                                                  "best": round(min(times), 2)}
+        print(f"structkit train, CoNLL-2000, 10 epochs: best {min(times):.2f} s of {times}")
+        base = crfsuite_baseline(train, 10)
+        if base is not None:
+            res["crfsuite_ap_10_epochs"] = base
+            print(f"CRFsuite averaged perceptron, same features, 10 epochs: train {base['train_seconds']} s "
+                  f"(+ {base['append_seconds']} s to pass the data in)")
+        else:
+            print("CRFsuite baseline skipped: python-crfsuite not installed")
+
+        from structkit.io.conll import read_conll
+        from structkit.tasks.sequence import SequenceTagger
+
+        t0 = time.perf_counter()
+        tagger = SequenceTagger.load(str(model))
+        load_s = time.perf_counter() - t0
+        sents = list(read_conll(test))
+        n_tok = sum(len(s) for s in sents)
+        list(tagger.tag_batches(sents[:10], test))
+        rates = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            for _b in tagger.tag_batches(sents, test):
+                pass
+            rates.append(n_tok / (time.perf_counter() - t0))
+        res["tagging_throughput"] = {"tokens": n_tok, "tokens_per_second": [round(r) for r in rates],
+                                     "median": round(statistics.median(rates)),
+                                     "model_load_seconds": round(load_s, 3)}
+        print(f"tagging throughput (features + Viterbi, loaded model): median "
+              f"{statistics.median(rates):,.0f} tokens/s over {n_tok} tokens; model load {load_s:.2f} s")
+
+        one = tmp / "one.txt"
+        one.write_text("He NN\nreckons VBZ\nthe DT\ncurrent JJ\naccount NN\ndeficit NN\n. .\n")
+        walls = [structkit("chunk", "--model", model, one)[0] for _ in range(3)]
+        res["one_sentence_chunk_wall_seconds"] = [round(w, 2) for w in walls]
+        print(f"`structkit chunk` of a one-sentence file: {', '.join(f'{w:.2f}' for w in walls)} s wall")
+    dump_json(res, Path(args.out))
+    lines = ["# Benchmarks (`make bench`)", "", f"Machine: {res['machine']['cpu']}, "
+             f"{res['machine']['cores']} cores; commit {res['machine']['commit']}; {res['machine']['date']}.", "",
+             "| measure | value |", "|---|---|",
+             f"| structkit train, CoNLL-2000 chunk, 10 epochs, wall (best of {args.repeat}) | "
+             f"{res['train_chunk_conll2000_10_epochs']['best']} s |"]
+    if base is not None:
+        lines.append(f"| CRFsuite averaged perceptron, same features, 10 epochs (train only / with data passing) | "
+                     f"{base['train_seconds']} s / {base['total_seconds']} s |")
+    tp = res["tagging_throughput"]
+    lines += [f"| tagging throughput, loaded model, features included (median of {args.repeat}) | "
+              f"{tp['median']:,} tokens/s |",
+              f"| model load | {tp['model_load_seconds']} s |",
+              f"| `structkit chunk` one sentence, wall (3 runs) | "
+              f"{', '.join(str(w) for w in res['one_sentence_chunk_wall_seconds'])} s |"]
+    Path(args.out).with_suffix(".md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
