@@ -62,7 +62,15 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     """Train a model and write it to --model."""
     from structkit.config import load_config, resolve_data_path
 
-    cfg: dict = load_config(config_path) if config_path else {"data": {}}
+    # Fix: load_config lets a directory, an unreadable file or a non-UTF-8 file escape as an
+    # OSError / UnicodeDecodeError traceback; report them as one line naming the config.
+    try:
+        cfg: dict = load_config(config_path) if config_path else {"data": {}}
+    except UnicodeDecodeError as e:
+        raise UserError(f"not valid TOML: not UTF-8 text ({e.reason} at byte {e.start})",
+                        config_path) from None
+    except OSError as e:
+        raise UserError(f"cannot read config file: {e.strerror or e}", config_path) from None
     data = cfg.pop("data")
     for k in ("name", "description", "experiment"):
         cfg.pop(k, None)
@@ -90,6 +98,16 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
 
     config = TaggerConfig(**cfg)
     config.validate()
+    # Fix: a negative seed reached np.random.default_rng and failed with a ValueError traceback
+    # after the data had been read (TaggerConfig.validate does not check it).
+    if not isinstance(config.seed, int) or config.seed < 0:
+        raise UserError(f"--seed must be a non-negative integer, got {config.seed!r}")
+    # Fix: a bad --model / --metrics-json destination was only noticed after training, and a
+    # missing --metrics-json folder failed after the model had been written (a failed command
+    # leaving a model behind). Check both before any work.
+    from structkit.io.files import check_output_path
+    check_output_path(model_path)
+    check_output_path(metrics_json)
     show = _progress_enabled(quiet)
     history: list[dict] = []
     bar = None
@@ -252,6 +270,10 @@ def rerank() -> None:
     raise NotImplementedYet("structkit rerank")
 
 
+# Click >= 8.2 raises this (a UsageError whose message is the whole help) for a bare `structkit`.
+_NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
     try:
@@ -265,6 +287,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("structkit: aborted", err=True)
         sys.exit(130)
+    except _NoArgsIsHelp as e:
+        # Fix: `structkit` with no arguments printed the whole help as one "error: Usage: ..."
+        # message; show the help as Click itself does (stderr, exit 2).
+        click.echo(e.ctx.get_help(), err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
         where = f"{ctx.command_path}: " if ctx is not None else "structkit: "

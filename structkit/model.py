@@ -69,7 +69,8 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None,
     # ValueError and escaped as a traceback.
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zipfile.LargeZipFile,
             zlib.error) as e:
-        raise UserError(f"not a structkit model file, or a damaged one ({type(e).__name__})", path) from None
+        kind = "zlib.error" if isinstance(e, zlib.error) else type(e).__name__
+        raise UserError(f"not a structkit model file, or a damaged one ({kind})", path) from None
     # Fix: NpzFile returns the raw bytes of a zip member that is not an .npy file; a zip that
     # merely holds such a member is not a model (``bytes`` has no ``.tobytes`` below).
     if not all(isinstance(a, np.ndarray) for a in arrays.values()):

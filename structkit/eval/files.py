@@ -32,6 +32,14 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
             if len(s.rows[0]) < 2:
                 raise UserError("need at least 2 columns: the gold label second-to-last and the "
                                 "predicted label last", display_name(path), s.first_line)
+            # Fix: a gold-only POS file (`word TAG`, the training format) was scored with the
+            # word as gold and the tag as prediction, printing a meaningless accuracy. Chunk and
+            # NER labels are checked below, which catches that mistake; POS tags cannot be, so
+            # the one-file POS form needs the word column too.
+            if task == "pos" and len(s.rows[0]) < 3:
+                raise UserError("need at least 3 columns for pos (word, gold tag, predicted tag); "
+                                "to compare a gold file with a prediction file give both: "
+                                "eval GOLD PRED", display_name(path), s.first_line)
             gold = [r[-2] for r in s.rows]
             pred = [r[-1] for r in s.rows]
             _check_labels(task, gold, path, s.first_line)
@@ -60,6 +68,11 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
         if len(gs.rows[0]) < 2:
             raise UserError("the gold file needs a label column (the last one)",
                             display_name(gpath), gs.first_line)
+        # Fix: a prediction file with only the word column was scored with the words as the
+        # predicted labels (a silent 0-ish accuracy for pos).
+        if len(ps.rows[0]) < 2:
+            raise UserError("the prediction file needs a predicted label column (the last one)",
+                            display_name(ppath), ps.first_line)
         gold = [r[-1] for r in gs.rows]
         pred = [r[-1] for r in ps.rows]
         _check_labels(task, gold, gpath, gs.first_line)

@@ -31,8 +31,9 @@ def emissions(indptr, indices, W, a, b, out):
 def viterbi(E, n, T, out):
     """Best label sequence for emission scores E[:n] and transitions T; writes out[:n].
 
-    Ties break towards the lower label id (first maximum), as the brute-force reference does.
-    Returns the best score.
+    Ties: each step keeps the lowest best predecessor and the traceback starts from the lowest
+    best final label, so among equal-scoring sequences the one smallest read from the end
+    backwards wins (deterministic, not lexicographic). Returns the best score.
     """
     L = E.shape[1]
     delta = np.empty((n, L))
