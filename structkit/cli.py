@@ -62,15 +62,7 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     """Train a model and write it to --model."""
     from structkit.config import load_config, resolve_data_path
 
-    # Fix: load_config lets a directory, an unreadable file or a non-UTF-8 file escape as an
-    # OSError / UnicodeDecodeError traceback; report them as one line naming the config.
-    try:
-        cfg: dict = load_config(config_path) if config_path else {"data": {}}
-    except UnicodeDecodeError as e:
-        raise UserError(f"not valid TOML: not UTF-8 text ({e.reason} at byte {e.start})",
-                        config_path) from None
-    except OSError as e:
-        raise UserError(f"cannot read config file: {e.strerror or e}", config_path) from None
+    cfg: dict = load_config(config_path) if config_path else {"data": {}}
     data = cfg.pop("data")
     for k in ("name", "description", "experiment"):
         cfg.pop(k, None)
@@ -98,10 +90,6 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
 
     config = TaggerConfig(**cfg)
     config.validate()
-    # Fix: a negative seed reached np.random.default_rng and failed with a ValueError traceback
-    # after the data had been read (TaggerConfig.validate does not check it).
-    if not isinstance(config.seed, int) or config.seed < 0:
-        raise UserError(f"--seed must be a non-negative integer, got {config.seed!r}")
     # Fix: a bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
     # leaving a model behind). Check both before any work.

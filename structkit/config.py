@@ -51,6 +51,10 @@ def load_config(path: str) -> dict[str, Any]:
         raise UserError("no such config file", path) from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"not valid TOML: {e}", path) from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"not valid TOML: not UTF-8 text ({e.reason} at byte {e.start})", path) from None
+    except OSError as e:
+        raise UserError(f"cannot read config file: {e.strerror or e}", path) from None
     data = raw.pop("data", {})
     if not isinstance(data, dict):
         raise UserError("[data] must be a table of train/dev/test paths", path)

@@ -46,6 +46,9 @@ class TaggerConfig:
             raise UserError(f"--epochs must be a positive integer, got {self.epochs!r}")
         if not isinstance(self.cutoff, int) or self.cutoff < 1:
             raise UserError(f"--cutoff must be a positive integer, got {self.cutoff!r}")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            # numpy's generator refuses negative seeds; say so before any data is read
+            raise UserError(f"--seed must be a non-negative integer, got {self.seed!r}")
         if self.label_order not in (1, 2):
             raise UserError(f"--label-order must be 1 or 2, got {self.label_order!r}")
         if self.label_order == 2 and self.algo == "perceptron":
@@ -217,6 +220,8 @@ class SequenceTagger:
                        header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError) as e:
             raise UserError(f"damaged model file: {e}", path) from None
+        except UserError as e:  # e.g. a template string in the header that does not parse
+            raise UserError(f"damaged model file: {e.message}", path) from None
 
 
 def score_labels(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict:

@@ -1,0 +1,607 @@
+"""Tests for the command line: train -> tag -> eval round trips on the hand-written fixtures,
+and the rule that every user mistake ends as ONE line on stderr naming the file (and line),
+a non-zero exit, no traceback and no model/output file left behind."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from structkit.cli import cli, main
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")
+CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
+POS_TRAIN = str(FIXTURES / "pos_train.txt")
+NER_TRAIN = str(FIXTURES / "ner_train.txt")
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def sk(capsys, monkeypatch):
+    """Run ``structkit.cli.main`` in-process; returns its exit code, stdout and stderr."""
+
+    def run(*args, stdin: bytes | None = None) -> Run:
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as ei:
+            main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        code = ei.value.code
+        return Run(0 if code is None else code, out, err)
+
+    return run
+
+
+def invoke(*args, input: str | None = None):
+    result = CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def assert_one_line_error(r: Run, *needles: str, code: int | None = None) -> str:
+    """Non-zero exit, exactly one line on stderr containing ``needles``, no traceback."""
+    assert r.code != 0, r
+    if code is not None:
+        assert r.code == code, r
+    assert "Traceback" not in r.err
+    lines = r.err.splitlines()
+    assert len(lines) == 1 and r.err.endswith("\n"), r.err
+    assert lines[0].startswith("structkit"), r.err
+    for n in needles:
+        assert n in lines[0], (n, r.err)
+    return lines[0]
+
+
+def leftovers(folder: Path) -> list[str]:
+    return [p for p in os.listdir(folder) if p.startswith(".tmp-")]
+
+
+def sentences_of(text: str) -> list[list[list[str]]]:
+    return [[line.split() for line in block.splitlines()] for block in text.strip("\n").split("\n\n")]
+
+
+def drop_last_column(src: str, dst: Path) -> str:
+    rows = [" ".join(line.split()[:-1]) if line.strip() else "" for line in Path(src).read_text().splitlines()]
+    dst.write_text("\n".join(rows) + "\n")
+    return str(dst)
+
+
+# ---- models shared by the tests of this module ----------------------------------------------
+@pytest.fixture(scope="module")
+def models(tmp_path_factory) -> dict[str, str]:
+    d = tmp_path_factory.mktemp("models")
+    paths = {k: str(d / f"{k}.npz") for k in ("chunk", "pos", "ner")}
+    invoke("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", paths["chunk"], "--epochs", 3, "-q")
+    invoke("train", "--task", "pos", "--train", POS_TRAIN, "--model", paths["pos"], "--epochs", 3, "-q")
+    invoke("train", "--task", "ner", "--train", NER_TRAIN, "--model", paths["ner"], "--epochs", 3,
+           "--algo", "greedy", "-q")
+    return paths
+
+
+# ---- train -> tag -> eval ---------------------------------------------------------------------
+def test_train_chunk_eval_round_trip(sk, models, tmp_path):
+    r = sk("chunk", "--model", models["chunk"], CHUNK_TEST)
+    assert r.code == 0 and r.err == ""
+    out_sents = sentences_of(r.out)
+    gold_sents = sentences_of(Path(CHUNK_TEST).read_text())
+    assert len(out_sents) == len(gold_sents) == 4
+    for o, g in zip(out_sents, gold_sents):
+        assert [row[:3] for row in o] == g           # input rows kept, one column appended
+        assert all(len(row) == 4 for row in o)
+    tagged = tmp_path / "tagged.txt"
+    tagged.write_text(r.out)
+
+    # conlleval's one-file form: gold second-to-last, prediction last.
+    r1 = sk("eval", "--task", "chunk", tagged)
+    assert r1.code == 0
+    assert "precision" in r1.out and "FB1" in r1.out and "NP:" in r1.out
+    j1 = json.loads(sk("eval", "--task", "chunk", "--json", tagged).out)
+    for key in ("accuracy", "precision", "recall", "f1", "per_type"):
+        assert key in j1
+    assert "NP" in j1["per_type"] and set(j1["per_type"]) <= {"NP", "VP", "PP"}
+    assert set(j1["per_type"]["NP"]) >= {"precision", "recall", "f1"}
+    assert j1["tokens"] == 25 and j1["sentences"] == 4
+    assert j1["f1"] > 70
+
+    # GOLD PRED form: the same scores.
+    j2 = json.loads(sk("eval", "--task", "chunk", "--json", CHUNK_TEST, tagged).out)
+    assert j2 == j1
+
+
+def test_eval_gold_pred_with_prediction_from_input_without_gold(sk, models, tmp_path):
+    words_pos = drop_last_column(CHUNK_TEST, tmp_path / "wp.txt")
+    pred = tmp_path / "pred.txt"
+    assert sk("chunk", "--model", models["chunk"], words_pos, "-o", pred).code == 0
+    j = json.loads(sk("eval", "--task", "chunk", "--json", CHUNK_TEST, pred).out)
+    assert j["tokens"] == 25 and 0 <= j["f1"] <= 100
+
+
+def test_input_without_gold_column_appends_one_column(sk, models, tmp_path):
+    words_pos = drop_last_column(CHUNK_TEST, tmp_path / "wp.txt")
+    r = sk("chunk", "--model", models["chunk"], words_pos)
+    assert r.code == 0
+    rows = [row for s in sentences_of(r.out) for row in s]
+    assert len(rows) == 25 and all(len(row) == 3 for row in rows)
+    assert {row[2] for row in rows} <= {"B-NP", "I-NP", "B-VP", "I-VP", "B-PP", "O"}
+
+
+def test_output_option_writes_a_file(sk, models, tmp_path):
+    out = tmp_path / "out.txt"
+    r = sk("chunk", "--model", models["chunk"], CHUNK_TEST, "-o", out)
+    assert r.code == 0 and r.out == "" and r.err == ""
+    assert out.read_text() == sk("chunk", "--model", models["chunk"], CHUNK_TEST).out
+    assert leftovers(tmp_path) == []
+
+
+def test_chunk_reads_stdin_dash(sk, models, tmp_path):
+    data = Path(drop_last_column(CHUNK_TEST, tmp_path / "wp.txt")).read_bytes()
+    r = sk("chunk", "--model", models["chunk"], "-", stdin=data)
+    assert r.code == 0
+    assert r.out == sk("chunk", "--model", models["chunk"], tmp_path / "wp.txt").out
+
+
+def test_chunk_stdin_through_clirunner(models, tmp_path):
+    data = Path(drop_last_column(CHUNK_TEST, tmp_path / "wp.txt")).read_text()
+    result = invoke("chunk", "--model", models["chunk"], input=data)   # no FILE: stdin
+    assert len(sentences_of(result.stdout)) == 4
+
+
+def test_tag_text_with_pos_model(sk, models):
+    r = sk("tag", "--model", models["pos"], "--text", "-", stdin=b"The cat sat on the mat .\n\nA dog barked .\n")
+    assert r.code == 0
+    sents = sentences_of(r.out)
+    assert [[row[0] for row in s] for s in sents] == [["The", "cat", "sat", "on", "the", "mat", "."],
+                                                     ["A", "dog", "barked", "."]]
+    assert all(len(row) == 2 for s in sents for row in s)
+    assert sents[0][0][1] == "DT" and sents[0][-1][1] == "."
+
+
+def test_pos_tag_and_eval_json_has_accuracy(sk, models, tmp_path):
+    tagged = tmp_path / "pos.out"
+    assert sk("tag", "--model", models["pos"], POS_TRAIN, "-o", tagged).code == 0
+    j = json.loads(sk("eval", "--task", "pos", "--json", tagged).out)
+    assert j["task"] == "pos" and "accuracy" in j and "f1" not in j
+    assert j["accuracy"] > 90
+    report = sk("eval", "--task", "pos", tagged).out
+    assert "accuracy" in report
+    jm = json.loads(sk("eval", "--task", "pos", "--json", "--model", models["pos"], tagged).out)
+    assert jm["unknown_tokens"] == 0
+
+
+def test_ner_round_trip(sk, models, tmp_path):
+    tagged = tmp_path / "ner.out"
+    assert sk("ner", "--model", models["ner"], NER_TRAIN, "-o", tagged).code == 0
+    j = json.loads(sk("eval", "--task", "ner", "--json", tagged).out)
+    assert set(j["per_type"]) <= {"PER", "LOC", "ORG"} and j["f1"] > 50
+
+
+def test_columns_option_at_tag_time(sk, models, tmp_path):
+    # pos, word swapped: name the columns.
+    src = tmp_path / "swapped.txt"
+    src.write_text("DT The\nNN cat\n\n. .\n")
+    r = sk("chunk", "--model", models["chunk"], "--columns", "pos,word", src)
+    assert r.code == 0
+    assert sentences_of(r.out)[0][0][:2] == ["DT", "The"]
+
+
+# ---- seeds, metrics, configs ----------------------------------------------------------------
+def model_weights(path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files if k != "__header__"}
+
+
+def test_seed_reproducibility(sk, tmp_path):
+    outs = []
+    for name in ("a.npz", "b.npz"):
+        m = tmp_path / name
+        args = ("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m, "--epochs", 3,
+                "--seed", 7, "--algo", "greedy")
+        assert sk(*args).code == 0
+        outs.append(sk("chunk", "--model", m, CHUNK_TEST).out)
+    assert outs[0] == outs[1]
+    wa, wb = model_weights(tmp_path / "a.npz"), model_weights(tmp_path / "b.npz")
+    assert wa.keys() == wb.keys()
+    for k in wa:
+        np.testing.assert_array_equal(wa[k], wb[k], err_msg=k)
+
+
+def test_metrics_json_per_epoch_with_dev(sk, tmp_path):
+    m, mj = tmp_path / "m.npz", tmp_path / "metrics.json"
+    r = sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--dev", CHUNK_TEST, "--model", m,
+           "--epochs", 3, "--metrics-json", mj)
+    assert r.code == 0 and m.exists()
+    data = json.loads(mj.read_text())
+    assert data["config"]["config"]["task"] == "chunk"
+    assert data["config"]["config"]["epochs"] == 3
+    assert data["config"]["train_tokens"] == 121
+    assert [e["epoch"] for e in data["epochs"]] == [1, 2, 3]
+    for e in data["epochs"]:
+        assert 0 <= e["train_accuracy"] <= 100
+        assert set(e["dev"]) >= {"accuracy", "precision", "recall", "f1"}
+        assert 0 <= e["dev"]["f1"] <= 100
+
+
+def test_metrics_json_without_dev_and_for_pos(sk, tmp_path):
+    m, mj = tmp_path / "m.npz", tmp_path / "metrics.json"
+    assert sk("train", "--task", "pos", "--train", POS_TRAIN, "--model", m, "--epochs", 2,
+              "--metrics-json", mj).code == 0
+    epochs = json.loads(mj.read_text())["epochs"]
+    assert len(epochs) == 2 and all("dev" not in e for e in epochs)
+    assert sk("train", "--task", "pos", "--train", POS_TRAIN, "--dev", POS_TRAIN, "--model", m,
+              "--epochs", 2, "--metrics-json", mj).code == 0
+    epochs = json.loads(mj.read_text())["epochs"]
+    assert all(set(e["dev"]) == {"accuracy"} for e in epochs)
+
+
+def test_verbose_prints_one_line_per_epoch(sk, tmp_path):
+    r = sk("train", "--task", "pos", "--train", POS_TRAIN, "--model", tmp_path / "m.npz", "--epochs", 2, "-v")
+    assert r.code == 0
+    assert [line.split(":")[0] for line in r.err.splitlines()[:2]] == ["epoch 1/2", "epoch 2/2"]
+    assert r.err.splitlines()[-1].startswith("wrote ")
+
+
+def test_config_toml_and_flags_override(sk, tmp_path):
+    cfg = tmp_path / "run.toml"
+    cfg.write_text(f'name = "t"\ntask = "chunk"\nepochs = 5\nalgo = "greedy"\n[data]\ntrain = "{CHUNK_TRAIN}"\n')
+    m, mj = tmp_path / "m.npz", tmp_path / "metrics.json"
+    r = sk("train", "--config", cfg, "--model", m, "--epochs", 2, "--metrics-json", mj)
+    assert r.code == 0, r.err
+    conf = json.loads(mj.read_text())["config"]["config"]
+    assert conf["epochs"] == 2 and conf["algo"] == "greedy" and conf["task"] == "chunk"
+    # The model records the merged config too.
+    from structkit.tasks.sequence import SequenceTagger
+    assert SequenceTagger.load(str(m)).config.epochs == 2
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('task = "chunk"\nfoo = 1\n', "unknown config key(s): foo"),
+    ('task = "chunk"\n[data]\ntest2 = "x"\n', "data.test2"),
+    ('task = "chunk"\nepochs = [\n', "not valid TOML"),
+    ('task = "chunk"\nepochs = "ten"\n', "'epochs' must be an integer"),
+    ('task = "chunk"\nseed = -3\n', "--seed"),
+    ('task = "chunk"\nepochs = 0\n', "--epochs"),
+    ('task = "nope"\n', "--task"),
+])
+def test_bad_config(sk, tmp_path, text, needle):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(text)
+    m = tmp_path / "m.npz"
+    r = sk("train", "--config", cfg, "--train", CHUNK_TRAIN, "--model", m)
+    line = assert_one_line_error(r, needle, code=1)
+    if "--" not in needle:
+        assert f"{cfg}: " in line
+    assert not m.exists() and leftovers(tmp_path) == []
+
+
+def test_config_missing_directory_or_not_utf8(sk, tmp_path):
+    m = tmp_path / "m.npz"
+    assert_one_line_error(sk("train", "--config", tmp_path / "no.toml", "--model", m),
+                          f"{tmp_path / 'no.toml'}: no such config file")
+    assert_one_line_error(sk("train", "--config", tmp_path, "--model", m), f"{tmp_path}: ")
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b'task = "chunk"\n# caf\xe9\n')
+    assert_one_line_error(sk("train", "--config", bad, "--train", CHUNK_TRAIN, "--model", m),
+                          f"{bad}: ", "UTF-8")
+    assert not m.exists()
+
+
+# ---- dump, parse, rerank, misc ---------------------------------------------------------------
+def test_dump_shows_labels_and_feature_names(sk, models):
+    r = sk("dump", "--model", models["chunk"], "--top", 5)
+    assert r.code == 0
+    assert "task chunk, algo perceptron, 6 labels" in r.out
+    assert "labels: B-NP B-PP B-VP I-NP I-VP O" in r.out
+    feats = r.out.split("strongest features")[1].splitlines()[1:]
+    assert 1 <= len(feats) <= 5
+    assert all("=" in f and ":" in f for f in feats)
+
+
+def test_dump_feature_filter(sk, models):
+    r = sk("dump", "--model", models["chunk"], "--feature", "p[0]=", "--top", 50)
+    assert r.code == 0
+    feats = r.out.split("strongest features")[1].splitlines()[1:]
+    # "contains": cap[0]=1 matches p[0]= too.
+    assert feats and all("p[0]=" in f for f in feats)
+    assert any(f.strip().startswith("p[0]=DT:") for f in feats)
+    assert not any(f.strip().startswith(("w[", "suf", "pre")) for f in feats)
+    r = sk("dump", "--model", models["chunk"], "--feature", "no-such-feature")
+    assert r.out.rstrip().endswith("(none)")
+
+
+@pytest.mark.parametrize("args", [["parse"], ["parse", "--model", "x", "in.conll"], ["rerank"],
+                                  ["eval", "--task", "parse", "x"], ["eval", "--task", "rerank", "x"],
+                                  ["train", "--task", "parse", "--train", CHUNK_TRAIN, "--model", "m"]])
+def test_not_implemented_yet(sk, args):
+    r = sk(*args)
+    assert_one_line_error(r, "not implemented yet", code=2)
+
+
+def test_version_and_bare_command(sk):
+    r = sk("--version")
+    assert r.code == 0 and "structkit" in r.out
+    r = sk()
+    assert r.code == 2 and "Usage:" in r.err and "error" not in r.err.splitlines()[0]
+
+
+# ---- bad options -----------------------------------------------------------------------------
+@pytest.mark.parametrize("extra, needle", [
+    (["--epochs", "0"], "--epochs must be a positive integer, got 0"),
+    (["--epochs", "-1"], "--epochs must be a positive integer, got -1"),
+    (["--algo", "nope"], "--algo must be one of perceptron, greedy"),
+    (["--task", "nope"], "--task must be one of pos, chunk, ner, got 'nope'"),
+    (["--label-order", "3"], "--label-order must be 1 or 2, got 3"),
+    (["--label-order", "2"], "--label-order 2 needs"),
+    (["--direction", "up"], "--direction must be ltr or rtl, got 'up'"),
+    (["--cutoff", "0"], "--cutoff"),
+    (["--seed", "-1"], "--seed"),
+    (["--columns", "word,foo"], "--columns"),
+    (["--templates", "x[0]"], "bad feature template 'x[0]'"),
+])
+def test_train_bad_option_values(sk, tmp_path, extra, needle):
+    m, mj = tmp_path / "m.npz", tmp_path / "mj.json"
+    args = ["train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m, "--epochs", "2",
+            "--metrics-json", mj]
+    if extra[0] == "--task":
+        args[1:3] = []
+    r = sk(*args, *extra)
+    assert_one_line_error(r, needle, code=1)
+    assert not m.exists() and not mj.exists() and leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", "m.npz", "--epochs", "abc"],
+     "'abc' is not a valid integer"),
+    (["train", "--task", "chunk", "--train", CHUNK_TRAIN], "Missing option '--model'"),
+    (["train", "--bogus"], "No such option"),
+    (["dump", "--model", "m.npz", "--top", "0"], "--top"),
+    (["nosuchcommand"], "No such command"),
+])
+def test_click_usage_errors_are_one_line_exit_2(sk, tmp_path, monkeypatch, args, needle):
+    monkeypatch.chdir(tmp_path)
+    assert_one_line_error(sk(*args), needle, code=2)
+    assert os.listdir(tmp_path) == []
+
+
+def test_train_missing_train_and_task(sk, tmp_path):
+    m = tmp_path / "m.npz"
+    assert_one_line_error(sk("train", "--task", "chunk", "--model", m), "--train is required")
+    assert_one_line_error(sk("train", "--train", CHUNK_TRAIN, "--model", m), "--task is required")
+    assert not m.exists()
+
+
+def test_train_output_destinations_checked_before_training(sk, tmp_path):
+    m = tmp_path / "m.npz"
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", tmp_path / "no" / "m.npz"),
+                          f"{tmp_path / 'no' / 'm.npz'}: cannot write")
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", tmp_path),
+                          f"{tmp_path}: cannot write")
+    # A bad --metrics-json must not leave a model behind.
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m,
+                             "--metrics-json", tmp_path / "no" / "m.json"), "no/m.json: cannot write")
+    assert os.listdir(tmp_path) == []
+
+
+# ---- bad training data ---------------------------------------------------------------------
+def test_train_nonexistent_file(sk, tmp_path):
+    m = tmp_path / "m.npz"
+    missing = tmp_path / "nope.txt"
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", missing, "--model", m),
+                          f"{missing}: no such file")
+    assert not m.exists()
+
+
+def test_train_malformed_rows_name_the_line(sk, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("The DT B-NP\ncat NN I-NP\n\nsat VBD B-VP\non IN\n. . O\n")
+    m = tmp_path / "m.npz"
+    line = assert_one_line_error(sk("train", "--task", "chunk", "--train", bad, "--model", m),
+                                 f"{bad}:5: expected 3 columns, found 2", code=1)
+    assert line == f"structkit: error: {bad}:5: expected 3 columns, found 2"
+    assert not m.exists() and leftovers(tmp_path) == []
+
+
+def test_train_malformed_dev_names_the_dev_file(sk, tmp_path):
+    dev = tmp_path / "dev.txt"
+    dev.write_text("The DT B-NP\n\n\ncat\tNN\t\tI-NP\n")
+    m = tmp_path / "m.npz"
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--dev", dev, "--model", m),
+                          f"{dev}:4: empty column")
+    assert not m.exists()
+
+
+def test_train_invalid_utf8_names_the_line(sk, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"The DT B-NP\ncaf\xe9 NN I-NP\n")
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", bad, "--model", tmp_path / "m.npz"),
+                          f"{bad}:2: not valid UTF-8")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n  \n", b"-DOCSTART- -X- O\n\n"])
+def test_train_empty_file(sk, tmp_path, content):
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(content)
+    m = tmp_path / "m.npz"
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", empty, "--model", m),
+                          f"{empty}: empty file")
+    assert not m.exists()
+
+
+# ---- bad eval inputs -----------------------------------------------------------------------
+@pytest.fixture
+def tagged(sk, models, tmp_path) -> Path:
+    p = tmp_path / "tagged.txt"
+    assert sk("chunk", "--model", models["chunk"], CHUNK_TEST, "-o", p).code == 0
+    return p
+
+
+def test_eval_token_mismatch(sk, tagged, tmp_path):
+    lines = tagged.read_text().splitlines()
+    assert lines[1].startswith("dog ")
+    lines[1] = "cat" + lines[1][3:]
+    pred = tmp_path / "pred.txt"
+    pred.write_text("\n".join(lines) + "\n")
+    assert_one_line_error(sk("eval", "--task", "chunk", CHUNK_TEST, pred),
+                          f"{pred}:2: token 'cat' does not line up with gold token 'dog'", f"line 2 of {CHUNK_TEST}")
+
+
+def test_eval_prediction_with_fewer_sentences(sk, tagged, tmp_path):
+    pred = tmp_path / "pred.txt"
+    pred.write_text("\n\n".join(tagged.read_text().split("\n\n")[:2]) + "\n")
+    assert_one_line_error(sk("eval", "--task", "chunk", CHUNK_TEST, pred),
+                          f"{pred}: the prediction file ends before the gold file")
+
+
+def test_eval_prediction_with_more_sentences(sk, tagged, tmp_path):
+    gold = tmp_path / "gold.txt"
+    gold.write_text("\n\n".join(Path(CHUNK_TEST).read_text().split("\n\n")[:3]) + "\n")
+    assert_one_line_error(sk("eval", "--task", "chunk", gold, tagged),
+                          f"{tagged}:23: the prediction file has more sentences than the gold file")
+
+
+def test_eval_sentence_length_mismatch(sk, tagged, tmp_path):
+    lines = tagged.read_text().splitlines()
+    del lines[3]                        # drop 'on' from the first sentence
+    pred = tmp_path / "pred.txt"
+    pred.write_text("\n".join(lines) + "\n")
+    assert_one_line_error(sk("eval", "--task", "chunk", CHUNK_TEST, pred),
+                          f"{pred}:1: sentence has 6 tokens, but the gold sentence at line 1")
+
+
+def test_eval_unknown_chunk_label(sk, tagged, tmp_path):
+    lines = tagged.read_text().splitlines()
+    assert lines[10] == "the DT B-NP B-NP"
+    lines[10] = "the DT B-NP NP"
+    bad = tmp_path / "bad.txt"
+    bad.write_text("\n".join(lines) + "\n")
+    assert_one_line_error(sk("eval", "--task", "chunk", bad), f"{bad}:11: unknown label 'NP'")
+    assert_one_line_error(sk("eval", "--task", "ner", "--json", bad), f"{bad}:11: unknown label 'NP'")
+
+
+def test_eval_unknown_label_in_gold_file(sk, tagged, tmp_path):
+    gold = tmp_path / "gold.txt"
+    gold.write_text(Path(CHUNK_TEST).read_text().replace("sat VBD B-VP", "sat VBD VP"))
+    assert_one_line_error(sk("eval", "--task", "chunk", gold, tagged), f"{gold}:3: unknown label 'VP'")
+
+
+def test_eval_files_without_label_columns(sk, tmp_path):
+    words = tmp_path / "words.txt"
+    words.write_text("a\nb\n")
+    assert_one_line_error(sk("eval", "--task", "chunk", words), f"{words}:1: need at least 2 columns")
+    assert_one_line_error(sk("eval", "--task", "chunk", CHUNK_TEST, words), f"{words}:1:")
+    assert_one_line_error(sk("eval", "--task", "pos", POS_TRAIN, words), f"{words}:1:")
+    # A gold-only POS file (word TAG) is not conlleval's one-file layout.
+    assert_one_line_error(sk("eval", "--task", "pos", POS_TRAIN), f"{POS_TRAIN}:1: need at least 3 columns")
+
+
+def test_eval_bad_arguments(sk, tmp_path):
+    assert_one_line_error(sk("eval", "--task", "chunk"), "got 0")
+    assert_one_line_error(sk("eval", "--task", "chunk", CHUNK_TEST, CHUNK_TEST, CHUNK_TEST), "got 3")
+    assert_one_line_error(sk("eval", "--task", "nope", CHUNK_TEST), "--task must be one of")
+    missing = tmp_path / "nope.txt"
+    assert_one_line_error(sk("eval", "--task", "chunk", missing), f"{missing}: no such file")
+
+
+# ---- bad tagging inputs and models ---------------------------------------------------------
+def test_chunk_model_with_tag_command(sk, models, tmp_path):
+    out = tmp_path / "out.txt"
+    line = assert_one_line_error(sk("tag", "--model", models["chunk"], POS_TRAIN, "-o", out),
+                                 f"{models['chunk']}: ", "'chunk'", "structkit tag")
+    assert "pos model" in line
+    assert not out.exists()
+    assert_one_line_error(sk("ner", "--model", models["pos"], NER_TRAIN), "'pos'", "structkit ner")
+
+
+def test_wrong_column_count_at_tag_time(sk, models, tmp_path):
+    one = tmp_path / "one.txt"
+    one.write_text("\nThe\ncat\n")
+    out = tmp_path / "out.txt"
+    assert_one_line_error(sk("chunk", "--model", models["chunk"], one, "-o", out),
+                          f"{one}:2: expected 3 columns (word,pos,label, as in training) or 2")
+    four = tmp_path / "four.txt"
+    four.write_text("The DT B-NP B-NP\n")
+    assert_one_line_error(sk("chunk", "--model", models["chunk"], four, "-o", out), f"{four}:1: ", "found 4")
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_malformed_input_after_good_sentences_leaves_no_output(sk, models, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text(Path(CHUNK_TEST).read_text() + "\nThe DT\n")
+    out = tmp_path / "out.txt"
+    assert_one_line_error(sk("chunk", "--model", models["chunk"], bad, "-o", out),
+                          f"{bad}:30: expected 3 columns, found 2")
+    assert not out.exists() and leftovers(tmp_path) == []
+
+
+def test_second_input_missing_leaves_no_output(sk, models, tmp_path):
+    out = tmp_path / "out.txt"
+    out.write_text("previous\n")
+    missing = tmp_path / "missing.txt"
+    assert_one_line_error(sk("chunk", "--model", models["chunk"], CHUNK_TEST, missing, "-o", out),
+                          f"{missing}: no such file")
+    assert out.read_text() == "previous\n" and leftovers(tmp_path) == []
+
+
+def test_text_input_for_a_model_that_needs_pos(sk, models):
+    assert_one_line_error(sk("chunk", "--model", models["chunk"], "--text", "-", stdin=b"The cat sat\n"),
+                          "<stdin>: ", "POS column")
+
+
+def test_output_to_a_directory_or_missing_folder(sk, models, tmp_path):
+    assert_one_line_error(sk("chunk", "--model", models["chunk"], CHUNK_TEST, "-o", tmp_path),
+                          f"{tmp_path}: cannot write")
+    target = tmp_path / "no" / "out.txt"
+    assert_one_line_error(sk("chunk", "--model", models["chunk"], CHUNK_TEST, "-o", target),
+                          f"{target}: cannot write")
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "random", "text", "empty"])
+def test_model_file_missing_or_corrupt(sk, models, tmp_path, damage):
+    m = tmp_path / "m.npz"
+    data = Path(models["chunk"]).read_bytes()
+    if damage == "truncated":
+        m.write_bytes(data[: len(data) // 2])
+    elif damage == "random":
+        m.write_bytes(np.random.default_rng(0).integers(0, 256, 2000, dtype=np.uint8).tobytes())
+    elif damage == "text":
+        m.write_text("The DT B-NP\n")
+    elif damage == "empty":
+        m.write_bytes(b"")
+    out = tmp_path / "out.txt"
+    for cmd in (["chunk", "--model", m, CHUNK_TEST, "-o", out], ["dump", "--model", m],
+                ["eval", "--task", "chunk", "--model", m, CHUNK_TEST]):
+        assert_one_line_error(sk(*cmd), f"{m}: ", code=1)
+    assert not out.exists()
+
+
+# ---- the installed entry point, as a separate process ---------------------------------------
+def test_python_m_structkit_errors(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    m = tmp_path / "m.npz"
+    p = subprocess.run([sys.executable, "-m", "structkit", "train", "--task", "chunk", "--train", CHUNK_TRAIN,
+                        "--model", str(m), "--epochs", "0"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.returncode == 1 and p.stdout == ""
+    assert p.stderr == "structkit: error: --epochs must be a positive integer, got 0\n"
+    p = subprocess.run([sys.executable, "-m", "structkit", "chunk", "--model", str(m), CHUNK_TEST],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.returncode == 1 and p.stderr == f"structkit: error: {m}: no such model file\n"
+    p = subprocess.run([sys.executable, "-m", "structkit", "parse"], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and p.stderr == "structkit: structkit parse is not implemented yet\n"
+    assert os.listdir(tmp_path) == []

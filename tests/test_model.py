@@ -1,0 +1,292 @@
+"""Tests for model files (structkit.model) through SequenceTagger: round trip, refusing bad
+files with a UserError naming the file, no pickle, atomic saves."""
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import structkit.model as model_mod
+from structkit.errors import UserError
+from structkit.io.conll import read_conll
+from structkit.model import FORMAT_VERSION, load_model, save_model
+from structkit.tasks.sequence import SequenceTagger, TaggerConfig, train_tagger
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")
+CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
+
+
+@pytest.fixture(scope="module")
+def tagger() -> SequenceTagger:
+    return train_tagger(TaggerConfig(task="chunk", epochs=3), CHUNK_TRAIN)
+
+
+@pytest.fixture(scope="module")
+def model_file(tagger, tmp_path_factory) -> str:
+    path = str(tmp_path_factory.mktemp("model") / "chunk.npz")
+    tagger.save(path)
+    return path
+
+
+def predict(t: SequenceTagger, path: str = CHUNK_TEST) -> list[list[str]]:
+    return [labels for _, batch in t.tag_batches(read_conll(path), path) for labels in batch]
+
+
+def raw_arrays(path: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """The header and arrays of a model file, read without any checks."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    header = json.loads(arrays.pop("__header__").tobytes().decode("utf-8"))
+    return header, arrays
+
+
+def write_raw(path: str, header: dict, arrays: dict[str, np.ndarray]) -> None:
+    blob = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    np.savez_compressed(path, __header__=blob, **arrays)
+
+
+def load_error(path: str, **kw) -> str:
+    with pytest.raises(UserError) as ei:
+        SequenceTagger.load(path, **kw)
+    msg = str(ei.value)
+    assert msg.startswith(f"{path}: "), msg
+    assert "\n" not in msg
+    return msg
+
+
+def no_temp_files(folder: Path) -> bool:
+    return not [p for p in os.listdir(folder) if p.startswith(".tmp-")]
+
+
+# ---- round trip ---------------------------------------------------------------------------
+def test_round_trip_predicts_identically(tagger, model_file):
+    loaded = SequenceTagger.load(model_file)
+    assert loaded.labels == tagger.labels
+    assert loaded.config == tagger.config
+    assert loaded.columns == tagger.columns and loaded.n_columns == tagger.n_columns
+    np.testing.assert_array_equal(loaded.weights.W, tagger.weights.W)
+    np.testing.assert_array_equal(loaded.weights.T, tagger.weights.T)
+    before = predict(tagger)
+    assert predict(loaded) == before
+    assert len(before) == 4 and all(lab in tagger.labels for s in before for lab in s)
+    # The fixture is easy: a 3-epoch chunker gets most of the test tokens right.
+    gold = [[r[-1] for r in s.rows] for s in read_conll(CHUNK_TEST)]
+    right = sum(g == p for gs, ps in zip(gold, before) for g, p in zip(gs, ps))
+    assert right / sum(map(len, gold)) > 0.8
+
+
+def test_round_trip_of_the_feature_space(tagger, model_file):
+    loaded = SequenceTagger.load(model_file)
+    assert loaded.features.n_features == tagger.features.n_features
+    assert [t.text for t in loaded.features.templates] == [t.text for t in tagger.features.templates]
+    assert loaded.features.known_words() == tagger.features.known_words()
+    assert loaded.info["train_tokens"] == tagger.info["train_tokens"]
+
+
+def test_header_records_format_task_and_checksum(model_file):
+    header, arrays = raw_arrays(model_file)
+    assert header["format"] == "structkit-model"
+    assert header["format_version"] == FORMAT_VERSION
+    assert header["task"] == "chunk"
+    assert len(header["checksum"]) == 64
+    assert all(a.dtype != object for a in arrays.values())
+
+
+def test_save_model_writes_with_the_permissions_of_a_plain_file(tmp_path):
+    path = tmp_path / "m.npz"
+    save_model(str(path), {"task": "chunk"}, {"a": np.arange(3)})
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask
+    header, arrays = load_model(str(path))
+    np.testing.assert_array_equal(arrays["a"], np.arange(3))
+
+
+# ---- refusing bad files -------------------------------------------------------------------
+def test_missing_model_file(tmp_path):
+    assert "no such model file" in load_error(str(tmp_path / "missing.npz"))
+
+
+def test_directory_is_not_a_model(tmp_path):
+    assert "directory" in load_error(str(tmp_path))
+
+
+@pytest.mark.parametrize("keep", [0, 10, 100, 0.5, -1])
+def test_truncated_model_file(model_file, tmp_path, keep):
+    data = Path(model_file).read_bytes()
+    n = int(len(data) * keep) if isinstance(keep, float) else (len(data) - 1 if keep == -1 else keep)
+    path = tmp_path / "truncated.npz"
+    path.write_bytes(data[:n])
+    load_error(str(path))
+
+
+def test_random_bytes_file(tmp_path):
+    path = tmp_path / "random.npz"
+    path.write_bytes(np.random.default_rng(1).integers(0, 256, 5000, dtype=np.uint8).tobytes())
+    assert "not a structkit model file" in load_error(str(path))
+
+
+def test_text_file(tmp_path):
+    path = tmp_path / "notes.npz"
+    path.write_text("The DT B-NP\n")
+    load_error(str(path))
+
+
+def test_damaged_compressed_data(model_file, tmp_path):
+    # Bytes flipped inside a compressed member: zlib or CRC errors, never a traceback.
+    data = bytearray(Path(model_file).read_bytes())
+    for i in range(len(data) // 3, len(data) // 3 + 64):
+        data[i] ^= 0xFF
+    path = tmp_path / "flipped.npz"
+    path.write_bytes(bytes(data))
+    load_error(str(path))
+
+
+def test_npy_file_is_not_a_model(tmp_path):
+    path = tmp_path / "array.npz"
+    with open(path, "wb") as f:
+        np.save(f, np.arange(5))
+    assert "not a structkit model file" in load_error(str(path))
+
+
+def test_valid_npz_that_is_not_a_model(tmp_path):
+    path = str(tmp_path / "other.npz")
+    np.savez(path, weights=np.ones((3, 3)))
+    assert "no header" in load_error(path)
+
+
+def test_zip_that_is_not_an_npz(tmp_path):
+    path = str(tmp_path / "other.npz")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("__header__", "{}")
+        z.writestr("readme.txt", "hello")
+    assert "not a structkit model file" in load_error(path)
+
+
+def test_npz_with_a_foreign_json_header(tmp_path):
+    path = str(tmp_path / "other.npz")
+    write_raw(path, {"format": "something-else", "format_version": 1}, {"a": np.zeros(2)})
+    assert "unknown format" in load_error(path)
+    path2 = str(tmp_path / "other2.npz")
+    np.savez(path2, __header__=np.frombuffer(b"\xff\xfe not json", dtype=np.uint8))
+    assert "unreadable header" in load_error(path2)
+
+
+def test_other_format_version(model_file, tmp_path):
+    header, arrays = raw_arrays(model_file)
+    header["format_version"] = FORMAT_VERSION + 1
+    path = str(tmp_path / "future.npz")
+    write_raw(path, header, arrays)
+    msg = load_error(path)
+    assert f"format version {FORMAT_VERSION + 1}" in msg and "retrain" in msg
+
+
+def test_altered_arrays_fail_the_checksum(model_file, tmp_path):
+    header, arrays = raw_arrays(model_file)
+    arrays["W_vals"] = arrays["W_vals"].copy()
+    arrays["W_vals"][0] += 1.0
+    path = str(tmp_path / "altered.npz")
+    write_raw(path, header, arrays)
+    assert "checksum" in load_error(path)
+
+
+def test_removed_array_fails_the_checksum(model_file, tmp_path):
+    header, arrays = raw_arrays(model_file)
+    del arrays["T2"]
+    path = str(tmp_path / "partial.npz")
+    write_raw(path, header, arrays)
+    assert "checksum" in load_error(path)
+
+
+def test_consistent_checksum_but_damaged_contents(model_file, tmp_path):
+    # Arrays changed and the checksum recomputed: the structural checks still refuse it.
+    header, arrays = raw_arrays(model_file)
+    arrays["T"] = np.zeros((2, 2))
+    header["checksum"] = model_mod._checksum(arrays)
+    path = str(tmp_path / "inconsistent.npz")
+    write_raw(path, header, arrays)
+    assert "damaged model file" in load_error(path)
+
+
+def test_model_for_another_task(model_file):
+    msg = load_error(model_file, command="tag", tasks=("pos",))
+    assert "'chunk'" in msg and "structkit tag" in msg and "pos model" in msg
+    # Without a task restriction it loads.
+    assert SequenceTagger.load(model_file).config.task == "chunk"
+
+
+# ---- no pickle ----------------------------------------------------------------------------
+def test_load_uses_allow_pickle_false(model_file, monkeypatch):
+    seen = []
+    real = np.load
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("allow_pickle"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(model_mod.np, "load", spy)
+    SequenceTagger.load(model_file)
+    assert seen == [False]
+
+
+def test_object_array_is_refused_not_executed(model_file, tmp_path):
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        # Unpickling this would create the marker file.
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    header, arrays = raw_arrays(model_file)
+    arrays["labels"] = np.array([Evil()], dtype=object)
+    path = str(tmp_path / "evil.npz")
+    write_raw(path, header, arrays)  # savez pickles object arrays
+    with zipfile.ZipFile(path) as z:
+        assert "labels.npy" in z.namelist()
+    load_error(path)
+    assert not marker.exists()
+
+
+# ---- atomic saves -------------------------------------------------------------------------
+def test_failed_save_leaves_nothing_behind(tagger, tmp_path, monkeypatch):
+    def boom(f, *args, **kwargs):
+        f.write(b"PK\x03\x04 half a model")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "savez_compressed", boom)
+    target = tmp_path / "m.npz"
+    with pytest.raises(OSError, match="disk full"):
+        tagger.save(str(target))
+    assert not target.exists()
+    assert os.listdir(tmp_path) == []
+
+
+def test_failed_save_keeps_the_previous_model(tagger, tmp_path, monkeypatch):
+    target = tmp_path / "m.npz"
+    tagger.save(str(target))
+    before = target.read_bytes()
+
+    def boom(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np, "savez_compressed", boom)
+    with pytest.raises(KeyboardInterrupt):
+        tagger.save(str(target))
+    assert target.read_bytes() == before
+    assert no_temp_files(tmp_path)
+    SequenceTagger.load(str(target))
+
+
+def test_save_to_a_missing_folder_or_a_directory(tagger, tmp_path):
+    with pytest.raises(UserError, match="folder does not exist"):
+        tagger.save(str(tmp_path / "nope" / "m.npz"))
+    (tmp_path / "d").mkdir()
+    with pytest.raises(UserError, match="is a directory"):
+        tagger.save(str(tmp_path / "d"))
+    assert sorted(os.listdir(tmp_path)) == ["d"]
+    assert os.listdir(tmp_path / "d") == []
