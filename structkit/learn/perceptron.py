@@ -8,13 +8,11 @@ c counts examples seen; the average of all intermediate weight vectors is ``W - 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 
 from structkit.features.extract import Encoded
 from structkit.search.jit import njit
-from structkit.search.viterbi import emissions, greedy, viterbi
+from structkit.search.viterbi import emissions, greedy_step, history, max_length, viterbi
 
 
 @dataclass
@@ -49,9 +47,7 @@ def _add_features(indptr, indices, t, W, U, y, v, cv):
 def structured_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c):
     """One epoch of the structured perceptron with exact Viterbi. Returns (c, tokens wrong)."""
     L = W.shape[1]
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    maxlen = max_length(offsets)
     E = np.empty((maxlen, L))
     pred = np.empty(maxlen, dtype=np.int32)
     wrong = 0
@@ -100,25 +96,9 @@ def greedy_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, secon
         n = offsets[s + 1] - a
         for k in range(n):
             t = n - 1 - k if reverse else k
-            if k == 0:
-                p1 = L
-                p2 = L
-            else:
-                p1 = y[a + t + 1] if reverse else y[a + t - 1]
-                if k == 1:
-                    p2 = L
-                else:
-                    p2 = y[a + t + 2] if reverse else y[a + t - 2]
+            p1, p2 = history(y, a, k, n, reverse, L)
             emissions(indptr, indices, W, a + t, a + t + 1, row)
-            best = -np.inf
-            arg = 0
-            for z in range(L):
-                sc = row[0, z] + T[p1, z]
-                if second_order:
-                    sc += T2[p2, p1, z]
-                if sc > best:
-                    best = sc
-                    arg = z
+            arg = greedy_step(row[0], T, T2, p1, p2, second_order)
             g = y[a + t]
             if arg != g:
                 wrong += 1
@@ -136,8 +116,6 @@ def greedy_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, secon
             c += 1.0
     return c, wrong
 
-
-EpochCallback = Callable[[int, Weights, dict], None]
 
 
 class AveragedPerceptron:

@@ -66,41 +66,58 @@ def viterbi(E, n, T, out):
 
 
 @njit
+def max_length(offsets):
+    """Length of the longest sentence (at least 1, for buffer sizes)."""
+    m = 1
+    for s in range(len(offsets) - 1):
+        m = max(m, offsets[s + 1] - offsets[s])
+    return m
+
+
+@njit
+def history(labels, base, k, n, reverse, L):
+    """The (previous, two-back) labels of the k-th decision of a sentence of n tokens starting
+    at ``labels[base]``, in decoding order; L stands for the sentence boundary."""
+    if k == 0:
+        return L, L
+    t = n - 1 - k if reverse else k
+    step = 1 if reverse else -1
+    p1 = labels[base + t + step]
+    p2 = labels[base + t + 2 * step] if k >= 2 else L
+    return p1, p2
+
+
+@njit
+def greedy_step(row, T, T2, p1, p2, second_order):
+    """Best label given emission scores ``row`` and the history (first maximum wins)."""
+    best = -np.inf
+    arg = 0
+    for y in range(row.shape[0]):
+        s = row[y] + T[p1, y]
+        if second_order:
+            s += T2[p2, p1, y]
+        if s > best:
+            best = s
+            arg = y
+    return arg
+
+
+@njit
 def greedy(E, n, T, T2, second_order, reverse, out):
     """History-based decoding: one label at a time, left to right (or right to left when
     ``reverse``), each scored by its emissions and the one (or two) labels already chosen."""
     L = E.shape[1]
     for k in range(n):
         t = n - 1 - k if reverse else k
-        if k == 0:
-            p1 = L
-            p2 = L
-        else:
-            p1 = out[t + 1] if reverse else out[t - 1]
-            if k == 1:
-                p2 = L
-            else:
-                p2 = out[t + 2] if reverse else out[t - 2]
-        best = -np.inf
-        arg = 0
-        for y in range(L):
-            s = E[t, y] + T[p1, y]
-            if second_order:
-                s += T2[p2, p1, y]
-            if s > best:
-                best = s
-                arg = y
-        out[t] = arg
+        p1, p2 = history(out, 0, k, n, reverse, L)
+        out[t] = greedy_step(E[t], T, T2, p1, p2, second_order)
 
 
 @njit
 def decode_corpus(indptr, indices, offsets, W, T, T2, method, second_order, reverse, out):
     """Decode every sentence: method 0 = Viterbi, 1 = greedy. Writes label ids into out."""
     L = W.shape[1]
-    maxlen = 0
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    E = np.empty((max(maxlen, 1), L))
+    E = np.empty((max_length(offsets), L))
     for s in range(len(offsets) - 1):
         a = offsets[s]
         b = offsets[s + 1]
