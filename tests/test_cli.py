@@ -417,6 +417,17 @@ def test_train_malformed_rows_name_the_line(sk, tmp_path):
     assert not m.exists() and leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("task", ["chunk", "ner"])
+def test_train_unknown_phrase_label_names_the_line(sk, tmp_path, task):
+    """A label column that is not phrase tags (e.g. the POS column by mistake) is refused."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text("The DT B-NP\ncat NN I-NP\n\nsat VBD VP\n. . O\n")
+    m = tmp_path / "m.npz"
+    assert_one_line_error(sk("train", "--task", task, "--train", bad, "--model", m),
+                          f"{bad}:4: unknown label 'VP'", code=1)
+    assert not m.exists() and leftovers(tmp_path) == []
+
+
 def test_train_malformed_dev_names_the_dev_file(sk, tmp_path):
     dev = tmp_path / "dev.txt"
     dev.write_text("The DT B-NP\n\n\ncat\tNN\t\tI-NP\n")

@@ -16,10 +16,23 @@ default mode (not ``-r``) rather than a "clean" span-matching F1:
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-__all__ = ["TypeCounts", "ChunkScore", "ChunkCounter", "conlleval", "chunks", "split_tag"]
+__all__ = ["TypeCounts", "ChunkScore", "ChunkCounter", "conlleval", "chunks", "split_tag",
+           "first_bad_tag"]
+
+# The tags whose phrases conlleval reads as intended: O, and B-/I-/E- with a type.
+_PHRASE_TAG = re.compile(r"^(O|[BIE]-.+)$")
+
+
+def first_bad_tag(tags: Sequence[str]) -> int | None:
+    """Index of the first tag that is not O or B-/I-/E-TYPE, or None when all are."""
+    for k, tag in enumerate(tags):
+        if not _PHRASE_TAG.match(tag):
+            return k
+    return None
 
 
 def split_tag(tag: str) -> tuple[str, str]:

@@ -3,25 +3,23 @@ prediction last) or a gold file and a prediction file that must line up token by
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Iterator
 
 from structkit.errors import UserError
-from structkit.eval.chunks import ChunkCounter
+from structkit.eval.chunks import ChunkCounter, first_bad_tag
 from structkit.io.conll import read_conll
 from structkit.io.files import display_name
 
-_CHUNK_LABEL = re.compile(r"^(O|[BIE]-.+)$")
 
-
-def _check_labels(task: str, labels: list[str], path: str, first_line: int) -> None:
+def check_labels(task: str, labels: list[str], path: str, first_line: int) -> None:
+    """Chunk and NER labels must be phrase tags conlleval can read; a UserError names the line."""
     if task == "pos":
         return
-    for k, lab in enumerate(labels):
-        if not _CHUNK_LABEL.match(lab):
-            raise UserError(f"unknown label {lab!r}: {task} labels are O or B-/I-/E-TYPE "
-                            "(IOB1, IOB2 or IOE, as conlleval reads them)",
-                            display_name(path), first_line + k)
+    k = first_bad_tag(labels)
+    if k is not None:
+        raise UserError(f"unknown label {labels[k]!r}: {task} labels are O or B-/I-/E-TYPE "
+                        "(IOB1, IOB2 or IOE, as conlleval reads them)",
+                        display_name(path), first_line + k)
 
 
 def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[str], list[str], list[str]]]:
@@ -42,8 +40,8 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
                                 "eval GOLD PRED", display_name(path), s.first_line)
             gold = [r[-2] for r in s.rows]
             pred = [r[-1] for r in s.rows]
-            _check_labels(task, gold, path, s.first_line)
-            _check_labels(task, pred, path, s.first_line)
+            check_labels(task, gold, path, s.first_line)
+            check_labels(task, pred, path, s.first_line)
             yield [r[0] for r in s.rows], gold, pred
         return
     gpath, ppath = files
@@ -75,8 +73,8 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
                             display_name(ppath), ps.first_line)
         gold = [r[-1] for r in gs.rows]
         pred = [r[-1] for r in ps.rows]
-        _check_labels(task, gold, gpath, gs.first_line)
-        _check_labels(task, pred, ppath, ps.first_line)
+        check_labels(task, gold, gpath, gs.first_line)
+        check_labels(task, pred, ppath, ps.first_line)
         yield [r[0] for r in gs.rows], gold, pred
 
 

@@ -89,8 +89,9 @@ def columns_from(sentences: list[Sentence], columns: Columns) -> tuple[list[str]
     return words, pos, labels, offsets
 
 
-def read_labelled(path: str, columns_spec: str | None, digest=None) -> Corpus:
-    """Read a labelled CoNLL file whole (training or development data)."""
+def read_labelled(path: str, columns_spec: str | None, digest=None, task: str | None = None) -> Corpus:
+    """Read a labelled CoNLL file whole (training or development data); with ``task`` chunk
+    or ner, every label must be a phrase tag (O, B-/I-/E-TYPE)."""
     sentences = list(read_conll(path, digest=digest))
     n = len(sentences[0].rows[0])
     columns = Columns.parse(columns_spec) if columns_spec else Columns.default(n, labelled=True)
@@ -101,6 +102,10 @@ def read_labelled(path: str, columns_spec: str | None, digest=None) -> Corpus:
         raise UserError(f"--columns names {columns.max_index() + 1} columns but the file has {n}",
                         display_name(path), sentences[0].first_line)
     words, pos, labels, offsets = columns_from(sentences, columns)
+    if task in ("chunk", "ner"):
+        from structkit.eval.files import check_labels
+        for s, a in zip(sentences, offsets):
+            check_labels(task, labels[a:a + len(s)], path, s.first_line)
     return Corpus(sentences, words, pos, labels, offsets, n, columns)
 
 
@@ -246,7 +251,7 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     config.validate()
     t0 = time.perf_counter()
     digest = hashlib.sha256()
-    corpus = read_labelled(train_path, config.columns, digest)
+    corpus = read_labelled(train_path, config.columns, digest, config.task)
     features = FeatureSpace(config.templates)
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff)
     labels = sorted(set(corpus.labels))
@@ -257,7 +262,7 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
                             corpus.columns, corpus.n_columns)
     dev = dev_enc = None
     if dev_path is not None:
-        dev = read_labelled(dev_path, config.columns)
+        dev = read_labelled(dev_path, config.columns, task=config.task)
         if dev.n_columns != corpus.n_columns:
             raise UserError(f"development data has {dev.n_columns} columns, training data "
                             f"{corpus.n_columns}", display_name(dev_path))
