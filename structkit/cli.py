@@ -90,7 +90,7 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
 
     config = TaggerConfig(**cfg)
     config.validate()
-    # Fix: a bad --model / --metrics-json destination was only noticed after training, and a
+    # A bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
     # leaving a model behind). Check both before any work.
     from structkit.io.files import check_output_path
@@ -276,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("structkit: aborted", err=True)
         sys.exit(130)
     except _NoArgsIsHelp as e:
-        # Fix: `structkit` with no arguments printed the whole help as one "error: Usage: ..."
+        # `structkit` with no arguments printed the whole help as one "error: Usage: ..."
         # message; show the help as Click itself does (stderr, exit 2).
         click.echo(e.ctx.get_help(), err=True)
         sys.exit(e.exit_code)

@@ -55,7 +55,7 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None,
     """
     try:
         z = np.load(path, allow_pickle=False)
-        # Fix: a plain .npy file loads as an ndarray, which is not a context manager (TypeError
+        # A plain .npy file loads as an ndarray, which is not a context manager (TypeError
         # traceback); only an .npz archive can be a model.
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise ValueError("not an .npz archive")
@@ -65,13 +65,13 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None,
         raise UserError("no such model file", path) from None
     except IsADirectoryError:
         raise UserError("is a directory, not a model file", path) from None
-    # Fix: zlib.error (damaged compressed data inside the archive) is not an OSError or
+    # Zlib.error (damaged compressed data inside the archive) is not an OSError or
     # ValueError and escaped as a traceback.
     except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zipfile.LargeZipFile,
             zlib.error) as e:
         kind = "zlib.error" if isinstance(e, zlib.error) else type(e).__name__
         raise UserError(f"not a structkit model file, or a damaged one ({kind})", path) from None
-    # Fix: NpzFile returns the raw bytes of a zip member that is not an .npy file; a zip that
+    # NpzFile returns the raw bytes of a zip member that is not an .npy file; a zip that
     # merely holds such a member is not a model (``bytes`` has no ``.tobytes`` below).
     if not all(isinstance(a, np.ndarray) for a in arrays.values()):
         raise UserError("not a structkit model file (an archive member is not an array)", path)

@@ -30,7 +30,7 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
             if len(s.rows[0]) < 2:
                 raise UserError("need at least 2 columns: the gold label second-to-last and the "
                                 "predicted label last", display_name(path), s.first_line)
-            # Fix: a gold-only POS file (`word TAG`, the training format) was scored with the
+            # A gold-only POS file (`word TAG`, the training format) was scored with the
             # word as gold and the tag as prediction, printing a meaningless accuracy. Chunk and
             # NER labels are checked below, which catches that mistake; POS tags cannot be, so
             # the one-file POS form needs the word column too.
@@ -66,7 +66,7 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
         if len(gs.rows[0]) < 2:
             raise UserError("the gold file needs a label column (the last one)",
                             display_name(gpath), gs.first_line)
-        # Fix: a prediction file with only the word column was scored with the words as the
+        # A prediction file with only the word column was scored with the words as the
         # predicted labels (a silent 0-ish accuracy for pos).
         if len(ps.rows[0]) < 2:
             raise UserError("the prediction file needs a predicted label column (the last one)",

@@ -141,7 +141,7 @@ def write_conll(sentences: Iterable[Sentence], predictions: Iterable[Sequence[st
     """Write each input row with its predicted label appended as a new last column."""
     for sent, pred in zip(sentences, predictions):
         for cols, label in zip(sent.rows, pred):
-            # Fix: a tab-separated input may have a column containing spaces ("New York");
+            # A tab-separated input may have a column containing spaces ("New York");
             # joined with spaces it would re-read as more columns (and fail eval). Such a row
             # is written with tabs, which read_conll splits on when a line has one.
             s = "\t" if any(c.split() != [c] for c in cols) else sep

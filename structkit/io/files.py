@@ -76,7 +76,7 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
         return
     check_output_path(path)
     folder = os.path.dirname(os.path.abspath(path))
-    # Fix: an unwritable folder made mkstemp raise a raw OSError (a traceback); it is a user error.
+    # An unwritable folder made mkstemp raise a raw OSError (a traceback); it is a user error.
     try:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path), dir=folder)
     except OSError as e:
@@ -88,7 +88,7 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        # Fix: renaming onto a directory (or another OS refusal) raised a raw OSError after all
+        # Renaming onto a directory (or another OS refusal) raised a raw OSError after all
         # the work was done; report it as one line, and the temporary file is removed below.
         try:
             os.replace(tmp, path)
