@@ -44,7 +44,9 @@ def cli() -> None:
 @click.option("--train", "train_path", type=str, help="Training data: CoNLL columns, word first, label last.")
 @click.option("--dev", "dev_path", type=str, help="Development data, scored after each epoch.")
 @click.option("--model", "model_path", type=str, required=True, help="Where to write the model file.")
-@click.option("--algo", type=str, help="perceptron (exact Viterbi, default) or greedy (history-based).")
+@click.option("--algo", type=str,
+              help="perceptron (exact Viterbi, default), greedy (history-based) or lookahead "
+                   "(history-based with lookahead search, Tsuruoka et al. 2011).")
 @click.option("--epochs", type=int, help="Passes over the training data (default 10).")
 @click.option("--config", "config_path", type=str, help="TOML config; flags override its values.")
 @click.option("--seed", type=int, help="Seed for shuffling (default 0): same seed, same model.")
@@ -52,13 +54,19 @@ def cli() -> None:
 @click.option("--templates", type=str,
               help="Feature template set (pos, chunk, ner) or comma-separated templates, e.g. 'w[0],w[-1]|w[0]'.")
 @click.option("--columns", type=str, help="Name the columns, e.g. 'word,pos,label' or 'word,-,label'.")
-@click.option("--label-order", type=int, help="1 (default) or 2: label trigram features (greedy only).")
-@click.option("--direction", type=str, help="ltr (default) or rtl: greedy tagging direction.")
+@click.option("--label-order", type=int,
+              help="1 (default) or 2: label trigram features (greedy and lookahead only).")
+@click.option("--direction", type=str, help="ltr (default) or rtl: history-based tagging direction.")
+@click.option("--depth", type=int, help="Lookahead search depth D (default 1; greedy is depth 0).")
+@click.option("--margin", type=float, help="Margin C of the lookahead perceptron (default 0).")
+@click.option("--search", type=str,
+              help="Lookahead search: dp (dynamic programming, default) or brute (depth-first, "
+                   "the paper's Figure 2); both give the same decisions.")
 @click.option("--metrics-json", type=str, help="Write the per-epoch scores to this JSON file.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print one line per epoch, even in a pipe.")
 def train(task, train_path, dev_path, model_path, algo, epochs, config_path, seed, cutoff, templates,
-          columns, label_order, direction, metrics_json, quiet, verbose) -> None:
+          columns, label_order, direction, depth, margin, search, metrics_json, quiet, verbose) -> None:
     """Train a model and write it to --model."""
     from structkit.config import load_config, resolve_data_path
 
@@ -67,7 +75,8 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     for k in ("name", "description", "experiment"):
         cfg.pop(k, None)
     flags = {"task": task, "algo": algo, "epochs": epochs, "seed": seed, "cutoff": cutoff,
-             "columns": columns, "label_order": label_order, "direction": direction}
+             "columns": columns, "label_order": label_order, "direction": direction,
+             "depth": depth, "margin": margin, "search": search}
     if templates is not None:
         flags["templates"] = [t for t in templates.split(",") if t.strip()]
     cfg.update({k: v for k, v in flags.items() if v is not None})
@@ -139,18 +148,26 @@ def _tag_command(name: str, task: str, help_text: str):
     @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
     @click.option("--text", is_flag=True, help="Input is raw text: one sentence per line, tokens split on spaces.")
     @click.option("--columns", type=str, help="Name the input columns, e.g. 'word,pos' or 'word,pos,label'.")
-    def command(model_path, files, output, text, columns):
+    @click.option("--depth", type=int,
+                  help="Lookahead depth for history-based models (default: the depth trained with).")
+    def command(model_path, files, output, text, columns, depth):
         from structkit.config import resolve_data_path
         from structkit.io.conll import read_conll, read_text, write_conll
         from structkit.io.files import atomic_output
         from structkit.tasks.sequence import SequenceTagger
 
         tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
+        if depth is not None:
+            if depth < 0:
+                raise UserError(f"--depth must be a non-negative integer, got {depth}")
+            if not tagger.config.history_based:
+                raise UserError("--depth applies to history-based models (trained with --algo "
+                                "greedy or lookahead); this one decodes with exact Viterbi", model_path)
         paths = [resolve_data_path(f) for f in files] or ["-"]
         with atomic_output(output) as out:
             for path in paths:
                 sents = read_text(path) if text else read_conll(path)
-                for batch, labels in tagger.tag_batches(sents, path, columns, text):
+                for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
                     write_conll(batch, labels, out)
     return command
 

@@ -22,8 +22,44 @@ import numpy as np
 import pytest
 
 from structkit.features.extract import Encoded
-from structkit.learn.perceptron import AveragedPerceptron, Weights, greedy_epoch, structured_epoch
-from structkit.search.viterbi import decode_corpus, emissions, greedy, viterbi
+from structkit.learn.lookahead import lookahead_epoch
+from structkit.learn.perceptron import AveragedPerceptron, Weights, structured_epoch
+from structkit.search.lookahead import lookahead_decode
+from structkit.search.viterbi import decode_corpus as viterbi_corpus
+from structkit.search.viterbi import emissions, viterbi
+
+
+# Greedy history-based decoding and learning are lookahead search at depth 0 (with margin 0);
+# these wrappers keep the plain-Python references below checking exactly that.
+def greedy(E, n, T, T2, second_order, reverse, out):
+    """Greedy decoding of one sentence from emission rows E[:n] (one feature per token)."""
+    E = np.ascontiguousarray(E[:n], dtype=float)
+    indptr = np.arange(n + 1, dtype=np.int64)
+    indices = np.arange(n, dtype=np.int32)
+    res = np.empty(n, dtype=np.int32)
+    lookahead_decode(indptr, indices, np.array([0, n], dtype=np.int64), E, T, T2,
+                     second_order, reverse, 0, True, res)
+    out[:n] = res
+
+
+def greedy_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order, reverse, c):
+    c, mistakes, updates = lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U,
+                                           second_order, reverse, 0, 0.0, True, c)
+    assert mistakes == updates  # no margin: every mistake is an update and nothing else
+    return c, mistakes
+
+
+def decode_corpus(indptr, indices, offsets, W, T, T2, method, second_order, reverse, out):
+    if method == 0:
+        viterbi_corpus(indptr, indices, offsets, W, T, out)
+    else:
+        lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, 0, True, out)
+
+
+def _learner(nF, L, method, second_order=False, reverse=False):
+    if method == "greedy":
+        return AveragedPerceptron(nF, L, "lookahead", second_order, reverse, depth=0, margin=0.0)
+    return AveragedPerceptron(nF, L, method, second_order, reverse)
 
 
 # ---- random inputs ------------------------------------------------------------------------
@@ -506,7 +542,7 @@ def test_averaged_perceptron_greedy_is_literal_average(second_order, reverse):
     rng = np.random.default_rng(800 + 2 * second_order + reverse)
     nF, L = 10, 3
     data = _encoded(*_tiny_data(rng, n_features=nF, L=L))
-    learner = AveragedPerceptron(nF, L, "greedy", second_order, reverse)
+    learner = _learner(nF, L, "greedy", second_order, reverse)
     w, u = Weights.zeros(nF, L, second_order), Weights.zeros(nF, L, second_order)
     state = [w.W, u.W, w.T, u.T, w.T2, u.T2, 1.0]
     snapshots = []
@@ -551,7 +587,7 @@ def _separable(rng, L=4, n_noise=6, n_sentences=20, max_len=6):
 def test_learns_separable_problem(config):
     method, second_order, reverse = config
     data, nF, L = _separable(np.random.default_rng(900))
-    learner = AveragedPerceptron(nF, L, method, second_order, reverse)
+    learner = _learner(nF, L, method, second_order, reverse)
     rng = np.random.default_rng(0)
     errors = [learner.epoch(data, rng)["train_token_errors"] for _ in range(6)]
     assert errors[0] > 0 and 0 in errors, errors

@@ -1,5 +1,5 @@
-"""Averaged perceptrons for sequence labelling: exact (Viterbi, Collins 2002) and greedy
-history-based (depth 0 of the lookahead search of Tsuruoka et al. 2011).
+"""Averaged perceptrons for sequence labelling: exact (Viterbi, Collins 2002) and
+history-based with lookahead (Tsuruoka et al. 2011; ``structkit.learn.lookahead``).
 
 Learners see only arrays (CSR features, sentence offsets, label ids) and know nothing of words.
 Averaging uses the standard accumulator trick: alongside ``W`` keep ``U`` += c * update, where
@@ -12,7 +12,7 @@ import numpy as np
 
 from structkit.features.extract import Encoded
 from structkit.search.jit import njit
-from structkit.search.viterbi import emissions, greedy_step, history, max_length, viterbi
+from structkit.search.viterbi import emissions, max_length, viterbi
 
 
 @dataclass
@@ -84,52 +84,26 @@ def structured_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c):
     return c, wrong
 
 
-@njit
-def greedy_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order, reverse, c):
-    """One epoch of the history-based perceptron: each decision is scored with the gold
-    history (the learner walks the correct path) and is one example. Returns (c, wrong)."""
-    L = W.shape[1]
-    row = np.empty((1, L))
-    wrong = 0
-    for s in order:
-        a = offsets[s]
-        n = offsets[s + 1] - a
-        for k in range(n):
-            t = n - 1 - k if reverse else k
-            p1, p2 = history(y, a, k, n, reverse, L)
-            emissions(indptr, indices, W, a + t, a + t + 1, row)
-            arg = greedy_step(row[0], T, T2, p1, p2, second_order)
-            g = y[a + t]
-            if arg != g:
-                wrong += 1
-                _add_features(indptr, indices, a + t, W, U, g, 1.0, c)
-                _add_features(indptr, indices, a + t, W, U, arg, -1.0, -c)
-                T[p1, g] += 1.0
-                TU[p1, g] += c
-                T[p1, arg] -= 1.0
-                TU[p1, arg] -= c
-                if second_order:
-                    T2[p2, p1, g] += 1.0
-                    T2U[p2, p1, g] += c
-                    T2[p2, p1, arg] -= 1.0
-                    T2U[p2, p1, arg] -= c
-            c += 1.0
-    return c, wrong
-
-
-
 class AveragedPerceptron:
-    """Averaged perceptron over an encoded corpus, exact (``method='viterbi'``) or greedy."""
+    """Averaged perceptron over an encoded corpus: exact (``method='viterbi'``, Collins 2002)
+    or history-based with lookahead (``method='lookahead'``: the margin perceptron of
+    Tsuruoka et al. 2011; depth 0 with margin 0 is the plain greedy perceptron)."""
 
     def __init__(self, n_features: int, n_labels: int, method: str = "viterbi",
-                 second_order: bool = False, reverse: bool = False):
-        if method not in ("viterbi", "greedy"):
+                 second_order: bool = False, reverse: bool = False, depth: int = 0,
+                 margin: float = 0.0, use_dp: bool = True):
+        if method not in ("viterbi", "lookahead"):
             raise ValueError(method)
-        if second_order and method != "greedy":
-            raise ValueError("second-order label features need the greedy (history-based) learner")
+        if second_order and method != "lookahead":
+            raise ValueError("second-order label features need a history-based learner")
+        if depth < 0 or margin < 0:
+            raise ValueError("depth and margin must be non-negative")
         self.method = method
         self.second_order = second_order
         self.reverse = reverse
+        self.depth = depth
+        self.margin = float(margin)
+        self.use_dp = use_dp
         self.w = Weights.zeros(n_features, n_labels, second_order)
         self.u = Weights.zeros(n_features, n_labels, second_order)
         self.c = 1.0
@@ -145,9 +119,14 @@ class AveragedPerceptron:
         if self.method == "viterbi":
             self.c, wrong = structured_epoch(data.indptr, data.indices, data.offsets, y, order,
                                              self.w.W, self.u.W, self.w.T, self.u.T, self.c)
+            updates = wrong
         else:
-            self.c, wrong = greedy_epoch(data.indptr, data.indices, data.offsets, y, order,
-                                         self.w.W, self.u.W, self.w.T, self.u.T, self.w.T2,
-                                         self.u.T2, self.second_order, self.reverse, self.c)
-        return {"train_token_errors": int(wrong),
+            from structkit.learn.lookahead import lookahead_epoch
+            self.c, wrong, updates = lookahead_epoch(
+                data.indptr, data.indices, data.offsets, y, order, self.w.W, self.u.W, self.w.T,
+                self.u.T, self.w.T2, self.u.T2, self.second_order, self.reverse, self.depth,
+                self.margin, self.use_dp, self.c)
+        # Viterbi: tokens wrong in the decoded sequences; lookahead: decisions (along the gold
+        # history) whose best action was wrong, and updates = those plus margin violations.
+        return {"train_token_errors": int(wrong), "train_updates": int(updates),
                 "train_accuracy": 100.0 * (1 - wrong / max(data.n_tokens, 1))}

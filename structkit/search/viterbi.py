@@ -1,10 +1,10 @@
-"""Exact first-order Viterbi and greedy decoding over CSR emission features (numba).
+"""Exact first-order Viterbi decoding over CSR emission features (numba).
 
 Scores: a token's emission score for label y is the sum of ``W[f, y]`` over its feature ids f
 (CSR ``indptr``/``indices``). Transitions are one ``(L+1, L+1)`` matrix ``T``: ``T[a, b]`` scores
 label a followed by b, and index ``L`` is the sentence boundary, so ``T[L, b]`` is the start
-score and ``T[a, L]`` the end score. Second-order (label trigram) weights ``T2[a, b, c]`` are
-``(L+1, L+1, L)`` with the same boundary index, used by the history-based (greedy) decoders.
+score and ``T[a, L]`` the end score. History-based (greedy and lookahead) decoding, which can
+also use second-order label weights, is in ``structkit.search.lookahead``.
 """
 from __future__ import annotations
 
@@ -75,57 +75,14 @@ def max_length(offsets):
 
 
 @njit
-def history(labels, base, k, n, reverse, L):
-    """The (previous, two-back) labels of the k-th decision of a sentence of n tokens starting
-    at ``labels[base]``, in decoding order; L stands for the sentence boundary."""
-    if k == 0:
-        return L, L
-    t = n - 1 - k if reverse else k
-    step = 1 if reverse else -1
-    p1 = labels[base + t + step]
-    p2 = labels[base + t + 2 * step] if k >= 2 else L
-    return p1, p2
-
-
-@njit
-def greedy_step(row, T, T2, p1, p2, second_order):
-    """Best label given emission scores ``row`` and the history (first maximum wins)."""
-    best = -np.inf
-    arg = 0
-    for y in range(row.shape[0]):
-        s = row[y] + T[p1, y]
-        if second_order:
-            s += T2[p2, p1, y]
-        if s > best:
-            best = s
-            arg = y
-    return arg
-
-
-@njit
-def greedy(E, n, T, T2, second_order, reverse, out):
-    """History-based decoding: one label at a time, left to right (or right to left when
-    ``reverse``), each scored by its emissions and the one (or two) labels already chosen."""
-    L = E.shape[1]
-    for k in range(n):
-        t = n - 1 - k if reverse else k
-        p1, p2 = history(out, 0, k, n, reverse, L)
-        out[t] = greedy_step(E[t], T, T2, p1, p2, second_order)
-
-
-@njit
-def decode_corpus(indptr, indices, offsets, W, T, T2, method, second_order, reverse, out):
-    """Decode every sentence: method 0 = Viterbi, 1 = greedy. Writes label ids into out."""
+def decode_corpus(indptr, indices, offsets, W, T, out):
+    """Viterbi-decode every sentence; writes label ids into out."""
     L = W.shape[1]
     E = np.empty((max_length(offsets), L))
     for s in range(len(offsets) - 1):
         a = offsets[s]
         b = offsets[s + 1]
-        n = b - a
-        if n == 0:
+        if b == a:
             continue
         emissions(indptr, indices, W, a, b, E)
-        if method == 0:
-            viterbi(E, n, T, out[a:b])
-        else:
-            greedy(E, n, T, T2, second_order, reverse, out[a:b])
+        viterbi(E, b - a, T, out[a:b])

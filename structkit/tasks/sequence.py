@@ -16,10 +16,12 @@ from structkit.io.conll import Columns, Sentence, read_conll
 from structkit.io.files import display_name
 from structkit.learn.perceptron import AveragedPerceptron, Weights
 from structkit.model import load_model, save_model
+from structkit.search.lookahead import lookahead_decode
 from structkit.search.viterbi import decode_corpus
 
 TASKS = ("pos", "chunk", "ner")
-ALGOS = ("perceptron", "greedy")
+ALGOS = ("perceptron", "greedy", "lookahead")
+SEARCHES = ("dp", "brute")
 COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 
 
@@ -33,9 +35,16 @@ class TaggerConfig:
     templates: str | list[str] | None = None   # a template set name or a list; default: the task's
     cutoff: int = 1
     seed: int = 0
-    label_order: int = 1         # 2: label trigram features (greedy only)
-    direction: str = "ltr"       # greedy decoding direction: ltr or rtl
+    label_order: int = 1         # 2: label trigram features (history-based learners only)
+    direction: str = "ltr"       # history-based decoding direction: ltr or rtl
     columns: str | None = None   # --columns spec, e.g. "word,pos,label"
+    depth: int | None = None     # lookahead search depth (greedy: 0; lookahead: default 1)
+    margin: float = 0.0          # margin C of the lookahead perceptron (Figure 3)
+    search: str = "dp"           # lookahead search: dp (exact, fast) or brute (Figure 2)
+
+    @property
+    def history_based(self) -> bool:
+        return self.algo in ("greedy", "lookahead")
 
     def validate(self) -> None:
         if self.task not in TASKS:
@@ -52,8 +61,29 @@ class TaggerConfig:
         if self.label_order not in (1, 2):
             raise UserError(f"--label-order must be 1 or 2, got {self.label_order!r}")
         if self.label_order == 2 and self.algo == "perceptron":
-            raise UserError("--label-order 2 needs a history-based learner (--algo greedy); "
-                            "exact Viterbi here is first order")
+            raise UserError("--label-order 2 needs a history-based learner (--algo greedy or "
+                            "lookahead); exact Viterbi here is first order")
+        if self.algo == "greedy":
+            if self.depth not in (None, 0):
+                raise UserError(f"--algo greedy searches to depth 0; use --algo lookahead for "
+                                f"--depth {self.depth}")
+            self.depth = 0
+        elif self.algo == "lookahead" and self.depth is None:
+            self.depth = 1
+        if self.depth is not None and (not isinstance(self.depth, int) or isinstance(self.depth, bool)
+                                       or self.depth < 0):
+            raise UserError(f"--depth must be a non-negative integer, got {self.depth!r}")
+        if self.algo == "perceptron" and self.depth not in (None, 0):
+            raise UserError("--depth applies to history-based learners (--algo lookahead); "
+                            "the exact perceptron already searches the whole sentence")
+        if (isinstance(self.margin, bool) or not isinstance(self.margin, (int, float))
+                or not self.margin >= 0 or self.margin == float("inf")):
+            raise UserError(f"--margin must be a non-negative number, got {self.margin!r}")
+        self.margin = float(self.margin)
+        if self.margin > 0 and self.algo == "perceptron":
+            raise UserError("--margin applies to history-based learners (--algo greedy or lookahead)")
+        if self.search not in SEARCHES:
+            raise UserError(f"--search must be dp or brute, got {self.search!r}")
         if self.direction not in ("ltr", "rtl"):
             raise UserError(f"--direction must be ltr or rtl, got {self.direction!r}")
         if self.templates is None:
@@ -124,12 +154,19 @@ class SequenceTagger:
         self.info = info or {}
 
     # ---- decoding ---------------------------------------------------------------------
-    def predict_ids(self, enc: Encoded, weights: Weights | None = None) -> np.ndarray:
+    def predict_ids(self, enc: Encoded, weights: Weights | None = None,
+                    depth: int | None = None) -> np.ndarray:
+        """Label ids for an encoded corpus: Viterbi, or lookahead search to the model's depth
+        (or ``depth``)."""
         w = weights or self.weights
         out = np.zeros(enc.n_tokens, dtype=np.int32)
-        method = 0 if self.config.algo == "perceptron" else 1
-        decode_corpus(enc.indptr, enc.indices, enc.offsets, w.W, w.T, w.T2, method,
-                      self.config.label_order == 2, self.config.direction == "rtl", out)
+        c = self.config
+        if not c.history_based:
+            decode_corpus(enc.indptr, enc.indices, enc.offsets, w.W, w.T, out)
+        else:
+            lookahead_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.T, w.T2,
+                             c.label_order == 2, c.direction == "rtl",
+                             c.depth if depth is None else depth, c.search == "dp", out)
         return out
 
     def encode(self, words: list[str], pos: list[str] | None, offsets: np.ndarray) -> Encoded:
@@ -152,7 +189,8 @@ class SequenceTagger:
             "use --columns to name them")
 
     def tag_batches(self, sentences: Iterable[Sentence], path: str, columns_spec: str | None = None,
-                    text: bool = False, batch: int = 4096) -> Iterator[tuple[list[Sentence], list[list[str]]]]:
+                    text: bool = False, batch: int = 4096,
+                    depth: int | None = None) -> Iterator[tuple[list[Sentence], list[list[str]]]]:
         """Tag sentences in batches (streamed); yields (sentences, predicted label lists)."""
         columns: Columns | None = Columns(0, None, None) if text else None
         buf: list[Sentence] = []
@@ -163,7 +201,7 @@ class SequenceTagger:
                 raise UserError("this model's features need a POS column and the input has none"
                                 + (" (--text input is words only)" if text else ""),
                                 display_name(path))
-            ids = self.predict_ids(self.encode(words, pos, offsets))
+            ids = self.predict_ids(self.encode(words, pos, offsets), depth=depth)
             lab = np.array(self.labels, dtype=object)[ids]
             return [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
 
@@ -270,8 +308,9 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
     learner = AveragedPerceptron(features.n_features, len(labels),
-                                 "viterbi" if config.algo == "perceptron" else "greedy",
-                                 config.label_order == 2, config.direction == "rtl")
+                                 "lookahead" if config.history_based else "viterbi",
+                                 config.label_order == 2, config.direction == "rtl",
+                                 config.depth or 0, config.margin, config.search == "dp")
     rng = np.random.default_rng(config.seed)
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()

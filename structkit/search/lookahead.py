@@ -1,0 +1,274 @@
+"""Lookahead search for history-based sequence labelling (Tsuruoka et al. 2011), in numba.
+
+The transition system: a state is (decision index k, the labels already chosen); an action is
+a label for the k-th token in decoding order (left to right, or right to left); the
+incremental score of action y in a state is
+
+    s_k(y | p1, p2) = E[k, y] + T[p1, y] (+ T2[p2, p1, y] with label-trigram features)
+
+where p1, p2 are the previous and two-back labels in decoding order (``L`` = sentence boundary)
+and E[k] is the emission score row of the k-th decision. A state's score w . phi(S) is the sum
+of its actions' scores; states are never rescored from scratch (the paper's footnote 2).
+
+Two search strategies compute the same thing:
+
+* ``brute``: Figure 2's depth-first SEARCH(d, S) enumerating every sequence of the next d
+  actions (O(m^(d+1)) per decision, m labels), keeping the first best leaf in action order.
+* ``dp``: the same maxima by dynamic programming over the window of d further decisions
+  (O(d m^2) first order, O(d m^3) second order); the best leaf's path is rebuilt by taking, at
+  each step, the lowest label that attains the maximum, which is exactly the leaf the
+  depth-first search keeps (the lexicographically first best sequence).
+
+Both sum a path's scores in a fixed order, so on integer-valued weights (the perceptron's, during
+training) they agree exactly, ties included. With real-valued (averaged) weights the two
+orders of summation can differ in the last bit, which could only matter for a near-exact tie.
+
+E rows are in decoding order: row k is token ``n-1-k`` when tagging right to left.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from structkit.search.jit import njit
+from structkit.search.viterbi import emissions, max_length
+
+
+@njit
+def step_score(E, T, T2, k, p1, p2, y, second_order):
+    """Score of giving label y to decision k after labels p1 (previous) and p2 (two back)."""
+    s = E[k, y] + T[p1, y]
+    if second_order:
+        s += T2[p2, p1, y]
+    return s
+
+
+# ---- brute force: Figure 2 ---------------------------------------------------------------
+@njit
+def search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels, pre, row, path):
+    """Value of the best leaf reached by action ``a`` at decision k followed by up to ``depth``
+    further actions (fewer at the end of the sentence), enumerated depth first.
+
+    ``labels``/``pre`` (length >= depth + 1) and ``row`` (length L) are scratch; the best continuation's
+    labels are written to ``path[:d]``. Returns (value, d)."""
+    L = E.shape[1]
+    v0 = step_score(E, T, T2, k, p1, p2, a, second_order)
+    d = min(depth, n - 1 - k)
+    if d == 0:
+        return v0, 0
+    best = -np.inf
+    # labels[0] = a, labels[j] = label of decision k + j; pre[j] = score of the path to j.
+    labels[0] = a
+    pre[0] = v0
+    for j in range(1, d + 1):
+        labels[j] = 0
+    # prefix scores of the first path 0, 0, ..., 0
+    for j in range(1, d):
+        q1 = labels[j - 1]
+        q2 = labels[j - 2] if j >= 2 else p1
+        pre[j] = pre[j - 1] + step_score(E, T, T2, k + j, q1, q2, labels[j], second_order)
+    while True:
+        # The deepest level: every label z in order, the first maximum kept. Scored as one
+        # row first (a loop LLVM vectorises), then scanned: max_z fl(base + s_z) equals
+        # fl(base + max_z s_z) because rounding is monotone, and the first z whose own sum
+        # reaches it is the one a leaf-by-leaf scan would keep.
+        q1 = labels[d - 1]
+        q2 = labels[d - 2] if d >= 2 else p1
+        base = pre[d - 1]
+        kk = k + d
+        if second_order:
+            for z in range(L):
+                row[z] = (E[kk, z] + T[q1, z]) + T2[q2, q1, z]
+        else:
+            for z in range(L):
+                row[z] = E[kk, z] + T[q1, z]
+        m = row[0]
+        for z in range(1, L):
+            m = max(m, row[z])
+        v = base + m
+        if v > best:
+            best = v
+            for z in range(L):
+                if base + row[z] == v:
+                    path[d - 1] = z
+                    break
+            for j in range(1, d):
+                path[j - 1] = labels[j]
+        # advance the odometer over levels d-1 .. 1
+        j = d - 1
+        while j >= 1:
+            labels[j] += 1
+            if labels[j] < L:
+                break
+            labels[j] = 0
+            j -= 1
+        if j < 1:
+            break
+        for i in range(j, d):
+            q1 = labels[i - 1]
+            q2 = labels[i - 2] if i >= 2 else p1
+            pre[i] = pre[i - 1] + step_score(E, T, T2, k + i, q1, q2, labels[i], second_order)
+    return best, d
+
+
+# ---- dynamic programming over the lookahead window ----------------------------------------
+@njit
+def window_dp(E, T, T2, k, n, p1, depth, second_order, B1, B2, values_out):
+    """Best continuation values after each first action: values_out[a] = max over the next
+    d = min(depth, n-1-k) actions of the path score after a (not counting a's own score).
+
+    First order fills ``B1[j, y]`` (best score of decisions k+j+1..k+d with label y at k+j);
+    second order fills ``B2[j, p, y]`` (labels p at k+j-1 and y at k+j). Returns d."""
+    L = E.shape[1]
+    d = min(depth, n - 1 - k)
+    if d == 0:
+        for a in range(L):
+            values_out[a] = 0.0
+        return 0
+    if not second_order:
+        for y in range(L):
+            B1[d, y] = 0.0
+        for j in range(d - 1, -1, -1):
+            kk = k + j + 1
+            for y in range(L):
+                best = -np.inf
+                for z in range(L):  # max(), not a branch: the loop vectorises
+                    best = max(best, (E[kk, z] + T[y, z]) + B1[j + 1, z])
+                B1[j, y] = best
+        for a in range(L):
+            values_out[a] = B1[0, a]
+        return d
+    for p in range(L):
+        for y in range(L):
+            B2[d, p, y] = 0.0
+    for j in range(d - 1, 0, -1):
+        kk = k + j + 1
+        for p in range(L):
+            for y in range(L):
+                best = -np.inf
+                for z in range(L):
+                    best = max(best, ((E[kk, z] + T[y, z]) + T2[p, y, z]) + B2[j + 1, y, z])
+                B2[j, p, y] = best
+    kk = k + 1
+    for a in range(L):
+        best = -np.inf
+        for z in range(L):
+            best = max(best, ((E[kk, z] + T[a, z]) + T2[p1, a, z]) + B2[1, a, z])
+        values_out[a] = best
+    return d
+
+
+@njit
+def window_path(E, T, T2, k, d, p1, a, second_order, B1, B2, path):
+    """Rebuild the best continuation after action a from ``window_dp``'s tables: at each step
+    the lowest label attaining the maximum (the leaf depth-first search keeps)."""
+    L = E.shape[1]
+    q1 = a
+    q2 = p1
+    for j in range(1, d + 1):
+        kk = k + j
+        best = -np.inf
+        arg = 0
+        for z in range(L):
+            if second_order:
+                rest = B2[j, q1, z] if j < d else 0.0
+                v = ((E[kk, z] + T[q1, z]) + T2[q2, q1, z]) + rest
+            else:
+                rest = B1[j, z] if j < d else 0.0
+                v = (E[kk, z] + T[q1, z]) + rest
+            if v > best:
+                best = v
+                arg = z
+        path[j - 1] = arg
+        q2 = q1
+        q1 = arg
+
+
+# ---- one decision ---------------------------------------------------------------------------
+@njit
+def decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, gold, margin,
+           B1, B2, values, labels, pre, path_tmp, path_gold, path_best):
+    """Figure 3's choice at decision k: the action whose backed-up score is highest after
+    subtracting ``margin`` from the gold action's (gold < 0: no gold, plain search).
+
+    Returns (chosen action, plain best action without the margin, d). When the chosen action
+    is not gold, ``path_gold[:d]``/``path_best[:d]`` hold the continuations of the gold and the
+    chosen action (for the update). ``values`` is scratch of length L."""
+    L = E.shape[1]
+    best_v = -np.inf
+    best_a = 0
+    plain_v = -np.inf
+    plain_a = 0
+    d = 0
+    if use_dp:
+        d = window_dp(E, T, T2, k, n, p1, depth, second_order, B1, B2, values)
+        for a in range(L):
+            v = step_score(E, T, T2, k, p1, p2, a, second_order) + values[a]
+            if v > plain_v:
+                plain_v = v
+                plain_a = a
+            if a == gold:
+                v -= margin
+            if v > best_v:
+                best_v = v
+                best_a = a
+        if gold >= 0 and best_a != gold and d > 0:
+            window_path(E, T, T2, k, d, p1, gold, second_order, B1, B2, path_gold)
+            window_path(E, T, T2, k, d, p1, best_a, second_order, B1, B2, path_best)
+        return best_a, plain_a, d
+    for a in range(L):
+        v, d = search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels, pre, values, path_tmp)
+        if v > plain_v:
+            plain_v = v
+            plain_a = a
+        if a == gold:
+            v -= margin
+            for j in range(d):
+                path_gold[j] = path_tmp[j]
+        if v > best_v:
+            best_v = v
+            best_a = a
+            for j in range(d):
+                path_best[j] = path_tmp[j]
+    return best_a, plain_a, d
+
+
+@njit
+def decision_rows(indptr, indices, W, a, k1, reverse, k0, E, n):
+    """E[k] = emission scores of the k-th decision's token (sentence of n tokens starting at
+    token a), for k = k0 .. k1-1."""
+    for k in range(k0, k1):
+        t = a + (n - 1 - k if reverse else k)
+        emissions(indptr, indices, W, t, t + 1, E[k:k + 1])
+
+
+@njit
+def _scratch(maxlen, L, depth, second_order):
+    E = np.empty((maxlen, L))
+    B1 = np.empty((depth + 1, L))
+    B2 = np.empty((depth + 1, L, L) if second_order else (1, 1, 1))
+    values = np.empty(L)
+    labels = np.empty(depth + 1, dtype=np.int64)
+    pre = np.empty(depth + 1)
+    paths = np.empty((3, depth + 1), dtype=np.int64)
+    return E, B1, B2, values, labels, pre, paths
+
+
+@njit
+def lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, depth, use_dp, out):
+    """Tag every sentence: at each decision, the action with the best lookahead score."""
+    L = W.shape[1]
+    E, B1, B2, values, labels, pre, paths = _scratch(max_length(offsets), L, depth, second_order)
+    for s in range(len(offsets) - 1):
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        if n == 0:
+            continue
+        decision_rows(indptr, indices, W, a, n, reverse, 0, E, n)
+        p1 = L
+        p2 = L
+        for k in range(n):
+            y, _, _ = decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, -1, 0.0,
+                          B1, B2, values, labels, pre, paths[0], paths[1], paths[2])
+            out[a + (n - 1 - k if reverse else k)] = y
+            p2 = p1
+            p1 = y
