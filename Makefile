@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install test bench experiments chunk pos ner clean
+.PHONY: install test bench experiments chunk pos ner lookahead clean
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,15 @@ pos:
 
 ner:
 	$(BIN)/python scripts/run_experiment.py configs/ner-conll2002-esp-perceptron.toml
+
+# Tsuruoka et al. (2011) Tables 1-3 on our data: results/lookahead.md and lookahead.png.
+LOOKAHEAD_CONFIGS ?= configs/experiments/lookahead-chunk-conll2000.toml \
+	configs/experiments/lookahead-ner-conll2002-esp.toml \
+	configs/experiments/lookahead-ner-jnlpba.toml \
+	configs/experiments/lookahead-pos-ptb.toml
+lookahead:
+	$(BIN)/pip install --quiet -e '.[experiments]'
+	$(BIN)/python scripts/lookahead_experiments.py $(LOOKAHEAD_CONFIGS)
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

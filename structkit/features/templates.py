@@ -85,6 +85,8 @@ TEMPLATE_SETS: dict[str, list[str]] = {
                "cap[-1]", "cap[1]"]
             + _window("p", 2) + ["p[-1]|p[0]", "p[0]|p[1]"]),
 }
+# NER on text without a POS column (e.g. JNLPBA): the NER set less its POS templates.
+TEMPLATE_SETS["ner-nopos"] = [t for t in TEMPLATE_SETS["ner"] if "p[" not in t]
 
 
 def resolve_templates(spec: str | list[str]) -> list[Template]:
