@@ -841,3 +841,28 @@ def test_cli_lookahead_round_trip(capsys, models, tmp_path):
                              CHUNK_TEST)
     assert code == 0 and out == ""
     assert [r[-1] for r in _token_rows(dest.read_text())] == outputs[()]
+
+
+def test_cli_search_brute_trains_the_same_model(capsys, models, tmp_path):
+    """--search brute (Figure 2) and the default dp give the same averaged weights."""
+    from structkit.tasks.sequence import SequenceTagger
+
+    brute = tmp_path / "brute.model"
+    code, _, err = run_cli(capsys, "train", "--task", "chunk", "--train", CHUNK_TRAIN,
+                           "--epochs", "3", "-q", "--model", brute, "--algo", "lookahead",
+                           "--depth", "2", "--margin", "1", "--direction", "rtl",
+                           "--label-order", "2", "--search", "brute")
+    assert code == 0, err
+    a = SequenceTagger.load(str(models["lookahead"]))
+    b = SequenceTagger.load(str(brute))
+    assert (a.config.search, b.config.search) == ("dp", "brute")
+    assert a.labels == b.labels
+    for x, z in ((a.weights.W, b.weights.W), (a.weights.T, b.weights.T),
+                 (a.weights.T2, b.weights.T2)):
+        np.testing.assert_array_equal(x, z)
+    outs = []
+    for m in (models["lookahead"], brute):
+        code, out, err = run_cli(capsys, "chunk", "--model", m, CHUNK_TEST)
+        assert code == 0, err
+        outs.append(out)
+    assert outs[0] == outs[1]
