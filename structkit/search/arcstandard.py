@@ -1,0 +1,370 @@
+"""Arc-standard shift-reduce dependency parsing with lookahead search (numba).
+
+The transition system of Nivre (2004) as the paper's Figure 1 uses it: a stack and a queue of
+token indices 1..n; ``shift`` moves the queue's front onto the stack; ``reduceL`` makes the
+second item s1 a dependent of the top s0 (s1 leaves the stack); ``reduceR`` makes s0 a
+dependent of s1 (s0 leaves). Parsing ends with an empty queue and one item on the stack, the
+root (head 0): every parse is a projective tree with exactly one root.
+
+A state is the arrays ``stack``, ``heads``, ``lc``/``rc`` (leftmost/rightmost child so far, 0 if
+none) plus the stack size and the queue front, changed in place by ``apply`` and restored by
+``undo`` so the depth-first lookahead search never copies a state. The score of an action in a
+state is the sum of ``W[h, action]`` over the hashed Huang & Sagae (2010) features ``h`` of the
+state (``features``); a path's score is the sum over its actions, computed incrementally.
+
+Sentence arrays: ``words``/``tags`` hold ids for tokens 1..n at ``words[base + i - 1]``; id 0
+stands for "no such item" and 1 for an unknown word or tag.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from structkit.search.jit import njit
+
+SHIFT, LEFT, RIGHT = 0, 1, 2
+N_ACTIONS = 3
+N_TEMPLATES = 33
+ACTION_NAMES = ("shift", "reduceL", "reduceR")
+
+
+# ---- the transition system ----------------------------------------------------------------
+@njit
+def legal(action, sp, b, n):
+    """Whether ``action`` can be applied with stack size sp and queue front b (1-based)."""
+    if action == SHIFT:
+        return b <= n
+    return sp >= 2
+
+
+@njit
+def is_final(sp, b, n):
+    return b > n and sp == 1
+
+
+@njit
+def apply(action, stack, sp, b, heads, lc, rc):
+    """Apply an action in place; returns (sp, b, undo) where undo restores lc/rc."""
+    if action == SHIFT:
+        stack[sp] = b
+        return sp + 1, b + 1, 0
+    s0 = stack[sp - 1]
+    s1 = stack[sp - 2]
+    if action == LEFT:
+        heads[s1] = s0
+        old = lc[s0]
+        if old == 0 or s1 < old:
+            lc[s0] = s1
+        stack[sp - 2] = s0
+        return sp - 1, b, old
+    heads[s0] = s1
+    old = rc[s1]
+    if s0 > old:
+        rc[s1] = s0
+    return sp - 1, b, old
+
+
+@njit
+def undo(action, stack, sp, b, heads, lc, rc, old):
+    """Undo ``apply`` (given the state after it and its undo value); returns (sp, b)."""
+    if action == SHIFT:
+        return sp - 1, b - 1
+    if action == LEFT:
+        s0 = stack[sp - 1]
+        # reduceL attached s1 left of all earlier left children of s0, so lc[s0] is s1
+        s1 = lc[s0]
+        stack[sp - 1] = s1
+        stack[sp] = s0
+        heads[s1] = -1
+        lc[s0] = old
+        return sp + 1, b
+    s1 = stack[sp - 1]
+    s0 = rc[s1]  # reduceR attached s0 right of all earlier right children of s1
+    stack[sp] = s0
+    heads[s0] = -1
+    rc[s1] = old
+    return sp + 1, b
+
+
+@njit
+def oracle(stack, sp, b, n, gold, pending):
+    """Static arc-standard oracle: reduceL if s1's gold head is s0; reduceR if s0's gold head is
+    s1 and s0 has all its dependents; else shift. Returns -1 when no action is right (the gold
+    tree is not reachable: non-projective, or several roots)."""
+    if sp >= 2:
+        s0 = stack[sp - 1]
+        s1 = stack[sp - 2]
+        if gold[s1] == s0 and pending[s1] == 0:
+            return LEFT
+        if gold[s0] == s1 and pending[s0] == 0:
+            return RIGHT
+    if b <= n:
+        return SHIFT
+    return -1
+
+
+# ---- features -------------------------------------------------------------------------------
+@njit
+def _mix(h, v):
+    h = (h ^ v) * 1099511628211
+    return h ^ (h >> 29)
+
+
+@njit
+def _hash(t, a, b, c, d, mask):
+    h = _mix(_mix(_mix(_mix(_mix(1469598103934665603, t), a), b), c), d)
+    return h & mask
+
+
+@njit
+def features(stack, sp, b, n, lc, rc, words, tags, base, mask, out):
+    """The hashed feature ids of a state (Huang & Sagae 2010, Table 1, plus s0-s1 distance)."""
+    s0 = stack[sp - 1] if sp >= 1 else 0
+    s1 = stack[sp - 2] if sp >= 2 else 0
+    s2 = stack[sp - 3] if sp >= 3 else 0
+    q0 = b if b <= n else 0
+    q1 = b + 1 if b + 1 <= n else 0
+    q2 = b + 2 if b + 2 <= n else 0
+    s0w = words[base + s0 - 1] if s0 else 0
+    s0t = tags[base + s0 - 1] if s0 else 0
+    s1w = words[base + s1 - 1] if s1 else 0
+    s1t = tags[base + s1 - 1] if s1 else 0
+    s2t = tags[base + s2 - 1] if s2 else 0
+    q0w = words[base + q0 - 1] if q0 else 0
+    q0t = tags[base + q0 - 1] if q0 else 0
+    q1t = tags[base + q1 - 1] if q1 else 0
+    q2t = tags[base + q2 - 1] if q2 else 0
+    s0lc = lc[s0] if s0 else 0
+    s0rc = rc[s0] if s0 else 0
+    s1lc = lc[s1] if s1 else 0
+    s1rc = rc[s1] if s1 else 0
+    s0lct = tags[base + s0lc - 1] if s0lc else 0
+    s0rct = tags[base + s0rc - 1] if s0rc else 0
+    s1lct = tags[base + s1lc - 1] if s1lc else 0
+    s1rct = tags[base + s1rc - 1] if s1rc else 0
+    dist = 0
+    if s0 and s1:
+        dist = min(s0 - s1, 5) if s0 - s1 < 10 else 6
+    m = mask
+    # (1) unigrams
+    out[0] = _hash(0, s0w, 0, 0, 0, m)
+    out[1] = _hash(1, s0t, 0, 0, 0, m)
+    out[2] = _hash(2, s0w, s0t, 0, 0, m)
+    out[3] = _hash(3, s1w, 0, 0, 0, m)
+    out[4] = _hash(4, s1t, 0, 0, 0, m)
+    out[5] = _hash(5, s1w, s1t, 0, 0, m)
+    out[6] = _hash(6, q0w, 0, 0, 0, m)
+    out[7] = _hash(7, q0t, 0, 0, 0, m)
+    out[8] = _hash(8, q0w, q0t, 0, 0, m)
+    # (2) bigrams
+    out[9] = _hash(9, s0w, s1w, 0, 0, m)
+    out[10] = _hash(10, s0t, s1t, 0, 0, m)
+    out[11] = _hash(11, s0t, q0t, 0, 0, m)
+    out[12] = _hash(12, s0w, s0t, s1t, 0, m)
+    out[13] = _hash(13, s0t, s1w, s1t, 0, m)
+    out[14] = _hash(14, s0w, s1w, s1t, 0, m)
+    out[15] = _hash(15, s0w, s0t, s1w, 0, m)
+    out[16] = _hash(16, s0w, s0t, s1w, s1t, m)
+    # (3) trigrams
+    out[17] = _hash(17, s0t, q0t, q1t, 0, m)
+    out[18] = _hash(18, s1t, s0t, q0t, 0, m)
+    out[19] = _hash(19, s0w, q0t, q1t, 0, m)
+    out[20] = _hash(20, s1t, s0w, q0t, 0, m)
+    # (4) children
+    out[21] = _hash(21, s1t, s1lct, s0t, 0, m)
+    out[22] = _hash(22, s1t, s1rct, s0t, 0, m)
+    out[23] = _hash(23, s1t, s0t, s0rct, 0, m)
+    out[24] = _hash(24, s1t, s1lct, s0w, 0, m)
+    out[25] = _hash(25, s1t, s1rct, s0w, 0, m)
+    out[26] = _hash(26, s1t, s0w, s0lct, 0, m)
+    # (5) stack trigram
+    out[27] = _hash(27, s2t, s1t, s0t, 0, m)
+    # distance between s0 and s1, and a bias (action prior)
+    out[28] = _hash(28, dist, s0t, s1t, 0, m)
+    out[29] = _hash(29, dist, s0w, s1w, 0, m)
+    out[30] = _hash(30, dist, 0, 0, 0, m)
+    out[31] = _hash(31, q0t, q1t, q2t, 0, m)
+    out[32] = _hash(32, 0, 0, 0, 0, m)
+
+
+@njit
+def action_scores(feats, W, out):
+    """out[a] = sum over feature ids of W[h, a]."""
+    for a in range(N_ACTIONS):
+        out[a] = 0.0
+    for i in range(feats.shape[0]):
+        row = W[feats[i]]
+        for a in range(N_ACTIONS):
+            out[a] += row[a]
+
+
+# ---- lookahead search (Figure 2) -------------------------------------------------------------
+@njit
+def search(d, stack, sp, b, n, heads, lc, rc, words, tags, base, W, mask, feats, scores,
+           acts, olds, acc, path):
+    """SEARCH(d, S) of Figure 2, depth first and without recursion: the best score of the next
+    d actions from the current state (a final state ends a path early; 0 if d = 0). The first
+    best path in action order is written to ``path[:d]`` (-1 where the parse ended earlier).
+    ``feats``/``scores``/``acts``/``olds``/``acc`` are per-level scratch; the state is restored."""
+    for j in range(d):
+        path[j] = -1
+    if d == 0 or is_final(sp, b, n):
+        return 0.0
+    best = -np.inf
+    j = 0
+    acc[0] = 0.0
+    features(stack, sp, b, n, lc, rc, words, tags, base, mask, feats[0])
+    action_scores(feats[0], W, scores[0])
+    acts[0] = -1
+    while True:
+        a = acts[j] + 1
+        while a < N_ACTIONS and not legal(a, sp, b, n):
+            a += 1
+        acts[j] = a
+        if a >= N_ACTIONS:  # this level is done: back up
+            if j == 0:
+                break
+            j -= 1
+            sp, b = undo(acts[j], stack, sp, b, heads, lc, rc, olds[j])
+            continue
+        v = acc[j] + scores[j, a]
+        sp, b, olds[j] = apply(a, stack, sp, b, heads, lc, rc)
+        if j + 1 == d or is_final(sp, b, n):  # a leaf
+            if v > best:
+                best = v
+                for i in range(j + 1):
+                    path[i] = acts[i]
+                for i in range(j + 1, d):
+                    path[i] = -1
+            sp, b = undo(a, stack, sp, b, heads, lc, rc, olds[j])
+            continue
+        j += 1
+        acc[j] = v
+        features(stack, sp, b, n, lc, rc, words, tags, base, mask, feats[j])
+        action_scores(feats[j], W, scores[j])
+        acts[j] = -1
+    return best
+
+
+@njit
+def decide(depth, margin, gold, stack, sp, b, n, heads, lc, rc, words, tags, base, W, mask,
+           feats, scores, scratch, acc, path, path_gold, path_best):
+    """Figure 3's choice: each legal action scored by its own score plus SEARCH(depth) after
+    it; the margin is subtracted from the gold action's (gold < 0: plain search). Returns
+    (chosen, plain best); path_gold/path_best get the continuations (-1 padded). Level 0 of
+    feats/scores is this state's; the search uses levels 1.. (``scratch`` rows: acts, olds)."""
+    features(stack, sp, b, n, lc, rc, words, tags, base, mask, feats[0])
+    action_scores(feats[0], W, scores[0])
+    best_v = -np.inf
+    best_a = -1
+    plain_v = -np.inf
+    plain_a = -1
+    for a in range(N_ACTIONS):
+        if not legal(a, sp, b, n):
+            continue
+        sp1, b1, old = apply(a, stack, sp, b, heads, lc, rc)
+        v = scores[0, a] + search(depth, stack, sp1, b1, n, heads, lc, rc, words, tags, base,
+                                  W, mask, feats[1:], scores[1:], scratch[0], scratch[1], acc, path)
+        undo(a, stack, sp1, b1, heads, lc, rc, old)
+        if v > plain_v:
+            plain_v = v
+            plain_a = a
+        if a == gold:
+            v -= margin
+            for j in range(depth):
+                path_gold[j] = path[j]
+        if v > best_v:
+            best_v = v
+            best_a = a
+            for j in range(depth):
+                path_best[j] = path[j]
+    return best_a, plain_a
+
+
+@njit
+def _buffers(maxlen, depth):
+    stack = np.zeros(maxlen + 2, dtype=np.int64)
+    heads = np.full(maxlen + 2, -1, dtype=np.int64)
+    lc = np.zeros(maxlen + 2, dtype=np.int64)
+    rc = np.zeros(maxlen + 2, dtype=np.int64)
+    feats = np.zeros((depth + 2, N_TEMPLATES), dtype=np.int64)
+    scores = np.zeros((depth + 2, N_ACTIONS))
+    scratch = np.zeros((2, depth + 1), dtype=np.int64)  # the search's acts and olds
+    acc = np.zeros(depth + 1)
+    path = np.full(depth + 1, -1, dtype=np.int64)
+    return stack, heads, lc, rc, feats, scores, scratch, acc, path
+
+
+@njit
+def _reset(n, heads, lc, rc):
+    for i in range(n + 1):
+        heads[i] = -1
+        lc[i] = 0
+        rc[i] = 0
+
+
+@njit
+def parse_corpus(offsets, words, tags, W, mask, depth, out):
+    """Parse every sentence with lookahead search; writes heads (0 = root) into out."""
+    maxlen = 1
+    for s in range(len(offsets) - 1):
+        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    stack, heads, lc, rc, feats, scores, scratch, acc, path = _buffers(maxlen, depth)
+    pg = np.empty(depth + 1, dtype=np.int64)
+    pb = np.empty(depth + 1, dtype=np.int64)
+    for s in range(len(offsets) - 1):
+        base = offsets[s]
+        n = offsets[s + 1] - base
+        if n == 0:
+            continue
+        _reset(n, heads, lc, rc)
+        sp = 0
+        b = 1
+        while not is_final(sp, b, n):
+            a, _ = decide(depth, 0.0, -1, stack, sp, b, n, heads, lc, rc, words, tags, base,
+                          W, mask, feats, scores, scratch, acc, path, pg, pb)
+            sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+        heads[stack[0]] = 0
+        for i in range(1, n + 1):
+            out[base + i - 1] = heads[i]
+
+
+@njit
+def oracle_actions(offsets, gold_heads, out_actions, ok):
+    """The oracle's action sequence per sentence (2n - 1 actions, at 2 * offsets[s] - s);
+    ok[s] = False where the gold tree cannot be built (non-projective or several roots)."""
+    maxlen = 1
+    for s in range(len(offsets) - 1):
+        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    stack, heads, lc, rc, _, _, _, _, _ = _buffers(maxlen, 0)
+    gold = np.zeros(maxlen + 2, dtype=np.int64)
+    pending = np.zeros(maxlen + 2, dtype=np.int64)
+    for s in range(len(offsets) - 1):
+        base = offsets[s]
+        n = offsets[s + 1] - base
+        _reset(n, heads, lc, rc)
+        for i in range(n + 1):
+            pending[i] = 0
+        for i in range(1, n + 1):
+            gold[i] = gold_heads[base + i - 1]
+            if gold[i] > 0:
+                pending[gold[i]] += 1
+        sp = 0
+        b = 1
+        k = 2 * base - s
+        good = True
+        steps = 0
+        while not is_final(sp, b, n):
+            a = oracle(stack, sp, b, n, gold, pending)
+            if a < 0 or steps >= 2 * n - 1:
+                good = False
+                break
+            if a == LEFT:
+                pending[stack[sp - 1]] -= 1
+            elif a == RIGHT:
+                pending[stack[sp - 2]] -= 1
+            sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+            out_actions[k + steps] = a
+            steps += 1
+        if good and gold[stack[0]] != 0:
+            good = False
+        ok[s] = good

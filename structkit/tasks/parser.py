@@ -1,0 +1,251 @@
+"""Dependency parsing (arc-standard with lookahead): reading, encoding, training, parsing,
+model files. The adapter between CoNLL-X/CoNLL-U files and the array-only numba kernels."""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict, dataclass
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from structkit.errors import UserError
+from structkit.io.conllx import DepSentence, read_conllx
+from structkit.io.files import display_name
+from structkit.model import load_model, save_model
+
+SPECIAL = ["<none>", "<unk>"]  # ids 0 (no such item) and 1 (unknown)
+
+
+@dataclass
+class ParserConfig:
+    """Everything that defines a parser training run; stored in the model header."""
+
+    task: str = "parse"
+    algo: str = "lookahead"
+    epochs: int = 10
+    depth: int = 0
+    margin: float = 0.0
+    seed: int = 0
+    hash_bits: int = 22
+    pos: str = "xpos"          # which POS column: xpos (CoNLL-X POSTAG) or upos
+
+    def validate(self) -> None:
+        if self.algo not in ("lookahead", "greedy"):
+            raise UserError(f"--algo for parsing is lookahead (or greedy = depth 0), got {self.algo!r}")
+        if self.algo == "greedy":
+            if self.depth not in (0, None):
+                raise UserError("--algo greedy searches to depth 0; use --algo lookahead for --depth")
+            self.depth = 0
+        if not isinstance(self.epochs, int) or isinstance(self.epochs, bool) or self.epochs < 1:
+            raise UserError(f"--epochs must be a positive integer, got {self.epochs!r}")
+        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 0:
+            raise UserError(f"--depth must be a non-negative integer, got {self.depth!r}")
+        if self.depth > 6:
+            raise UserError(f"--depth {self.depth} is too deep for brute-force parser lookahead "
+                            "(3^(D+1) paths per decision); use at most 6")
+        if (isinstance(self.margin, bool) or not isinstance(self.margin, (int, float))
+                or not self.margin >= 0 or self.margin == float("inf")):
+            raise UserError(f"--margin must be a non-negative number, got {self.margin!r}")
+        self.margin = float(self.margin)
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise UserError(f"--seed must be a non-negative integer, got {self.seed!r}")
+        if not 16 <= self.hash_bits <= 26:
+            raise UserError(f"hash_bits must be between 16 and 26, got {self.hash_bits!r}")
+        if self.pos not in ("xpos", "upos"):
+            raise UserError(f"pos must be xpos or upos, got {self.pos!r}")
+
+
+def pos_column(s: DepSentence, which: str) -> list[str]:
+    """The POS tags the parser reads: XPOS (falling back to UPOS where XPOS is '_'), or UPOS."""
+    if which == "upos":
+        return s.upos
+    return [x if x != "_" else u for x, u in zip(s.xpos, s.upos)]
+
+
+class Vocab:
+    """Strings to ids, with 0 = no such item and 1 = unknown."""
+
+    def __init__(self, items: list[str] | None = None):
+        self.items = list(SPECIAL) if items is None else list(items)
+        self.index = {w: i for i, w in enumerate(self.items) if i >= len(SPECIAL)}
+
+    def add(self, w: str) -> int:
+        i = self.index.get(w)
+        if i is None:
+            i = self.index[w] = len(self.items)
+            self.items.append(w)
+        return i
+
+    def ids(self, ws: Iterable[str]) -> list[int]:
+        get = self.index.get
+        return [get(w, 1) for w in ws]
+
+
+@dataclass
+class Treebank:
+    sentences: list[DepSentence]
+    offsets: np.ndarray
+    words: np.ndarray
+    tags: np.ndarray
+    heads: np.ndarray | None
+
+
+def encode(sentences: list[DepSentence], wv: Vocab, tv: Vocab, pos: str, grow: bool) -> Treebank:
+    words: list[int] = []
+    tags: list[int] = []
+    heads: list[int] = []
+    has_heads = True
+    for s in sentences:
+        if grow:
+            words.extend(wv.add(w) for w in s.words)
+            tags.extend(tv.add(t) for t in pos_column(s, pos))
+        else:
+            words.extend(wv.ids(s.words))
+            tags.extend(tv.ids(pos_column(s, pos)))
+        if s.heads is None:
+            has_heads = False
+        else:
+            heads.extend(s.heads)
+    offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+    np.cumsum([len(s) for s in sentences], out=offsets[1:])
+    return Treebank(sentences, offsets, np.array(words, dtype=np.int64), np.array(tags, dtype=np.int64),
+                    np.array(heads, dtype=np.int64) if has_heads else None)
+
+
+class DependencyParser:
+    """A trained parser: vocabularies, hashed weights W[2^bits, 3] and its config."""
+
+    def __init__(self, config: ParserConfig, words: Vocab, tags: Vocab, W: np.ndarray, info: dict | None = None):
+        self.config = config
+        self.words = words
+        self.tags = tags
+        self.W = W
+        self.info = info or {}
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.config.hash_bits) - 1
+
+    def parse_encoded(self, tb: Treebank, depth: int | None = None, W: np.ndarray | None = None) -> np.ndarray:
+        from structkit.search.arcstandard import parse_corpus
+
+        out = np.zeros(int(tb.offsets[-1]), dtype=np.int64)
+        parse_corpus(tb.offsets, tb.words, tb.tags, self.W if W is None else W, self.mask,
+                     self.config.depth if depth is None else depth, out)
+        return out
+
+    def parse_batches(self, sentences: Iterable[DepSentence], path: str, depth: int | None = None,
+                      batch: int = 2048) -> Iterator[tuple[list[DepSentence], list[list[int]]]]:
+        """Parse sentences in batches (streamed); yields (sentences, predicted heads)."""
+        buf: list[DepSentence] = []
+
+        def flush():
+            tb = encode(buf, self.words, self.tags, self.config.pos, grow=False)
+            heads = self.parse_encoded(tb, depth)
+            o = tb.offsets
+            return [heads[o[i]:o[i + 1]].tolist() for i in range(len(buf))]
+
+        for s in sentences:
+            buf.append(s)
+            if len(buf) >= batch:
+                yield buf, flush()
+                buf = []
+        if buf:
+            yield buf, flush()
+
+    def save(self, path: str) -> None:
+        rows, cols = np.nonzero(self.W)
+        arrays = {"W_rows": rows.astype(np.int64), "W_cols": cols.astype(np.int8),
+                  "W_vals": self.W[rows, cols], "words": np.array(self.words.items, dtype=str),
+                  "tags": np.array(self.tags.items, dtype=str)}
+        header = {"task": "parse", "kind": "arc-standard", "config": asdict(self.config), "info": self.info}
+        save_model(path, header, arrays)
+
+    @classmethod
+    def load(cls, path: str, command: str | None = None) -> "DependencyParser":
+        header, arrays = load_model(path, ("parse",), command)
+        try:
+            config = ParserConfig(**header["config"])
+            words = Vocab([str(w) for w in arrays["words"]])
+            tags = Vocab([str(t) for t in arrays["tags"]])
+            if words.items[:2] != SPECIAL or tags.items[:2] != SPECIAL:
+                raise ValueError("vocabulary")
+            W = np.zeros((1 << config.hash_bits, 3))
+            W[arrays["W_rows"], arrays["W_cols"].astype(np.int64)] = arrays["W_vals"]
+            return cls(config, words, tags, W, header.get("info", {}))
+        except (KeyError, ValueError, TypeError, IndexError) as e:
+            raise UserError(f"damaged model file: {e}", path) from None
+
+
+def read_treebank(path: str, digest=None) -> list[DepSentence]:
+    """All sentences of a CoNLL-X/CoNLL-U file with heads (training or development data)."""
+    sents = list(read_conllx(path))
+    for s in sents:
+        if s.heads is None:
+            raise UserError("no HEAD column: training and development data need gold trees",
+                            display_name(path), s.first_line)
+    if digest is not None:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return sents
+
+
+def attachment(gold: Treebank, pred_heads: np.ndarray) -> dict:
+    from structkit.eval.attachment import AttachmentCounter
+
+    counter = AttachmentCounter()
+    o = gold.offsets
+    for i, s in enumerate(gold.sentences):
+        counter.add(s.heads, pred_heads[o[i]:o[i + 1]].tolist(), pos_column(s, "xpos"))
+    return counter.score()
+
+
+def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = None,
+                 on_epoch: Callable[[int, dict], None] | None = None) -> DependencyParser:
+    """Read, encode, check which trees the oracle can build, train; report each epoch."""
+    from structkit.learn.parser import parser_epoch
+    from structkit.search.arcstandard import oracle_actions
+
+    config.validate()
+    t0 = time.perf_counter()
+    digest = hashlib.sha256() if train_path != "-" else None
+    wv, tv = Vocab(), Vocab()
+    train = encode(read_treebank(train_path, digest), wv, tv, config.pos, grow=True)
+    n_sent = len(train.offsets) - 1
+    actions = np.zeros(max(2 * int(train.offsets[-1]), 1), dtype=np.int64)
+    trainable = np.zeros(n_sent, dtype=np.bool_)
+    oracle_actions(train.offsets, train.heads, actions, trainable)
+    skipped = int(n_sent - trainable.sum())
+    if trainable.sum() == 0:
+        raise UserError("no training tree can be built by the arc-standard oracle "
+                        "(all non-projective or with several roots)", display_name(train_path))
+    dev = None
+    if dev_path:
+        dev = encode(read_treebank(dev_path), wv, tv, config.pos, grow=False)
+    parser = DependencyParser(config, wv, tv, np.zeros((1, 3)))
+    W = np.zeros((1 << config.hash_bits, 3))
+    U = np.zeros_like(W)
+    c = 1.0
+    rng = np.random.default_rng(config.seed)
+    for epoch in range(1, config.epochs + 1):
+        te = time.perf_counter()
+        order = rng.permutation(n_sent)
+        c, mistakes, updates = parser_epoch(train.offsets, train.words, train.tags, train.heads,
+                                            order, trainable, W, U, parser.mask, config.depth,
+                                            config.margin, c)
+        decisions = int(2 * train.offsets[-1] - n_sent)
+        stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
+                 "train_mistakes": int(mistakes), "train_updates": int(updates),
+                 "train_accuracy": 100.0 * (1 - mistakes / max(decisions, 1))}
+        if dev is not None:
+            stats["dev"] = attachment(dev, parser.parse_encoded(dev, W=W - U / c))
+        if on_epoch is not None:
+            on_epoch(epoch, stats)
+    parser.W = W - U / c
+    parser.info = {"train_file": display_name(train_path),
+                   "train_sha256": digest.hexdigest() if digest else None,
+                   "train_sentences": n_sent, "skipped_unbuildable": skipped,
+                   "train_tokens": int(train.offsets[-1]),
+                   "train_seconds": round(time.perf_counter() - t0, 3)}
+    return parser
