@@ -88,16 +88,30 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
         raise UserError("--task is required (pos, chunk or ner), on the command line or in --config")
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
-    if cfg["task"] == "parse":
-        raise NotImplementedYet("training a parser")
     if cfg["task"] == "rerank":
         raise NotImplementedYet("training a reranker")
     train_path = resolve_data_path(train_path)
     dev_path = resolve_data_path(dev_path) if dev_path else None
 
-    from structkit.tasks.sequence import TaggerConfig, main_score, train_tagger
+    if cfg["task"] == "parse":
+        from structkit.tasks.parser import ParserConfig, train_parser
 
-    config = TaggerConfig(**cfg)
+        unused = sorted(k for k in cfg if k not in ("task", "algo", "epochs", "depth", "margin", "seed"))
+        if unused:
+            raise UserError(f"option(s) {', '.join('--' + k.replace('_', '-') for k in unused)} do "
+                            "not apply to --task parse (it takes --algo, --epochs, --depth, --margin, --seed)")
+        cfg.setdefault("algo", "lookahead")
+        if cfg.get("depth") is None:
+            cfg.pop("depth", None)
+        config = ParserConfig(**cfg)
+        trainer = train_parser
+        key = "uas"
+    else:
+        from structkit.tasks.sequence import TaggerConfig, main_score, train_tagger
+
+        config = TaggerConfig(**cfg)
+        trainer = train_tagger
+        key = main_score(config.task)
     config.validate()
     # A bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
@@ -111,7 +125,6 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     if show:
         from tqdm import tqdm
         bar = tqdm(total=config.epochs, desc=f"train {config.task}", unit="epoch", file=sys.stderr)
-    key = main_score(config.task)
 
     def on_epoch(epoch: int, stats: dict) -> None:
         history.append(stats)
@@ -125,7 +138,7 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
             click.echo(f"epoch {epoch}/{config.epochs}: {msg} ({stats['epoch_seconds']:.2f} s)", err=True)
 
     try:
-        tagger = train_tagger(config, train_path, dev_path, on_epoch)
+        tagger = trainer(config, train_path, dev_path, on_epoch)
     finally:
         if bar is not None:
             bar.close()
@@ -136,8 +149,13 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
             json.dump({"config": tagger.info | {"config": vars(config)}, "epochs": history}, f, indent=2)
             f.write("\n")
     info = tagger.info
-    _say(f"wrote {model_path}: {info['n_features']} features, {len(tagger.labels)} labels, "
-         f"{info['train_tokens']} training tokens, {info['train_seconds']:.1f} s", show or verbose)
+    if config.task == "parse":
+        what = (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} skipped: "
+                "not projective or not single-rooted)")
+    else:
+        what = f"{info['n_features']} features, {len(tagger.labels)} labels"
+    _say(f"wrote {model_path}: {what}, {info['train_tokens']} training tokens, "
+         f"{info['train_seconds']:.1f} s", show or verbose)
 
 
 # ---- tagging -----------------------------------------------------------------------------
@@ -190,7 +208,14 @@ def eval_cmd(task, files, as_json, model_path) -> None:
 
     Chunk and NER scores are phrase precision, recall and F1 as conlleval computes them."""
     if task == "parse":
-        raise NotImplementedYet("evaluating parses")
+        if len(files) != 2:
+            raise UserError(f"eval --task parse takes two files, GOLD PRED; got {len(files)}")
+        from structkit.config import resolve_data_path
+        from structkit.eval.files import evaluate_parse_files
+
+        result, report = evaluate_parse_files(*(resolve_data_path(f) for f in files))
+        click.echo(json.dumps(result, sort_keys=True) if as_json else report)
+        return
     if task == "rerank":
         raise NotImplementedYet("evaluating reranked n-best lists")
     if task not in SEQ_TASKS:
@@ -263,10 +288,51 @@ class NotImplementedYet(Exception):
         super().__init__(f"{what} is not implemented yet")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def parse() -> None:
-    """Dependency parsing (arc-standard with lookahead): not implemented yet."""
-    raise NotImplementedYet("structkit parse")
+@cli.command()
+@click.option("--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
+@click.argument("files", nargs=-1)
+@click.option("-o", "--output", type=str, help="Write here instead of standard output.")
+@click.option("--depth", type=int, help="Lookahead depth (default: the depth trained with).")
+@click.option("--tagger", "tagger_path", type=str,
+              help="POS-tag the words first with this tagger model (`structkit train --task pos`).")
+def parse(model_path, files, output, depth, tagger_path) -> None:
+    """Parse CoNLL-X or CoNLL-U files (or `word POS` columns) into CoNLL-X with predicted heads."""
+    from structkit.config import resolve_data_path
+    from structkit.io.conllx import read_conllx, write_conllx
+    from structkit.io.files import atomic_output
+    from structkit.tasks.parser import DependencyParser
+
+    parser = DependencyParser.load(model_path, command="parse")
+    if depth is not None and depth < 0:
+        raise UserError(f"--depth must be a non-negative integer, got {depth}")
+    tagger = None
+    if tagger_path:
+        from structkit.tasks.sequence import SequenceTagger
+        tagger = SequenceTagger.load(tagger_path, command="parse --tagger", tasks=("pos",))
+    paths = [resolve_data_path(f) for f in files] or ["-"]
+    with atomic_output(output) as out:
+        for path in paths:
+            sents = read_conllx(path)
+            if tagger is not None:
+                sents = _pos_tagged(tagger, sents, path)
+            for batch, heads in parser.parse_batches(sents, path, depth):
+                write_conllx(batch, out, heads=heads)
+
+
+def _pos_tagged(tagger, sentences, path, batch: int = 1024):
+    """Replace each sentence's POS columns with the tagger's predictions (streamed, batched)."""
+    import itertools
+
+    from structkit.io.conll import Sentence
+
+    it = iter(sentences)
+    while chunk := list(itertools.islice(it, batch)):
+        rows = [Sentence([[w] for w in s.words], s.first_line) for s in chunk]
+        for _, labels in tagger.tag_batches(rows, path, text=True, batch=batch):
+            for s, tags in zip(chunk, labels):
+                s.xpos = list(tags)
+                s.upos = list(tags)
+        yield from chunk
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

@@ -325,9 +325,8 @@ def test_dump_feature_filter(sk, models):
     assert r.out.rstrip().endswith("(none)")
 
 
-@pytest.mark.parametrize("args", [["parse"], ["parse", "--model", "x", "in.conll"], ["rerank"],
-                                  ["eval", "--task", "parse", "x"], ["eval", "--task", "rerank", "x"],
-                                  ["train", "--task", "parse", "--train", CHUNK_TRAIN, "--model", "m"]])
+@pytest.mark.parametrize("args", [["rerank"], ["eval", "--task", "rerank", "x"],
+                                  ["train", "--task", "rerank", "--train", CHUNK_TRAIN, "--model", "m"]])
 def test_not_implemented_yet(sk, args):
     r = sk(*args)
     assert_one_line_error(r, "not implemented yet", code=2)
@@ -613,6 +612,6 @@ def test_python_m_structkit_errors(tmp_path):
     p = subprocess.run([sys.executable, "-m", "structkit", "chunk", "--model", str(m), CHUNK_TEST],
                        capture_output=True, text=True, env=env, cwd=tmp_path)
     assert p.returncode == 1 and p.stderr == f"structkit: error: {m}: no such model file\n"
-    p = subprocess.run([sys.executable, "-m", "structkit", "parse"], capture_output=True, text=True, env=env)
-    assert p.returncode == 2 and p.stderr == "structkit: structkit parse is not implemented yet\n"
+    p = subprocess.run([sys.executable, "-m", "structkit", "rerank"], capture_output=True, text=True, env=env)
+    assert p.returncode == 2 and p.stderr == "structkit: structkit rerank is not implemented yet\n"
     assert os.listdir(tmp_path) == []

@@ -110,3 +110,61 @@ def evaluate_files(task: str, files: tuple[str, ...], known_words: set[str] | No
     if known_words is not None:
         lines.append(f"words unseen in training: {unk} tokens; accuracy: {result['unknown_accuracy']:6.2f}%")
     return result, "\n".join(lines)
+
+
+def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
+    """Score a predicted dependency file against a gold one (CoNLL-X or CoNLL-U, unlabeled).
+
+    Both files are streamed side by side and must line up: the same number of sentences, of
+    tokens per sentence, and the same word form per token; both need heads. Any mismatch is a
+    UserError at the prediction file's line (naming the gold file and line in the message);
+    a gold sentence without heads is a UserError at the gold file's line. Punctuation is
+    decided by the gold POS (see ``structkit.eval.attachment``). Returns (result dict with
+    ``"task": "parse"`` and the ``AttachmentCounter`` scores, a one-line report).
+    """
+    from structkit.eval.attachment import AttachmentCounter, scoring_tags
+    from structkit.io.conllx import read_conllx
+
+    gname, pname = display_name(gold_path), display_name(pred_path)
+
+    def token_line(sent, k: int) -> int:
+        # Line of token k (0-based): the sentence's first token row plus one row per earlier
+        # token and per CoNLL-U multiword range inside the sentence (exact for CoNLL-X).
+        return sent.first_line + k + sum(1 for first, _, _ in sent.multiword if 1 < first <= k + 1)
+
+    counter = AttachmentCounter()
+    end = object()
+    for gs, ps in itertools.zip_longest(read_conllx(gold_path), read_conllx(pred_path),
+                                        fillvalue=end):
+        if gs is end:
+            raise UserError(f"the prediction file has more sentences than the gold file "
+                            f"{gname} (which has {counter.sentences})", pname, ps.first_line)
+        if ps is end:
+            raise UserError(f"the prediction file ends before the gold file (sentence "
+                            f"{counter.sentences + 1}, at line {gs.first_line} of {gname}, "
+                            "has no prediction)", pname)
+        if len(gs) != len(ps):
+            raise UserError(f"sentence has {len(ps)} tokens, but the gold sentence at line "
+                            f"{gs.first_line} of {gname} has {len(gs)}", pname, ps.first_line)
+        for k, (gw, pw) in enumerate(zip(gs.words, ps.words)):
+            if gw != pw:
+                raise UserError(f"token {pw!r} does not line up with gold token {gw!r} at "
+                                f"line {token_line(gs, k)} of {gname}",
+                                pname, token_line(ps, k))
+        if gs.heads is None:
+            raise UserError("gold file has no heads (the HEAD column is '_'): give a gold "
+                            "dependency treebank", gname, gs.first_line)
+        if ps.heads is None:
+            raise UserError(f"prediction file has no heads (the HEAD column is '_') for the "
+                            f"gold sentence at line {gs.first_line} of {gname}",
+                            pname, ps.first_line)
+        counter.add(gs.heads, ps.heads, scoring_tags(gs.xpos, gs.upos))
+    scores = counter.score()
+    result: dict = {"task": "parse", **scores}
+    report = (f"UAS {scores['uas']:.2f}% (punctuation excluded, {scores['scored_tokens']} "
+              f"tokens); with punctuation {scores['uas_with_punct']:.2f}% "
+              f"({scores['tokens']} tokens); root {scores['root_accuracy']:.2f}%; "
+              f"complete match {scores['complete_match']:.2f}% "
+              f"(with punctuation {scores['complete_match_with_punct']:.2f}%; "
+              f"{scores['sentences']} sentences)")
+    return result, report
