@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install test bench experiments chunk pos ner lookahead clean
+.PHONY: install test bench experiments chunk pos ner lookahead parse clean
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ LOOKAHEAD_CONFIGS ?= configs/experiments/lookahead-chunk-conll2000.toml \
 lookahead:
 	$(BIN)/pip install --quiet -e '.[experiments]'
 	$(BIN)/python scripts/lookahead_experiments.py $(LOOKAHEAD_CONFIGS)
+
+# Tsuruoka et al. (2011) Table 4 on our data: results/parse.md and parse.png.
+parse:
+	$(BIN)/pip install --quiet -e '.[experiments]'
+	$(BIN)/python scripts/parse_experiments.py configs/experiments/parse-ptb-dep.toml
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

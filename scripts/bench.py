@@ -97,6 +97,35 @@ def lookahead_bench(train: str, tmp: Path, repeat: int) -> dict:
     return out
 
 
+def parser_bench(tmp: Path, repeat: int) -> dict:
+    """Arc-standard parser: training time and parsing speed with a loaded model, depths 0-1."""
+    from structkit.tasks.parser import DependencyParser, encode, read_treebank
+
+    train = resolve_data_path("ptb-dep/train.conll")
+    test = resolve_data_path("ptb-dep/test.conll")
+    out: dict = {}
+    gold = read_treebank(test)
+    for depth in (0, 1):
+        model = tmp / f"parse{depth}.model"
+        wall, _ = structkit("train", "--task", "parse", "--train", train, "--depth", str(depth),
+                            "--epochs", "10", "--model", model)
+        parser = DependencyParser.load(str(model))
+        tb = encode(gold, parser.words, parser.tags, "xpos", grow=False)
+        parser.parse_encoded(tb)
+        rates = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _b in parser.parse_batches(gold, test):
+                pass
+            rates.append(len(gold) / (time.perf_counter() - t0))
+        out[f"depth{depth}"] = {"train_10_epochs_wall_seconds": round(wall, 2),
+                                "sentences_per_second": round(statistics.median(rates)),
+                                "test_sentences": len(gold)}
+        print(f"parser depth {depth}: train 10 epochs {wall:.1f} s; parsing "
+              f"{statistics.median(rates):,.0f} sentences/s (loaded model, encoding included)", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(RESULTS / "bench.json"))
@@ -154,6 +183,7 @@ def main() -> None:
         res["one_sentence_chunk_wall_seconds"] = [round(w, 2) for w in walls]
         print(f"`structkit chunk` of a one-sentence file: {', '.join(f'{w:.2f}' for w in walls)} s wall")
         res["lookahead_depth2"] = lookahead_bench(train, tmp, args.repeat)
+        res["parser"] = parser_bench(tmp, args.repeat)
     dump_json(res, Path(args.out))
     lines = ["# Benchmarks (`make bench`)", "", f"Machine: {res['machine']['cpu']}, "
              f"{res['machine']['cores']} cores; commit {res['machine']['commit']}; {res['machine']['date']}.", "",
@@ -175,6 +205,10 @@ def main() -> None:
               f"| the same, learning epochs alone (features computed once): dp / brute force | "
               f"{la['dp_epochs_seconds']} s / {la['brute_epochs_seconds']} s ({la['epochs_speedup']}x); "
               f"identical weights: {'yes' if la['identical_weights'] else 'NO'} |"]
+    for depth in (0, 1):
+        pr = res["parser"][f"depth{depth}"]
+        lines.append(f"| parser depth {depth}: `structkit train --task parse` 10 epochs wall / parsing speed, "
+                     f"loaded model | {pr['train_10_epochs_wall_seconds']} s / {pr['sentences_per_second']:,} sentences/s |")
     Path(args.out).with_suffix(".md").write_text("\n".join(lines) + "\n")
 
 
