@@ -303,8 +303,9 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
     from structkit.tasks.parser import DependencyParser
 
     parser = DependencyParser.load(model_path, command="parse")
-    if depth is not None and depth < 0:
-        raise UserError(f"--depth must be a non-negative integer, got {depth}")
+    if depth is not None and not 0 <= depth <= 6:
+        raise UserError(f"--depth must be an integer from 0 to 6 (brute-force search visits "
+                        f"3^(D+1) paths per decision), got {depth}")
     tagger = None
     if tagger_path:
         from structkit.tasks.sequence import SequenceTagger

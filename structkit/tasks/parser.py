@@ -234,7 +234,8 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
         c, mistakes, updates = parser_epoch(train.offsets, train.words, train.tags, train.heads,
                                             order, trainable, W, U, parser.mask, config.depth,
                                             config.margin, c)
-        decisions = int(2 * train.offsets[-1] - n_sent)
+        lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
+        decisions = int(2 * lengths.sum() - len(lengths))
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
                  "train_mistakes": int(mistakes), "train_updates": int(updates),
                  "train_accuracy": 100.0 * (1 - mistakes / max(decisions, 1))}
