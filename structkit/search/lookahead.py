@@ -215,8 +215,12 @@ def decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, gold, margin,
             window_path(E, T, T2, k, d, p1, gold, second_order, B1, B2, path_gold)
             window_path(E, T, T2, k, d, p1, best_a, second_order, B1, B2, path_best)
         return best_a, plain_a, d
+    d = min(depth, n - 1 - k)
     for a in range(L):
-        v, d = search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels, pre, values, path_tmp)
+        if d == 0:  # nothing to look ahead at: the action's own score
+            v = step_score(E, T, T2, k, p1, p2, a, second_order)
+        else:
+            v, d = search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels, pre, values, path_tmp)
         if v > plain_v:
             plain_v = v
             plain_a = a
