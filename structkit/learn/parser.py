@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.search.arcstandard import (LEFT, N_TEMPLATES, RIGHT, _buffers, _reset, apply,
-                                          decide, features, is_final, oracle, undo)
+from structkit.search.arcstandard import (N_TEMPLATES, _buffers, apply, apply_gold, decide,
+                                          features, is_final, oracle, start_gold, undo)
 from structkit.search.jit import njit
 
 
@@ -57,13 +57,7 @@ def parser_epoch(offsets, words, tags, gold_heads, order, trainable, W, U, mask,
             continue
         base = offsets[s]
         n = offsets[s + 1] - base
-        _reset(n, heads, lc, rc)
-        for i in range(n + 1):
-            pending[i] = 0
-        for i in range(1, n + 1):
-            gold[i] = gold_heads[base + i - 1]
-            if gold[i] > 0:
-                pending[gold[i]] += 1
+        start_gold(gold_heads, base, n, heads, lc, rc, gold, pending)
         sp = 0
         b = 1
         while not is_final(sp, b, n):
@@ -78,10 +72,6 @@ def parser_epoch(offsets, words, tags, gold_heads, order, trainable, W, U, mask,
                              base, W, U, c, mask, fbuf, acts, olds)
                 _update_path(-1.0, best, pb, depth, stack, sp, b, n, heads, lc, rc, words, tags,
                              base, W, U, c, mask, fbuf, acts, olds)
-            if g == LEFT:
-                pending[stack[sp - 1]] -= 1
-            elif g == RIGHT:
-                pending[stack[sp - 2]] -= 1
-            sp, b, _ = apply(g, stack, sp, b, heads, lc, rc)
+            sp, b = apply_gold(g, stack, sp, b, heads, lc, rc, pending)
             c += 1.0
     return c, mistakes, updates

@@ -329,6 +329,30 @@ def parse_corpus(offsets, words, tags, W, mask, depth, out):
 
 
 @njit
+def start_gold(gold_heads, base, n, heads, lc, rc, gold, pending):
+    """Reset the state for a sentence and load its gold heads (gold[1..n]) and the number of
+    gold dependents each token still waits for (pending), as the oracle needs them."""
+    _reset(n, heads, lc, rc)
+    for i in range(n + 1):
+        pending[i] = 0
+    for i in range(1, n + 1):
+        gold[i] = gold_heads[base + i - 1]
+        if gold[i] > 0:
+            pending[gold[i]] += 1
+
+
+@njit
+def apply_gold(a, stack, sp, b, heads, lc, rc, pending):
+    """Apply an oracle action, counting the attached dependent off its head's pending count."""
+    if a == LEFT:
+        pending[stack[sp - 1]] -= 1
+    elif a == RIGHT:
+        pending[stack[sp - 2]] -= 1
+    sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+    return sp, b
+
+
+@njit
 def oracle_actions(offsets, gold_heads, out_actions, ok):
     """The oracle's action sequence per sentence (2n - 1 actions, at 2 * offsets[s] - s);
     ok[s] = False where the gold tree cannot be built (non-projective or several roots)."""
@@ -341,13 +365,7 @@ def oracle_actions(offsets, gold_heads, out_actions, ok):
     for s in range(len(offsets) - 1):
         base = offsets[s]
         n = offsets[s + 1] - base
-        _reset(n, heads, lc, rc)
-        for i in range(n + 1):
-            pending[i] = 0
-        for i in range(1, n + 1):
-            gold[i] = gold_heads[base + i - 1]
-            if gold[i] > 0:
-                pending[gold[i]] += 1
+        start_gold(gold_heads, base, n, heads, lc, rc, gold, pending)
         sp = 0
         b = 1
         k = 2 * base - s
@@ -358,11 +376,7 @@ def oracle_actions(offsets, gold_heads, out_actions, ok):
             if a < 0 or steps >= 2 * n - 1:
                 good = False
                 break
-            if a == LEFT:
-                pending[stack[sp - 1]] -= 1
-            elif a == RIGHT:
-                pending[stack[sp - 2]] -= 1
-            sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+            sp, b = apply_gold(a, stack, sp, b, heads, lc, rc, pending)
             out_actions[k + steps] = a
             steps += 1
         if good and gold[stack[0]] != 0:
