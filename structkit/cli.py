@@ -45,8 +45,9 @@ def cli() -> None:
 @click.option("--dev", "dev_path", type=str, help="Development data, scored after each epoch.")
 @click.option("--model", "model_path", type=str, required=True, help="Where to write the model file.")
 @click.option("--algo", type=str,
-              help="perceptron (exact Viterbi, default), greedy (history-based) or lookahead "
-                   "(history-based with lookahead search, Tsuruoka et al. 2011).")
+              help="perceptron (exact Viterbi, default), greedy (history-based), lookahead "
+                   "(history-based with lookahead search, Tsuruoka et al. 2011), or the k-best "
+                   "learners kbest-perceptron, kbest-pa, kbest-rpa (Mancev & Todorovic).")
 @click.option("--epochs", type=int, help="Passes over the training data (default 10).")
 @click.option("--config", "config_path", type=str, help="TOML config; flags override its values.")
 @click.option("--seed", type=int, help="Seed for shuffling (default 0): same seed, same model.")
@@ -59,6 +60,8 @@ def cli() -> None:
 @click.option("--direction", type=str, help="ltr (default) or rtl: history-based tagging direction.")
 @click.option("--depth", type=int, help="Lookahead search depth D (default 1; greedy is depth 0).")
 @click.option("--margin", type=float, help="Margin C of the lookahead perceptron (default 0).")
+@click.option("--k", "k", type=int, help="k-best learners: how many best sequences per update (default 1).")
+@click.option("--C", "C", type=float, help="k-best PA/RPA: the step cap C (default 1).")
 @click.option("--search", type=str,
               help="Lookahead search: dp (dynamic programming, default) or brute (depth-first, "
                    "the paper's Figure 2); both give the same decisions.")
@@ -66,17 +69,17 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print one line per epoch, even in a pipe.")
 def train(task, train_path, dev_path, model_path, algo, epochs, config_path, seed, cutoff, templates,
-          columns, label_order, direction, depth, margin, search, metrics_json, quiet, verbose) -> None:
+          columns, label_order, direction, depth, margin, k, C, search, metrics_json, quiet, verbose) -> None:
     """Train a model and write it to --model."""
     from structkit.config import load_config, resolve_data_path
 
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
     data = cfg.pop("data")
-    for k in ("name", "description", "experiment"):
-        cfg.pop(k, None)
+    for meta in ("name", "description", "experiment"):
+        cfg.pop(meta, None)
     flags = {"task": task, "algo": algo, "epochs": epochs, "seed": seed, "cutoff": cutoff,
              "columns": columns, "label_order": label_order, "direction": direction,
-             "depth": depth, "margin": margin, "search": search}
+             "depth": depth, "margin": margin, "search": search, "k": k, "C": C}
     if templates is not None:
         flags["templates"] = [t for t in templates.split(",") if t.strip()]
     cfg.update({k: v for k, v in flags.items() if v is not None})
@@ -128,7 +131,8 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
 
     def on_epoch(epoch: int, stats: dict) -> None:
         history.append(stats)
-        msg = f"train acc {stats['train_accuracy']:.2f}"
+        msg = (f"train acc {stats['train_accuracy']:.2f}" if "train_accuracy" in stats
+               else f"updates {stats['train_updates']}")
         if "dev" in stats:
             msg += f", dev {key} {stats['dev'][key]:.2f}"
         if bar is not None:

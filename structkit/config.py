@@ -14,7 +14,7 @@ from typing import Any
 from structkit.errors import UserError
 
 TRAIN_KEYS = {"task", "algo", "epochs", "templates", "cutoff", "seed", "label_order",
-              "direction", "columns", "depth", "margin", "search"}
+              "direction", "columns", "depth", "margin", "search", "k", "C"}
 DATA_KEYS = {"train", "dev", "test"}
 META_KEYS = {"name", "description", "experiment"}
 
@@ -62,11 +62,12 @@ def load_config(path: str) -> dict[str, Any]:
     if unknown:
         raise UserError(f"unknown config key(s): {', '.join(sorted(unknown))} "
                         f"(known: {', '.join(sorted(TRAIN_KEYS | META_KEYS))}, data.train/dev/test)", path)
-    for k in ("epochs", "cutoff", "seed", "label_order", "depth"):
+    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k"):
         if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
             raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)
-    if "margin" in raw and (isinstance(raw["margin"], bool) or not isinstance(raw["margin"], (int, float))):
-        raise UserError(f"config key 'margin' must be a number, got {raw['margin']!r}", path)
+    for k in ("margin", "C"):
+        if k in raw and (isinstance(raw[k], bool) or not isinstance(raw[k], (int, float))):
+            raise UserError(f"config key {k!r} must be a number, got {raw[k]!r}", path)
     for k in ("task", "algo", "direction", "columns", "search"):
         if k in raw and not isinstance(raw[k], str):
             raise UserError(f"config key {k!r} must be a string, got {raw[k]!r}", path)

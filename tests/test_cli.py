@@ -615,3 +615,30 @@ def test_python_m_structkit_errors(tmp_path):
     p = subprocess.run([sys.executable, "-m", "structkit", "rerank"], capture_output=True, text=True, env=env)
     assert p.returncode == 2 and p.stderr == "structkit: structkit rerank is not implemented yet\n"
     assert os.listdir(tmp_path) == []
+
+
+# ---- k-best learners --------------------------------------------------------------------------
+@pytest.mark.parametrize("algo", ["kbest-perceptron", "kbest-pa", "kbest-rpa"])
+def test_kbest_learners_train_and_tag(sk, tmp_path, algo):
+    m = tmp_path / "m.npz"
+    r = sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m, "--algo", algo,
+           "--k", "3", "--C", "0.5", "--epochs", "3")
+    assert r.code == 0, r.err
+    r = sk("chunk", "--model", m, CHUNK_TEST)
+    assert r.code == 0, r.err
+    rows = [l.split() for l in r.out.splitlines() if l.strip()]
+    assert rows and all(len(row) == 4 for row in rows)  # word POS gold + prediction
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--algo", "kbest-pa", "--k", "0"], "--k must be a positive integer, got 0"),
+    (["--algo", "kbest-pa", "--C", "0"], "--C must be a positive number, got 0.0"),
+    (["--algo", "kbest-rpa", "--C", "nan"], "--C must be a positive number"),
+    (["--algo", "kbest-pa", "--label-order", "2"], "--label-order 2 needs a history-based learner"),
+    (["--algo", "kbest-pa", "--depth", "2"], "--depth applies to history-based learners"),
+])
+def test_kbest_bad_options(sk, tmp_path, extra, needle):
+    m = tmp_path / "m.npz"
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m, *extra),
+                          needle, code=1)
+    assert not m.exists()

@@ -20,7 +20,8 @@ from structkit.search.lookahead import lookahead_decode
 from structkit.search.viterbi import decode_corpus
 
 TASKS = ("pos", "chunk", "ner")
-ALGOS = ("perceptron", "greedy", "lookahead")
+ALGOS = ("perceptron", "greedy", "lookahead", "kbest-perceptron", "kbest-pa", "kbest-rpa")
+KBEST_ALGOS = {"kbest-perceptron": "perceptron", "kbest-pa": "pa", "kbest-rpa": "rpa"}
 SEARCHES = ("dp", "brute")
 COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 
@@ -41,6 +42,8 @@ class TaggerConfig:
     depth: int | None = None     # lookahead search depth (greedy: 0; lookahead: default 1)
     margin: float = 0.0          # margin C of the lookahead perceptron (Figure 3)
     search: str = "dp"           # lookahead search: dp (exact, fast) or brute (Figure 2)
+    k: int = 1                   # k-best learners: how many loss-augmented best sequences
+    C: float = 1.0               # k-best PA/RPA: aggressiveness (step cap)
 
     @property
     def history_based(self) -> bool:
@@ -73,14 +76,24 @@ class TaggerConfig:
         if self.depth is not None and (not isinstance(self.depth, int) or isinstance(self.depth, bool)
                                        or self.depth < 0):
             raise UserError(f"--depth must be a non-negative integer, got {self.depth!r}")
-        if self.algo == "perceptron" and self.depth not in (None, 0):
+        if self.algo in KBEST_ALGOS:
+            if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
+                raise UserError(f"--k must be a positive integer, got {self.k!r}")
+            if (isinstance(self.C, bool) or not isinstance(self.C, (int, float)) or not self.C > 0
+                    or self.C == float("inf")):
+                raise UserError(f"--C must be a positive number, got {self.C!r}")
+            self.C = float(self.C)
+            if self.label_order != 1:
+                raise UserError("--label-order 2 needs a history-based learner; the k-best "
+                                "learners decode with first-order Viterbi")
+        if not self.history_based and self.depth not in (None, 0):
             raise UserError("--depth applies to history-based learners (--algo lookahead); "
-                            "the exact perceptron already searches the whole sentence")
+                            "exact Viterbi already searches the whole sentence")
         if (isinstance(self.margin, bool) or not isinstance(self.margin, (int, float))
                 or not self.margin >= 0 or self.margin == float("inf")):
             raise UserError(f"--margin must be a non-negative number, got {self.margin!r}")
         self.margin = float(self.margin)
-        if self.margin > 0 and self.algo == "perceptron":
+        if self.margin > 0 and not self.history_based:
             raise UserError("--margin applies to history-based learners (--algo greedy or lookahead)")
         if self.search not in SEARCHES:
             raise UserError(f"--search must be dp or brute, got {self.search!r}")
@@ -307,10 +320,15 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
         dev_enc = tagger.encode(dev.words, dev.pos, dev.offsets)
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
-    learner = AveragedPerceptron(features.n_features, len(labels),
-                                 "lookahead" if config.history_based else "viterbi",
-                                 config.label_order == 2, config.direction == "rtl",
-                                 config.depth or 0, config.margin, config.search == "dp")
+    if config.algo in KBEST_ALGOS:
+        from structkit.learn.kbest import KBestLearner
+        learner = KBestLearner(features.n_features, len(labels), KBEST_ALGOS[config.algo],
+                               config.k, config.C)
+    else:
+        learner = AveragedPerceptron(features.n_features, len(labels),
+                                     "lookahead" if config.history_based else "viterbi",
+                                     config.label_order == 2, config.direction == "rtl",
+                                     config.depth or 0, config.margin, config.search == "dp")
     rng = np.random.default_rng(config.seed)
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
