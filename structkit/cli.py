@@ -206,7 +206,9 @@ _tag_command("ner", "ner", "Find named entities in CoNLL files; writes each row 
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
 @click.option("--model", "model_path", type=str,
               help="The model that tagged the file: adds accuracy on words unseen in training.")
-def eval_cmd(task, files, as_json, model_path) -> None:
+@click.option("--compare", "other", type=str,
+              help="Another system's output on the same tokens: McNemar's test between the two.")
+def eval_cmd(task, files, as_json, model_path, other) -> None:
     """Score tagged output: FILE with gold second-to-last and prediction last (conlleval's
     layout), or GOLD PRED as two files that line up token by token.
 
@@ -229,6 +231,13 @@ def eval_cmd(task, files, as_json, model_path) -> None:
     from structkit.config import resolve_data_path
     from structkit.eval.files import evaluate_files
 
+    if other is not None:
+        from structkit.eval.files import compare_files
+
+        result, report = compare_files(task, tuple(resolve_data_path(f) for f in files),
+                                       resolve_data_path(other))
+        click.echo(json.dumps(result, sort_keys=True) if as_json else report)
+        return
     known = None
     if model_path:
         from structkit.tasks.sequence import SequenceTagger

@@ -642,3 +642,51 @@ def test_kbest_bad_options(sk, tmp_path, extra, needle):
     assert_one_line_error(sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m, *extra),
                           needle, code=1)
     assert not m.exists()
+
+
+# ---- McNemar between two systems -------------------------------------------------------------
+def _flip_some_predictions(src: str, dst: Path, every: int) -> tuple[int, int]:
+    """Copy a conlleval-layout file, setting every ``every``-th prediction to the gold label
+    (when wrong) or to 'O'/'B-NP' (when right); returns (fixed, broken)."""
+    fixed = broken = 0
+    out = []
+    k = 0
+    for line in Path(src).read_text().splitlines():
+        cols = line.split()
+        if cols:
+            k += 1
+            if k % every == 0:
+                if cols[-1] != cols[-2]:
+                    cols[-1] = cols[-2]
+                    fixed += 1
+                else:
+                    cols[-1] = "O" if cols[-2] != "O" else "B-NP"
+                    broken += 1
+        out.append(" ".join(cols))
+    dst.write_text("\n".join(out) + "\n")
+    return fixed, broken
+
+
+def test_eval_compare_mcnemar(sk, models, tmp_path):
+    a = tmp_path / "a.txt"
+    assert sk("chunk", "--model", models["chunk"], CHUNK_TEST, "-o", a).code == 0
+    b = tmp_path / "b.txt"
+    fixed, broken = _flip_some_predictions(str(a), b, 3)
+    assert fixed + broken > 0
+    r = sk("eval", "--task", "chunk", a, "--compare", b, "--json")
+    assert r.code == 0, r.err
+    res = json.loads(r.out)
+    # b is right on the tokens it fixed and wrong on those it broke; a the other way round
+    assert res["a_only"] == broken and res["b_only"] == fixed
+    assert 0 < res["exact_p"] <= 1
+    r = sk("eval", "--task", "chunk", a, "--compare", a)
+    assert r.code == 0 and "exact p = 1" in r.out
+
+
+def test_eval_compare_misaligned(sk, models, tmp_path):
+    a = tmp_path / "a.txt"
+    assert sk("chunk", "--model", models["chunk"], CHUNK_TEST, "-o", a).code == 0
+    short = tmp_path / "short.txt"
+    short.write_text(a.read_text().split("\n\n")[0] + "\n")
+    assert_one_line_error(sk("eval", "--task", "chunk", a, "--compare", short), str(short),
+                          "does not line up", code=1)

@@ -168,3 +168,29 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
               f"(with punctuation {scores['complete_match_with_punct']:.2f}%; "
               f"{scores['sentences']} sentences)")
     return result, report
+
+
+def compare_files(task: str, files: tuple[str, ...], other: str) -> tuple[dict, str]:
+    """McNemar's test between the predictions in ``files`` (one conlleval-layout file, or GOLD
+    PRED) and those in ``other`` (same layout: a conlleval file, or a prediction file lining up
+    with GOLD), on token-level correctness."""
+    from structkit.eval.significance import mcnemar
+
+    second = (other,) if len(files) == 1 else (files[0], other)
+    gold, pred_a, pred_b = [], [], []
+    end = object()
+    for i, (ta, tb) in enumerate(itertools.zip_longest(sentence_triples(task, files),
+                                                       sentence_triples(task, second), fillvalue=end)):
+        if ta is end or tb is end or ta[0] != tb[0] or ta[1] != tb[1]:
+            raise UserError(f"sentence {i + 1} does not line up with the first system's input "
+                            "(the two systems must label the same tokens, with the same gold labels)",
+                            display_name(other))
+        gold.append(ta[1])
+        pred_a.append(ta[2])
+        pred_b.append(tb[2])
+    result = {"task": task, **mcnemar(gold, pred_a, pred_b)}
+    report = (f"McNemar's test on {result['tokens']} tokens: first system right and second wrong "
+              f"{result['a_only']}, second right and first wrong {result['b_only']}; exact p = "
+              f"{result['exact_p']:.4g} (chi-square {result['chi2']:.2f}, p = {result['chi2_p']:.4g}); "
+              f"better: {dict(a='first', b='second', tie='neither')[result['better']]}")
+    return result, report
