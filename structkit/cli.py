@@ -88,7 +88,7 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     if dev_path is None:
         dev_path = data.get("dev")
     if "task" not in cfg:
-        raise UserError("--task is required (pos, chunk or ner), on the command line or in --config")
+        raise UserError("--task is required (pos, chunk, ner or parse), on the command line or in --config")
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
     if cfg["task"] == "rerank":
@@ -104,8 +104,6 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
             raise UserError(f"option(s) {', '.join('--' + k.replace('_', '-') for k in unused)} do "
                             "not apply to --task parse (it takes --algo, --epochs, --depth, --margin, --seed)")
         cfg.setdefault("algo", "lookahead")
-        if cfg.get("depth") is None:
-            cfg.pop("depth", None)
         config = ParserConfig(**cfg)
         trainer = train_parser
         key = "uas"

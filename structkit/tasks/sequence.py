@@ -51,7 +51,7 @@ class TaggerConfig:
 
     def validate(self) -> None:
         if self.task not in TASKS:
-            raise UserError(f"--task must be one of {', '.join(TASKS)}, got {self.task!r}")
+            raise UserError(f"--task must be one of {', '.join(TASKS)} or parse, got {self.task!r}")
         if self.algo not in ALGOS:
             raise UserError(f"--algo must be one of {', '.join(ALGOS)} for task {self.task}, got {self.algo!r}")
         if not isinstance(self.epochs, int) or self.epochs < 1:

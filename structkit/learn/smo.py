@@ -1,0 +1,261 @@
+"""SMO for the per-example structural-SVM dual, k-best MIRA and k-best SDM (Mancev & Todorovic,
+k-best structured SVMs, Sec. 3-4: eqs. 7-10, 15-20, Algorithms 1 and 2), Hamming loss.
+
+Per-example dual. For example n with working set S_n (a list of label sequences, the gold
+sequence y_n always at index 0) the variables are the total dual values beta_y = lambda_{n,y} +
+alpha_{n,y} >= 0 with sum_{y in S_n} beta_y = C (eqs. 5, 8, 16). The gold sequence has
+dF = 0 and L = 0: its beta is the slack of the single per-example slack variable xi_n, so the
+non-gold betas satisfy sum beta <= C. SMO minimises eq. 15,
+f(alpha) = 1/2 alpha^T K alpha - alpha^T l, K_ij = dF_i . dF_j, l_j = L_j - w_0 . dF_j,
+keeping w in the primal (eq. 9: w = w_0 + sum_j alpha_j dF_j), so the gradient (eqs. 10, 19) is
+g_j = sum_z alpha_z K_jz - l_j = w . dF_j - L_j with the CURRENT w. Each step picks the maximum
+violating pair (eq. 18) y' = argmin_S g, y'' = argmax_{beta > 0} g, stops when
+g_{y''} <= g_{y'} + tau (eq. 17) and otherwise moves beta_{y'} += delta, beta_{y''} -= delta
+with the clipped analytic step of eq. 20 (the lower clip -beta_{y'} never binds since delta > 0;
+when ||dF_{y'} - dF_{y''}||^2 == 0 the objective is linear along the pair and delta = beta_{y''}).
+w, the averaging accumulators and g are updated after every step.
+
+Sparse vectors are those of ``structkit.learn.kbest.sparse_dF`` (keys f * L + label for
+emissions, n_features * L + p * (L + 1) + q for transitions, sorted unique); the Gram matrix is
+computed once per ``smo_solve`` call with ``sparse_dot``. Averaging as in
+``structkit.learn.perceptron``: every change d of W (T) adds c * d to U (TU); c += 1 per example.
+
+k-best MIRA (Algorithm 1), solved in the dual with SMO: per example S_n = {y_n} + B^k_w (eq. 12,
+``kbest_viterbi_loss``, sequences equal to y_n dropped), beta = (C, 0, ...), SMO, S_n discarded.
+Note: Algorithm 1 as printed writes a slack xi_{n,y} per constraint; we use the single
+per-example slack of eqs. 2-5 / 15-16 (sum constraint), which is the form Sec. 4.2 compares with
+SDM ("only the first epoch will be the same") and reduces to PA (eq. 21) for k = 1.
+
+k-best SDM (Algorithm 2, kBV-PROCESSNEW): the working sets and their betas persist across
+epochs in flat arrays ``ws_seq[N, cap, maxlen]`` (int32), ``ws_beta[N, cap]``, ``ws_m[N]``
+(initialised by ``init_working_sets``: S_n = {y_n}, beta = C). At each visit the non-gold
+entries with beta == 0 are removed (S_n = {y : lambda_{n,y} > 0}), the current k-best sequences
+not yet in S_n are appended (dropped and counted if the capacity is full), and SMO runs over
+the whole S_n. LaRank (Algorithm 3) is not implemented.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from structkit.learn.kbest import _hamming, sparse_dF, sparse_dot
+from structkit.search.jit import njit
+from structkit.search.kbest import kbest_viterbi_loss
+from structkit.search.viterbi import emissions, max_length
+
+
+@njit
+def w_dot_sparse(keys, vals, W, T):
+    """w . v for a sparse vector v in the key space of ``sparse_dF``."""
+    L = W.shape[1]
+    base = np.int64(W.shape[0]) * L
+    s = 0.0
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        if key < base:
+            s += W[key // L, key % L] * vals[i]
+        else:
+            r = key - base
+            s += T[r // (L + 1), r % (L + 1)] * vals[i]
+    return s
+
+
+@njit
+def _add_sparse(keys, vals, W, U, T, TU, d, cd):
+    """W += d * v, U += cd * v (transitions into T / TU)."""
+    L = W.shape[1]
+    base = np.int64(W.shape[0]) * L
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        if key < base:
+            W[key // L, key % L] += d * vals[i]
+            U[key // L, key % L] += cd * vals[i]
+        else:
+            r = key - base
+            T[r // (L + 1), r % (L + 1)] += d * vals[i]
+            TU[r // (L + 1), r % (L + 1)] += cd * vals[i]
+
+
+@njit
+def gram(keys, vals, ptr):
+    m = ptr.shape[0] - 1
+    K = np.empty((m, m))
+    for i in range(m):
+        for j in range(i, m):
+            v = sparse_dot(keys[ptr[i]:ptr[i + 1]], vals[ptr[i]:ptr[i + 1]],
+                           keys[ptr[j]:ptr[j + 1]], vals[ptr[j]:ptr[j + 1]])
+            K[i, j] = v
+            K[j, i] = v
+    return K
+
+
+@njit
+def smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps):
+    """SMO over one example's working set (eqs. 17-20, w updated by eq. 9).
+
+    Vector j is keys/vals[ptr[j]:ptr[j+1]], its loss losses[j]; beta (>= 0, summing to C) is
+    updated in place, as are W, U, T, TU. Returns the number of SMO steps taken."""
+    m = losses.shape[0]
+    if m == 0:
+        return 0
+    K = gram(keys, vals, ptr)
+    g = np.empty(m)
+    for j in range(m):
+        g[j] = w_dot_sparse(keys[ptr[j]:ptr[j + 1]], vals[ptr[j]:ptr[j + 1]], W, T) - losses[j]
+    steps = 0
+    while steps < max_steps:
+        lo = 0
+        for j in range(1, m):
+            if g[j] < g[lo]:
+                lo = j
+        hi = -1
+        for j in range(m):
+            if beta[j] > 0.0 and (hi < 0 or g[j] > g[hi]):
+                hi = j
+        if hi < 0 or not g[hi] > g[lo] + tau:
+            break
+        den = K[lo, lo] + K[hi, hi] - 2.0 * K[lo, hi]
+        if den > 0.0:
+            delta = min(beta[hi], (g[hi] - g[lo]) / den)
+        else:
+            delta = beta[hi]
+        beta[lo] += delta
+        if delta == beta[hi]:
+            beta[hi] = 0.0
+        else:
+            beta[hi] -= delta
+        _add_sparse(keys[ptr[lo]:ptr[lo + 1]], vals[ptr[lo]:ptr[lo + 1]], W, U, T, TU,
+                    delta, c * delta)
+        _add_sparse(keys[ptr[hi]:ptr[hi + 1]], vals[ptr[hi]:ptr[hi + 1]], W, U, T, TU,
+                    -delta, -c * delta)
+        for j in range(m):
+            g[j] += delta * (K[j, lo] - K[j, hi])
+        steps += 1
+    return steps
+
+
+@njit
+def _stack(indptr, indices, a, n, y, seqs, m, NF, L):
+    """Concatenated sparse dF of seqs[0..m-1][:n] and their Hamming losses."""
+    bound = 2 * (indptr[a + n] - indptr[a]) + 2 * (n + 1)
+    keys = np.empty(m * bound, dtype=np.int64)
+    vals = np.empty(m * bound)
+    ptr = np.zeros(m + 1, dtype=np.int64)
+    losses = np.empty(m)
+    for j in range(m):
+        kj, vj = sparse_dF(indptr, indices, a, n, y, seqs[j], NF, L)
+        q = ptr[j]
+        keys[q:q + kj.shape[0]] = kj
+        vals[q:q + kj.shape[0]] = vj
+        ptr[j + 1] = q + kj.shape[0]
+        losses[j] = _hamming(y, a, n, seqs[j])
+    return keys[:ptr[m]], vals[:ptr[m]], ptr, losses
+
+
+@njit
+def kbest_mira_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C, tau, max_steps):
+    """One epoch of k-best MIRA (Algorithm 1) solved by SMO. Returns (c, smo_steps, top_loss)."""
+    NF = W.shape[0]
+    L = W.shape[1]
+    maxlen = max_length(offsets)
+    E = np.empty((maxlen, L))
+    kk = max(k, 1)
+    seqs = np.empty((kk, maxlen), dtype=np.int32)
+    scores = np.empty(kk)
+    S = np.empty((kk + 1, maxlen), dtype=np.int32)
+    total = 0
+    top_loss = 0
+    for s in order:
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        if n == 0:
+            continue
+        emissions(indptr, indices, W, a, a + n, E)
+        r = kbest_viterbi_loss(E, n, T, y[a:a + n], k, seqs, scores)
+        if r > 0:
+            top_loss += _hamming(y, a, n, seqs[0])
+        S[0, :n] = y[a:a + n]
+        m = 1
+        for j in range(r):
+            if _hamming(y, a, n, seqs[j]) > 0:
+                S[m, :n] = seqs[j, :n]
+                m += 1
+        keys, vals, ptr, losses = _stack(indptr, indices, a, n, y, S[:, :n], m, NF, L)
+        beta = np.zeros(m)
+        beta[0] = C
+        total += smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps)
+        c += 1.0
+    return c, total, top_loss
+
+
+def init_working_sets(offsets, y, C, cap):
+    """Flat SDM working sets: S_n = {y_n} with beta = C (Algorithm 2's initialisation)."""
+    N = len(offsets) - 1
+    maxlen = int(np.max(np.diff(offsets))) if N else 0
+    ws_seq = np.zeros((N, cap, max(maxlen, 1)), dtype=np.int32)
+    ws_beta = np.zeros((N, cap))
+    ws_m = np.ones(N, dtype=np.int64)
+    for s in range(N):
+        a, b = offsets[s], offsets[s + 1]
+        ws_seq[s, 0, :b - a] = y[a:b]
+        ws_beta[s, 0] = C
+    return ws_seq, ws_beta, ws_m
+
+
+@njit
+def kbest_sdm_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
+                    ws_seq, ws_beta, ws_m):
+    """One epoch of k-best SDM (Algorithm 2). Returns (c, smo_steps, top_loss, dropped)."""
+    NF = W.shape[0]
+    L = W.shape[1]
+    cap = ws_seq.shape[1]
+    maxlen = max_length(offsets)
+    E = np.empty((maxlen, L))
+    kk = max(k, 1)
+    seqs = np.empty((kk, maxlen), dtype=np.int32)
+    scores = np.empty(kk)
+    total = 0
+    top_loss = 0
+    dropped = 0
+    for s in order:
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        if n == 0:
+            continue
+        # S_n = {y : lambda_{n,y} > 0} (gold kept at index 0)
+        m = 1
+        for j in range(1, ws_m[s]):
+            if ws_beta[s, j] > 0.0:
+                if m != j:
+                    ws_seq[s, m, :n] = ws_seq[s, j, :n]
+                    ws_beta[s, m] = ws_beta[s, j]
+                m += 1
+        emissions(indptr, indices, W, a, a + n, E)
+        r = kbest_viterbi_loss(E, n, T, y[a:a + n], k, seqs, scores)
+        if r > 0:
+            top_loss += _hamming(y, a, n, seqs[0])
+        for j in range(r):
+            new = True
+            for i in range(m):
+                same = True
+                for t in range(n):
+                    if ws_seq[s, i, t] != seqs[j, t]:
+                        same = False
+                        break
+                if same:
+                    new = False
+                    break
+            if not new:
+                continue
+            if m == cap:
+                dropped += 1
+                continue
+            ws_seq[s, m, :n] = seqs[j, :n]
+            ws_beta[s, m] = 0.0
+            m += 1
+        ws_m[s] = m
+        keys, vals, ptr, losses = _stack(indptr, indices, a, n, y, ws_seq[s, :, :n], m, NF, L)
+        beta = ws_beta[s, :m].copy()
+        total += smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps)
+        ws_beta[s, :m] = beta
+        c += 1.0
+    return c, total, top_loss, dropped
