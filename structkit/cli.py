@@ -47,7 +47,8 @@ def cli() -> None:
 @click.option("--algo", type=str,
               help="perceptron (exact Viterbi, default), greedy (history-based), lookahead "
                    "(history-based with lookahead search, Tsuruoka et al. 2011), or the k-best "
-                   "learners kbest-perceptron, kbest-pa, kbest-rpa (Mancev & Todorovic).")
+                   "learners kbest-perceptron, kbest-pa, kbest-rpa, kbest-mira, kbest-sdm "
+                   "(Mancev & Todorovic).")
 @click.option("--epochs", type=int, help="Passes over the training data (default 10).")
 @click.option("--config", "config_path", type=str, help="TOML config; flags override its values.")
 @click.option("--seed", type=int, help="Seed for shuffling (default 0): same seed, same model.")
@@ -61,7 +62,8 @@ def cli() -> None:
 @click.option("--depth", type=int, help="Lookahead search depth D (default 1; greedy is depth 0).")
 @click.option("--margin", type=float, help="Margin C of the lookahead perceptron (default 0).")
 @click.option("--k", "k", type=int, help="k-best learners: how many best sequences per update (default 1).")
-@click.option("--C", "C", type=float, help="k-best PA/RPA: the step cap C (default 1).")
+@click.option("--C", "C", type=float, help="k-best PA/RPA/MIRA/SDM: the C of the max-margin objective (default 1).")
+@click.option("--tau", type=float, help="k-best MIRA/SDM: KKT tolerance of the SMO solver (default 0.001).")
 @click.option("--search", type=str,
               help="Lookahead search: dp (dynamic programming, default) or brute (depth-first, "
                    "the paper's Figure 2); both give the same decisions.")
@@ -69,7 +71,8 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print one line per epoch, even in a pipe.")
 def train(task, train_path, dev_path, model_path, algo, epochs, config_path, seed, cutoff, templates,
-          columns, label_order, direction, depth, margin, k, C, search, metrics_json, quiet, verbose) -> None:
+          columns, label_order, direction, depth, margin, k, C, tau, search, metrics_json, quiet,
+          verbose) -> None:
     """Train a model and write it to --model."""
     from structkit.config import load_config, resolve_data_path
 
@@ -79,7 +82,7 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
         cfg.pop(meta, None)
     flags = {"task": task, "algo": algo, "epochs": epochs, "seed": seed, "cutoff": cutoff,
              "columns": columns, "label_order": label_order, "direction": direction,
-             "depth": depth, "margin": margin, "search": search, "k": k, "C": C}
+             "depth": depth, "margin": margin, "search": search, "k": k, "C": C, "tau": tau}
     if templates is not None:
         flags["templates"] = [t for t in templates.split(",") if t.strip()]
     cfg.update({k: v for k, v in flags.items() if v is not None})

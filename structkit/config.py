@@ -14,7 +14,7 @@ from typing import Any
 from structkit.errors import UserError
 
 TRAIN_KEYS = {"task", "algo", "epochs", "templates", "cutoff", "seed", "label_order",
-              "direction", "columns", "depth", "margin", "search", "k", "C"}
+              "direction", "columns", "depth", "margin", "search", "k", "C", "tau"}
 DATA_KEYS = {"train", "dev", "test"}
 META_KEYS = {"name", "description", "experiment"}
 
@@ -65,7 +65,7 @@ def load_config(path: str) -> dict[str, Any]:
     for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k"):
         if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
             raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)
-    for k in ("margin", "C"):
+    for k in ("margin", "C", "tau"):
         if k in raw and (isinstance(raw[k], bool) or not isinstance(raw[k], (int, float))):
             raise UserError(f"config key {k!r} must be a number, got {raw[k]!r}", path)
     for k in ("task", "algo", "direction", "columns", "search"):

@@ -278,23 +278,33 @@ _KERNELS = {"perceptron": kbest_perceptron_epoch, "pa": kbest_pa_epoch, "rpa": k
 
 
 class KBestLearner:
-    """Averaged k-best online learner (``algo`` in 'perceptron', 'pa', 'rpa'), mirroring
-    ``AveragedPerceptron`` (first-order transitions only)."""
+    """Averaged k-best online learner, mirroring ``AveragedPerceptron`` (first-order
+    transitions only): ``algo`` 'perceptron', 'pa', 'rpa' (Algorithm 4), or 'mira'
+    (Algorithm 1) and 'sdm' (Algorithm 2), whose per-example QPs are solved by SMO
+    (``structkit.learn.smo``) to the KKT tolerance ``tau``. SDM keeps each example's working
+    set across epochs, at most ``cap`` sequences (default 5k + 1); sequences that do not fit
+    are counted in the epoch's ``dropped``."""
 
     def __init__(self, n_features: int, n_labels: int, algo: str = "pa", k: int = 1,
-                 C: float = 1.0):
-        if algo not in _KERNELS:
+                 C: float = 1.0, tau: float = 1e-3, max_steps: int = 1000, cap: int | None = None):
+        if algo not in _KERNELS and algo not in ("mira", "sdm"):
             raise ValueError(algo)
         if k < 1:
             raise ValueError("k must be >= 1")
         if not C > 0:
             raise ValueError("C must be positive")
+        if not tau >= 0:
+            raise ValueError("tau must be non-negative")
         self.algo = algo
         self.k = int(k)
         self.C = float(C)
+        self.tau = float(tau)
+        self.max_steps = int(max_steps)
+        self.cap = int(cap) if cap is not None else 5 * self.k + 1
         self.w = Weights.zeros(n_features, n_labels)
         self.u = Weights.zeros(n_features, n_labels)
         self.c = 1.0
+        self._working_sets = None
 
     def averaged(self) -> Weights:
         c = self.c
@@ -303,7 +313,19 @@ class KBestLearner:
     def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
         order = rng.permutation(data.n_sentences) if shuffle else np.arange(data.n_sentences)
         y = data.y.astype(np.int32)
-        self.c, updates, top_loss = _KERNELS[self.algo](
-            data.indptr, data.indices, data.offsets, y, order, self.w.W, self.u.W, self.w.T,
-            self.u.T, self.c, self.k, self.C)
+        args = (data.indptr, data.indices, data.offsets, y, order, self.w.W, self.u.W, self.w.T,
+                self.u.T, self.c, self.k)
+        if self.algo == "mira":
+            from structkit.learn.smo import kbest_mira_epoch
+            self.c, steps, top_loss = kbest_mira_epoch(*args, self.C, self.tau, self.max_steps)
+            return {"train_updates": int(steps), "train_top_loss": int(top_loss)}
+        if self.algo == "sdm":
+            from structkit.learn.smo import init_working_sets, kbest_sdm_epoch
+            if self._working_sets is None:
+                self._working_sets = init_working_sets(data.offsets, y, self.C, self.cap)
+            self.c, steps, top_loss, dropped = kbest_sdm_epoch(*args, self.tau, self.max_steps,
+                                                               *self._working_sets)
+            return {"train_updates": int(steps), "train_top_loss": int(top_loss),
+                    "dropped": int(dropped)}
+        self.c, updates, top_loss = _KERNELS[self.algo](*args, self.C)
         return {"train_updates": int(updates), "train_top_loss": int(top_loss)}

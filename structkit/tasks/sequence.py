@@ -20,8 +20,9 @@ from structkit.search.lookahead import lookahead_decode
 from structkit.search.viterbi import decode_corpus
 
 TASKS = ("pos", "chunk", "ner")
-ALGOS = ("perceptron", "greedy", "lookahead", "kbest-perceptron", "kbest-pa", "kbest-rpa")
-KBEST_ALGOS = {"kbest-perceptron": "perceptron", "kbest-pa": "pa", "kbest-rpa": "rpa"}
+KBEST_ALGOS = {"kbest-perceptron": "perceptron", "kbest-pa": "pa", "kbest-rpa": "rpa",
+               "kbest-mira": "mira", "kbest-sdm": "sdm"}
+ALGOS = ("perceptron", "greedy", "lookahead", *KBEST_ALGOS)
 SEARCHES = ("dp", "brute")
 COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 
@@ -43,7 +44,8 @@ class TaggerConfig:
     margin: float = 0.0          # margin C of the lookahead perceptron (Figure 3)
     search: str = "dp"           # lookahead search: dp (exact, fast) or brute (Figure 2)
     k: int = 1                   # k-best learners: how many loss-augmented best sequences
-    C: float = 1.0               # k-best PA/RPA: aggressiveness (step cap)
+    C: float = 1.0               # k-best PA/RPA/MIRA/SDM: the C of the max-margin objective
+    tau: float = 1e-3            # k-best MIRA/SDM: KKT tolerance of the SMO solver
 
     @property
     def history_based(self) -> bool:
@@ -83,6 +85,10 @@ class TaggerConfig:
                     or self.C == float("inf")):
                 raise UserError(f"--C must be a positive number, got {self.C!r}")
             self.C = float(self.C)
+            if (isinstance(self.tau, bool) or not isinstance(self.tau, (int, float))
+                    or not self.tau >= 0 or self.tau == float("inf")):
+                raise UserError(f"--tau must be a non-negative number, got {self.tau!r}")
+            self.tau = float(self.tau)
             if self.label_order != 1:
                 raise UserError("--label-order 2 needs a history-based learner; the k-best "
                                 "learners decode with first-order Viterbi")
@@ -323,7 +329,7 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     if config.algo in KBEST_ALGOS:
         from structkit.learn.kbest import KBestLearner
         learner = KBestLearner(features.n_features, len(labels), KBEST_ALGOS[config.algo],
-                               config.k, config.C)
+                               config.k, config.C, config.tau)
     else:
         learner = AveragedPerceptron(features.n_features, len(labels),
                                      "lookahead" if config.history_based else "viterbi",
