@@ -47,7 +47,7 @@ def cli() -> None:
 @click.option("--algo", type=str,
               help="perceptron (exact Viterbi, default), greedy (history-based), lookahead "
                    "(history-based with lookahead search, Tsuruoka et al. 2011), or the k-best "
-                   "learners kbest-perceptron, kbest-pa, kbest-rpa, kbest-mira, kbest-sdm "
+                   "learners kbest-perceptron, kbest-pa, kbest-rpa, kbest-mira, kbest-sdm, kbest-larank "
                    "(Mancev & Todorovic).")
 @click.option("--epochs", type=int, help="Passes over the training data (default 10).")
 @click.option("--config", "config_path", type=str, help="TOML config; flags override its values.")
@@ -63,7 +63,9 @@ def cli() -> None:
 @click.option("--margin", type=float, help="Margin C of the lookahead perceptron (default 0).")
 @click.option("--k", "k", type=int, help="k-best learners: how many best sequences per update (default 1).")
 @click.option("--C", "C", type=float, help="k-best PA/RPA/MIRA/SDM: the C of the max-margin objective (default 1).")
-@click.option("--tau", type=float, help="k-best MIRA/SDM: KKT tolerance of the SMO solver (default 0.001).")
+@click.option("--tau", type=float, help="k-best MIRA/SDM/LaRank: KKT tolerance of the SMO solver (default 0.001).")
+@click.option("--nr", type=int, help="k-best LaRank: reprocess steps per new example (default 5); LaRank "
+              "is a one-pass learner, so use --epochs 1 for the paper's setting.")
 @click.option("--search", type=str,
               help="Lookahead search: dp (dynamic programming, default) or brute (depth-first, "
                    "the paper's Figure 2); both give the same decisions.")
@@ -71,7 +73,7 @@ def cli() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print one line per epoch, even in a pipe.")
 def train(task, train_path, dev_path, model_path, algo, epochs, config_path, seed, cutoff, templates,
-          columns, label_order, direction, depth, margin, k, C, tau, search, metrics_json, quiet,
+          columns, label_order, direction, depth, margin, k, C, tau, nr, search, metrics_json, quiet,
           verbose) -> None:
     """Train a model and write it to --model."""
     from structkit.config import load_config, resolve_data_path
@@ -82,7 +84,7 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
         cfg.pop(meta, None)
     flags = {"task": task, "algo": algo, "epochs": epochs, "seed": seed, "cutoff": cutoff,
              "columns": columns, "label_order": label_order, "direction": direction,
-             "depth": depth, "margin": margin, "search": search, "k": k, "C": C, "tau": tau}
+             "depth": depth, "margin": margin, "search": search, "k": k, "C": C, "tau": tau, "nr": nr}
     if templates is not None:
         flags["templates"] = [t for t in templates.split(",") if t.strip()]
     cfg.update({k: v for k, v in flags.items() if v is not None})

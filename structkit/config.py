@@ -14,7 +14,7 @@ from typing import Any
 from structkit.errors import UserError
 
 TRAIN_KEYS = {"task", "algo", "epochs", "templates", "cutoff", "seed", "label_order",
-              "direction", "columns", "depth", "margin", "search", "k", "C", "tau"}
+              "direction", "columns", "depth", "margin", "search", "k", "C", "tau", "nr"}
 DATA_KEYS = {"train", "dev", "test"}
 META_KEYS = {"name", "description", "experiment"}
 
@@ -62,7 +62,7 @@ def load_config(path: str) -> dict[str, Any]:
     if unknown:
         raise UserError(f"unknown config key(s): {', '.join(sorted(unknown))} "
                         f"(known: {', '.join(sorted(TRAIN_KEYS | META_KEYS))}, data.train/dev/test)", path)
-    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k"):
+    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k", "nr"):
         if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
             raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)
     for k in ("margin", "C", "tau"):

@@ -618,7 +618,8 @@ def test_python_m_structkit_errors(tmp_path):
 
 
 # ---- k-best learners --------------------------------------------------------------------------
-@pytest.mark.parametrize("algo", ["kbest-perceptron", "kbest-pa", "kbest-rpa", "kbest-mira", "kbest-sdm"])
+@pytest.mark.parametrize("algo", ["kbest-perceptron", "kbest-pa", "kbest-rpa", "kbest-mira", "kbest-sdm",
+                                  "kbest-larank"])
 def test_kbest_learners_train_and_tag(sk, tmp_path, algo):
     m = tmp_path / "m.npz"
     r = sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m, "--algo", algo,
@@ -635,6 +636,7 @@ def test_kbest_learners_train_and_tag(sk, tmp_path, algo):
     (["--algo", "kbest-pa", "--C", "0"], "--C must be a positive number, got 0.0"),
     (["--algo", "kbest-rpa", "--C", "nan"], "--C must be a positive number"),
     (["--algo", "kbest-sdm", "--tau", "-1"], "--tau must be a non-negative number, got -1.0"),
+    (["--algo", "kbest-larank", "--nr", "-1"], "--nr must be a non-negative integer, got -1"),
     (["--algo", "kbest-pa", "--label-order", "2"], "--label-order 2 needs a history-based learner"),
     (["--algo", "kbest-pa", "--depth", "2"], "--depth applies to history-based learners"),
 ])

@@ -239,9 +239,9 @@ def test_learns_separable_problem(algo):
 
 
 def test_bad_arguments():
-    """An unknown algorithm (LaRank is not implemented yet) and k = 0 are refused."""
+    """An unknown algorithm and k = 0 are refused."""
     with pytest.raises(ValueError):
-        KBestLearner(3, 2, algo="larank")
+        KBestLearner(3, 2, algo="beam")
     with pytest.raises(ValueError):
         KBestLearner(3, 2, k=0)
 

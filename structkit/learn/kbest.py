@@ -280,14 +280,16 @@ _KERNELS = {"perceptron": kbest_perceptron_epoch, "pa": kbest_pa_epoch, "rpa": k
 class KBestLearner:
     """Averaged k-best online learner, mirroring ``AveragedPerceptron`` (first-order
     transitions only): ``algo`` 'perceptron', 'pa', 'rpa' (Algorithm 4), or 'mira'
-    (Algorithm 1) and 'sdm' (Algorithm 2), whose per-example QPs are solved by SMO
-    (``structkit.learn.smo``) to the KKT tolerance ``tau``. SDM keeps each example's working
-    set across epochs, at most ``cap`` sequences (default 5k + 1); sequences that do not fit
-    are counted in the epoch's ``dropped``."""
+    (Algorithm 1), 'sdm' (Algorithm 2) and 'larank' (Algorithm 3, one pass per epoch with
+    ``nr`` reprocess steps per new example), whose per-example QPs are solved by SMO
+    (``structkit.learn.smo``) to the KKT tolerance ``tau``. SDM and LaRank keep each
+    example's working set across epochs, at most ``cap`` sequences (default 5k + 1);
+    sequences that do not fit are counted in the epoch's ``dropped``."""
 
     def __init__(self, n_features: int, n_labels: int, algo: str = "pa", k: int = 1,
-                 C: float = 1.0, tau: float = 1e-3, max_steps: int = 1000, cap: int | None = None):
-        if algo not in _KERNELS and algo not in ("mira", "sdm"):
+                 C: float = 1.0, tau: float = 1e-3, max_steps: int = 1000, cap: int | None = None,
+                 nr: int = 5):
+        if algo not in _KERNELS and algo not in ("mira", "sdm", "larank"):
             raise ValueError(algo)
         if k < 1:
             raise ValueError("k must be >= 1")
@@ -301,6 +303,9 @@ class KBestLearner:
         self.tau = float(tau)
         self.max_steps = int(max_steps)
         self.cap = int(cap) if cap is not None else 5 * self.k + 1
+        if nr < 0:
+            raise ValueError("nr must be non-negative")
+        self.nr = int(nr)
         self.w = Weights.zeros(n_features, n_labels)
         self.u = Weights.zeros(n_features, n_labels)
         self.c = 1.0
@@ -319,12 +324,18 @@ class KBestLearner:
             from structkit.learn.smo import kbest_mira_epoch
             self.c, steps, top_loss = kbest_mira_epoch(*args, self.C, self.tau, self.max_steps)
             return {"train_updates": int(steps), "train_top_loss": int(top_loss)}
-        if self.algo == "sdm":
+        if self.algo in ("sdm", "larank"):
             from structkit.learn.smo import init_working_sets, kbest_sdm_epoch
             if self._working_sets is None:
                 self._working_sets = init_working_sets(data.offsets, y, self.C, self.cap)
-            self.c, steps, top_loss, dropped = kbest_sdm_epoch(*args, self.tau, self.max_steps,
-                                                               *self._working_sets)
+            if self.algo == "sdm":
+                self.c, steps, top_loss, dropped = kbest_sdm_epoch(
+                    *args, self.tau, self.max_steps, *self._working_sets)
+            else:
+                from structkit.learn.larank import kbest_larank_epoch
+                seed = int(rng.integers(2 ** 31))  # LaRank's random reprocessing, from --seed
+                self.c, steps, top_loss, dropped = kbest_larank_epoch(
+                    *args, self.tau, self.max_steps, self.nr, *self._working_sets, seed)
             return {"train_updates": int(steps), "train_top_loss": int(top_loss),
                     "dropped": int(dropped)}
         self.c, updates, top_loss = _KERNELS[self.algo](*args, self.C)

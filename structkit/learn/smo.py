@@ -31,7 +31,7 @@ epochs in flat arrays ``ws_seq[N, cap, maxlen]`` (int32), ``ws_beta[N, cap]``, `
 (initialised by ``init_working_sets``: S_n = {y_n}, beta = C). At each visit the non-gold
 entries with beta == 0 are removed (S_n = {y : lambda_{n,y} > 0}), the current k-best sequences
 not yet in S_n are appended (dropped and counted if the capacity is full), and SMO runs over
-the whole S_n. LaRank (Algorithm 3) is not implemented.
+the whole S_n. LaRank (Algorithm 3) is in structkit.learn.larank.
 """
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from structkit.search.viterbi import decode_corpus
 
 TASKS = ("pos", "chunk", "ner")
 KBEST_ALGOS = {"kbest-perceptron": "perceptron", "kbest-pa": "pa", "kbest-rpa": "rpa",
-               "kbest-mira": "mira", "kbest-sdm": "sdm"}
+               "kbest-mira": "mira", "kbest-sdm": "sdm", "kbest-larank": "larank"}
 ALGOS = ("perceptron", "greedy", "lookahead", *KBEST_ALGOS)
 SEARCHES = ("dp", "brute")
 COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
@@ -45,7 +45,8 @@ class TaggerConfig:
     search: str = "dp"           # lookahead search: dp (exact, fast) or brute (Figure 2)
     k: int = 1                   # k-best learners: how many loss-augmented best sequences
     C: float = 1.0               # k-best PA/RPA/MIRA/SDM: the C of the max-margin objective
-    tau: float = 1e-3            # k-best MIRA/SDM: KKT tolerance of the SMO solver
+    tau: float = 1e-3            # k-best MIRA/SDM/LaRank: KKT tolerance of the SMO solver
+    nr: int = 5                  # k-best LaRank: reprocess steps per new example
 
     @property
     def history_based(self) -> bool:
@@ -89,6 +90,8 @@ class TaggerConfig:
                     or not self.tau >= 0 or self.tau == float("inf")):
                 raise UserError(f"--tau must be a non-negative number, got {self.tau!r}")
             self.tau = float(self.tau)
+            if not isinstance(self.nr, int) or isinstance(self.nr, bool) or self.nr < 0:
+                raise UserError(f"--nr must be a non-negative integer, got {self.nr!r}")
             if self.label_order != 1:
                 raise UserError("--label-order 2 needs a history-based learner; the k-best "
                                 "learners decode with first-order Viterbi")
@@ -329,7 +332,7 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     if config.algo in KBEST_ALGOS:
         from structkit.learn.kbest import KBestLearner
         learner = KBestLearner(features.n_features, len(labels), KBEST_ALGOS[config.algo],
-                               config.k, config.C, config.tau)
+                               config.k, config.C, config.tau, nr=config.nr)
     else:
         learner = AveragedPerceptron(features.n_features, len(labels),
                                      "lookahead" if config.history_based else "viterbi",

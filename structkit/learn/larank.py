@@ -1,0 +1,165 @@
+"""k-best LaRank (Mancev & Todorovic, k-best structured SVMs, Sec. 4.3, Algorithm 3), one pass,
+Hamming loss, on the flat per-example working sets of ``structkit.learn.smo``.
+
+For each example n of ``order`` (one pass):
+
+* kBV-PROCESSNEW(n): S_n <- {y : lambda_{n,y} > 0} (gold kept) union B^k_w (eq. 12, current w),
+  then SMO over the whole S_n until the KKT conditions hold up to tau (eqs. 17-20). This is
+  exactly k-best SDM's per-example step, so it is performed by calling
+  ``kbest_sdm_epoch`` on the one-element order [n] (no duplicated code); c += 1 afterwards.
+* then n_R times kBV-REPROCESS:
+  - kBV-PROCESSOLD: m <- uniformly random example among those already processed by
+    PROCESSNEW in this pass (the paper's Random[1, n]); S_m <- {non-zero coefficients} union
+    B^k_w with the current w; SMO over S_m (again ``kbest_sdm_epoch`` on [m], with the returned
+    c discarded: c counts only PROCESSNEW examples).
+  - ``maxIter`` (= n_optimize, 10 as in OLaRank; ``kbest_larank_epoch`` uses 10) times
+    kBV-OPTIMIZE: m <- random processed example; SMO restricted to the coefficients of S_m that
+    are non-zero (beta > 0), no decoding, so no new support vectors.
+
+The paper's kBV operations all run SMO "while the KKT conditions are violated more than tau";
+none of them is a single SMO step (that is the 1-best OLaRank's PROCESSNEW / PROCESSOLD), so
+every SMO call here runs to tau-optimality (capped at max_steps per call).
+
+Deviation: the paper picks y'' among y with beta > kappa (a second tolerance kappa > 0); we
+reuse ``smo_solve``, which uses beta > 0, i.e. kappa = 0.
+
+Randomness: ``np.random.seed(seed)`` inside the kernel (numba's own generator), then
+``np.random.randint``; the same seed gives bit-identical results.
+
+Averaging: every change d of W (T) adds c * d to U (TU) with the current c (done by
+``smo_solve``); c += 1 per example processed by PROCESSNEW. Returns (c, smo_steps, top_loss,
+dropped): smo_steps counts all SMO steps of all operations, top_loss the Hamming loss of the
+best loss-augmented sequence at PROCESSNEW, dropped the k-best sequences not stored because a
+working set was full (PROCESSNEW and PROCESSOLD).
+
+With n_R = 0 the pass is k-best SDM's first epoch (paper: "n_R = 0 reduces OLaRank to the ...
+SDM for the first epoch", Fig. 1 4)).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from structkit.learn.kbest import _hamming
+from structkit.learn.smo import _stack, kbest_sdm_epoch, smo_solve
+from structkit.search.jit import njit
+
+
+@njit
+def _lin(offsets, y, ws_seq, ws_beta, ws_m, s):
+    """sum_y beta_{s,y} L_s(y): example s's share of the dual's linear term."""
+    a = offsets[s]
+    n = offsets[s + 1] - a
+    v = 0.0
+    for j in range(ws_m[s]):
+        if ws_beta[s, j] != 0.0:
+            v += ws_beta[s, j] * _hamming(y, a, n, ws_seq[s, j])
+    return v
+
+
+@njit
+def _optimize(indptr, indices, offsets, y, s, W, U, T, TU, c, tau, max_steps,
+              ws_seq, ws_beta, ws_m):
+    """kBV-OPTIMIZE on example s: SMO among its non-zero coefficients only. Returns steps."""
+    NF = W.shape[0]
+    L = W.shape[1]
+    a = offsets[s]
+    n = offsets[s + 1] - a
+    m = ws_m[s]
+    idx = np.empty(m, dtype=np.int64)
+    cnt = 0
+    for j in range(m):
+        if ws_beta[s, j] > 0.0:
+            idx[cnt] = j
+            cnt += 1
+    if cnt < 2:
+        return 0
+    S = np.empty((cnt, n), dtype=np.int32)
+    beta = np.empty(cnt)
+    for i in range(cnt):
+        S[i, :] = ws_seq[s, idx[i], :n]
+        beta[i] = ws_beta[s, idx[i]]
+    keys, vals, ptr, losses = _stack(indptr, indices, a, n, y, S, cnt, NF, L)
+    steps = smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps)
+    for i in range(cnt):
+        ws_beta[s, idx[i]] = beta[i]
+    return steps
+
+
+@njit
+def larank_core(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
+                n_reprocess, ws_seq, ws_beta, ws_m, seed, n_optimize, trace):
+    """Algorithm 3, one pass. If trace.shape[0] > 0 it receives, after every operation, the dual
+    objective D = sum_{n,y} beta_{n,y} L_n(y) - 1/2 ||w||^2 (eqs. 4-6; only meaningful when
+    w = sum beta dF on entry, e.g. w = 0 with fresh working sets); trace must then hold
+    len(order) * (1 + n_reprocess * (1 + n_optimize)) + 1 values (trace[0] = on entry). Entries
+    for skipped (empty) examples are left untouched. Returns (c, smo_steps, top_loss, dropped)."""
+    np.random.seed(seed)
+    N = order.shape[0]
+    seen = np.empty(N, dtype=np.int64)
+    n_seen = 0
+    one = np.empty(1, dtype=order.dtype)
+    total = 0
+    top_loss = 0
+    dropped = 0
+    rec = trace.shape[0] > 0
+    lin = 0.0
+    if rec:
+        for s in range(ws_m.shape[0]):
+            lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, s)
+        trace[0] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+    per = 1 + n_reprocess * (1 + n_optimize)
+    for i in range(N):
+        s = order[i]
+        if offsets[s + 1] - offsets[s] == 0:
+            continue
+        pos = 1 + i * per
+        # kBV-PROCESSNEW
+        if rec:
+            lin -= _lin(offsets, y, ws_seq, ws_beta, ws_m, s)
+        one[0] = s
+        c, st, tl, dr = kbest_sdm_epoch(indptr, indices, offsets, y, one, W, U, T, TU, c, k,
+                                        tau, max_steps, ws_seq, ws_beta, ws_m)
+        total += st
+        top_loss += tl
+        dropped += dr
+        seen[n_seen] = s
+        n_seen += 1
+        if rec:
+            lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, s)
+            trace[pos] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+            pos += 1
+        for r in range(n_reprocess):
+            # kBV-PROCESSOLD
+            m = seen[np.random.randint(0, n_seen)]
+            if rec:
+                lin -= _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
+            one[0] = m
+            _, st, _, dr = kbest_sdm_epoch(indptr, indices, offsets, y, one, W, U, T, TU, c, k,
+                                           tau, max_steps, ws_seq, ws_beta, ws_m)
+            total += st
+            dropped += dr
+            if rec:
+                lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
+                trace[pos] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+                pos += 1
+            # maxIter x kBV-OPTIMIZE
+            for it in range(n_optimize):
+                m = seen[np.random.randint(0, n_seen)]
+                if rec:
+                    lin -= _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
+                total += _optimize(indptr, indices, offsets, y, m, W, U, T, TU, c, tau,
+                                   max_steps, ws_seq, ws_beta, ws_m)
+                if rec:
+                    lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
+                    trace[pos] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+                    pos += 1
+    return c, total, top_loss, dropped
+
+
+@njit
+def kbest_larank_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
+                       n_reprocess, ws_seq, ws_beta, ws_m, seed):
+    """One pass of k-best LaRank (Algorithm 3) with maxIter = 10 OPTIMIZE steps per REPROCESS
+    (OLaRank's scheduling). Returns (c, smo_steps, top_loss, dropped)."""
+    return larank_core(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
+                       n_reprocess, ws_seq, ws_beta, ws_m, seed, 10, np.empty(0))
