@@ -199,6 +199,15 @@ def dF_dot(indptr, indices, a, n, y, seq1, seq2, n_features, L):
 
 
 @njit
+def decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores):
+    """The k best loss-augmented sequences (eq. 12) of the sentence at tokens a..a+n-1 under the
+    current weights, into seqs/scores; returns (how many, Hamming loss of the best)."""
+    emissions(indptr, indices, W, a, a + n, E)
+    m = kbest_viterbi_loss(E, n, T, y[a:a + n], k, seqs, scores)
+    return m, (_hamming(y, a, n, seqs[0]) if m > 0 else 0)
+
+
+@njit
 def _kbest_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C, algo):
     NF = W.shape[0]
     L = W.shape[1]
@@ -215,10 +224,8 @@ def _kbest_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C, algo)
         n = offsets[s + 1] - a
         if n == 0:
             continue
-        emissions(indptr, indices, W, a, a + n, E)
-        m = kbest_viterbi_loss(E, n, T, y[a:a + n], k, seqs, scores)
-        if m > 0:
-            top_loss += _hamming(y, a, n, seqs[0])
+        m, loss0 = decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores)
+        top_loss += loss0
         stale = True      # y_hat must be (re)computed for the current weights (RPA)
         lhat = 0.0
         for j in range(m):

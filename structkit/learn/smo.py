@@ -37,10 +37,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.kbest import _hamming, sparse_dF, sparse_dot
+from structkit.learn.kbest import _hamming, decode_kbest, sparse_dF, sparse_dot
 from structkit.search.jit import njit
-from structkit.search.kbest import kbest_viterbi_loss
-from structkit.search.viterbi import emissions, max_length
+from structkit.search.viterbi import max_length
 
 
 @njit
@@ -169,10 +168,8 @@ def kbest_mira_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C, t
         n = offsets[s + 1] - a
         if n == 0:
             continue
-        emissions(indptr, indices, W, a, a + n, E)
-        r = kbest_viterbi_loss(E, n, T, y[a:a + n], k, seqs, scores)
-        if r > 0:
-            top_loss += _hamming(y, a, n, seqs[0])
+        r, loss0 = decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores)
+        top_loss += loss0
         S[0, :n] = y[a:a + n]
         m = 1
         for j in range(r):
@@ -229,10 +226,8 @@ def kbest_sdm_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, 
                     ws_seq[s, m, :n] = ws_seq[s, j, :n]
                     ws_beta[s, m] = ws_beta[s, j]
                 m += 1
-        emissions(indptr, indices, W, a, a + n, E)
-        r = kbest_viterbi_loss(E, n, T, y[a:a + n], k, seqs, scores)
-        if r > 0:
-            top_loss += _hamming(y, a, n, seqs[0])
+        r, loss0 = decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores)
+        top_loss += loss0
         for j in range(r):
             new = True
             for i in range(m):
