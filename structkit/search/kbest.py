@@ -90,21 +90,22 @@ def _sift_down(hs, hz, size, i):
 
 
 @njit
-def _merge(S, cnt, B, y, k, add, S_out, Z_out, R_out, ptr, hs, hz):
-    """k-way merge of the sorted lists S[z, :cnt[z]] + B[z, y] over z (stable in (z, rank)).
+def _merge(S, cnt, t, B, y, k, add, S_out, Z_out, R_out, to, yo, ptr, hs, hz):
+    """k-way merge of the sorted lists S[t, z, :cnt[t, z]] + B[z, y] over z (stable in (z, rank)).
 
-    Writes the best min(k, sum cnt) values plus ``add`` into S_out, with (z, rank) into
-    Z_out / R_out, best first; returns how many were written. A binary heap holds one head per
+    Writes the best min(k, sum cnt) values plus ``add`` into S_out[to, yo], with (z, rank) into
+    Z_out[to, yo] / R_out[to, yo], best first; returns how many were written. (Whole arrays and
+    indices, not slices: a slice per call costs more than the merge itself.) A binary heap holds one head per
     list, ordered by score descending then z ascending, so among equal heads the lowest z is
     taken and ranks within one list are consumed in order. O(L + k log L).
     ``ptr``, ``hz`` (int64) and ``hs`` (float64) are scratch of length L.
     """
-    L = S.shape[0]
+    L = S.shape[1]
     size = 0
     for z in range(L):
         ptr[z] = 0
-        if cnt[z] > 0:
-            hs[size] = S[z, 0] + B[z, y]
+        if cnt[t, z] > 0:
+            hs[size] = S[t, z, 0] + B[z, y]
             hz[size] = z
             size += 1
     for i in range(size // 2 - 1, -1, -1):
@@ -112,14 +113,14 @@ def _merge(S, cnt, B, y, k, add, S_out, Z_out, R_out, ptr, hs, hz):
     j = 0
     while j < k and size > 0:
         z = hz[0]
-        S_out[j] = hs[0] + add
-        Z_out[j] = z
+        S_out[to, yo, j] = hs[0] + add
+        Z_out[to, yo, j] = z
         p = ptr[z]
-        R_out[j] = p
+        R_out[to, yo, j] = p
         p += 1
         ptr[z] = p
-        if p < cnt[z]:
-            hs[0] = S[z, p] + B[z, y]
+        if p < cnt[t, z]:
+            hs[0] = S[t, z, p] + B[z, y]
         else:
             size -= 1
             hs[0] = hs[size]
@@ -152,9 +153,9 @@ def kbest_viterbi(E, n, T, k, out_seqs, out_scores):
         raise ValueError("kbest_viterbi: T must have shape (L+1, L+1)")
     if out_seqs.shape[0] < m_max or out_seqs.shape[1] < n or out_scores.shape[0] < m_max:
         raise ValueError("kbest_viterbi: output buffers too small for min(k, L**n) sequences")
-    S = np.empty((n, L, k))
-    BZ = np.empty((n, L, k), dtype=np.int32)
-    BR = np.empty((n, L, k), dtype=np.int32)
+    S = np.empty((n + 1, L, k))  # row n holds the final merge
+    BZ = np.empty((n + 1, L, k), dtype=np.int32)
+    BR = np.empty((n + 1, L, k), dtype=np.int32)
     cnt = np.zeros((n, L), dtype=np.int64)
     ptr = np.empty(L, dtype=np.int64)
     hs = np.empty(L)
@@ -166,17 +167,13 @@ def kbest_viterbi(E, n, T, k, out_seqs, out_scores):
         cnt[0, y] = 1
     for t in range(1, n):
         for y in range(L):
-            cnt[t, y] = _merge(S[t - 1], cnt[t - 1], T, y, k, E[t, y],
-                               S[t, y], BZ[t, y], BR[t, y], ptr, hs, hz)
-    # final merge over the last label, with the end transition T[y, L]
-    fs = np.empty(k)
-    fz = np.empty(k, dtype=np.int32)
-    fr = np.empty(k, dtype=np.int32)
-    m = _merge(S[n - 1], cnt[n - 1], T, L, k, 0.0, fs, fz, fr, ptr, hs, hz)
+            cnt[t, y] = _merge(S, cnt, t - 1, T, y, k, E[t, y], S, BZ, BR, t, y, ptr, hs, hz)
+    # final merge over the last label, with the end transition T[y, L], into row n
+    m = _merge(S, cnt, n - 1, T, L, k, 0.0, S, BZ, BR, n, 0, ptr, hs, hz)
     for j in range(m):
-        out_scores[j] = fs[j]
-        y = fz[j]
-        r = fr[j]
+        out_scores[j] = S[n, 0, j]
+        y = BZ[n, 0, j]
+        r = BR[n, 0, j]
         for t in range(n - 1, -1, -1):
             out_seqs[j, t] = y
             z = BZ[t, y, r]
