@@ -20,3 +20,11 @@ def corpus():
             pytest.skip(f"corpus file {p} not found (set STRUCTKIT_DATA to the shared data folder)")
         return p
     return get
+
+
+@pytest.fixture
+def sk(capsys, monkeypatch):
+    """Run ``structkit.cli.main`` in-process: ``sk(*args, stdin=None) -> Run``."""
+    from clitools import run_main
+
+    return lambda *args, stdin=None: run_main(capsys, monkeypatch, *args, stdin=stdin)

@@ -3,19 +3,18 @@ and the rule that every user mistake ends as ONE line on stderr naming the file 
 a non-zero exit, no traceback and no model/output file left behind."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from structkit.cli import cli, main
+from clitools import assert_one_line_error, leftovers
+from structkit.cli import cli
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -25,52 +24,10 @@ POS_TRAIN = str(FIXTURES / "pos_train.txt")
 NER_TRAIN = str(FIXTURES / "ner_train.txt")
 
 
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-@pytest.fixture
-def sk(capsys, monkeypatch):
-    """Run ``structkit.cli.main`` in-process; returns its exit code, stdout and stderr."""
-
-    def run(*args, stdin: bytes | None = None) -> Run:
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as ei:
-            main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        code = ei.value.code
-        return Run(0 if code is None else code, out, err)
-
-    return run
-
-
 def invoke(*args, input: str | None = None):
     result = CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     return result
-
-
-def assert_one_line_error(r: Run, *needles: str, code: int | None = None) -> str:
-    """Non-zero exit, exactly one line on stderr containing ``needles``, no traceback."""
-    assert r.code != 0, r
-    if code is not None:
-        assert r.code == code, r
-    assert "Traceback" not in r.err
-    lines = r.err.splitlines()
-    assert len(lines) == 1 and r.err.endswith("\n"), r.err
-    assert lines[0].startswith("structkit"), r.err
-    for n in needles:
-        assert n in lines[0], (n, r.err)
-    return lines[0]
-
-
-def leftovers(folder: Path) -> list[str]:
-    return [p for p in os.listdir(folder) if p.startswith(".tmp-")]
 
 
 def sentences_of(text: str) -> list[list[list[str]]]:

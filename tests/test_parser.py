@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from clitools import assert_one_line_error, leftovers
 from structkit.cli import main
 from structkit.io.conllx import check_tree, is_projective, read_conllx
 from structkit.learn.parser import parser_epoch
@@ -756,47 +757,6 @@ def test_small_ptb_slice_learns(tmp_path):
 
 
 # ---- 7. command line ------------------------------------------------------------------------
-@dataclass
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-@pytest.fixture
-def sk(capsys, monkeypatch):
-    """Run ``structkit.cli.main`` in-process; returns its exit code, stdout and stderr."""
-
-    def run(*args, stdin: bytes | None = None) -> Run:
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8"))
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as ei:
-            main([str(a) for a in args])
-        out, err = capsys.readouterr()
-        code = ei.value.code
-        return Run(0 if code is None else code, out, err)
-
-    return run
-
-
-def assert_one_line_error(r: Run, *needles: str, code: int | None = None) -> str:
-    assert r.code != 0, r
-    if code is not None:
-        assert r.code == code, r
-    assert "Traceback" not in r.err
-    lines = r.err.splitlines()
-    assert len(lines) == 1 and r.err.endswith("\n"), r.err
-    assert lines[0].startswith("structkit"), r.err
-    for n in needles:
-        assert n in lines[0], (n, r.err)
-    return lines[0]
-
-
-def leftovers(folder: Path) -> list[str]:
-    return [p for p in os.listdir(folder) if p.startswith(".tmp-")]
-
-
 def conll_blocks(text: str) -> list[list[list[str]]]:
     return [[line.split("\t") for line in block.splitlines()]
             for block in text.strip("\n").split("\n\n")]
