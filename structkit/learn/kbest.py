@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.features.extract import Encoded
-from structkit.learn.perceptron import Weights
+from structkit.learn.perceptron import Averaged
 from structkit.search.jit import njit
 from structkit.search.kbest import kbest_viterbi_loss
 from structkit.search.viterbi import emissions, max_length, viterbi
@@ -284,7 +284,7 @@ def kbest_rpa_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C):
 _KERNELS = {"perceptron": kbest_perceptron_epoch, "pa": kbest_pa_epoch, "rpa": kbest_rpa_epoch}
 
 
-class KBestLearner:
+class KBestLearner(Averaged):
     """Averaged k-best online learner, mirroring ``AveragedPerceptron`` (first-order
     transitions only): ``algo`` 'perceptron', 'pa', 'rpa' (Algorithm 4), or 'mira'
     (Algorithm 1), 'sdm' (Algorithm 2) and 'larank' (Algorithm 3, one pass per epoch with
@@ -313,17 +313,11 @@ class KBestLearner:
         if nr < 0:
             raise ValueError("nr must be non-negative")
         self.nr = int(nr)
-        self.w = Weights.zeros(n_features, n_labels)
-        self.u = Weights.zeros(n_features, n_labels)
-        self.c = 1.0
+        super().__init__(n_features, n_labels)
         self._working_sets = None
 
-    def averaged(self) -> Weights:
-        c = self.c
-        return Weights(self.w.W - self.u.W / c, self.w.T - self.u.T / c, self.w.T2 - self.u.T2 / c)
-
     def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
-        order = rng.permutation(data.n_sentences) if shuffle else np.arange(data.n_sentences)
+        order = self.order(data, rng, shuffle)
         y = data.y.astype(np.int32)
         args = (data.indptr, data.indices, data.offsets, y, order, self.w.W, self.u.W, self.w.T,
                 self.u.T, self.c, self.k)

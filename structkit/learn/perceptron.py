@@ -84,7 +84,26 @@ def structured_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c):
     return c, wrong
 
 
-class AveragedPerceptron:
+class Averaged:
+    """Weights w, their accumulator u and the example counter c of an averaged online learner;
+    the average of all intermediate weight vectors is w - u / c."""
+
+    def __init__(self, n_features: int, n_labels: int, second_order: bool = False):
+        self.w = Weights.zeros(n_features, n_labels, second_order)
+        self.u = Weights.zeros(n_features, n_labels, second_order)
+        self.c = 1.0
+
+    def averaged(self) -> Weights:
+        c = self.c
+        return Weights(self.w.W - self.u.W / c, self.w.T - self.u.T / c, self.w.T2 - self.u.T2 / c)
+
+    @staticmethod
+    def order(data: Encoded, rng: np.random.Generator, shuffle: bool) -> np.ndarray:
+        """The sentence order of one epoch: a seeded permutation, or file order."""
+        return rng.permutation(data.n_sentences) if shuffle else np.arange(data.n_sentences)
+
+
+class AveragedPerceptron(Averaged):
     """Averaged perceptron over an encoded corpus: exact (``method='viterbi'``, Collins 2002)
     or history-based with lookahead (``method='lookahead'``: the margin perceptron of
     Tsuruoka et al. 2011; depth 0 with margin 0 is the plain greedy perceptron)."""
@@ -104,17 +123,11 @@ class AveragedPerceptron:
         self.depth = depth
         self.margin = float(margin)
         self.use_dp = use_dp
-        self.w = Weights.zeros(n_features, n_labels, second_order)
-        self.u = Weights.zeros(n_features, n_labels, second_order)
-        self.c = 1.0
-
-    def averaged(self) -> Weights:
-        c = self.c
-        return Weights(self.w.W - self.u.W / c, self.w.T - self.u.T / c, self.w.T2 - self.u.T2 / c)
+        super().__init__(n_features, n_labels, second_order)
 
     def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
         """One pass over the data in a (seeded) random sentence order."""
-        order = rng.permutation(data.n_sentences) if shuffle else np.arange(data.n_sentences)
+        order = self.order(data, rng, shuffle)
         y = data.y.astype(np.int32)
         if self.method == "viterbi":
             self.c, wrong = structured_epoch(data.indptr, data.indices, data.offsets, y, order,
