@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.features.extract import Encoded
-from structkit.learn.perceptron import Averaged
+from structkit.learn.perceptron import Averaged, transition_pairs
 from structkit.search.jit import njit
 from structkit.search.kbest import kbest_viterbi_loss
 from structkit.search.viterbi import emissions, max_length, viterbi
@@ -77,10 +77,7 @@ def _w_dot_dF(indptr, indices, a, n, y, seq, W, T):
                 f = indices[j]
                 s += W[f, g] - W[f, p]
     for t in range(n + 1):
-        gp = y[a + t - 1] if t > 0 else L
-        gc = y[a + t] if t < n else L
-        pp = seq[t - 1] if t > 0 else L
-        pc = seq[t] if t < n else L
+        gp, gc, pp, pc = transition_pairs(y, a, seq, t, n, L)
         if gp != pp or gc != pc:
             s += T[gp, gc] - T[pp, pc]
     return s
@@ -101,10 +98,7 @@ def _apply(indptr, indices, a, n, y, seq, W, U, T, TU, d, cd):
                 W[f, p] -= d
                 U[f, p] -= cd
     for t in range(n + 1):
-        gp = y[a + t - 1] if t > 0 else L
-        gc = y[a + t] if t < n else L
-        pp = seq[t - 1] if t > 0 else L
-        pc = seq[t] if t < n else L
+        gp, gc, pp, pc = transition_pairs(y, a, seq, t, n, L)
         if gp != pp or gc != pc:
             T[gp, gc] += d
             TU[gp, gc] += cd
@@ -122,10 +116,7 @@ def sparse_dF(indptr, indices, a, n, y, seq, n_features, L):
         if seq[t] != y[a + t]:
             m += 2 * (indptr[a + t + 1] - indptr[a + t])
     for t in range(n + 1):
-        gp = y[a + t - 1] if t > 0 else L
-        gc = y[a + t] if t < n else L
-        pp = seq[t - 1] if t > 0 else L
-        pc = seq[t] if t < n else L
+        gp, gc, pp, pc = transition_pairs(y, a, seq, t, n, L)
         if gp != pp or gc != pc:
             m += 2
     keys = np.empty(m, dtype=np.int64)
@@ -144,10 +135,7 @@ def sparse_dF(indptr, indices, a, n, y, seq, n_features, L):
                 i += 2
     base = np.int64(n_features) * L
     for t in range(n + 1):
-        gp = y[a + t - 1] if t > 0 else L
-        gc = y[a + t] if t < n else L
-        pp = seq[t - 1] if t > 0 else L
-        pc = seq[t] if t < n else L
+        gp, gc, pp, pc = transition_pairs(y, a, seq, t, n, L)
         if gp != pp or gc != pc:
             keys[i] = base + gp * (L + 1) + gc
             vals[i] = 1.0

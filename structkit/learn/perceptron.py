@@ -44,6 +44,18 @@ def _add_features(indptr, indices, t, W, U, y, v, cv):
 
 
 @njit
+def transition_pairs(y, a, seq, t, n, L):
+    """The label bigrams entering position t (0..n, n = the end) of a sentence of n tokens
+    starting at y[a], for the gold labels y and another labelling seq[:n]; L = boundary.
+    Returns (gold previous, gold current, other previous, other current)."""
+    gp = y[a + t - 1] if t > 0 else L
+    gc = y[a + t] if t < n else L
+    pp = seq[t - 1] if t > 0 else L
+    pc = seq[t] if t < n else L
+    return gp, gc, pp, pc
+
+
+@njit
 def structured_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c):
     """One epoch of the structured perceptron with exact Viterbi. Returns (c, tokens wrong)."""
     L = W.shape[1]
@@ -71,10 +83,7 @@ def structured_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c):
                     _add_features(indptr, indices, a + t, W, U, g, 1.0, c)
                     _add_features(indptr, indices, a + t, W, U, p, -1.0, -c)
             for t in range(n + 1):
-                gp = y[a + t - 1] if t > 0 else L
-                gc = y[a + t] if t < n else L
-                pp = pred[t - 1] if t > 0 else L
-                pc = pred[t] if t < n else L
+                gp, gc, pp, pc = transition_pairs(y, a, pred, t, n, L)
                 if gp != pp or gc != pc:
                     T[gp, gc] += 1.0
                     TU[gp, gc] += c
