@@ -13,15 +13,19 @@ This is the k-best set B^k of Mancev & Todorovic (k-best structured SVMs, Sec. 4
 Hamming-loss-augmented emissions it is the k-best version of the loss-augmented argmax of their
 eq. (12), score(y) + L(y_gold, y).
 
-Algorithm (list Viterbi). For every (position t, label y) the kernel keeps, sorted best first,
-the scores of the up to k best prefixes ending in label y at t, each with a back-pointer
-(previous label z, rank r in the list of (t-1, z)). The list of (t, y) is the k-way merge, over
-the previous labels z, of the already sorted lists ``S[t-1, z, :] + T[z, y]`` (each consumed in
-rank order), stopped after k picks, then ``E[t, y]`` is added. The end is one more merge of
-``S[n-1, y, :] + T[y, L]`` over y, and the k results are read back through the pointers.
-Each merge is a binary heap over the L list heads, O(L + k log L), so the cost is
-O(n L (L + k log L)) time (viterbi is O(n L^2)) and O(n L k) memory (scores float64 and two
-int32 back-pointer arrays, allocated inside the kernel).
+Algorithm (lazy list Viterbi). For every (position t, label y) there is a list, sorted best
+first, of the best prefixes ending in label y at t, each entry with a back-pointer (previous
+label z, rank r in the list of (t-1, z)). The list of (t, y) is the stable merge, over the
+previous labels z, of the sorted lists ``S[t-1, z, :] + T[z, y]``, plus ``E[t, y]``; the end is
+one more merge of ``S[n-1, y, :] + T[y, L]`` over y. Rank 0 of every list is plain Viterbi,
+computed eagerly. Further entries are computed on demand only (Huang & Chiang 2005, "lazy"
+k-best): the end list is asked for ranks 1..k-1, and a list extends itself by one pick, asking
+its predecessor for one more entry only when a pick has used up that predecessor's last
+computed one. Only the lists of the k best heads of a merge can contribute to its first k
+picks, so a list keeps at most k candidate slots. Cost: one Viterbi, O(n L^2), plus O(L + k)
+for each of the at most k n cells that are ever extended -- at k = 5 about 2.5x Viterbi on
+CoNLL-2000 (``scripts/bench_kbest.py``), where the eager merge of every cell cost 5-8x.
+Memory O(n L k).
 
 Exactness. Adding a constant is monotone (also under floating-point rounding), so a prefix
 dropped from a list of k can always be replaced by k kept prefixes that extend at least as well;
@@ -32,8 +36,7 @@ above. Returned sequences are pairwise distinct (each list holds distinct prefix
 back-pointer, so the first returned sequence and score are exactly ``viterbi``'s (also in ties).
 
 Tie rule. A merge pick takes the largest head score; among equal heads the lowest label z wins
-(the heap orders heads by score descending, then z ascending),
-and within one list ranks are consumed in order. So among candidates with equal scores the
+(slots are compared by score descending, then z ascending), and within one list ranks are consumed in order. So among candidates with equal scores the
 order is by (previous label, rank), i.e. a stable merge of the z-ordered lists. Consequence when
 the arithmetic is exact (e.g. integer-valued scores): the output is exactly the first
 min(k, L^n) sequences of the total order "score descending, then the label sequence read from
@@ -67,67 +70,82 @@ def _n_sequences(L, n, k):
     return m
 
 
-@njit
-def _sift_down(hs, hz, size, i):
-    """Restore the heap below i; the root is the best (score desc, then label z asc)."""
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            return
-        d = c + 1
-        if d < size and (hs[d] > hs[c] or (hs[d] == hs[c] and hz[d] < hz[c])):
-            c = d
-        if hs[c] > hs[i] or (hs[c] == hs[i] and hz[c] < hz[i]):
-            ts = hs[i]
-            hs[i] = hs[c]
-            hs[c] = ts
-            tz = hz[i]
-            hz[i] = hz[c]
-            hz[c] = tz
-            i = c
-        else:
-            return
+@njit(inline="always")  # inlined: a call passing a dozen arrays per cell costs more than the work
+def _extend(E, T, n, k, t, y, S, BZ, BR, cnt, fin, ini, hs, hz, hr, ns, pend):
+    """Try to add the next entry to the list of cell (t, y) (t == n: the end cell, y == 0).
 
+    Returns -1 when an entry was added or the cell turned out exhausted, else the label z of
+    the cell (t-1, z) whose entry of rank ``hr[t, y, pend[t, y]]`` must be computed first.
 
-@njit
-def _merge(S, cnt, t, B, y, k, add, S_out, Z_out, R_out, to, yo, ptr, hs, hz):
-    """k-way merge of the sorted lists S[t, z, :cnt[t, z]] + B[z, y] over z (stable in (z, rank)).
-
-    Writes the best min(k, sum cnt) values plus ``add`` into S_out[to, yo], with (z, rank) into
-    Z_out[to, yo] / R_out[to, yo], best first; returns how many were written. (Whole arrays and
-    indices, not slices: a slice per call costs more than the merge itself.) A binary heap holds one head per
-    list, ordered by score descending then z ascending, so among equal heads the lowest z is
-    taken and ranks within one list are consumed in order. O(L + k log L).
-    ``ptr``, ``hz`` (int64) and ``hs`` (float64) are scratch of length L.
+    The cell's candidates are the entries S[t-1, z, r] + T[z, col] of the predecessor lists,
+    taken in the total order (score desc, z asc, rank asc). A list's head precedes its other
+    entries in that order, so when k heads precede the head of list z, no entry of z is ever
+    among the cell's first k: on first extension only the lists of the k best heads are kept
+    (slots hs/hz/hr: current score, label, rank; ns of them). Rank 0 of every cell is Viterbi's
+    (computed eagerly), so initialisation consumes the best slot. After a pick the slot moves to
+    its list's next rank, whose score is looked up lazily ("pending"), on the next extension:
+    that is what keeps the predecessor lists short (Huang & Chiang 2005, lazy k-best).
     """
-    L = S.shape[1]
-    size = 0
-    for z in range(L):
-        ptr[z] = 0
-        if cnt[t, z] > 0:
-            hs[size] = S[t, z, 0] + B[z, y]
-            hz[size] = z
-            size += 1
-    for i in range(size // 2 - 1, -1, -1):
-        _sift_down(hs, hz, size, i)
-    j = 0
-    while j < k and size > 0:
-        z = hz[0]
-        S_out[to, yo, j] = hs[0] + add
-        Z_out[to, yo, j] = z
-        p = ptr[z]
-        R_out[to, yo, j] = p
-        p += 1
-        ptr[z] = p
-        if p < cnt[t, z]:
-            hs[0] = S[t, z, p] + B[z, y]
+    L = E.shape[1]
+    col = y if t < n else L
+    if ini[t, y] == 0:
+        ini[t, y] = 1
+        size = 0
+        for z in range(L):
+            v = S[t - 1, z, 0] + T[z, col]
+            # keep the k best heads sorted; z grows, so an equal score goes after (z asc)
+            if size == k:
+                if not (v > hs[t, y, k - 1]):
+                    continue
+                i = k - 1
+            else:
+                i = size
+                size += 1
+            while i > 0 and v > hs[t, y, i - 1]:
+                hs[t, y, i] = hs[t, y, i - 1]
+                hz[t, y, i] = hz[t, y, i - 1]
+                i -= 1
+            hs[t, y, i] = v
+            hz[t, y, i] = z
+        for i in range(size):
+            hr[t, y, i] = 0
+        ns[t, y] = size
+        # slot 0 is the best head: Viterbi's rank-0 entry, already recorded
+        hr[t, y, 0] = 1
+        pend[t, y] = 0
+    p = pend[t, y]
+    if p >= 0:
+        z = hz[t, y, p]
+        r = hr[t, y, p]
+        if cnt[t - 1, z] > r:
+            hs[t, y, p] = S[t - 1, z, r] + T[z, col]
+        elif fin[t - 1, z] != 0:
+            last = ns[t, y] - 1
+            hs[t, y, p] = hs[t, y, last]
+            hz[t, y, p] = hz[t, y, last]
+            hr[t, y, p] = hr[t, y, last]
+            ns[t, y] = last
         else:
-            size -= 1
-            hs[0] = hs[size]
-            hz[0] = hz[size]
-        _sift_down(hs, hz, size, 0)
-        j += 1
-    return j
+            return z
+        pend[t, y] = -1
+    size = ns[t, y]
+    if size == 0:
+        fin[t, y] = 1
+        return -1
+    b = 0
+    for i in range(1, size):
+        if hs[t, y, i] > hs[t, y, b] or (hs[t, y, i] == hs[t, y, b] and hz[t, y, i] < hz[t, y, b]):
+            b = i
+    j = cnt[t, y]
+    S[t, y, j] = hs[t, y, b] + (E[t, y] if t < n else 0.0)
+    BZ[t, y, j] = hz[t, y, b]
+    BR[t, y, j] = hr[t, y, b]
+    cnt[t, y] = j + 1
+    if j + 1 >= k:
+        fin[t, y] = 1  # never asked for more than k
+    hr[t, y, b] += 1
+    pend[t, y] = b
+    return -1
 
 
 @njit
@@ -141,7 +159,7 @@ def kbest_viterbi(E, n, T, k, out_seqs, out_scores):
     arithmetic this returns the first m sequences ordered by score descending, then by labels
     read from the last position backwards (viterbi's rule) -- see the module docstring.
     ``out_seqs`` needs shape (>= m, >= n), ``out_scores`` >= m entries (ValueError otherwise).
-    O(n L (L + k log L)) time, O(n L k) memory.
+    O(n L^2 + k n (L + k)) time, O(n L k) memory.
     """
     L = E.shape[1]
     m_max = _n_sequences(L, n, k)
@@ -153,23 +171,68 @@ def kbest_viterbi(E, n, T, k, out_seqs, out_scores):
         raise ValueError("kbest_viterbi: T must have shape (L+1, L+1)")
     if out_seqs.shape[0] < m_max or out_seqs.shape[1] < n or out_scores.shape[0] < m_max:
         raise ValueError("kbest_viterbi: output buffers too small for min(k, L**n) sequences")
-    S = np.empty((n + 1, L, k))  # row n holds the final merge
+    # per cell (t, y); row n is the end cell (column 0 only)
+    S = np.empty((n + 1, L, k))
     BZ = np.empty((n + 1, L, k), dtype=np.int32)
     BR = np.empty((n + 1, L, k), dtype=np.int32)
-    cnt = np.zeros((n, L), dtype=np.int64)
-    ptr = np.empty(L, dtype=np.int64)
-    hs = np.empty(L)
-    hz = np.empty(L, dtype=np.int64)
+    cnt = np.ones((n + 1, L), dtype=np.int64)
+    fin = np.zeros((n + 1, L), dtype=np.uint8)
+    ini = np.zeros((n + 1, L), dtype=np.uint8)
+    # rank 0 of every cell: plain Viterbi (lowest best predecessor among ties)
     for y in range(L):
         S[0, y, 0] = T[L, y] + E[0, y]
         BZ[0, y, 0] = -1
         BR[0, y, 0] = -1
-        cnt[0, y] = 1
-    for t in range(1, n):
-        for y in range(L):
-            cnt[t, y] = _merge(S, cnt, t - 1, T, y, k, E[t, y], S, BZ, BR, t, y, ptr, hs, hz)
-    # final merge over the last label, with the end transition T[y, L], into row n
-    m = _merge(S, cnt, n - 1, T, L, k, 0.0, S, BZ, BR, n, 0, ptr, hs, hz)
+        fin[0, y] = 1  # a first-position cell has exactly one prefix
+    for t in range(1, n + 1):
+        ycount = L if t < n else 1
+        for y in range(ycount):
+            col = y if t < n else L
+            best = -np.inf
+            arg = 0
+            for z in range(L):
+                v = S[t - 1, z, 0] + T[z, col]
+                if v > best:
+                    best = v
+                    arg = z
+            S[t, y, 0] = best + (E[t, y] if t < n else 0.0)
+            BZ[t, y, 0] = arg
+            BR[t, y, 0] = 0
+            if k == 1:
+                fin[t, y] = 1
+    m = 1
+    if m_max > 1:
+        hs = np.empty((n + 1, L, k))
+        hz = np.empty((n + 1, L, k), dtype=np.int64)
+        hr = np.empty((n + 1, L, k), dtype=np.int64)
+        ns = np.zeros((n + 1, L), dtype=np.int64)
+        pend = np.full((n + 1, L), -1, dtype=np.int64)
+        st_t = np.empty(n + 2, dtype=np.int64)
+        st_y = np.empty(n + 2, dtype=np.int64)
+        st_j = np.empty(n + 2, dtype=np.int64)
+        # ask the end cell for ranks 1..m_max-1; a request needs at most one lower-row entry
+        # at a time, so an explicit stack of depth <= n + 1 replaces the recursion
+        for want in range(1, m_max):
+            sp = 0
+            st_t[0] = n
+            st_y[0] = 0
+            st_j[0] = want
+            sp = 1
+            while sp > 0:
+                t = st_t[sp - 1]
+                y = st_y[sp - 1]
+                if cnt[t, y] > st_j[sp - 1] or fin[t, y] != 0:
+                    sp -= 1
+                    continue
+                z = _extend(E, T, n, k, t, y, S, BZ, BR, cnt, fin, ini, hs, hz, hr, ns, pend)
+                if z >= 0:
+                    st_t[sp] = t - 1
+                    st_y[sp] = z
+                    st_j[sp] = hr[t, y, pend[t, y]]
+                    sp += 1
+            if cnt[n, 0] <= want:
+                break
+        m = cnt[n, 0]
     for j in range(m):
         out_scores[j] = S[n, 0, j]
         y = BZ[n, 0, j]
