@@ -48,8 +48,11 @@ def cli() -> None:
               help="perceptron (exact Viterbi, default), greedy (history-based), lookahead "
                    "(history-based with lookahead search, Tsuruoka et al. 2011), or the k-best "
                    "learners kbest-perceptron, kbest-pa, kbest-rpa, kbest-mira, kbest-sdm, kbest-larank "
-                   "(Mancev & Todorovic).")
-@click.option("--epochs", type=int, help="Passes over the training data (default 10).")
+                   "(Mancev & Todorovic), or the one-pass learners olarank-exact, olarank-greedy, "
+                   "pa-exact, pa-greedy, perceptron-exact, perceptron-greedy and the batch "
+                   "larank-greedy-batch (Bordes et al. 2008).")
+@click.option("--epochs", type=int, help="Passes over the training data (default 10; 1 for the one-pass "
+              "OLaRank family; larank-greedy-batch: at most this many passes, default 50).")
 @click.option("--config", "config_path", type=str, help="TOML config; flags override its values.")
 @click.option("--seed", type=int, help="Seed for shuffling (default 0): same seed, same model.")
 @click.option("--cutoff", type=int, help="Keep features seen at least this often (default 1).")
@@ -64,17 +67,23 @@ def cli() -> None:
 @click.option("--k", "k", type=int, help="k-best learners: how many best sequences per update (default 1).")
 @click.option("--C", "C", type=float, help="k-best PA/RPA/MIRA/SDM: the C of the max-margin objective (default 1).")
 @click.option("--tau", type=float, help="k-best MIRA/SDM/LaRank: KKT tolerance of the SMO solver (default 0.001).")
-@click.option("--nr", type=int, help="k-best LaRank: reprocess steps per new example (default 5); LaRank "
-              "is a one-pass learner, so use --epochs 1 for the paper's setting.")
+@click.option("--nr", type=int, help="LaRank / OLaRank: reprocess steps per new example (default 5 for "
+              "kbest-larank and olarank-exact, 1 for olarank-greedy); LaRank is a one-pass learner, "
+              "so use --epochs 1 for the paper's setting.")
+@click.option("--order", type=int, help="Greedy OLaRank learners: Markov order K of the label history, "
+              "1 to 10 (default 1).")
 @click.option("--search", type=str,
               help="Lookahead search: dp (dynamic programming, default) or brute (depth-first, "
                    "the paper's Figure 2); both give the same decisions.")
 @click.option("--metrics-json", type=str, help="Write the per-epoch scores to this JSON file.")
+@click.option("--features", type=str,
+              help="--task rerank: feature families, comma-separated from ngram, trigger, backoff, "
+                   "topic (or all, or none); default ngram. The recogniser's score and rank are always used.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
 @click.option("-v", "--verbose", is_flag=True, help="Print one line per epoch, even in a pipe.")
 def train(task, train_path, dev_path, model_path, algo, epochs, config_path, seed, cutoff, templates,
           columns, label_order, direction, depth, margin, k, C, tau, nr, search, metrics_json, quiet,
-          verbose) -> None:
+          verbose, features=None, order=None) -> None:
     """Train a model and write it to --model."""
     from structkit.config import load_config, resolve_data_path
 
@@ -84,7 +93,8 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
         cfg.pop(meta, None)
     flags = {"task": task, "algo": algo, "epochs": epochs, "seed": seed, "cutoff": cutoff,
              "columns": columns, "label_order": label_order, "direction": direction,
-             "depth": depth, "margin": margin, "search": search, "k": k, "C": C, "tau": tau, "nr": nr}
+             "depth": depth, "margin": margin, "search": search, "k": k, "C": C, "tau": tau, "nr": nr,
+             "order": order}
     if templates is not None:
         flags["templates"] = [t for t in templates.split(",") if t.strip()]
     cfg.update({k: v for k, v in flags.items() if v is not None})
@@ -97,7 +107,10 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
     if cfg["task"] == "rerank":
-        raise NotImplementedYet("training a reranker")
+        return _train_rerank(cfg, train_path, dev_path, model_path, features, metrics_json, quiet, verbose)
+    if features is not None or RERANK_ONLY_KEYS & set(cfg):
+        what = "--features" if features is not None else ", ".join(sorted(RERANK_ONLY_KEYS & set(cfg)))
+        raise UserError(f"{what} applies to --task rerank only")
     train_path = resolve_data_path(train_path)
     dev_path = resolve_data_path(dev_path) if dev_path else None
 
@@ -130,12 +143,17 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     bar = None
     if show:
         from tqdm import tqdm
-        bar = tqdm(total=config.epochs, desc=f"train {config.task}", unit="epoch", file=sys.stderr)
+        bar = tqdm(total=1 if config.algo == "larank-greedy-batch" else config.epochs, desc=f"train {config.task}", unit="epoch", file=sys.stderr)
 
     def on_epoch(epoch: int, stats: dict) -> None:
         history.append(stats)
         msg = (f"train acc {stats['train_accuracy']:.2f}" if "train_accuracy" in stats
                else f"updates {stats['train_updates']}")
+        if "dual" in stats:
+            msg += (f", dual {stats['dual']:.1f}, {stats['support_patterns']} support patterns, "
+                    f"{stats['support_vectors']} support vectors")
+        if "passes" in stats:
+            msg += f", {stats['passes']} passes, KKT violation {stats['max_violation']:.2g}"
         if "dev" in stats:
             msg += f", dev {key} {stats['dev'][key]:.2f}"
         if bar is not None:
@@ -226,7 +244,9 @@ def eval_cmd(task, files, as_json, model_path, other) -> None:
         click.echo(json.dumps(result, sort_keys=True) if as_json else report)
         return
     if task == "rerank":
-        raise NotImplementedYet("evaluating reranked n-best lists")
+        if model_path:
+            raise UserError("--model does not apply to eval --task rerank")
+        return _eval_rerank(files, as_json, other)
     if task not in SEQ_TASKS:
         raise UserError(f"--task must be one of {', '.join(SEQ_TASKS)}, got {task!r}")
     if len(files) not in (1, 2):
@@ -352,10 +372,116 @@ def _pos_tagged(tagger, sentences, path, batch: int = 1024):
         yield from chunk
 
 
-@cli.command(context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
-def rerank() -> None:
-    """n-best reranking of speech recognition output: not implemented yet."""
-    raise NotImplementedYet("structkit rerank")
+# ---- rerank (n-best lists of speech recognition hypotheses) --------------------------------
+RERANK_ONLY_KEYS = {"features", "lambda", "window", "min_cluster", "topic_levels"}
+RERANK_KEYS = {"task", "algo", "epochs", "seed"} | RERANK_ONLY_KEYS
+
+
+def _train_rerank(cfg, train_path, dev_path, model_path, features, metrics_json, quiet, verbose) -> None:
+    """`structkit train --task rerank`: the loss-sensitive or baseline perceptron reranker."""
+    from structkit.config import resolve_data_path
+    from structkit.io.files import atomic_output, check_output_path
+    from structkit.tasks.rerank import RerankConfig, train_reranker
+
+    unused = sorted(k for k in cfg if k not in RERANK_KEYS)
+    if unused:
+        raise UserError(f"option(s) {', '.join('--' + k.replace('_', '-') for k in unused)} do not "
+                        "apply to --task rerank (it takes --algo, --epochs, --features, --seed; a "
+                        "config may also set lambda, window, min_cluster, topic_levels)")
+    if features is not None:
+        cfg["features"] = features
+    kw = {k: cfg[k] for k in ("algo", "epochs", "seed", "features", "window", "min_cluster",
+                              "topic_levels") if k in cfg}
+    if "lambda" in cfg:
+        kw["lam"] = cfg["lambda"]
+    config = RerankConfig(**kw)
+    config.validate()
+    check_output_path(model_path)
+    check_output_path(metrics_json)
+    train_path = resolve_data_path(train_path)
+    dev_path = resolve_data_path(dev_path) if dev_path else None
+    show = _progress_enabled(quiet)
+    bar = None
+    if show:
+        from tqdm import tqdm
+        bar = tqdm(total=1 if config.algo == "larank-greedy-batch" else config.epochs, desc="train rerank", unit="epoch", file=sys.stderr)
+
+    def on_epoch(epoch: int, stats: dict) -> None:
+        msg = f"updates {stats['train_updates']}, mistakes {stats['train_mistakes']}"
+        if "dev" in stats:
+            msg += f", dev WER {100 * stats['dev']['wer']:.2f}%"
+        if bar is not None:
+            bar.set_postfix_str(msg)
+            bar.update(1)
+        elif verbose:
+            click.echo(f"epoch {epoch}/{config.epochs}: {msg} ({stats['epoch_seconds']:.2f} s)", err=True)
+
+    try:
+        model = train_reranker(config, train_path, dev_path, on_epoch)
+    finally:
+        if bar is not None:
+            bar.close()
+    model.save(model_path)
+    if metrics_json:
+        with atomic_output(metrics_json) as f:
+            json.dump({"config": {k: v for k, v in model.info.items() if k != "epochs"}
+                       | {"config": {**vars(config), "features": list(config.features),
+                                     "topic_levels": list(config.topic_levels)}},
+                       "epochs": model.info["epochs"]}, f, indent=2)
+            f.write("\n")
+    info = model.info
+    _say(f"wrote {model_path}: {info['n_features']} features, {info['train_utterances']} training "
+         f"utterances, epoch {info['chosen_epoch']} kept, {info['train_seconds']:.1f} s", show or verbose)
+
+
+def _eval_rerank(files, as_json, other) -> None:
+    """`structkit eval --task rerank NBEST [CHOSEN] [--compare OTHER]`."""
+    from structkit.config import resolve_data_path
+    from structkit.io.nbest import read_chosen, read_nbest
+    from structkit.tasks.rerank import evaluate_nbest, wer_report
+
+    if len(files) not in (1, 2):
+        raise UserError(f"eval --task rerank takes NBEST [CHOSEN], got {len(files)} file(s)")
+    if other is not None and len(files) != 2:
+        raise UserError("--compare needs a CHOSEN file to compare with")
+    ns = read_nbest(resolve_data_path(files[0]))
+    ns.require_references("eval")
+    chosen = read_chosen(resolve_data_path(files[1]), len(ns)) if len(files) == 2 else None
+    oth = read_chosen(resolve_data_path(other), len(ns)) if other is not None else None
+    res = evaluate_nbest(ns, chosen, oth)
+    click.echo(json.dumps(res, sort_keys=True) if as_json else wer_report(res))
+
+
+@cli.command()
+@click.option("--model", "model_path", required=True, help="A reranker trained with `structkit train --task rerank`.")
+@click.argument("files", nargs=-1)
+@click.option("-o", "--output", type=str, help="Write here instead of standard output.")
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object per utterance: id, group, index (0-based), score, text.")
+def rerank(model_path, files, output, as_json) -> None:
+    """Rerank n-best lists (HyPoradise JSON, JSON lines, or a Kaldi-style directory): writes the
+    chosen hypothesis of each utterance, one per line."""
+    from structkit.config import resolve_data_path
+    from structkit.io.files import atomic_output, check_output_path
+    from structkit.tasks.rerank import Reranker
+
+    model = Reranker.load(model_path, command="rerank")
+    check_output_path(output)
+    paths = [resolve_data_path(f) for f in files] or ["-"]
+    results = []
+    for path in paths:
+        ns = model.read(path)
+        idx, score = model.rerank(ns)
+        results.append((ns, idx, score))
+    with atomic_output(output) as out:
+        for ns, idx, score in results:
+            for u, g, k, s in zip(ns.utterances, ns.groups, idx, score):
+                text = u.hypotheses[int(k)]
+                if as_json:
+                    out.write(json.dumps({"id": u.id, "group": g, "index": int(k),
+                                          "score": float(s), "text": text}) + "\n")
+                else:
+                    out.write(text + "\n")
 
 
 # Click >= 8.2 raises this (a UsageError whose message is the whole help) for a bare `structkit`.

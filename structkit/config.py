@@ -14,7 +14,8 @@ from typing import Any
 from structkit.errors import UserError
 
 TRAIN_KEYS = {"task", "algo", "epochs", "templates", "cutoff", "seed", "label_order",
-              "direction", "columns", "depth", "margin", "search", "k", "C", "tau", "nr"}
+              "direction", "columns", "depth", "margin", "search", "k", "C", "tau", "nr",
+              "features", "lambda", "window", "min_cluster", "topic_levels"}
 DATA_KEYS = {"train", "dev", "test"}
 META_KEYS = {"name", "description", "experiment"}
 
@@ -62,10 +63,10 @@ def load_config(path: str) -> dict[str, Any]:
     if unknown:
         raise UserError(f"unknown config key(s): {', '.join(sorted(unknown))} "
                         f"(known: {', '.join(sorted(TRAIN_KEYS | META_KEYS))}, data.train/dev/test)", path)
-    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k", "nr"):
+    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k", "nr", "window", "min_cluster"):
         if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
             raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)
-    for k in ("margin", "C", "tau"):
+    for k in ("margin", "C", "tau", "lambda"):
         if k in raw and (isinstance(raw[k], bool) or not isinstance(raw[k], (int, float))):
             raise UserError(f"config key {k!r} must be a number, got {raw[k]!r}", path)
     for k in ("task", "algo", "direction", "columns", "search"):
@@ -75,5 +76,13 @@ def load_config(path: str) -> dict[str, Any]:
                                    (isinstance(raw["templates"], list)
                                     and all(isinstance(t, str) for t in raw["templates"]))):
         raise UserError("config key 'templates' must be a template set name or a list of templates", path)
+    if "features" in raw and not (isinstance(raw["features"], str) or
+                                  (isinstance(raw["features"], list)
+                                   and all(isinstance(t, str) for t in raw["features"]))):
+        raise UserError("config key 'features' must be a string like 'ngram,trigger' or a list of "
+                        "feature families", path)
+    if "topic_levels" in raw and not (isinstance(raw["topic_levels"], list) and all(
+            isinstance(t, int) and not isinstance(t, bool) for t in raw["topic_levels"])):
+        raise UserError("config key 'topic_levels' must be a list of integers", path)
     raw["data"] = {k: resolve_data_path(str(v)) for k, v in data.items()}
     return raw

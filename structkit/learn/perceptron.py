@@ -7,7 +7,7 @@ c counts examples seen; the average of all intermediate weight vectors is ``W - 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import numpy as np
 
 from structkit.features.extract import Encoded
@@ -17,12 +17,15 @@ from structkit.search.viterbi import emissions, max_length, viterbi
 
 @dataclass
 class Weights:
-    """Emission weights W[n_features, L], transitions T[L+1, L+1] (index L = boundary) and
-    second-order transitions T2[L+1, L+1, L] (shape (1, 1, 1) when unused)."""
+    """Emission weights W[n_features, L], transitions T[L+1, L+1] (index L = boundary),
+    second-order transitions T2[L+1, L+1, L] (shape (1, 1, 1) when unused) and the label
+    history weights H[K, L+1, L] of the greedy OLaRank models (``structkit.learn.olarank``;
+    shape (0, 1, 1) when unused)."""
 
     W: np.ndarray
     T: np.ndarray
     T2: np.ndarray
+    H: np.ndarray = field(default_factory=lambda: np.zeros((0, 1, 1)))
 
     @property
     def second_order(self) -> bool:

@@ -22,7 +22,13 @@ from structkit.search.viterbi import decode_corpus
 TASKS = ("pos", "chunk", "ner")
 KBEST_ALGOS = {"kbest-perceptron": "perceptron", "kbest-pa": "pa", "kbest-rpa": "rpa",
                "kbest-mira": "mira", "kbest-sdm": "sdm", "kbest-larank": "larank"}
-ALGOS = ("perceptron", "greedy", "lookahead", *KBEST_ALGOS)
+OLARANK_ALGOS = ("olarank-exact", "olarank-greedy", "pa-exact", "pa-greedy", "perceptron-exact",
+                 "perceptron-greedy", "larank-greedy-batch")
+# token-level greedy models (structkit.learn.olarank): history weights H, greedy decoding
+GREEDY_TOKEN_ALGOS = ("olarank-greedy", "pa-greedy", "perceptron-greedy", "larank-greedy-batch")
+ONE_PASS_ALGOS = ("olarank-exact", "olarank-greedy", "pa-exact", "pa-greedy", "perceptron-exact",
+                  "perceptron-greedy")
+ALGOS = ("perceptron", "greedy", "lookahead", *KBEST_ALGOS, *OLARANK_ALGOS)
 SEARCHES = ("dp", "brute")
 COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 
@@ -33,7 +39,7 @@ class TaggerConfig:
 
     task: str
     algo: str = "perceptron"
-    epochs: int = 10
+    epochs: int | None = None    # default 10; 1 for the one-pass online learners (OLaRank...)
     templates: str | list[str] | None = None   # a template set name or a list; default: the task's
     cutoff: int = 1
     seed: int = 0
@@ -44,9 +50,11 @@ class TaggerConfig:
     margin: float = 0.0          # margin C of the lookahead perceptron (Figure 3)
     search: str = "dp"           # lookahead search: dp (exact, fast) or brute (Figure 2)
     k: int = 1                   # k-best learners: how many loss-augmented best sequences
-    C: float = 1.0               # k-best PA/RPA/MIRA/SDM: the C of the max-margin objective
+    C: float | None = None       # the C of the max-margin objective (k-best: 1; OLaRank: 0.1)
     tau: float = 1e-3            # k-best MIRA/SDM/LaRank: KKT tolerance of the SMO solver
-    nr: int = 5                  # k-best LaRank: reprocess steps per new example
+    nr: int | None = None        # LaRank/OLaRank reprocess steps per new example (k-best: 5;
+                                 # OLaRank: 5 exact, 1 greedy, the paper's Table 1)
+    order: int = 1               # OLaRank greedy models: Markov order K of the label history
 
     @property
     def history_based(self) -> bool:
@@ -57,6 +65,13 @@ class TaggerConfig:
             raise UserError(f"--task must be one of {', '.join(TASKS)} or parse, got {self.task!r}")
         if self.algo not in ALGOS:
             raise UserError(f"--algo must be one of {', '.join(ALGOS)} for task {self.task}, got {self.algo!r}")
+        if self.epochs is None:
+            self.epochs = (1 if self.algo in ONE_PASS_ALGOS else
+                           50 if self.algo == "larank-greedy-batch" else 10)
+        if self.C is None:
+            self.C = 0.1 if self.algo in OLARANK_ALGOS else 1.0
+        if self.nr is None:
+            self.nr = 5 if self.algo in ("kbest-larank", "olarank-exact") else 1
         if not isinstance(self.epochs, int) or self.epochs < 1:
             raise UserError(f"--epochs must be a positive integer, got {self.epochs!r}")
         if not isinstance(self.cutoff, int) or self.cutoff < 1:
@@ -79,7 +94,17 @@ class TaggerConfig:
         if self.depth is not None and (not isinstance(self.depth, int) or isinstance(self.depth, bool)
                                        or self.depth < 0):
             raise UserError(f"--depth must be a non-negative integer, got {self.depth!r}")
-        if self.algo in KBEST_ALGOS:
+        if not isinstance(self.order, int) or isinstance(self.order, bool) or not 1 <= self.order <= 10:
+            raise UserError(f"--order must be an integer from 1 to 10, got {self.order!r}")
+        if self.order != 1 and self.algo not in GREEDY_TOKEN_ALGOS:
+            raise UserError(f"--order applies to the greedy OLaRank learners "
+                            f"({', '.join(GREEDY_TOKEN_ALGOS)}); --algo {self.algo} is first order")
+        if self.algo in GREEDY_TOKEN_ALGOS and self.direction != "ltr":
+            raise UserError(f"--algo {self.algo} tags left to right only (--direction ltr)")
+        if self.algo in OLARANK_ALGOS and self.label_order != 1:
+            raise UserError("--label-order is for the lookahead learners; the OLaRank greedy "
+                            "learners take --order K")
+        if self.algo in KBEST_ALGOS or self.algo in OLARANK_ALGOS:
             if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
                 raise UserError(f"--k must be a positive integer, got {self.k!r}")
             if (isinstance(self.C, bool) or not isinstance(self.C, (int, float)) or not self.C > 0
@@ -92,7 +117,7 @@ class TaggerConfig:
             self.tau = float(self.tau)
             if not isinstance(self.nr, int) or isinstance(self.nr, bool) or self.nr < 0:
                 raise UserError(f"--nr must be a non-negative integer, got {self.nr!r}")
-            if self.label_order != 1:
+            if self.label_order != 1 and self.algo in KBEST_ALGOS:
                 raise UserError("--label-order 2 needs a history-based learner; the k-best "
                                 "learners decode with first-order Viterbi")
         if not self.history_based and self.depth not in (None, 0):
@@ -183,7 +208,10 @@ class SequenceTagger:
         w = weights or self.weights
         out = np.zeros(enc.n_tokens, dtype=np.int32)
         c = self.config
-        if not c.history_based:
+        if c.algo in GREEDY_TOKEN_ALGOS:
+            from structkit.learn.olarank import greedy_decode
+            greedy_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.H, out)
+        elif not c.history_based:
             decode_corpus(enc.indptr, enc.indices, enc.offsets, w.W, w.T, out)
         else:
             lookahead_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.T, w.T2,
@@ -250,7 +278,7 @@ class SequenceTagger:
         rows, cols = np.nonzero(W)
         arrays.update({
             "W_rows": rows.astype(np.int32), "W_cols": cols.astype(np.int32),
-            "W_vals": W[rows, cols], "T": self.weights.T, "T2": self.weights.T2,
+            "W_vals": W[rows, cols], "T": self.weights.T, "T2": self.weights.T2, "H": self.weights.H,
             "labels": np.array(self.labels, dtype=str),
         })
         header = {
@@ -277,11 +305,14 @@ class SequenceTagger:
             W[arrays["W_rows"], arrays["W_cols"]] = arrays["W_vals"]
             T = np.asarray(arrays["T"], dtype=np.float64)
             T2 = np.asarray(arrays["T2"], dtype=np.float64)
-            if T.shape != (L + 1, L + 1) or T2.ndim != 3:
+            H = np.asarray(arrays["H"], dtype=np.float64) if "H" in arrays else np.zeros((0, 1, 1))
+            if T.shape != (L + 1, L + 1) or T2.ndim != 3 or H.ndim != 3:
                 raise ValueError("transition shapes")
+            if config.algo in GREEDY_TOKEN_ALGOS and H.shape != (config.order, L + 1, L):
+                raise ValueError("history weight shapes")
             c = header["columns"]
             columns = Columns(c["word"], c["pos"], c["label"])
-            return cls(config, features, labels, Weights(W, T, T2), columns, int(c["n_columns"]),
+            return cls(config, features, labels, Weights(W, T, T2, H), columns, int(c["n_columns"]),
                        header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError) as e:
             raise UserError(f"damaged model file: {e}", path) from None
@@ -329,7 +360,12 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
         dev_enc = tagger.encode(dev.words, dev.pos, dev.offsets)
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
-    if config.algo in KBEST_ALGOS:
+    if config.algo in OLARANK_ALGOS and config.algo != "perceptron-exact":
+        from structkit.learn.olarank import OLaRankLearner
+        learner = OLaRankLearner(features.n_features, len(labels), config.algo, config.C,
+                                 config.nr, config.order, config.tau,
+                                 max_passes=config.epochs if config.algo == "larank-greedy-batch" else 1)
+    elif config.algo in KBEST_ALGOS:
         from structkit.learn.kbest import KBestLearner
         learner = KBestLearner(features.n_features, len(labels), KBEST_ALGOS[config.algo],
                                config.k, config.C, config.tau, nr=config.nr)
@@ -339,7 +375,9 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
                                      config.label_order == 2, config.direction == "rtl",
                                      config.depth or 0, config.margin, config.search == "dp")
     rng = np.random.default_rng(config.seed)
-    for epoch in range(1, config.epochs + 1):
+    # larank-greedy-batch runs its passes (at most --epochs) inside one call
+    n_calls = 1 if config.algo == "larank-greedy-batch" else config.epochs
+    for epoch in range(1, n_calls + 1):
         te = time.perf_counter()
         stats = learner.epoch(train, rng)
         stats["epoch"] = epoch

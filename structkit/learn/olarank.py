@@ -1,0 +1,595 @@
+"""OLaRank: structural SVMs trained online (Bordes, Usunier & Bottou 2008), exact and greedy.
+
+Both dual problems, (5) for exact inference and (6) for greedy inference, are instances of the
+multiclass dual (4). We keep it in the per-pattern form of ``structkit.learn.smo``: for pattern
+i with gold class c_i, variables b_i(c) >= 0 for c != c_i plus the slack b_i(c_i), summing to C.
+This is (4) with beta_i^c = -b_i(c) for c != c_i and beta_i^{c_i} = C - b_i(c_i); a move of the
+paper's pair (c, c') is the same move of (b(c'), b(c)), the paper's gold coefficient playing the
+part of the slack (dF = 0, loss 0). Then
+
+    w = sum_i sum_c b_i(c) dF_i(c),   dF_i(c) = Phi(p_i, c_i) - Phi(p_i, c),
+    D = sum_i sum_c b_i(c) Delta(c_i, c) - 1/2 ||w||^2              (the dual objective)
+    g_i(c) = <w, dF_i(c)> - Delta(c_i, c)                           (minus the gradient of D)
+
+An SMO step on pattern i takes c+ = argmin g (the coefficient to raise) and c- = argmax g among
+b > kappa (to lower), and does nothing unless g(c-) - g(c+) > tau (Section 5.1's two
+conditions); otherwise it moves d = min(b(c-), (g(c-) - g(c+)) / ||dF(c+) - dF(c-)||^2) from c-
+to c+ (the clipped analytic step; D rises by d (g(c-) - g(c+)) - d^2 ||.||^2 / 2 >= 0), and w by
+d (dF(c+) - dF(c-)) = d (Phi(c-) - Phi(c+)) with Phi(slack) = Phi(gold).
+
+The three operations (Section 4.1) differ only in where c+ is sought:
+PROCESSNEW (a fresh pattern) and PROCESSOLD (a random support pattern): over all classes, i.e.
+loss-augmented inference (Viterbi for exact, a scan of the labels for greedy); OPTIMIZE (a
+random support pattern): only among its current support vectors and its gold/slack. Scheduling
+(Section 4.2): each PROCESSNEW is followed by n_R REPROCESS = one PROCESSOLD + ten OPTIMIZE.
+n_R = 0 is the passive-aggressive baseline (PAExact, PAGreedy). Support patterns are those with
+some non-gold b > 0; the random picks are uniform over the current support patterns (seeded
+numba generator: the same seed gives the same model).
+
+Exact (dual 5): patterns are sentences, classes label sequences; Phi = the first-order features
+of ``structkit.learn.kbest.sparse_dF`` (emissions and boundary transitions), Delta = Hamming.
+Each sentence keeps its support vectors as explicit sequences (flat arrays, like k-best SDM's
+working sets; entries whose b fell to 0 are dropped at the next visit; a sequence that does not
+fit in a full set is counted as dropped and not added).
+
+Greedy (dual 6): patterns are tokens, classes labels, Delta = 0/1. Phi_g(x^t, y^{t-K..t-1}, y)
+= the token's features and, for s = 1..K, the indicator of (s, y^{t-s}, y) -- the kernel K_g of
+Section 3.4 -- with the gold history in training (y^{t-s} = "none" before the sentence start).
+Weights: W[f, y] and H[s-1, h, y] (h = L for "none"). The dF of two classes of one token are
+orthogonal to nothing: <dF(c), dF(c')> = q (1 + [c = c']) with q = ||x||^2 + K, so every pair
+has ||dF(c+) - dF(c-)||^2 = 2q; b is a dense (tokens, L) array with the gold column the slack.
+Test-time inference is greedy left to right with the predicted history (``greedy_decode``).
+
+No averaging: the model is the dual solution w. Nothing is compiled at import.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from structkit.learn.kbest import _hamming, sparse_dF, sparse_dot
+from structkit.learn.smo import w_dot_sparse
+from structkit.search.jit import njit
+from structkit.search.kbest import kbest_viterbi_loss
+from structkit.search.viterbi import emissions, max_length
+
+N_OPTIMIZE = 10  # OPTIMIZE steps per REPROCESS (Section 4.2)
+
+
+# ---- support-pattern bookkeeping (a set with O(1) add, remove and uniform pick) ---------------
+@njit
+def _sp_update(p, is_sv, sp_list, sp_pos, n_sp):
+    """Add p to / remove p from the support-pattern set; returns the new size."""
+    if is_sv and sp_pos[p] < 0:
+        sp_pos[p] = n_sp
+        sp_list[n_sp] = p
+        return n_sp + 1
+    if not is_sv and sp_pos[p] >= 0:
+        i = sp_pos[p]
+        last = sp_list[n_sp - 1]
+        sp_list[i] = last
+        sp_pos[last] = i
+        sp_pos[p] = -1
+        return n_sp - 1
+    return n_sp
+
+
+# ---- greedy (token patterns) --------------------------------------------------------------
+@njit
+def gold_history(offsets, y, K, L):
+    """hist[j, s-1] = gold label s positions before token j in its sentence, L before the start."""
+    N = offsets[-1]
+    hist = np.empty((N, max(K, 1)), dtype=np.int32)
+    for i in range(offsets.shape[0] - 1):
+        a = offsets[i]
+        b = offsets[i + 1]
+        for j in range(a, b):
+            for s in range(1, K + 1):
+                hist[j, s - 1] = y[j - s] if j - s >= a else L
+    return hist
+
+
+@njit
+def token_scores(indptr, indices, W, H, j, h, out):
+    """out[y] = <w, Phi_g(x^j, h, y)> for all labels y (h: the K history labels)."""
+    L = W.shape[1]
+    for c in range(L):
+        out[c] = 0.0
+    for q in range(indptr[j], indptr[j + 1]):
+        wf = W[indices[q]]
+        for c in range(L):
+            out[c] += wf[c]
+    for s in range(H.shape[0]):
+        hs = H[s, h[s]]
+        for c in range(L):
+            out[c] += hs[c]
+
+
+@njit
+def greedy_step(indptr, indices, y, hist, W, H, B, j, C, tau, kappa, support_only, sc):
+    """One SMO step on token pattern j (PROCESSNEW / PROCESSOLD, or OPTIMIZE when
+    ``support_only``). Returns the dual increase (0.0 when no step was taken)."""
+    L = W.shape[1]
+    K = H.shape[0]
+    gold = y[j]
+    token_scores(indptr, indices, W, H, j, hist[j], sc)
+    sg = sc[gold]
+    lo = -1
+    glo = 0.0
+    hi = -1
+    ghi = 0.0
+    for c in range(L):
+        g = 0.0 if c == gold else sg - sc[c] - 1.0
+        if (not support_only or c == gold or B[j, c] > 0.0) and (lo < 0 or g < glo):
+            lo = c
+            glo = g
+        if B[j, c] > kappa and (hi < 0 or g > ghi):
+            hi = c
+            ghi = g
+    if hi < 0 or lo == hi or not ghi - glo > tau:
+        return 0.0
+    q = float(indptr[j + 1] - indptr[j] + K)
+    den = 2.0 * q
+    d = min(B[j, hi], (ghi - glo) / den)
+    B[j, lo] += d
+    if d == B[j, hi]:
+        B[j, hi] = 0.0
+    else:
+        B[j, hi] -= d
+    # w += d (Phi(hi) - Phi(lo)), Phi(slack) = Phi(gold)
+    for p in range(indptr[j], indptr[j + 1]):
+        f = indices[p]
+        W[f, hi] += d
+        W[f, lo] -= d
+    for s in range(K):
+        h = hist[j, s]
+        H[s, h, hi] += d
+        H[s, h, lo] -= d
+    return d * (ghi - glo) - 0.5 * d * d * den
+
+
+@njit
+def _token_is_sv(B, y, j):
+    L = B.shape[1]
+    for c in range(L):
+        if c != y[j] and B[j, c] > 0.0:
+            return True
+    return False
+
+
+@njit
+def greedy_dual(B, y, W, H):
+    """The dual objective D = sum b Delta - 1/2 ||w||^2, from scratch."""
+    lin = 0.0
+    for j in range(B.shape[0]):
+        for c in range(B.shape[1]):
+            if c != y[j]:
+                lin += B[j, c]
+    return lin - 0.5 * (np.sum(W * W) + np.sum(H * H))
+
+
+@njit
+def olarank_greedy_pass(indptr, indices, offsets, y, hist, order, W, H, B, sp_list, sp_pos, n_sp,
+                        C, tau, kappa, n_reprocess, seed, trace):
+    """One pass of OLaRankGreedy over the sentences in ``order`` (their tokens left to right):
+    per token one PROCESSNEW, then n_reprocess x (PROCESSOLD + ten OPTIMIZE).
+
+    If trace.shape[0] > 0, trace[0] gets the dual on entry and trace[1 + i] the dual recomputed
+    from scratch (``greedy_dual``) after the i-th operation (for tests; slow). Returns
+    (n_sp, steps taken, dual increase, steps taken by PROCESSNEW)."""
+    np.random.seed(seed)
+    L = W.shape[1]
+    sc = np.empty(L)
+    steps = 0
+    gain = 0.0
+    new_steps = 0
+    rec = trace.shape[0] > 0
+    op = 0
+    if rec:
+        trace[0] = greedy_dual(B, y, W, H)
+    for s in order:
+        for j in range(offsets[s], offsets[s + 1]):
+            dg = greedy_step(indptr, indices, y, hist, W, H, B, j, C, tau, kappa, False, sc)
+            if dg != 0.0:
+                steps += 1
+                gain += dg
+                new_steps += 1
+            n_sp = _sp_update(j, _token_is_sv(B, y, j), sp_list, sp_pos, n_sp)
+            if rec:
+                op += 1
+                trace[op] = greedy_dual(B, y, W, H)
+            for r in range(n_reprocess):
+                for it in range(1 + N_OPTIMIZE):
+                    if n_sp == 0:
+                        break
+                    p = sp_list[np.random.randint(0, n_sp)]
+                    dg = greedy_step(indptr, indices, y, hist, W, H, B, p, C, tau, kappa, it > 0, sc)
+                    if dg != 0.0:
+                        steps += 1
+                        gain += dg
+                        n_sp = _sp_update(p, _token_is_sv(B, y, p), sp_list, sp_pos, n_sp)
+                    if rec:
+                        op += 1
+                        trace[op] = greedy_dual(B, y, W, H)
+    return n_sp, steps, gain, new_steps
+
+
+@njit
+def greedy_max_violation(indptr, indices, y, hist, W, H, B, kappa):
+    """max over token patterns of g(c-) - g(c+) (the KKT violation; <= tau at a tau-optimum)."""
+    L = W.shape[1]
+    sc = np.empty(L)
+    worst = 0.0
+    for j in range(B.shape[0]):
+        token_scores(indptr, indices, W, H, j, hist[j], sc)
+        sg = sc[y[j]]
+        glo = np.inf
+        ghi = -np.inf
+        for c in range(L):
+            g = 0.0 if c == y[j] else sg - sc[c] - 1.0
+            if g < glo:
+                glo = g
+            if B[j, c] > kappa and g > ghi:
+                ghi = g
+        if ghi - glo > worst:
+            worst = ghi - glo
+    return worst
+
+
+@njit
+def greedy_perceptron_pass(indptr, indices, offsets, y, hist, order, W, U, H, HU, c):
+    """One pass of the averaged greedy perceptron on the same token patterns (gold history):
+    if the best label is not the gold one, w += Phi(gold) - Phi(best). Returns (c, mistakes)."""
+    L = W.shape[1]
+    K = H.shape[0]
+    sc = np.empty(L)
+    mistakes = 0
+    for s in order:
+        for j in range(offsets[s], offsets[s + 1]):
+            token_scores(indptr, indices, W, H, j, hist[j], sc)
+            best = 0
+            for k in range(1, L):
+                if sc[k] > sc[best]:
+                    best = k
+            g = y[j]
+            if best != g:
+                mistakes += 1
+                for p in range(indptr[j], indptr[j + 1]):
+                    f = indices[p]
+                    W[f, g] += 1.0
+                    U[f, g] += c
+                    W[f, best] -= 1.0
+                    U[f, best] -= c
+                for r in range(K):
+                    h = hist[j, r]
+                    H[r, h, g] += 1.0
+                    HU[r, h, g] += c
+                    H[r, h, best] -= 1.0
+                    HU[r, h, best] -= c
+            c += 1.0
+    return c, mistakes
+
+
+@njit
+def greedy_decode(indptr, indices, offsets, W, H, out):
+    """Greedy left-to-right tagging with the predicted history (eq. 2); ties: lowest label."""
+    L = W.shape[1]
+    K = H.shape[0]
+    sc = np.empty(L)
+    h = np.empty(max(K, 1), dtype=np.int32)
+    for i in range(offsets.shape[0] - 1):
+        a = offsets[i]
+        for j in range(a, offsets[i + 1]):
+            for s in range(1, K + 1):
+                h[s - 1] = out[j - s] if j - s >= a else L
+            token_scores(indptr, indices, W, H, j, h, sc)
+            best = 0
+            for k in range(1, L):
+                if sc[k] > sc[best]:
+                    best = k
+            out[j] = best
+
+
+# ---- exact (sentence patterns) ------------------------------------------------------------
+@njit
+def _add_dF(keys, vals, W, T, d):
+    """w += d * v for a sparse vector in the key space of ``sparse_dF``."""
+    L = W.shape[1]
+    base = np.int64(W.shape[0]) * L
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        if key < base:
+            W[key // L, key % L] += d * vals[i]
+        else:
+            r = key - base
+            T[r // (L + 1), r % (L + 1)] += d * vals[i]
+
+
+@njit
+def _same(ws_seq, s, j, seq, n):
+    for t in range(n):
+        if ws_seq[s, j, t] != seq[t]:
+            return False
+    return True
+
+
+@njit
+def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau, kappa, mode,
+               E, seq, score):
+    """One SMO step on sentence s: mode 0 PROCESSNEW / 1 PROCESSOLD (c+ from loss-augmented
+    Viterbi over all sequences), 2 OPTIMIZE (c+ among the support vectors and the gold).
+    Returns (dual increase, dropped: 1 if the Viterbi sequence did not fit, loss of that
+    sequence (modes 0/1) or -1)."""
+    NF = W.shape[0]
+    L = W.shape[1]
+    cap = ws_seq.shape[1]
+    a = offsets[s]
+    n = offsets[s + 1] - a
+    # drop the non-gold entries whose coefficient fell to 0 (keeps the set = support vectors)
+    m = 1
+    for j in range(1, ws_m[s]):
+        if ws_beta[s, j] > 0.0:
+            if j != m:
+                ws_seq[s, m, :n] = ws_seq[s, j, :n]
+                ws_beta[s, m] = ws_beta[s, j]
+            m += 1
+    ws_m[s] = m
+    dropped = 0
+    vloss = -1
+    cand = -1  # index of the Viterbi sequence in the set
+    if mode < 2:
+        emissions(indptr, indices, W, a, a + n, E)
+        kbest_viterbi_loss(E, n, T, y[a:a + n], 1, seq, score)
+        vloss = _hamming(y, a, n, seq[0])
+        if vloss == 0:
+            cand = 0
+        else:
+            for j in range(1, m):
+                if _same(ws_seq, s, j, seq[0], n):
+                    cand = j
+                    break
+            if cand < 0:
+                if m < cap:
+                    ws_seq[s, m, :n] = seq[0, :n]
+                    ws_beta[s, m] = 0.0
+                    cand = m
+                    m += 1
+                    ws_m[s] = m
+                else:
+                    dropped = 1
+    # gradients g_j = w . dF_j - Delta_j of the whole set
+    g = np.empty(m)
+    kl = []
+    vl = []
+    for j in range(m):
+        kj, vj = sparse_dF(indptr, indices, a, n, y, ws_seq[s, j], NF, L)
+        kl.append(kj)
+        vl.append(vj)
+        g[j] = w_dot_sparse(kj, vj, W, T) - _hamming(y, a, n, ws_seq[s, j])
+    lo = -1
+    hi = -1
+    for j in range(m):
+        # c+: all sequences (Viterbi's candidate, in the set) or, for OPTIMIZE, the support
+        # vectors and the gold; the Viterbi argmin is the global one, the rest changes nothing
+        if (mode < 2 or j == 0 or ws_beta[s, j] > 0.0) and (lo < 0 or g[j] < g[lo]):
+            lo = j
+        if ws_beta[s, j] > kappa and (hi < 0 or g[j] > g[hi]):
+            hi = j
+    if hi < 0 or lo == hi or not g[hi] - g[lo] > tau:
+        return 0.0, dropped, vloss
+    den = (sparse_dot(kl[lo], vl[lo], kl[lo], vl[lo]) + sparse_dot(kl[hi], vl[hi], kl[hi], vl[hi])
+           - 2.0 * sparse_dot(kl[lo], vl[lo], kl[hi], vl[hi]))
+    gap = g[hi] - g[lo]
+    if den > 0.0:
+        d = min(ws_beta[s, hi], gap / den)
+    else:
+        d = ws_beta[s, hi]
+    ws_beta[s, lo] += d
+    if d == ws_beta[s, hi]:
+        ws_beta[s, hi] = 0.0
+    else:
+        ws_beta[s, hi] -= d
+    _add_dF(kl[lo], vl[lo], W, T, d)
+    _add_dF(kl[hi], vl[hi], W, T, -d)
+    return d * gap - 0.5 * d * d * den, dropped, vloss
+
+
+@njit
+def _sentence_is_sv(ws_beta, ws_m, s):
+    for j in range(1, ws_m[s]):
+        if ws_beta[s, j] > 0.0:
+            return True
+    return False
+
+
+@njit
+def exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T):
+    """The dual objective D = sum b Delta - 1/2 ||w||^2, from scratch."""
+    lin = 0.0
+    for s in range(ws_m.shape[0]):
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        for j in range(1, ws_m[s]):
+            if ws_beta[s, j] != 0.0:
+                lin += ws_beta[s, j] * _hamming(y, a, n, ws_seq[s, j])
+    return lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+
+
+@njit
+def olarank_exact_pass(indptr, indices, offsets, y, order, W, T, ws_seq, ws_beta, ws_m, sp_list,
+                       sp_pos, n_sp, tau, kappa, n_reprocess, seed, trace):
+    """One pass of OLaRankExact over the sentences in ``order``: per sentence one PROCESSNEW,
+    then n_reprocess x (one PROCESSOLD + ten OPTIMIZE). ``trace`` as in
+    ``olarank_greedy_pass``. Returns (n_sp, steps, dual increase, token errors of the
+    loss-augmented Viterbi sequences at PROCESSNEW, dropped)."""
+    np.random.seed(seed)
+    L = W.shape[1]
+    maxlen = max_length(offsets)
+    E = np.empty((maxlen, L))
+    seq = np.empty((1, maxlen), dtype=np.int32)
+    score = np.empty(1)
+    steps = 0
+    gain = 0.0
+    errors = 0
+    dropped = 0
+    rec = trace.shape[0] > 0
+    op = 0
+    if rec:
+        trace[0] = exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T)
+    for s in order:
+        if offsets[s + 1] == offsets[s]:
+            continue
+        dg, dr, vl = exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
+                                kappa, 0, E, seq, score)
+        errors += vl
+        dropped += dr
+        if dg != 0.0:
+            steps += 1
+            gain += dg
+        n_sp = _sp_update(s, _sentence_is_sv(ws_beta, ws_m, s), sp_list, sp_pos, n_sp)
+        if rec:
+            op += 1
+            trace[op] = exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T)
+        for r in range(n_reprocess):
+            for it in range(1 + N_OPTIMIZE):
+                if n_sp == 0:
+                    break
+                p = sp_list[np.random.randint(0, n_sp)]
+                dg, dr, _ = exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, p,
+                                       tau, kappa, 1 if it == 0 else 2, E, seq, score)
+                dropped += dr
+                if dg != 0.0:
+                    steps += 1
+                    gain += dg
+                    n_sp = _sp_update(p, _sentence_is_sv(ws_beta, ws_m, p), sp_list, sp_pos, n_sp)
+                if rec:
+                    op += 1
+                    trace[op] = exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T)
+    return n_sp, steps, gain, errors, dropped
+
+
+# ---- the learner ----------------------------------------------------------------------------
+class OLaRankLearner:
+    """OLaRank and its baselines behind the ``epoch`` / ``averaged`` interface of the other
+    learners (``structkit.learn.perceptron``). ``algo``:
+
+    * 'olarank-exact', 'pa-exact' (n_R = 0): dual (5), Viterbi; one pass per epoch.
+    * 'olarank-greedy', 'pa-greedy' (n_R = 0), 'larank-greedy-batch' (passes until the KKT
+      conditions hold to tau, at most ``max_passes`` per ``epoch`` call): dual (6), Markov
+      order ``order``.
+    * 'perceptron-greedy': the averaged greedy perceptron on the same token patterns.
+    (PerceptronExact is the averaged structured perceptron of ``structkit.learn.perceptron``.)
+    """
+
+    GREEDY = ("olarank-greedy", "pa-greedy", "larank-greedy-batch", "perceptron-greedy")
+    EXACT = ("olarank-exact", "pa-exact")
+
+    def __init__(self, n_features: int, n_labels: int, algo: str, C: float = 0.1, nr: int = 1,
+                 order: int = 1, tau: float = 1e-3, kappa: float = 1e-8, cap: int = 32,
+                 max_passes: int = 100, trace: bool = False):
+        if algo not in self.GREEDY + self.EXACT:
+            raise ValueError(algo)
+        if algo in ("pa-exact", "pa-greedy"):
+            nr = 0
+        self.algo = algo
+        self.C, self.nr, self.order = float(C), int(nr), int(order)
+        self.tau, self.kappa, self.cap, self.max_passes = float(tau), float(kappa), int(cap), int(max_passes)
+        self.greedy = algo in self.GREEDY
+        L = n_labels
+        self.W = np.zeros((n_features, L))
+        self.T = np.zeros((L + 1, L + 1))
+        self.H = np.zeros((self.order, L + 1, L)) if self.greedy else np.zeros((0, 1, 1))
+        self.U = np.zeros_like(self.W) if algo == "perceptron-greedy" else None
+        self.HU = np.zeros_like(self.H) if algo == "perceptron-greedy" else None
+        self.c = 1.0
+        self.state = None
+        self.trace = [] if trace else None
+        self.passes = 0
+
+    def _init_state(self, data, y):
+        N = data.n_tokens if self.greedy else data.n_sentences
+        sp = (np.zeros(N, dtype=np.int64), np.full(N, -1, dtype=np.int64))
+        if self.greedy:
+            B = np.zeros((data.n_tokens, self.W.shape[1]))
+            B[np.arange(data.n_tokens), y] = self.C
+            hist = gold_history(data.offsets, y, self.order, self.W.shape[1])
+            return {"B": B, "hist": hist, "sp": sp, "n_sp": 0}
+        from structkit.learn.smo import init_working_sets
+        ws = init_working_sets(data.offsets, y, self.C, self.cap)
+        return {"ws": ws, "sp": sp, "n_sp": 0}
+
+    def epoch(self, data, rng: np.random.Generator, shuffle: bool = True) -> dict:
+        order = rng.permutation(data.n_sentences) if shuffle else np.arange(data.n_sentences)
+        y = data.y.astype(np.int32)
+        if self.state is None:
+            self.state = self._init_state(data, y)
+        st = self.state
+        if self.algo == "perceptron-greedy":
+            self.c, mistakes = greedy_perceptron_pass(data.indptr, data.indices, data.offsets, y,
+                                                      st["hist"], order, self.W, self.U, self.H,
+                                                      self.HU, self.c)
+            return {"train_updates": int(mistakes),
+                    "train_accuracy": 100.0 * (1 - mistakes / max(data.n_tokens, 1))}
+        out: dict = {}
+        passes = self.max_passes if self.algo == "larank-greedy-batch" else 1
+        steps = 0
+        gain = 0.0
+        for _ in range(passes):
+            seed = int(rng.integers(2 ** 31))
+            n_ops = 0
+            if self.trace is not None:
+                per = 1 + self.nr * (1 + N_OPTIMIZE)
+                n_ops = (data.n_tokens if self.greedy else data.n_sentences) * per + 1
+            tr = np.full(n_ops, np.nan)
+            if self.greedy:
+                st["n_sp"], s_, g_, _ = olarank_greedy_pass(
+                    data.indptr, data.indices, data.offsets, y, st["hist"], order, self.W, self.H,
+                    st["B"], *st["sp"], st["n_sp"], self.C, self.tau, self.kappa, self.nr, seed, tr)
+            else:
+                st["n_sp"], s_, g_, errors, dropped = olarank_exact_pass(
+                    data.indptr, data.indices, data.offsets, y, order, self.W, self.T, *st["ws"],
+                    *st["sp"], st["n_sp"], self.tau, self.kappa, self.nr, seed, tr)
+                out["train_token_errors"] = int(errors)
+                out["dropped"] = out.get("dropped", 0) + int(dropped)
+            if self.trace is not None:
+                self.trace.append(tr[~np.isnan(tr)])
+            steps += s_
+            gain += g_
+            self.passes += 1
+            if self.algo == "larank-greedy-batch":
+                viol = greedy_max_violation(data.indptr, data.indices, y, st["hist"], self.W,
+                                            self.H, st["B"], self.kappa)
+                out["max_violation"] = float(viol)
+                out["passes"] = self.passes
+                if viol <= self.tau:
+                    break
+                order = rng.permutation(data.n_sentences) if shuffle else order
+        out.update({"train_updates": int(steps), **self.diagnostics(data, y)})
+        return out
+
+    def diagnostics(self, data, y) -> dict:
+        """Dual objective, support patterns and support vectors (non-gold b > 0)."""
+        st = self.state
+        if self.greedy:
+            B = st["B"]
+            mask = B > 0
+            mask[np.arange(B.shape[0]), y] = False
+            dual = greedy_dual(B, y, self.W, self.H)
+            sv = int(mask.sum())
+            spn = int(mask.any(axis=1).sum())
+        else:
+            ws_seq, ws_beta, ws_m = st["ws"]
+            dual = exact_dual(data.offsets, y, ws_seq, ws_beta, ws_m, self.W, self.T)
+            nz = ws_beta[:, 1:] > 0
+            sv = int(nz.sum())
+            spn = int(nz.any(axis=1).sum())
+        return {"dual": float(dual), "support_patterns": spn, "support_vectors": sv}
+
+    def averaged(self):
+        """The model's weights (OLaRank/PA: the dual solution w, not averaged; the greedy
+        perceptron: its average)."""
+        from structkit.learn.perceptron import Weights
+        W, H = self.W, self.H
+        if self.U is not None:
+            W = self.W - self.U / self.c
+            H = self.H - self.HU / self.c
+        return Weights(W.copy(), self.T.copy(), np.zeros((1, 1, 1)), H.copy())
