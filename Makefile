@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install test bench experiments chunk pos ner lookahead parse clean kbest
+.PHONY: install test bench experiments chunk pos ner lookahead parse clean kbest olarank rerank
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,16 @@ kbest:
 	$(BIN)/pip install --quiet -e '.[experiments]'
 	$(BIN)/python scripts/kbest_experiments.py configs/experiments/kbest-chunk-conll2000.toml \
 		configs/experiments/kbest-ner-conll2002-esp.toml
+
+# Bordes, Usunier & Bottou (2008) Tables 2-4 and Fig. 1 on our data: results/olarank.md and .png.
+olarank:
+	$(BIN)/pip install --quiet -e '.[experiments]'
+	$(BIN)/python scripts/olarank_experiments.py
+
+# Singh-Miller & Collins Table 3 on our data (ATIS, and 5-fold CV on Switchboard, WSJ, CHiME-4):
+# results/rerank.md and rerank.json (about 70 s).
+rerank:
+	$(BIN)/python scripts/rerank_experiments.py configs/experiments/rerank-hyporadise.toml
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

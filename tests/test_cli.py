@@ -282,11 +282,14 @@ def test_dump_feature_filter(sk, models):
     assert r.out.rstrip().endswith("(none)")
 
 
-@pytest.mark.parametrize("args", [["rerank"], ["eval", "--task", "rerank", "x"],
-                                  ["train", "--task", "rerank", "--train", CHUNK_TRAIN, "--model", "m"]])
-def test_not_implemented_yet(sk, args):
+@pytest.mark.parametrize("args, needle, code", [
+    (["rerank"], "Missing option '--model'", 2),
+    (["eval", "--task", "rerank", "x"], "x: no such file", 1),
+    (["train", "--task", "rerank", "--train", CHUNK_TRAIN, "--model", "m"], "chunk_train.txt:1: expected", 1)])
+def test_rerank_misuse_is_one_line(sk, args, needle, code):
+    """Every command is implemented; misusing the reranker's gives one line (CoNLL is not n-best)."""
     r = sk(*args)
-    assert_one_line_error(r, "not implemented yet", code=2)
+    assert_one_line_error(r, needle, code=code)
 
 
 def test_version_and_bare_command(sk):
@@ -569,8 +572,9 @@ def test_python_m_structkit_errors(tmp_path):
     p = subprocess.run([sys.executable, "-m", "structkit", "chunk", "--model", str(m), CHUNK_TEST],
                        capture_output=True, text=True, env=env, cwd=tmp_path)
     assert p.returncode == 1 and p.stderr == f"structkit: error: {m}: no such model file\n"
-    p = subprocess.run([sys.executable, "-m", "structkit", "rerank"], capture_output=True, text=True, env=env)
-    assert p.returncode == 2 and p.stderr == "structkit: structkit rerank is not implemented yet\n"
+    p = subprocess.run([sys.executable, "-m", "structkit", "rerank", "--model", str(m), "x.json"],
+                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert p.returncode == 1 and p.stderr == f"structkit: error: {m}: no such model file\n"
     assert os.listdir(tmp_path) == []
 
 
