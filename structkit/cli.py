@@ -22,6 +22,30 @@ def _say(msg: str, enabled: bool) -> None:
         click.echo(msg, err=True)
 
 
+class _EpochReport:
+    """Training progress: a tqdm bar on a terminal (not with -q), else one line per epoch on
+    stderr with -v, else nothing. Call it with each epoch's message; close() at the end."""
+
+    def __init__(self, total: int, desc: str, quiet: bool, verbose: bool):
+        self.total = total
+        self.verbose = verbose
+        self.bar = None
+        if _progress_enabled(quiet):
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, desc=desc, unit="epoch", file=sys.stderr)
+
+    def __call__(self, epoch: int, msg: str, seconds: float) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(msg)
+            self.bar.update(1)
+        elif self.verbose:
+            click.echo(f"epoch {epoch}/{self.total}: {msg} ({seconds:.2f} s)", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="structkit")
 def cli() -> None:
@@ -140,10 +164,9 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     check_output_path(metrics_json)
     show = _progress_enabled(quiet)
     history: list[dict] = []
-    bar = None
-    if show:
-        from tqdm import tqdm
-        bar = tqdm(total=1 if config.algo == "larank-greedy-batch" else config.epochs, desc=f"train {config.task}", unit="epoch", file=sys.stderr)
+    # larank-greedy-batch runs all its passes in one epoch call
+    report = _EpochReport(1 if config.algo == "larank-greedy-batch" else config.epochs,
+                          f"train {config.task}", quiet, verbose)
 
     def on_epoch(epoch: int, stats: dict) -> None:
         history.append(stats)
@@ -156,17 +179,12 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
             msg += f", {stats['passes']} passes, KKT violation {stats['max_violation']:.2g}"
         if "dev" in stats:
             msg += f", dev {key} {stats['dev'][key]:.2f}"
-        if bar is not None:
-            bar.set_postfix_str(msg)
-            bar.update(1)
-        elif verbose:
-            click.echo(f"epoch {epoch}/{config.epochs}: {msg} ({stats['epoch_seconds']:.2f} s)", err=True)
+        report(epoch, msg, stats["epoch_seconds"])
 
     try:
         tagger = trainer(config, train_path, dev_path, on_epoch)
     finally:
-        if bar is not None:
-            bar.close()
+        report.close()
     tagger.save(model_path)
     if metrics_json:
         from structkit.io.files import atomic_output
@@ -401,26 +419,18 @@ def _train_rerank(cfg, train_path, dev_path, model_path, features, metrics_json,
     train_path = resolve_data_path(train_path)
     dev_path = resolve_data_path(dev_path) if dev_path else None
     show = _progress_enabled(quiet)
-    bar = None
-    if show:
-        from tqdm import tqdm
-        bar = tqdm(total=1 if config.algo == "larank-greedy-batch" else config.epochs, desc="train rerank", unit="epoch", file=sys.stderr)
+    report = _EpochReport(config.epochs, "train rerank", quiet, verbose)
 
     def on_epoch(epoch: int, stats: dict) -> None:
         msg = f"updates {stats['train_updates']}, mistakes {stats['train_mistakes']}"
         if "dev" in stats:
             msg += f", dev WER {100 * stats['dev']['wer']:.2f}%"
-        if bar is not None:
-            bar.set_postfix_str(msg)
-            bar.update(1)
-        elif verbose:
-            click.echo(f"epoch {epoch}/{config.epochs}: {msg} ({stats['epoch_seconds']:.2f} s)", err=True)
+        report(epoch, msg, stats["epoch_seconds"])
 
     try:
         model = train_reranker(config, train_path, dev_path, on_epoch)
     finally:
-        if bar is not None:
-            bar.close()
+        report.close()
     model.save(model_path)
     if metrics_json:
         with atomic_output(metrics_json) as f:

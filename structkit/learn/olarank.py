@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.learn.kbest import _hamming, sparse_dF, sparse_dot
-from structkit.learn.smo import w_dot_sparse
+from structkit.learn.smo import prune_working_set, stored_equals, w_dot_sparse
 from structkit.search.jit import njit
 from structkit.search.kbest import kbest_viterbi_loss
 from structkit.search.viterbi import emissions, max_length
@@ -305,14 +305,6 @@ def _add_dF(keys, vals, W, T, d):
 
 
 @njit
-def _same(ws_seq, s, j, seq, n):
-    for t in range(n):
-        if ws_seq[s, j, t] != seq[t]:
-            return False
-    return True
-
-
-@njit
 def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau, kappa, mode,
                E, seq, score):
     """One SMO step on sentence s: mode 0 PROCESSNEW / 1 PROCESSOLD (c+ from loss-augmented
@@ -325,14 +317,7 @@ def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
     a = offsets[s]
     n = offsets[s + 1] - a
     # drop the non-gold entries whose coefficient fell to 0 (keeps the set = support vectors)
-    m = 1
-    for j in range(1, ws_m[s]):
-        if ws_beta[s, j] > 0.0:
-            if j != m:
-                ws_seq[s, m, :n] = ws_seq[s, j, :n]
-                ws_beta[s, m] = ws_beta[s, j]
-            m += 1
-    ws_m[s] = m
+    m = prune_working_set(ws_seq, ws_beta, ws_m, s, n)
     dropped = 0
     vloss = -1
     cand = -1  # index of the Viterbi sequence in the set
@@ -344,7 +329,7 @@ def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
             cand = 0
         else:
             for j in range(1, m):
-                if _same(ws_seq, s, j, seq[0], n):
+                if stored_equals(ws_seq, s, j, seq[0], n):
                     cand = j
                     break
             if cand < 0:

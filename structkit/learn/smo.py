@@ -199,6 +199,30 @@ def init_working_sets(offsets, y, C, cap):
 
 
 @njit
+def prune_working_set(ws_seq, ws_beta, ws_m, s, n):
+    """S_s = {y : beta_y > 0}, the gold kept at index 0: drops the other entries whose
+    coefficient is 0, in place (order kept). Returns the new size (also in ws_m[s])."""
+    m = 1
+    for j in range(1, ws_m[s]):
+        if ws_beta[s, j] > 0.0:
+            if m != j:
+                ws_seq[s, m, :n] = ws_seq[s, j, :n]
+                ws_beta[s, m] = ws_beta[s, j]
+            m += 1
+    ws_m[s] = m
+    return m
+
+
+@njit
+def stored_equals(ws_seq, s, j, seq, n):
+    """Whether entry j of example s's working set is the label sequence seq[:n]."""
+    for t in range(n):
+        if ws_seq[s, j, t] != seq[t]:
+            return False
+    return True
+
+
+@njit
 def kbest_sdm_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
                     ws_seq, ws_beta, ws_m):
     """One epoch of k-best SDM (Algorithm 2). Returns (c, smo_steps, top_loss, dropped)."""
@@ -218,25 +242,13 @@ def kbest_sdm_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, 
         n = offsets[s + 1] - a
         if n == 0:
             continue
-        # S_n = {y : lambda_{n,y} > 0} (gold kept at index 0)
-        m = 1
-        for j in range(1, ws_m[s]):
-            if ws_beta[s, j] > 0.0:
-                if m != j:
-                    ws_seq[s, m, :n] = ws_seq[s, j, :n]
-                    ws_beta[s, m] = ws_beta[s, j]
-                m += 1
+        m = prune_working_set(ws_seq, ws_beta, ws_m, s, n)
         r, loss0 = decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores)
         top_loss += loss0
         for j in range(r):
             new = True
             for i in range(m):
-                same = True
-                for t in range(n):
-                    if ws_seq[s, i, t] != seqs[j, t]:
-                        same = False
-                        break
-                if same:
+                if stored_equals(ws_seq, s, i, seqs[j], n):
                     new = False
                     break
             if not new:
