@@ -13,8 +13,8 @@ and Markov order 2 (OCR: n_R = 5, order 10); OLaRankExact n_R = 5 (OCR: 10). The
 the same learners with n_R = 0, the perceptrons one averaged pass with the same features,
 LaRankGreedyBatch repeats OLaRankGreedy passes until the KKT conditions hold to tau = 1e-3
 (at most 50). Train s = the learner's own time (featurising excluded, reported apart), one
-run at a time. Fig. 1: the learner time against the training-set size (the first 1/16 ... all
-of CoNLL-2000 train) for OLaRankGreedy, OLaRankExact and the exact perceptron (10 epochs), on
+run at a time. Fig. 1: the learner time (best of two runs, kernels compiled
+beforehand) against the training-set size (the first 1/16 ... all of CoNLL-2000 train) for OLaRankGreedy, OLaRankExact and the exact perceptron (10 epochs), on
 log-log axes with the fitted slope. Writes results/olarank.json, olarank.md, olarank.png.
 """
 from __future__ import annotations
@@ -57,6 +57,14 @@ PAPER = {  # Tables 2-4: test accuracy (F1), train s, dual
             "olarank-exact": (75.77, None, 4, None), "perceptron-greedy": (51.82, None, 0.05, None),
             "pa-greedy": (61.23, None, 0.1, None), "olarank-greedy": (81.15, None, 1.4, None),
             "larank-greedy-batch": (83.77, None, 15, None)},
+}
+NOTES = {
+    "chunk": "The paper's figures: the same split, its own features (its times on a 2008 machine).",
+    "pos": "The paper's figures are for the full WSJ (42,466 training sentences, 1M tokens); ours for "
+           "the 3,068-sentence PTB sample, so only the order of the rows compares, not the values.",
+    "ocr": "The paper's figures: the same data and protocol (one fold for training), its own "
+           "pixel features; ours are the 128 pixels plus a bias. No support counts: the OCR rows "
+           "call the learners directly and keep the per-fold mean of test accuracy, time and dual.",
 }
 PARAMS = {"chunk": {"C": 0.1, "nr_greedy": 1, "order": 2, "nr_exact": 5},
           "pos": {"C": 0.1, "nr_greedy": 1, "order": 2, "nr_exact": 5},
@@ -155,14 +163,21 @@ def scaling(train: str, tmp: Path) -> dict:
     n_all = sum(1 for _ in read_conll(train))
     sizes = [n_all // 16, n_all // 8, n_all // 4, n_all // 2, n_all]
     curves = {"olarank-greedy": [], "olarank-exact": [], "perceptron-exact-10": []}
+
+    def learn_seconds(name: str, part: Path) -> float:
+        algo = "perceptron-exact" if name.startswith("perceptron") else name
+        stats: list[dict] = []
+        train_tagger(config_for("chunk", "chunk", algo, 10 if algo == "perceptron-exact" else None),
+                     str(part), None, lambda e, s: stats.append(s))
+        return sum(s["epoch_seconds"] for s in stats)
+
+    warm = write_slice(train, tmp / "warm.txt", 20)
+    for name in curves:  # compile (or load) the kernels before any timing
+        learn_seconds(name, warm)
     for n in sizes:
         part = write_slice(train, tmp / f"train{n}.txt", n)
-        for name in curves:
-            algo = "perceptron-exact" if name.startswith("perceptron") else name
-            stats: list[dict] = []
-            train_tagger(config_for("chunk", "chunk", algo, 10 if algo == "perceptron-exact" else None),
-                         str(part), None, lambda e, s: stats.append(s))
-            curves[name].append(round(sum(s["epoch_seconds"] for s in stats), 3))
+        for name in curves:  # best of two runs: the machine's noise only ever adds time
+            curves[name].append(round(min(learn_seconds(name, part) for _ in range(2)), 3))
         print(f"[scaling] {n} sentences: " + ", ".join(f"{k} {v[-1]:.2f}s" for k, v in curves.items()), flush=True)
     slopes = {k: float(np.polyfit(np.log(sizes), np.log(v), 1)[0]) for k, v in curves.items()}
     return {"sizes": sizes, "seconds": curves, "slopes": slopes}
@@ -239,7 +254,7 @@ def report(res: dict) -> None:
             out.append(f"| {r['name']}{extra} | {test} | {r['train_seconds']} | {dual} | "
                        f"{r.get('support_patterns', '-')} | {r.get('support_vectors', '-')} | {ptest} | "
                        f"{'-' if pp is None else pp[2]} | {'-' if pp is None or pp[3] is None else pp[3]} |")
-        out.append("")
+        out += ["", NOTES[ds], ""]
     if "scaling" in res:
         s = res["scaling"]
         out += ["## Fig. 1: training time against training-set size (CoNLL-2000, first n sentences)", "",
@@ -264,10 +279,12 @@ def plot(s: dict) -> None:
         print("matplotlib not installed: no plot", file=sys.stderr)
         return
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
-    styles = {"olarank-greedy": "k-", "olarank-exact": "k--", "perceptron-exact-10": "-"}
+    styles = {"olarank-greedy": ("-", "black"), "olarank-exact": ("--", "black"),
+              "perceptron-exact-10": ("-", "grey")}
     for k, v in s["seconds"].items():
-        ax.loglog(s["sizes"], v, styles.get(k, "-"), marker="o",
-                  label=f"{k} (slope {s['slopes'][k]:.2f})", color=None if k.startswith("perc") else "k")
+        ls, color = styles.get(k, ("-", None))
+        ax.loglog(s["sizes"], v, linestyle=ls, color=color, marker="o",
+                  label=f"{k} (slope {s['slopes'][k]:.2f})")
     ax.set_xlabel("training sentences (CoNLL-2000)")
     ax.set_ylabel("training time (s)")
     ax.set_title("Scaling in time (log-log)")

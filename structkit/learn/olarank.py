@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.kbest import _hamming, sparse_dF, sparse_dot
-from structkit.learn.smo import prune_working_set, stored_equals, w_dot_sparse
+from structkit.learn.kbest import _hamming, _w_dot_dF, sparse_dF, sparse_dot
+from structkit.learn.smo import prune_working_set, stored_equals
 from structkit.search.jit import njit
 from structkit.search.kbest import kbest_viterbi_loss
 from structkit.search.viterbi import emissions, max_length
@@ -341,15 +341,10 @@ def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
                     ws_m[s] = m
                 else:
                     dropped = 1
-    # gradients g_j = w . dF_j - Delta_j of the whole set
+    # gradients g_j = w . dF_j - Delta_j of the whole set (dF itself only for the chosen pair)
     g = np.empty(m)
-    kl = []
-    vl = []
     for j in range(m):
-        kj, vj = sparse_dF(indptr, indices, a, n, y, ws_seq[s, j], NF, L)
-        kl.append(kj)
-        vl.append(vj)
-        g[j] = w_dot_sparse(kj, vj, W, T) - _hamming(y, a, n, ws_seq[s, j])
+        g[j] = _w_dot_dF(indptr, indices, a, n, y, ws_seq[s, j], W, T) - _hamming(y, a, n, ws_seq[s, j])
     lo = -1
     hi = -1
     for j in range(m):
@@ -361,8 +356,9 @@ def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
             hi = j
     if hi < 0 or lo == hi or not g[hi] - g[lo] > tau:
         return 0.0, dropped, vloss
-    den = (sparse_dot(kl[lo], vl[lo], kl[lo], vl[lo]) + sparse_dot(kl[hi], vl[hi], kl[hi], vl[hi])
-           - 2.0 * sparse_dot(kl[lo], vl[lo], kl[hi], vl[hi]))
+    klo, vlo = sparse_dF(indptr, indices, a, n, y, ws_seq[s, lo], NF, L)
+    khi, vhi = sparse_dF(indptr, indices, a, n, y, ws_seq[s, hi], NF, L)
+    den = sparse_dot(klo, vlo, klo, vlo) + sparse_dot(khi, vhi, khi, vhi) - 2.0 * sparse_dot(klo, vlo, khi, vhi)
     gap = g[hi] - g[lo]
     if den > 0.0:
         d = min(ws_beta[s, hi], gap / den)
@@ -373,8 +369,8 @@ def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
         ws_beta[s, hi] = 0.0
     else:
         ws_beta[s, hi] -= d
-    _add_dF(kl[lo], vl[lo], W, T, d)
-    _add_dF(kl[hi], vl[hi], W, T, -d)
+    _add_dF(klo, vlo, W, T, d)
+    _add_dF(khi, vhi, W, T, -d)
     return d * gap - 0.5 * d * d * den, dropped, vloss
 
 
