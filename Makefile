@@ -18,6 +18,7 @@ test:
 bench:
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python scripts/bench.py --out results/bench.json
+	$(BIN)/python scripts/bench_kbest.py
 
 # One target per experiment: each writes results/<name>.json and results/<name>.md.
 experiments: chunk pos ner
