@@ -53,3 +53,16 @@ def write_slice(src: str, dst: Path, n_sentences: int) -> Path:
 def dump_json(obj, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def pyplot():
+    """matplotlib.pyplot with the file-only Agg backend, or None (and a note) when matplotlib
+    is not installed (`pip install -e '.[experiments]'`)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot", file=sys.stderr)
+        return None
+    return plt

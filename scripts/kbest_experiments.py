@@ -24,7 +24,7 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine  # noqa: E402
+from common import RESULTS, dump_json, machine, pyplot  # noqa: E402
 from lookahead_experiments import split_heldout  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
@@ -158,12 +158,8 @@ def write_report() -> None:
 
 
 def plot(results: list[dict]) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return
     if not results:
         return

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine  # noqa: E402
+from common import RESULTS, dump_json, machine, pyplot  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conll import read_conll  # noqa: E402
@@ -177,12 +177,8 @@ def write_report() -> None:
 
 
 def plot(results: list[dict]) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return
     if not results:
         return

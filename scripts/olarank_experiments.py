@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine, write_slice  # noqa: E402
+from common import RESULTS, dump_json, machine, pyplot, write_slice  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.features.extract import Encoded  # noqa: E402
@@ -261,7 +261,7 @@ def report(res: dict) -> None:
                 "| sentences | " + " | ".join(s["seconds"]) + " |", "|---|" + "---|" * len(s["seconds"])]
         for i, n in enumerate(s["sizes"]):
             out.append(f"| {n} | " + " | ".join(f"{v[i]:.2f}" for v in s["seconds"].values()) + " |")
-        out += ["", "log-log slopes (least squares): " + ", ".join(f"{k} {v:.2f}" for k, v in s["slopes"].items()),
+        out += ["", "log-log slopes (least squares): " + ", ".join(f"{k} {v:.3f}" for k, v in s["slopes"].items()),
                 "", "![scaling](olarank.png)", ""]
     if "machine" in res:
         out.append(f"Machine: {res['machine']['cpu']}, commit {res['machine']['commit']}.")
@@ -271,12 +271,8 @@ def report(res: dict) -> None:
 
 
 def plot(s: dict) -> None:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib not installed: no plot", file=sys.stderr)
+    plt = pyplot()
+    if plt is None:
         return
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
     styles = {"olarank-greedy": ("-", "black"), "olarank-exact": ("--", "black"),
@@ -284,7 +280,7 @@ def plot(s: dict) -> None:
     for k, v in s["seconds"].items():
         ls, color = styles.get(k, ("-", None))
         ax.loglog(s["sizes"], v, linestyle=ls, color=color, marker="o",
-                  label=f"{k} (slope {s['slopes'][k]:.2f})")
+                  label=f"{k} (slope {s['slopes'][k]:.3f})")
     ax.set_xlabel("training sentences (CoNLL-2000)")
     ax.set_ylabel("training time (s)")
     ax.set_title("Scaling in time (log-log)")

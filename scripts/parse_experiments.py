@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine  # noqa: E402
+from common import RESULTS, dump_json, machine, pyplot  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conll import Sentence  # noqa: E402
@@ -124,11 +124,8 @@ def report(res: dict) -> None:
             "training set); compare the trend with depth, not the level.", "",
             f"Machine: {res['machine']['cpu']}, commit {res['machine']['commit']}."]
     (RESULTS / "parse.md").write_text("\n".join(out) + "\n")
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
+    plt = pyplot()
+    if plt is None:
         return
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
     ds = [r["depth"] for r in res["rows"]]

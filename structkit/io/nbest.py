@@ -188,13 +188,19 @@ def _read_hyporadise(path: str, text: str) -> NbestSet:
         if u.id is not None:
             u.group = u.id[:3]
         utts.append(u)
+    return _finish(path, where, utts, order_by_id=True)
+
+
+def _finish(path: str, where: str, utts: list, order_by_id: bool = False) -> "NbestSet":
+    """The checks every JSON layout shares: recogniser scores on all utterances or on none,
+    and groups on all or on none (then windows of preceding utterances are used)."""
     if any(u.scores is None for u in utts) and any(u.scores is not None for u in utts):
         u = next(u for u in utts if u.scores is None)
         raise UserError(f"{u.where()} has no scores while other utterances do", where, u.line)
     if any(u.group is None for u in utts):
         for u in utts:
             u.group = None
-    return NbestSet(path, utts, order_by_id=True)
+    return NbestSet(path, utts, order_by_id=order_by_id)
 
 
 def _object_lines(text: str, n: int) -> list[int]:
@@ -269,13 +275,7 @@ def _read_jsonl(path: str, lines: list[tuple[int, str]]) -> NbestSet:
         u.hypotheses = texts
         u.scores = np.asarray(scores, dtype=np.float64) if given else None
         utts.append(u)
-    if any(u.scores is None for u in utts) and any(u.scores is not None for u in utts):
-        u = next(u for u in utts if u.scores is None)
-        raise UserError(f"{u.where()} has no scores while other utterances do", where, u.line)
-    if any(u.group is None for u in utts):
-        for u in utts:
-            u.group = None
-    return NbestSet(path, utts)
+    return _finish(path, where, utts)
 
 
 _KALDI_KEY = re.compile(r"^(.+)-(\d+)$")
