@@ -5,6 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
+import seqref
+from seqref import F, flat, sentence
 from structkit.features.extract import Encoded
 from structkit.learn.kbest import (KBestLearner, dF_dot, kbest_pa_epoch, kbest_perceptron_epoch,
                                    kbest_rpa_epoch)
@@ -15,39 +17,10 @@ KERNELS = {"perceptron": kbest_perceptron_epoch, "pa": kbest_pa_epoch, "rpa": kb
 
 
 def make_data(rng, n_sent, L, NF, max_n=4):
-    lens = rng.integers(1, max_n + 1, size=n_sent)
-    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    nt = int(offsets[-1])
-    rows = []
-    for _ in range(nt):
-        m = int(rng.integers(1, 4))
-        rows.append(rng.integers(0, NF, size=m))  # duplicates possible
-    rows[0] = np.array([0, 0, 1])                 # certainly a duplicate id
-    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-    indices = np.concatenate(rows).astype(np.int32)
-    y = rng.integers(0, L, size=nt).astype(np.int32)
-    return Encoded(indptr, indices, offsets, y)
+    return seqref.make_data(rng, n_sent, L, NF, max_n, duplicate_first=True)
 
 
 # ---- dense reference -----------------------------------------------------------------------
-def F(data, s, seq, NF, L):
-    a = data.offsets[s]
-    n = len(seq)
-    v = np.zeros(NF * L + (L + 1) ** 2)
-    for t in range(n):
-        for f in data.indices[data.indptr[a + t]:data.indptr[a + t + 1]]:
-            v[f * L + seq[t]] += 1
-    full = [L] + list(seq) + [L]
-    for p, q in zip(full[:-1], full[1:]):
-        v[NF * L + p * (L + 1) + q] += 1
-    return v
-
-
-def sentence(data, s):
-    a, b = data.offsets[s], data.offsets[s + 1]
-    return tuple(int(v) for v in data.y[a:b])
-
-
 def ranked(w, data, s, NF, L, loss_aug):
     """All sequences sorted as kbest_viterbi / viterbi break ties: score desc, then labels read
     from the last position backwards ascending."""
@@ -96,10 +69,6 @@ def reference_epoch(algo, data, order, w, u, c, k, C, NF, L):
 def run_kernel(algo, data, order, W, U, T, TU, c, k, C):
     return KERNELS[algo](data.indptr, data.indices, data.offsets, data.y, order, W, U, T, TU,
                          c, k, C)
-
-
-def flat(W, T):
-    return np.concatenate([W.ravel(), T.ravel()])
 
 
 # ---- tests ---------------------------------------------------------------------------------

@@ -3,37 +3,9 @@ n_R = 0 equals k-best SDM's first epoch, seeding."""
 import numpy as np
 import pytest
 
-from structkit.features.extract import Encoded
+from seqref import F, flat, make_data
 from structkit.learn.larank import kbest_larank_epoch, larank_core
 from structkit.learn.smo import init_working_sets, kbest_sdm_epoch
-
-
-def make_data(rng, n_sent, L, NF, max_n=3):
-    lens = rng.integers(1, max_n + 1, size=n_sent)
-    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    nt = int(offsets[-1])
-    rows = [rng.integers(0, NF, size=int(rng.integers(1, 4))) for _ in range(nt)]
-    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-    indices = np.concatenate(rows).astype(np.int32)
-    y = rng.integers(0, L, size=nt).astype(np.int32)
-    return Encoded(indptr, indices, offsets, y)
-
-
-def F(data, s, seq, NF, L):
-    """Dense joint feature vector in the [W.ravel(), T.ravel()] layout."""
-    a = data.offsets[s]
-    v = np.zeros(NF * L + (L + 1) ** 2)
-    for t in range(len(seq)):
-        for f in data.indices[data.indptr[a + t]:data.indptr[a + t + 1]]:
-            v[f * L + seq[t]] += 1
-    full = [L] + list(seq) + [L]
-    for p, q in zip(full[:-1], full[1:]):
-        v[NF * L + p * (L + 1) + q] += 1
-    return v
-
-
-def flat(W, T):
-    return np.concatenate([W.ravel(), T.ravel()])
 
 
 def zero_state(NF, L):

@@ -11,22 +11,9 @@ import itertools
 import numpy as np
 import pytest
 
-from structkit.features.extract import Encoded
+from seqref import F, flat, make_data
 from structkit.learn import olarank as ol
 from structkit.learn.smo import init_working_sets
-
-
-def random_data(rng, n_sent, L, NF, max_len=4, nnz=3):
-    lens = rng.integers(1, max_len + 1, size=n_sent)
-    offsets = np.zeros(n_sent + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(lens)
-    N = int(offsets[-1])
-    rows = [np.sort(rng.choice(NF, size=nnz, replace=False)) for _ in range(N)]
-    indptr = np.zeros(N + 1, dtype=np.int64)
-    indptr[1:] = np.cumsum([len(r) for r in rows])
-    indices = np.concatenate(rows).astype(np.int32)
-    y = rng.integers(0, L, size=N).astype(np.int32)
-    return Encoded(indptr, indices, offsets, y)
 
 
 # ---- greedy: dense reference -------------------------------------------------------------
@@ -38,10 +25,6 @@ def phi_token(d, j, hist, c, NF, L, K):
     for s in range(K):
         v[NF * L + (s * (L + 1) + hist[j, s]) * L + c] += 1
     return v
-
-
-def weights_vector(W, H):
-    return np.concatenate([W.ravel(), H.ravel()])
 
 
 def greedy_dual_reference(d, hist, B, NF, L, K):
@@ -61,7 +44,7 @@ def greedy_dual_reference(d, hist, B, NF, L, K):
 def test_greedy_pass_dual_never_decreases_and_w_matches_b(K):
     rng = np.random.default_rng(K)
     NF, L, C = 12, 4, 0.5
-    d = random_data(rng, 6, L, NF)
+    d = make_data(rng, 6, L, NF, max_n=4, nnz=3)
     learner = ol.OLaRankLearner(NF, L, "olarank-greedy", C=C, nr=2, order=K, trace=True)
     for _ in range(2):
         learner.epoch(d, rng)
@@ -70,7 +53,7 @@ def test_greedy_pass_dual_never_decreases_and_w_matches_b(K):
         assert np.all(np.diff(tr) >= -1e-9), np.diff(tr).min()
     assert learner.trace[-1][-1] > learner.trace[0][0]
     D, w = greedy_dual_reference(d, learner.state["hist"], learner.state["B"], NF, L, K)
-    assert np.allclose(w, weights_vector(learner.W, learner.H))
+    assert np.allclose(w, flat(learner.W, learner.H))
     assert D == pytest.approx(learner.trace[-1][-1])
     B = learner.state["B"]
     assert np.all(B >= 0) and np.allclose(B.sum(axis=1), C)
@@ -80,7 +63,7 @@ def test_greedy_step_matches_reference():
     """One PROCESSNEW step: c+ = argmin g, c- = argmax g among b > 0, the clipped step."""
     rng = np.random.default_rng(7)
     NF, L, K, C, tau = 10, 5, 2, 1.0, 1e-3
-    d = random_data(rng, 3, L, NF)
+    d = make_data(rng, 3, L, NF, max_n=4, nnz=3)
     hist = ol.gold_history(d.offsets, d.y, K, L)
     for trial in range(30):
         W = rng.normal(size=(NF, L))
@@ -93,7 +76,7 @@ def test_greedy_step_matches_reference():
         b[rng.random(L) < 0.4] = 0.0
         b[d.y[j]] += C - b.sum()
         B[j] = b
-        w0 = weights_vector(W, H)
+        w0 = flat(W, H)
         gold = phi_token(d, j, hist, d.y[j], NF, L, K)
         g = np.array([0.0 if c == d.y[j] else w0 @ (gold - phi_token(d, j, hist, c, NF, L, K)) - 1
                       for c in range(L)])
@@ -111,14 +94,14 @@ def test_greedy_step_matches_reference():
         step = min(B[j, hi], (g[hi] - g[lo]) / den)
         assert B2[j, lo] == pytest.approx(B[j, lo] + step)
         assert B2[j, hi] == pytest.approx(B[j, hi] - step)
-        assert np.allclose(weights_vector(W2, H2), w0 + step * (dF(lo) - dF(hi)))
+        assert np.allclose(flat(W2, H2), w0 + step * (dF(lo) - dF(hi)))
         assert gain == pytest.approx(step * (g[hi] - g[lo]) - 0.5 * step ** 2 * den)
 
 
 def test_greedy_decode_matches_reference():
     rng = np.random.default_rng(3)
     NF, L, K = 9, 4, 3
-    d = random_data(rng, 8, L, NF, max_len=6)
+    d = make_data(rng, 8, L, NF, max_n=6, nnz=3)
     W = rng.normal(size=(NF, L))
     H = rng.normal(size=(K, L + 1, L))
     out = np.full(len(d.y), -1, dtype=np.int32)
@@ -140,7 +123,7 @@ def test_batch_greedy_reaches_the_qp_optimum():
     scipy_opt = pytest.importorskip("scipy.optimize")
     rng = np.random.default_rng(11)
     NF, L, K, C = 6, 3, 1, 0.7
-    d = random_data(rng, 3, L, NF, max_len=3, nnz=2)
+    d = make_data(rng, 3, L, NF, max_n=3, nnz=2)
     learner = ol.OLaRankLearner(NF, L, "larank-greedy-batch", C=C, nr=1, order=K, tau=1e-7,
                                 kappa=0.0, max_passes=5000)
     stats = learner.epoch(d, rng)
@@ -167,24 +150,10 @@ def test_batch_greedy_reaches_the_qp_optimum():
 
 
 # ---- exact: dense reference over all label sequences ----------------------------------------
-def phi_seq(d, a, n, seq, NF, L):
-    """Dense first-order Phi_e (emissions, then transitions with boundary index L)."""
-    v = np.zeros(NF * L + (L + 1) * (L + 1))
-    for t in range(n):
-        for f in d.indices[d.indptr[a + t]:d.indptr[a + t + 1]]:
-            v[f * L + seq[t]] += 1
-    prev = L
-    for t in range(n + 1):
-        cur = seq[t] if t < n else L
-        v[NF * L + prev * (L + 1) + cur] += 1
-        prev = cur
-    return v
-
-
 def test_exact_pass_dual_never_decreases_and_w_matches_b():
     rng = np.random.default_rng(5)
     NF, L, C = 10, 3, 0.4
-    d = random_data(rng, 7, L, NF)
+    d = make_data(rng, 7, L, NF, max_n=4, nnz=3)
     learner = ol.OLaRankLearner(NF, L, "olarank-exact", C=C, nr=3, trace=True)
     for _ in range(2):
         learner.epoch(d, rng)
@@ -195,14 +164,14 @@ def test_exact_pass_dual_never_decreases_and_w_matches_b():
     lin = 0.0
     for s in range(len(d.offsets) - 1):
         a, n = d.offsets[s], d.offsets[s + 1] - d.offsets[s]
-        gold = phi_seq(d, a, n, d.y[a:a + n], NF, L)
+        gold = F(d, s, d.y[a:a + n], NF, L)
         assert ws_beta[s, :ws_m[s]].sum() == pytest.approx(C)
         assert np.all(ws_beta[s, :ws_m[s]] >= 0)
         for j in range(1, ws_m[s]):
             seq = ws_seq[s, j, :n]
-            w += ws_beta[s, j] * (gold - phi_seq(d, a, n, seq, NF, L))
+            w += ws_beta[s, j] * (gold - F(d, s, seq, NF, L))
             lin += ws_beta[s, j] * np.sum(seq != d.y[a:a + n])
-    assert np.allclose(w, np.concatenate([learner.W.ravel(), learner.T.ravel()]))
+    assert np.allclose(w, flat(learner.W, learner.T))
     assert learner.trace[-1][-1] == pytest.approx(lin - 0.5 * w @ w)
 
 
@@ -211,20 +180,20 @@ def test_exact_processnew_is_the_pa_step_against_brute_force():
     argmax: d = min(C, (Delta - w.dF) / ||dF||^2)."""
     rng = np.random.default_rng(9)
     NF, L, C = 8, 3, 0.3
-    d = random_data(rng, 5, L, NF)
+    d = make_data(rng, 5, L, NF, max_n=4, nnz=3)
     for trial in range(20):
         W = rng.normal(size=(NF, L))
         T = rng.normal(size=(L + 1, L + 1))
         s = int(rng.integers(len(d.offsets) - 1))
         a, n = int(d.offsets[s]), int(d.offsets[s + 1] - d.offsets[s])
-        w0 = np.concatenate([W.ravel(), T.ravel()])
+        w0 = flat(W, T)
         gold = d.y[a:a + n]
         best, best_v = None, -np.inf
         for seq in itertools.product(range(L), repeat=n):
-            v = w0 @ phi_seq(d, a, n, seq, NF, L) + np.sum(np.array(seq) != gold)
+            v = w0 @ F(d, s, seq, NF, L) + np.sum(np.array(seq) != gold)
             if v > best_v + 1e-12:
                 best, best_v = np.array(seq), v
-        dF = phi_seq(d, a, n, gold, NF, L) - phi_seq(d, a, n, best, NF, L)
+        dF = F(d, s, gold, NF, L) - F(d, s, best, NF, L)
         loss = np.sum(best != gold)
         ws = init_working_sets(d.offsets, d.y, C, 8)
         W2, T2 = W.copy(), T.copy()
@@ -237,14 +206,14 @@ def test_exact_processnew_is_the_pa_step_against_brute_force():
             assert gain == 0.0
             continue
         step = min(C, (loss - w0 @ dF) / (dF @ dF))
-        assert np.allclose(np.concatenate([W2.ravel(), T2.ravel()]), w0 + step * dF)
+        assert np.allclose(flat(W2, T2), w0 + step * dF)
         assert ws[1][s, 1] == pytest.approx(step)
 
 
 def test_pa_greedy_has_no_reprocess_and_runs_are_reproducible():
     rng = np.random.default_rng(2)
     NF, L = 15, 4
-    d = random_data(rng, 10, L, NF)
+    d = make_data(rng, 10, L, NF, max_n=4, nnz=3)
     pa = ol.OLaRankLearner(NF, L, "pa-greedy", C=0.5, nr=5)
     assert pa.nr == 0
     a = ol.OLaRankLearner(NF, L, "olarank-greedy", C=0.5, nr=2, order=2)
@@ -260,7 +229,7 @@ def test_pa_greedy_has_no_reprocess_and_runs_are_reproducible():
 def test_greedy_perceptron_pass_matches_reference():
     rng = np.random.default_rng(8)
     NF, L, K = 7, 3, 2
-    d = random_data(rng, 6, L, NF)
+    d = make_data(rng, 6, L, NF, max_n=4, nnz=3)
     learner = ol.OLaRankLearner(NF, L, "perceptron-greedy", order=K)
     order = np.arange(len(d.offsets) - 1)
     learner.state = learner._init_state(d, d.y)
@@ -280,10 +249,10 @@ def test_greedy_perceptron_pass_matches_reference():
             w = w + phi_token(d, j, hist, d.y[j], NF, L, K) - phi_token(d, j, hist, best, NF, L, K)
         total += w
         steps += 1
-    assert np.allclose(weights_vector(learner.W, learner.H), w)
+    assert np.allclose(flat(learner.W, learner.H), w)
     avg = learner.averaged()
     # the averaging convention of structkit.learn.perceptron: the mean of w_0 = 0, w_1, ..., w_N
-    assert np.allclose(weights_vector(avg.W, avg.H), total / (steps + 1))
+    assert np.allclose(flat(avg.W, avg.H), total / (steps + 1))
 
 
 # ---- command line -------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from structkit.features.extract import Encoded
+from seqref import F, flat, make_data, sentence
 from structkit.learn.kbest import kbest_pa_epoch
 from structkit.learn.smo import (init_working_sets, kbest_mira_epoch, kbest_sdm_epoch,
                                  smo_solve)
@@ -31,10 +31,6 @@ def random_problem(rng, m, NF=4, L=3, density=0.4):
     T = rng.normal(size=(L + 1, L + 1)) * 0.3
     return (np.concatenate(keys).astype(np.int64), np.concatenate(vals), np.array(ptr, np.int64),
             losses, dense, W, T)
-
-
-def flat(W, T):
-    return np.concatenate([W.ravel(), T.ravel()])
 
 
 def dual_obj(beta, beta0, dense, losses, w0):
@@ -128,33 +124,6 @@ def test_smo_no_violation_no_step():
 
 
 # ---- sequence data (dense reference) -----------------------------------------------------------
-def make_data(rng, n_sent, L, NF, max_n=3):
-    lens = rng.integers(1, max_n + 1, size=n_sent)
-    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-    nt = int(offsets[-1])
-    rows = [rng.integers(0, NF, size=int(rng.integers(1, 4))) for _ in range(nt)]
-    indptr = np.concatenate([[0], np.cumsum([len(r) for r in rows])]).astype(np.int64)
-    indices = np.concatenate(rows).astype(np.int32)
-    y = rng.integers(0, L, size=nt).astype(np.int32)
-    return Encoded(indptr, indices, offsets, y)
-
-
-def F(data, s, seq, NF, L):
-    a = data.offsets[s]
-    v = np.zeros(NF * L + (L + 1) ** 2)
-    for t in range(len(seq)):
-        for f in data.indices[data.indptr[a + t]:data.indptr[a + t + 1]]:
-            v[f * L + seq[t]] += 1
-    full = [L] + list(seq) + [L]
-    for p, q in zip(full[:-1], full[1:]):
-        v[NF * L + p * (L + 1) + q] += 1
-    return v
-
-
-def sentence(data, s):
-    return tuple(int(v) for v in data.y[data.offsets[s]:data.offsets[s + 1]])
-
-
 def kbest_set(w, data, s, NF, L, k):
     """Enumerated loss-augmented k-best (eq. 12), ties as kbest_viterbi (score desc, then labels
     from the last position backwards ascending)."""
