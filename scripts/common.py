@@ -66,3 +66,20 @@ def pyplot():
         print("matplotlib not installed: no plot", file=sys.stderr)
         return None
     return plt
+
+
+def experiment_main(doc: str, run, write_report) -> None:
+    """Command line of the config-driven experiment scripts: run each TOML config (tuning runs
+    in ``--jobs`` processes, final runs serially), then write the report; ``--report-only``
+    rewrites the report from the stored JSON."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("configs", nargs="*")
+    ap.add_argument("--jobs", type=int, default=2, help="parallel tuning runs (final runs are serial)")
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args()
+    if not args.report_only:
+        for c in args.configs:
+            run(c, args.jobs)
+    write_report()

@@ -14,7 +14,6 @@ results/kbest.png.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import multiprocessing as mp
 import sys
@@ -24,7 +23,7 @@ import tomllib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine, pyplot  # noqa: E402
+from common import RESULTS, dump_json, experiment_main, machine, pyplot  # noqa: E402
 from lookahead_experiments import split_heldout  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
@@ -185,15 +184,7 @@ def plot(results: list[dict]) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("configs", nargs="*")
-    ap.add_argument("--jobs", type=int, default=2, help="parallel tuning runs (final runs are serial)")
-    ap.add_argument("--report-only", action="store_true")
-    args = ap.parse_args()
-    if not args.report_only:
-        for c in args.configs:
-            run(c, args.jobs)
-    write_report()
+    experiment_main(__doc__, run, write_report)
 
 
 if __name__ == "__main__":

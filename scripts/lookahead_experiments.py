@@ -13,7 +13,6 @@ baseline. Writes results/lookahead-<name>.json, results/lookahead.md and results
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import multiprocessing as mp
@@ -26,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine, pyplot  # noqa: E402
+from common import RESULTS, dump_json, experiment_main, machine, pyplot  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conll import read_conll  # noqa: E402
@@ -215,15 +214,7 @@ def plot(results: list[dict]) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("configs", nargs="*")
-    ap.add_argument("--jobs", type=int, default=2, help="parallel tuning runs (final runs are serial)")
-    ap.add_argument("--report-only", action="store_true")
-    args = ap.parse_args()
-    if not args.report_only:
-        for c in args.configs:
-            run(c, args.jobs)
-    write_report()
+    experiment_main(__doc__, run, write_report)
 
 
 if __name__ == "__main__":

@@ -187,6 +187,16 @@ def dF_dot(indptr, indices, a, n, y, seq1, seq2, n_features, L):
 
 
 @njit
+def decode_buffers(offsets, L, k):
+    """Scratch for ``decode_kbest`` over a corpus: (longest sentence, emissions E, k
+    sequences, k scores), sized for the longest sentence."""
+    maxlen = max_length(offsets)
+    kk = max(k, 1)
+    return (maxlen, np.empty((maxlen, L)), np.empty((kk, maxlen), dtype=np.int32),
+            np.empty(kk))
+
+
+@njit
 def decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores):
     """The k best loss-augmented sequences (eq. 12) of the sentence at tokens a..a+n-1 under the
     current weights, into seqs/scores; returns (how many, Hamming loss of the best)."""
@@ -199,11 +209,7 @@ def decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores):
 def _kbest_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C, algo):
     NF = W.shape[0]
     L = W.shape[1]
-    maxlen = max_length(offsets)
-    E = np.empty((maxlen, L))
-    kk = max(k, 1)
-    seqs = np.empty((kk, maxlen), dtype=np.int32)
-    scores = np.empty(kk)
+    maxlen, E, seqs, scores = decode_buffers(offsets, L, k)
     pred = np.empty(maxlen, dtype=np.int32)
     n_updates = 0
     top_loss = 0

@@ -46,11 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.kbest import _hamming, _w_dot_dF, sparse_dF, sparse_dot
+from structkit.learn.kbest import _hamming, _w_dot_dF, decode_buffers, decode_kbest, sparse_dF, sparse_dot
 from structkit.learn.smo import prune_working_set, stored_equals
 from structkit.search.jit import njit
-from structkit.search.kbest import kbest_viterbi_loss
-from structkit.search.viterbi import emissions, max_length
 
 N_OPTIMIZE = 10  # OPTIMIZE steps per REPROCESS (Section 4.2)
 
@@ -322,9 +320,7 @@ def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
     vloss = -1
     cand = -1  # index of the Viterbi sequence in the set
     if mode < 2:
-        emissions(indptr, indices, W, a, a + n, E)
-        kbest_viterbi_loss(E, n, T, y[a:a + n], 1, seq, score)
-        vloss = _hamming(y, a, n, seq[0])
+        _, vloss = decode_kbest(indptr, indices, W, T, y, a, n, 1, E, seq, score)
         if vloss == 0:
             cand = 0
         else:
@@ -404,10 +400,7 @@ def olarank_exact_pass(indptr, indices, offsets, y, order, W, T, ws_seq, ws_beta
     loss-augmented Viterbi sequences at PROCESSNEW, dropped)."""
     np.random.seed(seed)
     L = W.shape[1]
-    maxlen = max_length(offsets)
-    E = np.empty((maxlen, L))
-    seq = np.empty((1, maxlen), dtype=np.int32)
-    score = np.empty(1)
+    _, E, seq, score = decode_buffers(offsets, L, 1)  # 1-best loss-augmented Viterbi
     steps = 0
     gain = 0.0
     errors = 0

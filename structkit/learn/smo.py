@@ -37,9 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.kbest import _hamming, decode_kbest, sparse_dF, sparse_dot
+from structkit.learn.kbest import _hamming, decode_buffers, decode_kbest, sparse_dF, sparse_dot
 from structkit.search.jit import njit
-from structkit.search.viterbi import max_length
 
 
 @njit
@@ -155,12 +154,8 @@ def kbest_mira_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C, t
     """One epoch of k-best MIRA (Algorithm 1) solved by SMO. Returns (c, smo_steps, top_loss)."""
     NF = W.shape[0]
     L = W.shape[1]
-    maxlen = max_length(offsets)
-    E = np.empty((maxlen, L))
-    kk = max(k, 1)
-    seqs = np.empty((kk, maxlen), dtype=np.int32)
-    scores = np.empty(kk)
-    S = np.empty((kk + 1, maxlen), dtype=np.int32)
+    maxlen, E, seqs, scores = decode_buffers(offsets, L, k)
+    S = np.empty((seqs.shape[0] + 1, maxlen), dtype=np.int32)
     total = 0
     top_loss = 0
     for s in order:
@@ -229,11 +224,7 @@ def kbest_sdm_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, 
     NF = W.shape[0]
     L = W.shape[1]
     cap = ws_seq.shape[1]
-    maxlen = max_length(offsets)
-    E = np.empty((maxlen, L))
-    kk = max(k, 1)
-    seqs = np.empty((kk, maxlen), dtype=np.int32)
-    scores = np.empty(kk)
+    maxlen, E, seqs, scores = decode_buffers(offsets, L, k)
     total = 0
     top_loss = 0
     dropped = 0
