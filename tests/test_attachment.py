@@ -3,8 +3,6 @@ structkit.eval.files.evaluate_parse_files. Every expected value is worked out by
 comment next to it."""
 from __future__ import annotations
 
-import os
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +10,6 @@ from structkit.errors import UserError
 from structkit.eval.attachment import PUNCT_TAGS, AttachmentCounter, is_punct, scoring_tags
 from structkit.eval.files import evaluate_parse_files
 
-DATA = Path(os.environ.get("STRUCTKIT_DATA", "/work/shared/data"))
 
 
 # ----------------------------------------------------------------------------- the counter
@@ -317,10 +314,8 @@ def test_error_missing_file(tmp_path, gold):
 # ----------------------------------------------------------------------------- corpus
 
 @pytest.mark.corpus
-def test_corpus_ptb_dep_test_against_itself():
-    path = DATA / "ptb-dep" / "test.conll"
-    if not path.exists():
-        pytest.skip(f"corpus not found: {path} (set STRUCTKIT_DATA)")
+def test_corpus_ptb_dep_test_against_itself(corpus):
+    path = corpus("ptb-dep/test.conll")
     # Count independently of the reader: token rows, sentences, and rows whose POSTAG
     # (5th column; CPOSTAG when it is '_') is not a PTB punctuation tag.
     tokens = sentences = non_punct = 0

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 import pytest
@@ -10,8 +9,6 @@ import pytest
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, check_tree, is_projective, read_conllx, write_conllx
 
-REPO = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("STRUCTKIT_DATA", REPO.parent / "shared" / "data"))
 
 
 def rows(*lines: str) -> str:
@@ -297,24 +294,17 @@ def test_check_tree():
 
 # ----------------------------------------------------------------------------- real corpora
 
-def corpus(rel: str) -> str:
-    p = DATA / rel
-    if not p.exists():
-        pytest.skip(f"corpus not found: {p} (set STRUCTKIT_DATA)")
-    return str(p)
-
-
 @pytest.mark.corpus
-def test_corpus_ptb_dep_train():
-    sents = read(corpus("ptb-dep/train.conll"))
+def test_corpus_ptb_dep_train(corpus):
+    sents = read(str(corpus("ptb-dep/train.conll")))
     assert len(sents) == 3068
     assert sum(len(s) for s in sents) == 73842
     assert all(s.heads is not None and s.heads.count(0) == 1 for s in sents)
 
 
 @pytest.mark.corpus
-def test_corpus_ud_partut_dev():
-    sents = read(corpus("ud-english-partut/en_partut-ud-dev.conllu"))
+def test_corpus_ud_partut_dev(corpus):
+    sents = read(str(corpus("ud-english-partut/en_partut-ud-dev.conllu")))
     assert len(sents) == 156
     assert sum(len(s) for s in sents) == 2722
     assert all(s.comments for s in sents)
