@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 
-.PHONY: install test bench experiments chunk pos ner lookahead parse clean kbest olarank rerank
+.PHONY: install test mutation bench experiments chunk pos ner lookahead parse clean kbest olarank rerank
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,11 @@ install:
 
 test:
 	$(BIN)/python -m pytest -q
+
+# Plants curated bugs one at a time (a private copy each, fresh numba cache) and reports how many
+# the tests catch; not part of `make test` (about 10 min).
+mutation:
+	$(BIN)/python scripts/mutation.py
 
 bench:
 	$(BIN)/pip install --quiet -e '.[bench]'

@@ -175,7 +175,242 @@ def test_streaming_counter_matches_batch():
     for g, p in zip(gold, pred):
         c.add_sentence(g, p)
     assert c.score() == conlleval(gold, pred)
-    assert c.score() == c.score()  # scoring does not consume state
+    # Scoring must not consume or alter state. Sentence 1: gold NP[0,2), guess NP[0,1) (B then
+    # O ends it early) -> wrong; sentence 2: VP right; sentence 3: NP right. tokens 5, tags
+    # correct 4 (only I-NP/O differs); 3 gold, 3 found, 2 correct.
+    first = c.score()
+    assert counts(first) == (5, 4, 3, 3, 2)
+    assert type_counts(first) == {"NP": (2, 2, 1), "VP": (1, 1, 1)}
+    assert c.score() == first
+    # A sentence that leaves a phrase "correct so far" after its boundary: the '.' prefix is
+    # exempt from the type-change end rule, so neither the boundary O nor anything else ends
+    # X[0,2). score() must credit it (conlleval's end-of-input rule, under the type of the
+    # last token read: the boundary's "") without doing so for good: scored twice, still 1.
+    gold.append(["B-X", ".-X"])
+    pred.append(["B-X", ".-X"])
+    c.add_sentence(gold[-1], pred[-1])
+    second = c.score()
+    assert counts(second) == (7, 6, 4, 4, 3)
+    assert type_counts(second) == {"NP": (2, 2, 1), "VP": (1, 1, 1), "X": (1, 1, 0),
+                                   "": (0, 0, 1)}
+    assert c.score() == second == conlleval(gold, pred)
+    # The next sentence's B-X (after the boundary O, no end rule fires) then starts a new
+    # match, so the still-open X is never credited; the new X is, at its boundary (B->O).
+    # tokens 8, tags 7, 5 gold, 5 found, 3 correct: X has 2 gold, 2 found, 1 correct.
+    gold.append(["B-X"])
+    pred.append(["B-X"])
+    c.add_sentence(gold[-1], pred[-1])
+    third = c.score()
+    assert counts(third) == (8, 7, 5, 5, 3)
+    assert type_counts(third) == {"NP": (2, 2, 1), "VP": (1, 1, 1), "X": (2, 2, 1)}
+    assert third == conlleval(gold, pred)
+    # Scores handed out earlier are snapshots, untouched by later sentences.
+    assert counts(first) == (5, 4, 3, 3, 2) and counts(second) == (7, 6, 4, 4, 3)
+    assert first == conlleval(gold[:3], pred[:3]) and second == conlleval(gold[:4], pred[:4])
+
+
+# ---------------------------------------------------------------- conlleval's rules, one by one
+#
+# conlleval.pl (2004-01-26), with P/T the previous/current prefix and PT/T' their types:
+#   endOfChunk(P, T):   B->B, B->O, I->B, I->O, E->E, E->I, E->O; P not O and not '.' and PT
+#                       differs from the type; P is '[' or ']'.
+#   startOfChunk(P, T): B->B, I->B, O->B, O->I, E->E, E->I, O->E; T not O and not '.' and the
+#                       type differs from PT; T is '[' or ']'.
+# Nothing else starts or ends a phrase: B->I, I->I, I->E, B->E and (quirk) E->B continue one.
+# A phrase is correct when gold and guess start it at the same token with the same type and
+# the *next end* found while matching comes at the same token in both, with equal types; when
+# a new matching start comes first (no end fired), the old phrase is silently dropped.
+# Every row below was worked by hand from these rules (and agrees with conlleval.pl itself).
+# counts = (tokens, correct tags, gold phrases, guessed phrases, correct phrases);
+# per_type = {type: (gold, guessed, correct)}; spans = chunks() of gold, then of the guess.
+# Rows with guess None score the gold against itself. Unless the row says otherwise, the
+# first token follows the start-of-input O and the last is followed by the boundary O.
+
+RULE_CASES = [
+    # ---- end rules, one per row. Gold = guess and all tokens one type, so only the named
+    # rule can end the first phrase; without it the next start would drop that phrase and
+    # correct would fall by one.
+    pytest.param(
+        # 0: B-X after O starts X. 1: B->B ends it and starts X. Boundary: B->O ends.
+        ["B-X", "B-X"], None, (2, 2, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 1, 2)], None, id="end-B-B/start-B-after-B"),
+    pytest.param(
+        # 0: starts X. 1: B->O ends it. 2: O->I starts X. Boundary: I->O ends.
+        ["B-X", "O", "I-X"], None, (3, 3, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 2, 3)], None, id="end-B-O"),
+    pytest.param(
+        # 0: O->I starts X. 1: I->B ends it and starts X (B after I). Boundary: B->O.
+        ["I-X", "B-X"], None, (2, 2, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 1, 2)], None, id="end-I-B/start-B-after-I"),
+    pytest.param(
+        # 0: O->I starts X. 1: I->O ends it. 2: O->I starts X. Boundary: I->O.
+        ["I-X", "O", "I-X"], None, (3, 3, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 2, 3)], None, id="end-I-O/start-I-after-O"),
+    pytest.param(
+        # 0: O->E starts X. 1: E->E ends it and starts X. Boundary: E->O.
+        ["E-X", "E-X"], None, (2, 2, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 1, 2)], None, id="end-E-E/start-E-after-E"),
+    pytest.param(
+        # 0: O->E starts X. 1: E->I ends it and I after E starts X (same type, so the
+        # type-change rule cannot do it). 2: E after I neither ends nor starts. Boundary: E->O.
+        # X[0,1), X[1,3): 2 phrases, both correct.
+        ["E-X", "I-X", "E-X"], None, (3, 3, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 1, 3)], None, id="end-E-I/start-I-after-E-same-type"),
+    pytest.param(
+        # 0: O->E starts X. 1: E->O ends it. 2: O->E starts X. Boundary: E->O.
+        ["E-X", "O", "E-X"], None, (3, 3, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 2, 3)], None, id="end-E-O/start-E-after-O"),
+    pytest.param(
+        # 0: O->I starts X. 1: I->I has no rule, but the type changes (X -> Y): ends X,
+        # starts Y. Boundary: I->O.
+        ["I-X", "I-Y"], None, (2, 2, 2, 2, 2), {"X": (1, 1, 1), "Y": (1, 1, 1)},
+        [("X", 0, 1), ("Y", 1, 2)], None, id="end-start-type-change-in-I-run"),
+    pytest.param(
+        # Untyped '[' (type "" like O, so no type change anywhere). 0: '[' starts. 1: prev
+        # '[' ends, '[' starts. Boundary: prev '[' ends. Two one-token phrases, both correct.
+        ["[", "["], None, (2, 2, 2, 2, 2), {"": (2, 2, 2)},
+        [("", 0, 1), ("", 1, 2)], None, id="end-after-[/start-["),
+    pytest.param(
+        # As above with ']'.
+        ["]", "]"], None, (2, 2, 2, 2, 2), {"": (2, 2, 2)},
+        [("", 0, 1), ("", 1, 2)], None, id="end-after-]/start-]"),
+    # ---- start rules not isolated above: untyped tags after O, where the type-change rule
+    # (type "" = O's type) cannot start anything. Each is one phrase, ended at the boundary
+    # by B->O, I->O and E->O respectively.
+    pytest.param(["O", "B"], None, (2, 2, 1, 1, 1), {"": (1, 1, 1)},
+                 [("", 1, 2)], None, id="start-B-after-O-untyped"),
+    pytest.param(["O", "I"], None, (2, 2, 1, 1, 1), {"": (1, 1, 1)},
+                 [("", 1, 2)], None, id="start-I-after-O-untyped"),
+    pytest.param(["O", "E"], None, (2, 2, 1, 1, 1), {"": (1, 1, 1)},
+                 [("", 1, 2)], None, id="start-E-after-O-untyped"),
+    # ---- transitions that are no rule at all
+    pytest.param(
+        # O after O: nothing. Tokens and tags still count.
+        ["O", "O"], None, (2, 2, 0, 0, 0), {}, [], None, id="O-only"),
+    pytest.param(
+        # 0: starts X. B->I, I->E: no end, no start (same type). Boundary: E->O. One phrase.
+        ["B-X", "I-X", "E-X"], None, (3, 3, 1, 1, 1), {"X": (1, 1, 1)},
+        [("X", 0, 3)], None, id="B-I-E-one-phrase"),
+    pytest.param(
+        # Quirk: E->B is neither an end nor a start rule, so with the same type E-X B-X is
+        # ONE phrase X[0,2) (0: O->E starts; boundary: B->O ends).
+        ["E-X", "B-X"], None, (2, 2, 1, 1, 1), {"X": (1, 1, 1)},
+        [("X", 0, 2)], None, id="B-after-E-same-type-continues"),
+    # ---- whole runs in each encoding, with guesses that differ
+    pytest.param(
+        # IOB1 gold: 0 O->I starts NP; 2 I->B ends, starts NP; 4 I->O ends; 5 O->I starts
+        # VP; 6 I-VP -> I-NP type change ends VP, starts NP; boundary I->O.
+        # Gold NP[0,2) NP[2,4) VP[5,6) NP[6,7); the IOB2 guess has the same phrases (its 6 is
+        # B->B). All 4 match; tags differ at 0, 5, 6 (I vs B) -> 4 of 7 correct.
+        ["I-NP", "I-NP", "B-NP", "I-NP", "O", "I-VP", "I-NP"],
+        ["B-NP", "I-NP", "B-NP", "I-NP", "O", "B-VP", "B-NP"],
+        (7, 4, 4, 4, 4), {"NP": (3, 3, 3), "VP": (1, 1, 1)},
+        [("NP", 0, 2), ("NP", 2, 4), ("VP", 5, 6), ("NP", 6, 7)],
+        [("NP", 0, 2), ("NP", 2, 4), ("VP", 5, 6), ("NP", 6, 7)], id="IOB1-run-vs-IOB2"),
+    pytest.param(
+        # IOB2 gold PER[0,2) LOC[3,4) LOC[4,6); guess PER[0,3) LOC[3,6).
+        # PER: gold ends at 2 (I->O), guess does not (I->I) -> wrong. LOC: both start at 3,
+        # gold ends at 4 (B->B), guess does not (B->I) -> wrong. 3 gold, 2 found, 0 correct;
+        # tags differ at 2 (O/I) and 4 (B/I) -> 4 of 6.
+        ["B-PER", "I-PER", "O", "B-LOC", "B-LOC", "I-LOC"],
+        ["B-PER", "I-PER", "I-PER", "B-LOC", "I-LOC", "I-LOC"],
+        (6, 4, 3, 2, 0), {"PER": (1, 1, 0), "LOC": (2, 1, 0)},
+        [("PER", 0, 2), ("LOC", 3, 4), ("LOC", 4, 6)], [("PER", 0, 3), ("LOC", 3, 6)],
+        id="IOB2-run"),
+    pytest.param(
+        # IOE gold: 0 O->I starts NP; 1 I->E continues; 2 E->I ends, starts NP; 3 continues;
+        # 4 E->O ends; 5 O->E starts VP; boundary E->O. NP[0,2) NP[2,4) VP[5,6).
+        # Guess: one NP[0,4) (I I I E), VP[5,6). NP at 0: at 2 gold ends, guess does not ->
+        # wrong; VP right. Tags differ at 1 (E/I) -> 5 of 6. 3 gold, 2 found, 1 correct.
+        ["I-NP", "E-NP", "I-NP", "E-NP", "O", "E-VP"],
+        ["I-NP", "I-NP", "I-NP", "E-NP", "O", "E-VP"],
+        (6, 5, 3, 2, 1), {"NP": (2, 1, 0), "VP": (1, 1, 1)},
+        [("NP", 0, 2), ("NP", 2, 4), ("VP", 5, 6)], [("NP", 0, 4), ("VP", 5, 6)],
+        id="IOE-run"),
+    pytest.param(
+        # I after E of another type: gold 0 O->E starts NP; 1 E->I ends, starts VP; 2 I->E
+        # continues; boundary. NP[0,1) VP[1,3). Guess E-NP E-VP E-VP: NP[0,1) VP[1,2)
+        # VP[2,3) (E->E at 2). NP right; VP at 1: guess ends at 2, gold does not -> wrong.
+        # Tags differ at 1 (I/E) -> 2 of 3. 2 gold, 3 found, 1 correct.
+        ["E-NP", "I-VP", "E-VP"], ["E-NP", "E-VP", "E-VP"],
+        (3, 2, 2, 3, 1), {"NP": (1, 1, 1), "VP": (1, 2, 0)},
+        [("NP", 0, 1), ("VP", 1, 3)], [("NP", 0, 1), ("VP", 1, 2), ("VP", 2, 3)],
+        id="I-after-E-other-type"),
+    # ---- the '.' prefix: exempt from both type-change rules
+    pytest.param(
+        # '.-X' after O: no explicit rule, and '.' may not start by type change -> no phrase
+        # in gold; the guess B-X is X[0,1). Tag differs -> 0 of 1. 0 gold, 1 found, 0 correct.
+        [".-X"], ["B-X"], (1, 0, 0, 1, 0), {"X": (0, 1, 0)},
+        [], [("X", 0, 1)], id="dot-prefix-does-not-start"),
+    pytest.param(
+        # Plain '.' (type ""). 0: starts X. 1: B->. has no rule but the type changes (X ->
+        # "") and B is not exempt: ends X; '.' does not start. 2: prev '.' is exempt from the
+        # end rule; I after '.' is no rule, but type "" -> X starts X. X[0,1), X[2,3).
+        ["B-X", ".", "I-X"], None, (3, 3, 2, 2, 2), {"X": (2, 2, 2)},
+        [("X", 0, 1), ("X", 2, 3)], None, id="plain-dot-between-phrases"),
+    pytest.param(
+        # 0: starts X. 1: '.-X' same type: no end, no start, X continues. 2: prev '.' is
+        # exempt, so X -> Y does NOT end X, but I-Y starts Y by type change. With gold =
+        # guess the match of X is still open when Y starts, so X is dropped: only Y (ended
+        # at the boundary, I->O) is credited. 2 gold, 2 found, 1 correct.
+        ["B-X", ".-X", "I-Y"], None, (3, 3, 2, 2, 1), {"X": (1, 1, 0), "Y": (1, 1, 1)},
+        [("X", 0, 2), ("Y", 2, 3)], None, id="dot-exempt-from-end-type-change"),
+    pytest.param(
+        # 0: starts X; 1: X continues over '.-X'. The boundary O does not end it (prev '.'
+        # exempt, no explicit rule), so the match is still open at end of input and
+        # conlleval's final rule credits it under the type of the last token read, the
+        # boundary's "": X has 1 gold, 1 found, 0 correct; "" has 1 correct.
+        ["B-X", ".-X"], None, (2, 2, 1, 1, 1), {"X": (1, 1, 0), "": (0, 0, 1)},
+        [("X", 0, 2)], None, id="dot-keeps-phrase-open-at-sentence-end"),
+    # ---- bracket tags
+    pytest.param(
+        # Gold: '[' starts NP, 1: prev '[' ends, ']' starts NP, 2: prev ']' ends. NP[0,1)
+        # NP[1,2). Guess NP[0,2). Both start NP at 0; at 1 gold ends, guess (B->I) does not
+        # -> wrong. Tags differ at 0 and 1 -> 1 of 3. 2 gold, 1 found, 0 correct.
+        ["[-NP", "]-NP", "O"], ["B-NP", "I-NP", "O"], (3, 1, 2, 1, 0), {"NP": (2, 1, 0)},
+        [("NP", 0, 1), ("NP", 1, 2)], [("NP", 0, 2)], id="brackets-vs-IOB2"),
+    pytest.param(
+        # 0: O->I starts X. 1: I->[ ends nothing (same type) but '[' starts X, so the first
+        # match is dropped. 2: prev '[' ends X (credited); I after '[' starts nothing, so
+        # token 2 is in no phrase. 2 gold, 2 found, 1 correct.
+        ["I-X", "[-X", "I-X"], None, (3, 3, 2, 2, 1), {"X": (2, 2, 1)},
+        [("X", 0, 1), ("X", 1, 2)], None, id="bracket-inside-I-run"),
+]
+
+
+@pytest.mark.parametrize("gold, pred, want_counts, want_types, gold_spans, pred_spans",
+                         RULE_CASES)
+def test_conlleval_rules_hand_worked(gold, pred, want_counts, want_types, gold_spans,
+                                     pred_spans):
+    if pred is None:
+        pred = gold
+    if pred_spans is None:
+        pred_spans = gold_spans
+    s = conlleval([gold], [pred])
+    assert counts(s) == want_counts
+    assert type_counts(s) == want_types
+    assert chunks(gold) == gold_spans
+    assert chunks(pred) == pred_spans
+    # The streaming counter, fed the same sentence, agrees.
+    c = ChunkCounter()
+    c.add_sentence(gold, pred)
+    assert c.score() == s
+
+
+def test_ioe_phrase_open_at_sentence_end():
+    # Sentence 1, gold I-X E-X I-X: 0 O->I starts X; 1 continues; 2 E->I ends and starts X,
+    # which is still open at the sentence end and closed by the boundary (I->O): X[0,2),
+    # X[2,3). Guess I-X I-X I-X: X[0,3), also closed by the boundary. X at 0: gold ends at 2,
+    # guess does not -> wrong.
+    # Sentence 2, gold E-X after the boundary: O->E starts X; guess I-X: O->I starts X; the
+    # boundary ends both (E->O, I->O) -> correct. Had the first guess phrase run on into
+    # sentence 2, it would not have started there and the match would be lost.
+    # tokens 4; tags differ at s1[1] (E/I) and s2[0] (E/I) -> 2; 3 gold, 2 found, 1 correct.
+    gold = [["I-X", "E-X", "I-X"], ["E-X"]]
+    pred = [["I-X", "I-X", "I-X"], ["I-X"]]
+    s = conlleval(gold, pred)
+    assert counts(s) == (4, 2, 3, 2, 1)
+    assert type_counts(s) == {"X": (3, 2, 1)}
 
 
 def test_spans_agree_with_counts_for_well_formed_tags():

@@ -1,0 +1,192 @@
+"""A repeatable mutation check: plant one plausible bug at a time and see whether the tests
+catch it.
+
+Each mutation replaces one exact snippet (which must occur exactly once) in one package file of
+a private copy of the working tree, then runs the named test files there with a fresh numba
+cache (the copy's own ``__pycache__``). A mutation is *caught* when pytest reports failing
+tests; *survived* when the tests pass. The unmutated copy must pass the same test files first.
+
+    python scripts/mutation.py                 # all mutations, 2 at a time
+    python scripts/mutation.py --only kbest    # names containing "kbest"
+    python scripts/mutation.py --list
+
+``make mutation`` runs it (it is not part of ``make test``). mutmut was considered, but it
+mutates in place and its runner does not isolate numba's on-disk cache, which would hand the
+mutated run the unmutated compiled kernels; a copy per mutation avoids both.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    file: str
+    old: str
+    new: str
+    tests: tuple[str, ...]
+    why: str
+
+
+M = Mutation
+MUTATIONS = [
+    # ---- the eight issue-19 survivors --------------------------------------------------------
+    M("conlleval-i-after-e", "structkit/eval/chunks.py",
+      'if tag == "I" and prev in ("O", "E"):', 'if tag == "I" and prev in ("O",):',
+      ("tests/test_conlleval.py",), "I after E no longer starts a phrase"),
+    M("conlleval-dot-end", "structkit/eval/chunks.py",
+      'if prev != "O" and prev != "." and prev_type != kind:', 'if prev != "O" and prev_type != kind:',
+      ("tests/test_conlleval.py",), "the '.' exemption dropped from the end rule"),
+    M("conlleval-dot-start", "structkit/eval/chunks.py",
+      'if tag != "O" and tag != "." and prev_type != kind:', 'if tag != "O" and prev_type != kind:',
+      ("tests/test_conlleval.py",), "the '.' exemption dropped from the start rule"),
+    M("kbest-tie-order", "structkit/search/kbest.py",
+      "if hs[t, y, i] > hs[t, y, b] or", "if hs[t, y, i] >= hs[t, y, b] or",
+      ("tests/test_kbest.py",), "> became >= in the merge: ties leave the documented order"),
+    M("parser-template-q2t", "structkit/search/arcstandard.py",
+      "out[31] = _hash(31, q0t, q1t, q2t, 0, m)", "out[31] = _hash(31, q0t, q1t, q1t, 0, m)",
+      ("tests/test_parser.py", "tests/test_parser_features.py"), "q2t became q1t in a template"),
+    M("parser-distance-cap", "structkit/search/arcstandard.py",
+      "dist = min(s0 - s1, 5) if s0 - s1 < 10 else 6", "dist = min(s0 - s1, 4) if s0 - s1 < 10 else 6",
+      ("tests/test_parser.py", "tests/test_parser_features.py"), "the s0-s1 distance cap 5 became 4"),
+    M("larank-newest", "structkit/learn/larank.py",
+      "# kBV-PROCESSOLD\n            m = seen[np.random.randint(0, n_seen)]",
+      "# kBV-PROCESSOLD\n            m = seen[n_seen - 1]",
+      ("tests/test_larank.py", "tests/test_larank_reference.py"),
+      "LaRank's PROCESSOLD always reprocesses the newest example"),
+    # ---- one or more per kernel file ---------------------------------------------------------
+    M("viterbi-end-transition", "structkit/search/viterbi.py",
+      "s = delta[n - 1, y] + T[y, L]", "s = delta[n - 1, y]",
+      ("tests/test_kernels.py",), "the transition into the end state is ignored"),
+    M("lookahead-dp-transition", "structkit/search/lookahead.py",
+      "best = max(best, (E[kk, z] + T[y, z]) + B1[j + 1, z])",
+      "best = max(best, E[kk, z] + B1[j + 1, z])",
+      ("tests/test_lookahead.py",), "the window DP drops the transition scores"),
+    M("perceptron-end-update", "structkit/learn/perceptron.py",
+      "for t in range(n + 1):\n                gp, gc, pp, pc = transition_pairs(",
+      "for t in range(n):\n                gp, gc, pp, pc = transition_pairs(",
+      ("tests/test_kernels.py", "tests/test_model.py"),
+      "the structured perceptron never updates the transition into the end state"),
+    M("lookahead-stale-rows", "structkit/learn/lookahead.py",
+      "fresh = k + 1\n", "fresh = fresh\n",
+      ("tests/test_lookahead.py",), "rows after an update keep scores from the old weights"),
+    M("kbest-pa-clip", "structkit/learn/kbest.py",
+      "d = min(lj / nrm, C)", "d = lj / nrm",
+      ("tests/test_kbest_learners.py",), "the PA step is not clipped at C"),
+    M("smo-step-clip", "structkit/learn/smo.py",
+      "delta = min(beta[hi], (g[hi] - g[lo]) / den)", "delta = (g[hi] - g[lo]) / den",
+      ("tests/test_smo.py",), "the SMO pair step is not clipped at beta (eq. 20)"),
+    M("parser-average", "structkit/learn/parser.py",
+      "U[h, a] += sign * c", "U[h, a] += sign",
+      ("tests/test_parser.py",), "the parser's averaging accumulator ignores the counter"),
+    M("rerank-margin", "structkit/rerank/learner.py",
+      "return (sy - sz < lam * dz) or (sy == sz and z < y)", "return (sy - sz < lam) or (sy == sz and z < y)",
+      ("tests/test_rerank.py",), "the reranker's margin is lambda, not lambda * loss"),
+    M("rerank-edit-substitution", "structkit/rerank/loss.py",
+      "best = prev[j - 1] + (0 if wa == ref_ids[b0 + j - 1] else 1)",
+      "best = prev[j - 1] + (0 if wa == ref_ids[b0 + j - 1] else 2)",
+      ("tests/test_rerank.py", "tests/test_nbest.py"), "a substitution costs 2 in the word edit distance"),
+]
+
+
+def tree_files() -> list[str]:
+    """Tracked and untracked-but-not-ignored files of the working tree (what a commit would hold)."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [f for f in out.split("\0") if f and (ROOT / f).is_file()]
+
+
+def make_copy(dst: Path, files: list[str]) -> None:
+    for f in files:
+        target = dst / f
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / f, target)
+
+
+def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("STRUCTKIT_NO_CACHE", None)
+    try:
+        p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                            *tests], cwd=copy, env=env, capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1, "timeout"
+    tail = [ln for ln in p.stdout.splitlines() if ln.strip()][-1:] or [""]
+    return p.returncode, tail[0]
+
+
+def apply(copy: Path, m: Mutation) -> None:
+    path = copy / m.file
+    text = path.read_text()
+    n = text.count(m.old)
+    if n != 1:
+        raise SystemExit(f"mutation {m.name}: the snippet occurs {n} times in {m.file} (expected 1); "
+                         "update scripts/mutation.py")
+    path.write_text(text.replace(m.old, m.new))
+
+
+def existing(tests: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(t for t in tests if (ROOT / t).exists())
+
+
+def check(m: Mutation, files: list[str], timeout: float) -> tuple[Mutation, str, str, float]:
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix=f"mut-{m.name}-") as tmp:
+        copy = Path(tmp)
+        make_copy(copy, files)
+        apply(copy, m)
+        code, tail = run_tests(copy, existing(m.tests), timeout)
+    status = {0: "SURVIVED", 1: "caught"}.get(code, "error")
+    return m, status, tail, time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="run the mutations whose name contains this text")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per mutation")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    chosen = [m for m in MUTATIONS if args.only in m.name]
+    if args.list:
+        for m in chosen:
+            print(f"{m.name:28} {m.file:32} {m.why}")
+        return 0
+    files = tree_files()
+    for m in chosen:  # fail fast on snippets that no longer match
+        n = (ROOT / m.file).read_text().count(m.old)
+        if n != 1:
+            raise SystemExit(f"mutation {m.name}: the snippet occurs {n} times in {m.file}")
+    tests = sorted({t for m in chosen for t in existing(m.tests)})
+    with tempfile.TemporaryDirectory(prefix="mut-baseline-") as tmp:
+        make_copy(Path(tmp), files)
+        code, tail = run_tests(Path(tmp), tuple(tests), args.timeout)
+    if code != 0:
+        print(f"baseline: the unmutated tests fail ({tail}); fix them first", file=sys.stderr)
+        return 2
+    print(f"baseline: {len(tests)} test files pass unmutated ({tail})", flush=True)
+    caught = 0
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for m, status, tail, secs in pool.map(lambda m: check(m, files, args.timeout), chosen):
+            caught += status == "caught"
+            print(f"{status:9} {m.name:28} {m.why} [{', '.join(existing(m.tests))}: {tail}; "
+                  f"{secs:.0f} s]", flush=True)
+    print(f"mutation: {caught}/{len(chosen)} caught")
+    return 0 if caught == len(chosen) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
