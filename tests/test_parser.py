@@ -43,7 +43,6 @@ from structkit.search.arcstandard import (LEFT, N_ACTIONS, N_TEMPLATES, RIGHT, S
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PARSE_TRAIN = str(FIXTURES / "parse_train.conll")
 POS_TRAIN = str(FIXTURES / "pos_train.txt")
-DATA = Path(os.environ.get("STRUCTKIT_DATA", "/work/shared/data"))
 MASK = 2 ** 10 - 1
 
 
@@ -378,10 +377,8 @@ def _read_heads(path):
 @pytest.mark.corpus
 @pytest.mark.parametrize("rel", ["ptb-dep/train.conll",
                                  "ud-english-partut/en_partut-ud-train.conllu"])
-def test_oracle_on_corpus(rel):
-    path = DATA / rel
-    if not path.exists():
-        pytest.skip(f"{path} not found (set STRUCTKIT_DATA)")
+def test_oracle_on_corpus(rel, corpus):
+    path = corpus(rel)
     trees = _read_heads(path)
     offsets, actions, ok = run_oracle(trees)
     proj = np.array([is_projective(t) for t in trees])
@@ -733,12 +730,10 @@ def _first_sentences(src: Path, dst: Path, k: int) -> Path:
 
 
 @pytest.mark.corpus
-def test_small_ptb_slice_learns(tmp_path):
+def test_small_ptb_slice_learns(tmp_path, corpus):
     from structkit.tasks.parser import ParserConfig, attachment, encode, train_parser
 
-    train, dev = DATA / "ptb-dep" / "train.conll", DATA / "ptb-dep" / "dev.conll"
-    if not (train.exists() and dev.exists()):
-        pytest.skip(f"{train} or {dev} not found (set STRUCTKIT_DATA)")
+    train, dev = corpus("ptb-dep/train.conll"), corpus("ptb-dep/dev.conll")
     tr = _first_sentences(train, tmp_path / "train.conll", 300)
     dv = _first_sentences(dev, tmp_path / "dev.conll", 100)
     parser = train_parser(ParserConfig(epochs=3, depth=0, hash_bits=20), str(tr))
