@@ -3,7 +3,6 @@ structkit.eval.files.evaluate_parse_files. Every expected value is worked out by
 comment next to it."""
 from __future__ import annotations
 
-
 import pytest
 
 from structkit.errors import UserError
