@@ -36,7 +36,7 @@ NAMES = {"kbest-perceptron": "Perceptron", "kbest-pa": "PA", "kbest-rpa": "RPA",
 
 
 def _config(exp: dict, algo: str, k: int, C: float, epochs: int) -> TaggerConfig:
-    return TaggerConfig(task=exp["task"], algo=algo, epochs=epochs, templates=exp.get("templates"),
+    return TaggerConfig.for_learner(exp["task"], algo, epochs=epochs, templates=exp.get("templates"),
                         k=k, C=C, tau=exp.get("tau", 1e-3), nr=exp.get("nr", 5), seed=0)
 
 

@@ -44,7 +44,7 @@ def split_heldout(train: str, every: int, folder: Path) -> tuple[str, str]:
 
 def _config(exp: dict, algo: str, depth: int, order: int, direction: str, margin: float,
             epochs: int, search: str = "dp") -> TaggerConfig:
-    return TaggerConfig(task=exp["task"], algo=algo, epochs=epochs, templates=exp["templates"],
+    return TaggerConfig.for_learner(exp["task"], algo, epochs=epochs, templates=exp["templates"],
                         depth=depth if algo == "lookahead" else None, label_order=order,
                         direction=direction, margin=margin, search=search, seed=0)
 

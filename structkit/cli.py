@@ -156,6 +156,7 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
         trainer = train_tagger
         key = main_score(config.task)
     config.validate()
+    from structkit.learn.registry import default_report
     # A bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
     # leaving a model behind). Check both before any work.
@@ -165,18 +166,15 @@ def train(task, train_path, dev_path, model_path, algo, epochs, config_path, see
     show = _progress_enabled(quiet)
     history: list[dict] = []
     # larank-greedy-batch runs all its passes in one epoch call
-    report = _EpochReport(1 if config.algo == "larank-greedy-batch" else config.epochs,
-                          f"train {config.task}", quiet, verbose)
+    if config.task == "parse":
+        n_calls, report_line = config.epochs, default_report
+    else:
+        n_calls, report_line = config.spec.epoch_calls(config), config.spec.report
+    report = _EpochReport(n_calls, f"train {config.task}", quiet, verbose)
 
     def on_epoch(epoch: int, stats: dict) -> None:
         history.append(stats)
-        msg = (f"train acc {stats['train_accuracy']:.2f}" if "train_accuracy" in stats
-               else f"updates {stats['train_updates']}")
-        if "dual" in stats:
-            msg += (f", dual {stats['dual']:.1f}, {stats['support_patterns']} support patterns, "
-                    f"{stats['support_vectors']} support vectors")
-        if "passes" in stats:
-            msg += f", {stats['passes']} passes, KKT violation {stats['max_violation']:.2g}"
+        msg = report_line(stats)
         if "dev" in stats:
             msg += f", dev {key} {stats['dev'][key]:.2f}"
         report(epoch, msg, stats["epoch_seconds"])

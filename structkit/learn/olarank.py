@@ -48,6 +48,7 @@ import numpy as np
 
 from structkit.learn.kbest import _hamming, _w_dot_dF, decode_buffers, decode_kbest, sparse_dF, sparse_dot
 from structkit.learn.smo import prune_working_set, stored_equals
+from structkit.search.greedy import greedy_decode, token_scores  # noqa: F401 (greedy_decode: re-exported)
 from structkit.search.jit import njit
 
 N_OPTIMIZE = 10  # OPTIMIZE steps per REPROCESS (Section 4.2)
@@ -84,22 +85,6 @@ def gold_history(offsets, y, K, L):
             for s in range(1, K + 1):
                 hist[j, s - 1] = y[j - s] if j - s >= a else L
     return hist
-
-
-@njit
-def token_scores(indptr, indices, W, H, j, h, out):
-    """out[y] = <w, Phi_g(x^j, h, y)> for all labels y (h: the K history labels)."""
-    L = W.shape[1]
-    for c in range(L):
-        out[c] = 0.0
-    for q in range(indptr[j], indptr[j + 1]):
-        wf = W[indices[q]]
-        for c in range(L):
-            out[c] += wf[c]
-    for s in range(H.shape[0]):
-        hs = H[s, h[s]]
-        for c in range(L):
-            out[c] += hs[c]
 
 
 @njit
@@ -265,26 +250,6 @@ def greedy_perceptron_pass(indptr, indices, offsets, y, hist, order, W, U, H, HU
                     HU[r, h, best] -= c
             c += 1.0
     return c, mistakes
-
-
-@njit
-def greedy_decode(indptr, indices, offsets, W, H, out):
-    """Greedy left-to-right tagging with the predicted history (eq. 2); ties: lowest label."""
-    L = W.shape[1]
-    K = H.shape[0]
-    sc = np.empty(L)
-    h = np.empty(max(K, 1), dtype=np.int32)
-    for i in range(offsets.shape[0] - 1):
-        a = offsets[i]
-        for j in range(a, offsets[i + 1]):
-            for s in range(1, K + 1):
-                h[s - 1] = out[j - s] if j - s >= a else L
-            token_scores(indptr, indices, W, H, j, h, sc)
-            best = 0
-            for k in range(1, L):
-                if sc[k] > sc[best]:
-                    best = k
-            out[j] = best
 
 
 # ---- exact (sentence patterns) ------------------------------------------------------------

@@ -1,0 +1,207 @@
+"""The learner registry: one spec per training algorithm.
+
+A spec names the algorithm and the paper it implements, the tasks it serves, its typed
+parameter table (name, type, default, range or choices, one line of help), the decoder its
+models tag with, its default number of epochs, how it builds its learner and how it reports an
+epoch. Options are validated from the table; rules that belong to a task stay with the task.
+
+Adding a learner is one module that calls :func:`register` (plus its tests); nothing in the
+command line or the tasks names a learner. The built-in learners register themselves in
+:mod:`structkit.learn.builtin`, which :func:`specs` imports on first use.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from structkit.errors import UserError
+
+__all__ = ["Param", "LearnerSpec", "register", "get", "specs", "names", "param"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One typed option of a learner: ``name`` is its config key (``--name`` on the command
+    line, ``_`` spelled ``-``); ``low``/``high`` bound it (inclusive), ``positive`` excludes 0."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str
+    low: float | None = None
+    high: float | None = None
+    positive: bool = False
+    choices: tuple = ()
+    # Where a learner that does not take this parameter is told so: a format string over
+    # {flag}, {value}, {algo} and {takers} (the algorithms that take it).
+    elsewhere: str = "{flag} does not apply to --algo {algo} (it is taken by {takers})"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def range_text(self) -> str:
+        """The accepted values, as the help and the errors say them."""
+        if self.choices:
+            return _alternatives([str(c) for c in self.choices])
+        if self.kind is int:
+            if self.low is not None and self.high is not None:
+                return f"{self.low:g}..{self.high:g}"
+            return ">= 1" if self.low == 1 else ">= 0" if self.low == 0 else "any integer"
+        if self.positive:
+            return "> 0"
+        return ">= 0" if self.low == 0 else "any number"
+
+    def check(self, value: Any) -> Any:
+        """``value`` converted to the parameter's type, or a UserError in the one wording used
+        for every parameter of its kind."""
+        if self.choices:
+            if value not in self.choices:
+                raise UserError(f"{self.flag} must be {self.range_text()}, got {value!r}")
+            return value
+        if self.kind is int:
+            bad = isinstance(value, bool) or not isinstance(value, int)
+            if not bad and self.low is not None and self.high is not None:
+                if not self.low <= value <= self.high:
+                    bad = True
+            elif not bad and self.low is not None and value < self.low:
+                bad = True
+            if bad:
+                if self.low is not None and self.high is not None:
+                    what = f"an integer from {self.low:g} to {self.high:g}"
+                else:
+                    what = {1: "a positive integer", 0: "a non-negative integer"}.get(self.low, "an integer")
+                raise UserError(f"{self.flag} must be {what}, got {value!r}")
+            return int(value)
+        if self.kind is float:
+            ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+            if ok and self.positive:
+                ok = value > 0
+            elif ok and self.low is not None:
+                ok = value >= self.low
+            if not ok:
+                what = ("a positive number" if self.positive else
+                        "a non-negative number" if self.low == 0 else "a finite number")
+                raise UserError(f"{self.flag} must be {what}, got {value!r}")
+            return float(value)
+        if not isinstance(value, self.kind):
+            raise UserError(f"{self.flag} must be a {self.kind.__name__}, got {value!r}")
+        return value
+
+
+def _alternatives(xs: list[str]) -> str:
+    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " or " + xs[-1]
+
+
+def default_report(stats: dict) -> str:
+    """The per-epoch line: training accuracy where the learner knows it, else its updates."""
+    if "train_accuracy" in stats:
+        return f"train acc {stats['train_accuracy']:.2f}"
+    return f"updates {stats['train_updates']}"
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """Everything the tasks and the command line know about one algorithm.
+
+    ``build(config, n_features, n_labels)`` returns the learner: an object with
+    ``epoch(data, rng) -> dict`` and ``averaged() -> weights``. ``decoder`` names the search
+    its models tag with (``viterbi``, ``lookahead`` or ``greedy-history``). ``check(config)``
+    holds rules between parameters that a table cannot say. ``epoch_calls(config)`` is how
+    many times ``epoch`` is called (a batch learner that runs its own passes answers 1)."""
+
+    name: str
+    summary: str
+    paper: str
+    tasks: tuple[str, ...]
+    params: tuple[Param, ...]
+    decoder: str
+    epochs: int
+    build: Callable[..., Any]
+    report: Callable[[dict], str] = default_report
+    check: Callable[[Any], None] | None = None
+    epoch_calls: Callable[[Any], int] = lambda config: config.epochs
+    family: str = ""
+    # Header values of the parameters this learner does not take (defaults: the task's).
+    fixed: dict = field(default_factory=dict)
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+    def takes(self, name: str) -> bool:
+        return self.param(name) is not None
+
+
+_REGISTRY: dict[str, LearnerSpec] = {}
+
+
+def register(spec: LearnerSpec, replace: bool = False) -> LearnerSpec:
+    """Add a learner (ValueError when the name is taken, unless ``replace``)."""
+    if spec.name in _REGISTRY and not replace:
+        raise ValueError(f"a learner named {spec.name!r} is already registered")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    _REGISTRY.pop(name, None)
+
+
+def _load_builtin() -> None:
+    import structkit.learn.builtin  # noqa: F401  (registers the built-in learners)
+
+
+def specs(task: str | None = None) -> list[LearnerSpec]:
+    """Every registered learner (for ``task`` only, when given), in registration order."""
+    _load_builtin()
+    return [s for s in _REGISTRY.values() if task is None or task in s.tasks]
+
+
+def names(task: str | None = None) -> list[str]:
+    return [s.name for s in specs(task)]
+
+
+def get(name: str, task: str | None = None) -> LearnerSpec:
+    """The spec of ``name`` (for ``task``), or the one-line error listing the choices."""
+    _load_builtin()
+    spec = _REGISTRY.get(name)
+    if spec is None or (task is not None and task not in spec.tasks):
+        choices = ", ".join(names(task))
+        where = f" for task {task}" if task else ""
+        raise UserError(f"--algo must be one of {choices}{where}, got {name!r}")
+    return spec
+
+
+def param(name: str, **changes) -> Param:
+    """A shared parameter definition, with some fields changed (e.g. its default)."""
+    from dataclasses import replace
+
+    return replace(PARAMS[name], **changes)
+
+
+# The parameters learners share: one definition each, so every learner says the same thing.
+PARAMS: dict[str, Param] = {p.name: p for p in (
+    Param("depth", int, 1, "Lookahead search depth D: each decision looks D decisions ahead.", low=0,
+          elsewhere="{flag} applies to history-based learners ({takers}); exact Viterbi already "
+                    "searches the whole sentence"),
+    Param("margin", float, 0.0, "Margin C of the lookahead perceptron (Figure 3).", low=0,
+          elsewhere="{flag} applies to history-based learners (--algo {takers})"),
+    Param("label_order", int, 1, "2 adds label-trigram features (history-based learners).", choices=(1, 2),
+          elsewhere="{flag} {value} needs a history-based learner ({takers}); --algo {algo} "
+                    "decodes with first-order labels"),
+    Param("direction", str, "ltr", "Tagging direction of history-based models.", choices=("ltr", "rtl"),
+          elsewhere="{flag} applies to {takers}; --algo {algo} tags left to right only (--direction ltr)"),
+    Param("search", str, "dp", "Lookahead search: dp (exact window DP) or brute (Figure 2); same result.",
+          choices=("dp", "brute")),
+    Param("k", int, 1, "How many loss-augmented best sequences an update uses.", low=1),
+    Param("C", float, 1.0, "C of the max-margin objective (slack penalty / step cap).", positive=True),
+    Param("tau", float, 1e-3, "KKT tolerance of the SMO solver.", low=0),
+    Param("nr", int, 5, "Reprocess steps (PROCESSOLD + OPTIMIZE) per new example.", low=0),
+    Param("order", int, 1, "Markov order K of the label history (greedy models).", low=1, high=10,
+          elsewhere="{flag} applies to the greedy OLaRank learners ({takers}); --algo {algo} is "
+                    "first order"),
+)}
