@@ -900,8 +900,9 @@ def test_cli_train_parse_rejects_tagger_options(sk, tmp_path, extra):
 
 
 @pytest.mark.parametrize("extra, needle", [
-    (["--depth", "-1"], "--depth must be a non-negative integer, got -1"),
-    (["--depth", "7"], "--depth 7 is too deep"),
+    # the same rule and wording as `structkit parse --depth` (test_cli_parse_bad_depth)
+    (["--depth", "-1"], "--depth must be an integer from 0 to 6, got -1"),
+    (["--depth", "7"], "--depth must be an integer from 0 to 6, got 7"),
     (["--margin", "-1"], "--margin must be a non-negative number"),
     (["--epochs", "0"], "--epochs must be a positive integer"),
     (["--algo", "perceptron"], "--algo for parsing is lookahead"),

@@ -125,3 +125,25 @@ for name, summary, ps, decoder, epochs, fixed in (
         epoch_calls=(lambda config: 1) if name == "larank-greedy-batch" else (lambda config: config.epochs),
         check=_history_order if decoder == "greedy-history" else None,
         family="olarank", fixed=fixed))
+
+# ---- the arc-standard parser (Tsuruoka et al. 2011, Table 4) --------------------------------
+PARSE = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Table 4 (arc-standard parsing)"
+register(LearnerSpec(
+    "lookahead", "margin perceptron over arc-standard actions, depth-D lookahead search", PARSE,
+    ("parse",), (param("depth", default=0, high=6, help="Lookahead search depth D over arc-standard "
+                                                        "actions (brute force: 3^(D+1) paths)."),
+                 param("margin")), "arc-standard", 10, None,
+    family="parser"))
+register(LearnerSpec(
+    "greedy", "margin perceptron over arc-standard actions, no lookahead (depth 0)", PARSE,
+    ("parse",), (param("margin"),), "arc-standard", 10, None, check=_greedy_depth,
+    fixed={"depth": 0}, family="parser"))
+
+# ---- the n-best reranker (Singh-Miller & Collins 2007) ---------------------------------------
+RERANK = "Singh-Miller & Collins (2007), Trigger-based language modeling using a loss-sensitive perceptron"
+register(LearnerSpec(
+    "loss-perceptron", "averaged loss-sensitive perceptron: margin lambda * word errors (Figure 1)",
+    RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))
+register(LearnerSpec(
+    "perceptron", "averaged perceptron baseline: the best hypothesis against the chosen one",
+    RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))

@@ -44,7 +44,7 @@ class Param:
     def range_text(self) -> str:
         """The accepted values, as the help and the errors say them."""
         if self.choices:
-            return _alternatives([str(c) for c in self.choices])
+            return alternatives(self.choices)
         if self.kind is int:
             if self.low is not None and self.high is not None:
                 return f"{self.low:g}..{self.high:g}"
@@ -90,8 +90,13 @@ class Param:
         return value
 
 
-def _alternatives(xs: list[str]) -> str:
-    return xs[0] if len(xs) == 1 else ", ".join(xs[:-1]) + " or " + xs[-1]
+def alternatives(xs) -> str:
+    """How every structkit message names a set of allowed values: 'a or b', or 'one of a, b
+    or c' when there are more than two."""
+    xs = [str(x) for x in xs]
+    if len(xs) <= 2:
+        return " or ".join(xs)
+    return "one of " + ", ".join(xs[:-1]) + " or " + xs[-1]
 
 
 def default_report(stats: dict) -> str:
@@ -118,7 +123,7 @@ class LearnerSpec:
     params: tuple[Param, ...]
     decoder: str
     epochs: int
-    build: Callable[..., Any]
+    build: Callable[..., Any] | None
     report: Callable[[dict], str] = default_report
     check: Callable[[Any], None] | None = None
     epoch_calls: Callable[[Any], int] = lambda config: config.epochs
@@ -136,19 +141,26 @@ class LearnerSpec:
         return self.param(name) is not None
 
 
-_REGISTRY: dict[str, LearnerSpec] = {}
+_REGISTRY: list[LearnerSpec] = []
 
 
 def register(spec: LearnerSpec, replace: bool = False) -> LearnerSpec:
-    """Add a learner (ValueError when the name is taken, unless ``replace``)."""
-    if spec.name in _REGISTRY and not replace:
-        raise ValueError(f"a learner named {spec.name!r} is already registered")
-    _REGISTRY[spec.name] = spec
+    """Add a learner. A name may serve several tasks through separate specs (the reranker's
+    ``perceptron`` is not the tagger's), but never one task twice (ValueError, unless
+    ``replace``)."""
+    clash = [s for s in _REGISTRY if s.name == spec.name and set(s.tasks) & set(spec.tasks)]
+    if clash and not replace:
+        raise ValueError(f"a learner named {spec.name!r} is already registered for "
+                         f"{', '.join(sorted(set(clash[0].tasks) & set(spec.tasks)))}")
+    for s in clash:
+        _REGISTRY.remove(s)
+    _REGISTRY.append(spec)
     return spec
 
 
-def unregister(name: str) -> None:
-    _REGISTRY.pop(name, None)
+def unregister(name: str, task: str | None = None) -> None:
+    """Remove the learner ``name`` (only its spec for ``task``, when given)."""
+    _REGISTRY[:] = [s for s in _REGISTRY if not (s.name == name and (task is None or task in s.tasks))]
 
 
 def _load_builtin() -> None:
@@ -158,22 +170,20 @@ def _load_builtin() -> None:
 def specs(task: str | None = None) -> list[LearnerSpec]:
     """Every registered learner (for ``task`` only, when given), in registration order."""
     _load_builtin()
-    return [s for s in _REGISTRY.values() if task is None or task in s.tasks]
+    return [s for s in _REGISTRY if task is None or task in s.tasks]
 
 
 def names(task: str | None = None) -> list[str]:
-    return [s.name for s in specs(task)]
+    return list(dict.fromkeys(s.name for s in specs(task)))
 
 
 def get(name: str, task: str | None = None) -> LearnerSpec:
     """The spec of ``name`` (for ``task``), or the one-line error listing the choices."""
-    _load_builtin()
-    spec = _REGISTRY.get(name)
-    if spec is None or (task is not None and task not in spec.tasks):
-        choices = ", ".join(names(task))
-        where = f" for task {task}" if task else ""
-        raise UserError(f"--algo must be one of {choices}{where}, got {name!r}")
-    return spec
+    for s in specs(task):
+        if s.name == name:
+            return s
+    where = f" for task {task}" if task else ""
+    raise UserError(f"--algo must be {alternatives(names(task))}{where}, got {name!r}")
 
 
 def param(name: str, **changes) -> Param:
@@ -183,7 +193,10 @@ def param(name: str, **changes) -> Param:
     return replace(PARAMS[name], **changes)
 
 
-# The parameters learners share: one definition each, so every learner says the same thing.
+# The options every task shares, and the parameters learners share: one definition each, so
+# every task and learner says the same thing.
+EPOCHS = Param("epochs", int, 10, "Passes over the training data.", low=1)
+SEED = Param("seed", int, 0, "Seed for shuffling and random choices: same seed, same model.", low=0)
 PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("depth", int, 1, "Lookahead search depth D: each decision looks D decisions ahead.", low=0,
           elsewhere="{flag} applies to history-based learners ({takers}); exact Viterbi already "

@@ -12,9 +12,17 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
 from structkit.io.files import display_name
+from structkit.learn.registry import Param
 from structkit.model import load_model, save_model
 
 SPECIAL = ["<none>", "<unk>"]  # ids 0 (no such item) and 1 (unknown)
+
+
+# Brute-force lookahead visits 3^(D+1) action paths per decision: depth 6 is the useful limit.
+DEPTH = Param("depth", int, 0, "Lookahead search depth D over arc-standard actions "
+              "(brute force: 3^(D+1) paths per decision).", low=0, high=6)
+HASH_BITS = Param("hash_bits", int, 22, "Feature table size: 2^hash_bits rows.", low=16, high=26)
+POS = Param("pos", str, "xpos", "Which POS column the features read.", choices=("xpos", "upos"))
 
 
 @dataclass
@@ -33,27 +41,19 @@ class ParserConfig:
     def validate(self) -> None:
         if self.algo not in ("lookahead", "greedy"):
             raise UserError(f"--algo for parsing is lookahead (or greedy = depth 0), got {self.algo!r}")
-        if self.algo == "greedy":
-            if self.depth not in (0, None):
-                raise UserError("--algo greedy searches to depth 0; use --algo lookahead for --depth")
-            self.depth = 0
-        if not isinstance(self.epochs, int) or isinstance(self.epochs, bool) or self.epochs < 1:
-            raise UserError(f"--epochs must be a positive integer, got {self.epochs!r}")
-        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 0:
-            raise UserError(f"--depth must be a non-negative integer, got {self.depth!r}")
-        if self.depth > 6:
-            raise UserError(f"--depth {self.depth} is too deep for brute-force parser lookahead "
-                            "(3^(D+1) paths per decision); use at most 6")
-        if (isinstance(self.margin, bool) or not isinstance(self.margin, (int, float))
-                or not self.margin >= 0 or self.margin == float("inf")):
-            raise UserError(f"--margin must be a non-negative number, got {self.margin!r}")
-        self.margin = float(self.margin)
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise UserError(f"--seed must be a non-negative integer, got {self.seed!r}")
-        if not 16 <= self.hash_bits <= 26:
-            raise UserError(f"hash_bits must be between 16 and 26, got {self.hash_bits!r}")
-        if self.pos not in ("xpos", "upos"):
-            raise UserError(f"pos must be xpos or upos, got {self.pos!r}")
+        from structkit.learn import registry
+
+        spec = registry.get(self.algo, "parse")
+        if spec.check is not None:
+            spec.check(self)
+        self.depth = spec.fixed.get("depth", self.depth)
+
+        self.epochs = registry.EPOCHS.check(self.epochs)
+        self.depth = DEPTH.check(self.depth)
+        self.margin = registry.PARAMS["margin"].check(self.margin)
+        self.seed = registry.SEED.check(self.seed)
+        self.hash_bits = HASH_BITS.check(self.hash_bits)
+        self.pos = POS.check(self.pos)
 
 
 def pos_column(s: DepSentence, which: str) -> list[str]:

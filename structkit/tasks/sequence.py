@@ -5,7 +5,7 @@ The adapter between strings and the array-only learners and decoders.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -25,9 +25,7 @@ COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
                   "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1}
-EPOCHS = Param("epochs", int, 10, "Passes over the training data.", low=1)
 CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1)
-SEED = Param("seed", int, 0, "Seed for shuffling: same seed, same model.", low=0)
 
 
 @dataclass
@@ -74,14 +72,14 @@ class TaggerConfig:
         """Check every option against the task and the learner's parameter table, and fill
         in the defaults (UserError on the first bad one)."""
         if self.task not in TASKS:
-            raise UserError(f"--task must be one of {', '.join(TASKS)} or parse, got {self.task!r}")
+            raise UserError(f"--task must be {registry.alternatives(TASKS)} for a tagger, got {self.task!r}")
         spec = registry.get(self.algo, self.task)
         if spec.check is not None:
             spec.check(self)
-        self.epochs = EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
+        self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
         self.cutoff = CUTOFF.check(self.cutoff)
         # numpy's generator refuses negative seeds; say so before any data is read
-        self.seed = SEED.check(self.seed)
+        self.seed = registry.SEED.check(self.seed)
         for name, unset in LEARNER_PARAMS.items():
             value = getattr(self, name)
             p = spec.param(name)
