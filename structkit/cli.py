@@ -64,7 +64,20 @@ def cli() -> None:
 # ---- help: choices, option groups ------------------------------------------------------------
 class Choice(click.Choice):
     """A Click choice (listed in --help, completed by shells) whose refusal is structkit's
-    one-line error, in the wording the config checks use for the same option."""
+    one-line error, in the wording the config checks use for the same option. ``choices`` may
+    be a function, read when used: a learner registered after import is a valid --algo."""
+
+    def __init__(self, choices):
+        self._source = choices
+        super().__init__(())
+
+    @property
+    def choices(self):
+        return tuple(self._source() if callable(self._source) else self._source)
+
+    @choices.setter
+    def choices(self, value) -> None:  # click.Choice.__init__ assigns; the source stays
+        pass
 
     def convert(self, value, param, ctx):
         if value in self.choices:
@@ -159,9 +172,9 @@ def _opt(*args, group: str, **kwargs):
 @_opt("--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
 @_opt("--config", "config_path", type=str, group="Data and model",
       help="TOML config (any option below, and a [data] table); flags override its values.")
-@_opt("--algo", type=Choice(_algo_names()), metavar="NAME", group="Learner",
-      help=f"The learning algorithm: {', '.join(_algo_names())}. `structkit algorithms` lists them "
-           "with their tasks, parameters and papers. [default: perceptron; parse: lookahead; "
+@_opt("--algo", type=Choice(_algo_names), metavar="NAME", group="Learner",
+      help=f"The learning algorithm ({', '.join(_algo_names())}); `structkit algorithms` lists "
+           "them with their tasks, parameters and papers. [default: perceptron; parse: lookahead; "
            "rerank: loss-perceptron]")
 @_opt("--epochs", type=int, group="Learner",
       help="Passes over the training data. [default: the learner's: 10; 1 for the one-pass OLaRank "
@@ -284,9 +297,46 @@ class _TrainPrinter:
 
 
 
+# ---- algorithms ---------------------------------------------------------------------------
+@cli.command(short_help="List the learning algorithms, or show one's parameters, defaults and paper.")
+@click.argument("name", required=False)
+@click.option("--task", type=Choice(_task_names()), help="Only the learners of this task.")
+def algorithms(name, task) -> None:
+    """List the learners with their tasks, or show NAME's parameter table: type, default,
+    range and help, with its decoder, default epochs and paper (CRFsuite's -H)."""
+    from structkit.learn import registry
+
+    if name is None:
+        rows = [(s.name, ", ".join(s.tasks), s.summary) for s in registry.specs(task)]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        for r in rows:
+            click.echo(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]}")
+        return
+    specs = [s for s in registry.specs(task) if s.name == name]
+    if not specs:
+        registry.get(name, task)  # the one-line error listing the choices
+    for i, s in enumerate(specs):
+        if i:
+            click.echo("")
+        click.echo(f"{s.name}: {s.summary}")
+        click.echo(f"  paper:   {s.paper}")
+        click.echo(f"  tasks:   {', '.join(s.tasks)}")
+        click.echo(f"  decoder: {s.decoder}")
+        click.echo(f"  epochs:  {s.epochs} (default)")
+        if not s.params:
+            click.echo("  parameters: none")
+            continue
+        click.echo("  parameters:")
+        rows = [(p.flag, p.kind.__name__, str(p.default), p.range_text(), p.help) for p in s.params]
+        widths = [max(len(r[j]) for r in rows) for j in range(4)]
+        for r in rows:
+            click.echo("    " + "  ".join(f"{r[j]:<{widths[j]}}" for j in range(4)) + "  " + r[4])
+
+
 # ---- tagging -----------------------------------------------------------------------------
 def _tag_command(name: str, task: str, help_text: str):
-    @cli.command(name, help=help_text)
+    @cli.command(name, help=help_text, short_help=help_text)
     @click.option("--model", "model_path", required=True, help="A model trained with `structkit train`.")
     @click.argument("files", nargs=-1)
     @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
@@ -322,7 +372,8 @@ _tag_command("ner", "ner", "Find named entities in CoNLL files; writes each row 
 
 
 # ---- eval --------------------------------------------------------------------------------
-@cli.command("eval")
+@cli.command("eval", short_help="Score output against gold: accuracy, conlleval phrase F1, UAS or WER; "
+                                "McNemar's or the sign test between two systems.")
 @click.option("--task", required=True, type=Choice(_task_names()), help="What the files hold.")
 @click.argument("files", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
@@ -372,7 +423,7 @@ def eval_cmd(task, files, as_json, model_path, other) -> None:
 
 
 # ---- dump --------------------------------------------------------------------------------
-@cli.command()
+@cli.command(short_help="Show a tagging model: labels, strongest transitions and features by name.")
 @click.option("--model", "model_path", required=True, help="A tagging model.")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many features to show.")
@@ -423,7 +474,7 @@ class NotImplementedYet(Exception):
         super().__init__(f"{what} is not implemented yet")
 
 
-@cli.command()
+@cli.command(short_help="Parse CoNLL-X/CoNLL-U (or `word POS`) files into CoNLL-X with predicted heads.")
 @click.option("--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
 @click.argument("files", nargs=-1)
 @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
@@ -490,7 +541,7 @@ def _eval_rerank(files, as_json, other) -> None:
     click.echo(json.dumps(res, sort_keys=True) if as_json else wer_report(res))
 
 
-@cli.command()
+@cli.command(short_help="Choose one hypothesis per utterance from n-best lists with a trained reranker.")
 @click.option("--model", "model_path", required=True, help="A reranker trained with `structkit train --task rerank`.")
 @click.argument("files", nargs=-1)
 @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
