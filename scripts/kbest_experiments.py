@@ -1,6 +1,6 @@
 """Mancev & Todorovic Table 1 on our data: k-best max-margin learners for sequence labelling.
 
-    python scripts/kbest_experiments.py configs/experiments/kbest-chunk.toml ...
+    python scripts/kbest_experiments.py configs/grids/kbest-chunk.toml ...
 
 For each experiment config, every (algorithm, k, C) is trained once for the largest epoch
 count with the development data scored after each epoch (a config's ``heldout = 10`` holds

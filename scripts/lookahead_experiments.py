@@ -1,6 +1,6 @@
 """Tsuruoka et al. (2011) Tables 1-3 on our data: history-based tagging with lookahead.
 
-    python scripts/lookahead_experiments.py configs/experiments/lookahead-chunk-conll2000.toml ...
+    python scripts/lookahead_experiments.py configs/grids/lookahead-chunk-conll2000.toml ...
 
 For each experiment config: every (direction, label order, depth, margin C) is trained on the
 training data with the development data scored after each epoch (a config's ``heldout = 10``
