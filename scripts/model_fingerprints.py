@@ -57,6 +57,7 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--compare", help="a fingerprint file to compare with")
     ap.add_argument("--sentences", type=int, default=1500, help="training sentences per run")
+    ap.add_argument("--only", default="", help="only the runs whose name contains this text")
     args = ap.parse_args()
     from structkit.config import resolve_data_path
 
@@ -64,6 +65,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         for name, task, train, test, flags in RUNS:
+            if args.only not in name:
+                continue
             tr = write_slice(resolve_data_path(train), t / f"{name}.train", args.sentences) \
                 if task != "parse" else Path(resolve_data_path(train))
             te = Path(resolve_data_path(test))
@@ -77,6 +80,9 @@ def main() -> int:
             print(f"{name:22} {out[name]['weights'][:16]} {out[name]['predictions'][:16]} {wall:.1f} s",
                   flush=True)
         name, train, test, flags = RERANK
+        if args.only not in name:
+            Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+            return _compare(out, args.compare)
         model, pred = t / "rerank.model", t / "rerank.out"
         wall, _ = structkit("train", "--task", "rerank", "--train", train, "--model", model, "-q", *flags)
         structkit("rerank", "--model", model, test, "-o", pred, "--json")
@@ -84,8 +90,12 @@ def main() -> int:
                      "train_wall_seconds": round(wall, 2)}
         print(f"{name:22} {out[name]['weights'][:16]} {out[name]['predictions'][:16]} {wall:.1f} s")
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
-    if args.compare:
-        old = json.loads(Path(args.compare).read_text())
+    return _compare(out, args.compare)
+
+
+def _compare(out: dict, path: str | None) -> int:
+    if path:
+        old = json.loads(Path(path).read_text())
         same = 0
         for k, v in out.items():
             o = old.get(k)

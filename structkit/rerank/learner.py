@@ -21,14 +21,14 @@ updates add tau-weighted rows into alpha and into the averaging accumulator.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from structkit.search.jit import njit
 
 __all__ = ["ALGOS", "Perceptron", "csr_scores", "decode"]
 
 ALGOS = ("loss-perceptron", "perceptron")
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _row_scores(indptr, indices, data, w, a, b, s):  # pragma: no cover - jit
     for r in range(a, b):
         t = 0.0
@@ -37,18 +37,18 @@ def _row_scores(indptr, indices, data, w, a, b, s):  # pragma: no cover - jit
         s[r - a] = t
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _csr_scores_kernel(indptr, indices, data, w, out):  # pragma: no cover - jit
     _row_scores(indptr, indices, data, w, 0, indptr.shape[0] - 1, out)
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _violates(sy, sz, lam, dz, y, z):  # pragma: no cover - jit
     return (sy - sz < lam * dz) or (sy == sz and z < y)
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _add_row(indptr, indices, data, r, coef, c, w, u):  # pragma: no cover - jit
     for k in range(indptr[r], indptr[r + 1]):
         j = indices[k]
@@ -57,7 +57,7 @@ def _add_row(indptr, indices, data, r, coef, c, w, u):  # pragma: no cover - jit
         u[j] += c * d
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _epoch_kernel(indptr, indices, data, starts, loss, order, lam, baseline, w, u, c):  # pragma: no cover - jit
     """One pass over the utterances in ``order``; returns (updates, mistakes, new c)."""
     maxn = 0

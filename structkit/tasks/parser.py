@@ -11,6 +11,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
+from structkit.features.vocab import Vocab as BaseVocab
 from structkit.io.files import display_name
 from structkit.learn.registry import Param
 from structkit.model import load_model, save_model
@@ -63,23 +64,18 @@ def pos_column(s: DepSentence, which: str) -> list[str]:
     return [x if x != "_" else u for x, u in zip(s.xpos, s.upos)]
 
 
-class Vocab:
-    """Strings to ids, with 0 = no such item and 1 = unknown."""
+class Vocab(BaseVocab):
+    """Words or tags to ids, with 0 = no such item and 1 = unknown (``SPECIAL``)."""
 
     def __init__(self, items: list[str] | None = None):
-        self.items = list(SPECIAL) if items is None else list(items)
-        self.index = {w: i for i, w in enumerate(self.items) if i >= len(SPECIAL)}
+        super().__init__(SPECIAL if items is None else items, reserved=len(SPECIAL))
 
-    def add(self, w: str) -> int:
-        i = self.index.get(w)
-        if i is None:
-            i = self.index[w] = len(self.items)
-            self.items.append(w)
-        return i
+    def ids(self, ws: Iterable[str], default: int = 1) -> list[int]:
+        return super().ids(ws, default)
 
-    def ids(self, ws: Iterable[str]) -> list[int]:
-        get = self.index.get
-        return [get(w, 1) for w in ws]
+    @property
+    def items(self) -> list[str]:  # type: ignore[override]  (the model file's word list)
+        return self.words
 
 
 @dataclass
