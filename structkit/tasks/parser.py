@@ -200,14 +200,29 @@ def attachment(gold: Treebank, pred_heads: np.ndarray) -> dict:
 def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = None,
                  on_epoch: Callable[[int, dict], None] | None = None) -> DependencyParser:
     """Read, encode, check which trees the oracle can build, train; report each epoch."""
-    from structkit.learn.parser import parser_epoch
-    from structkit.search.arcstandard import oracle_actions
-
     config.validate()
     t0 = time.perf_counter()
     digest = hashlib.sha256() if train_path != "-" else None
+    sentences = read_treebank(train_path, digest)
+    read_dev = (lambda: read_treebank(dev_path)) if dev_path else None
+    return train_parser_on(config, sentences, read_dev, on_epoch, display_name(train_path),
+                           digest.hexdigest() if digest else None, t0)
+
+
+def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
+                    dev: list[DepSentence] | Callable[[], list[DepSentence]] | None = None,
+                    on_epoch: Callable[[int, dict], None] | None = None,
+                    train_name: str | None = None, train_sha256: str | None = None,
+                    t0: float | None = None) -> DependencyParser:
+    """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
+    function that reads it, called once the training trees are checked."""
+    from structkit.learn.parser import parser_epoch
+    from structkit.search.arcstandard import oracle_actions
+
+    if t0 is None:
+        t0 = time.perf_counter()
     wv, tv = Vocab(), Vocab()
-    train = encode(read_treebank(train_path, digest), wv, tv, config.pos, grow=True)
+    train = encode(sentences, wv, tv, config.pos, grow=True)
     n_sent = len(train.offsets) - 1
     actions = np.zeros(max(2 * int(train.offsets[-1]), 1), dtype=np.int64)
     trainable = np.zeros(n_sent, dtype=np.bool_)
@@ -215,10 +230,10 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
     skipped = int(n_sent - trainable.sum())
     if trainable.sum() == 0:
         raise UserError("no training tree can be built by the arc-standard oracle "
-                        "(all non-projective or with several roots)", display_name(train_path))
-    dev = None
-    if dev_path:
-        dev = encode(read_treebank(dev_path), wv, tv, config.pos, grow=False)
+                        "(all non-projective or with several roots)", train_name)
+    dev_tb = None
+    if dev is not None:
+        dev_tb = encode(dev() if callable(dev) else dev, wv, tv, config.pos, grow=False)
     parser = DependencyParser(config, wv, tv, np.zeros((1, 3)))
     W = np.zeros((1 << config.hash_bits, 3))
     U = np.zeros_like(W)
@@ -235,13 +250,12 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
                  "train_mistakes": int(mistakes), "train_updates": int(updates),
                  "train_accuracy": 100.0 * (1 - mistakes / max(decisions, 1))}
-        if dev is not None:
-            stats["dev"] = attachment(dev, parser.parse_encoded(dev, W=W - U / c))
+        if dev_tb is not None:
+            stats["dev"] = attachment(dev_tb, parser.parse_encoded(dev_tb, W=W - U / c))
         if on_epoch is not None:
             on_epoch(epoch, stats)
     parser.W = W - U / c
-    parser.info = {"train_file": display_name(train_path),
-                   "train_sha256": digest.hexdigest() if digest else None,
+    parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(train.offsets[-1]),
                    "train_seconds": round(time.perf_counter() - t0, 3)}

@@ -129,7 +129,13 @@ def columns_from(sentences: list[Sentence], columns: Columns) -> tuple[list[str]
 def read_labelled(path: str, columns_spec: str | None, digest=None, task: str | None = None) -> Corpus:
     """Read a labelled CoNLL file whole (training or development data); with ``task`` chunk
     or ner, every label must be a phrase tag (O, B-/I-/E-TYPE)."""
-    sentences = list(read_conll(path, digest=digest))
+    return corpus_from_sentences(list(read_conll(path, digest=digest)), columns_spec, path, task)
+
+
+def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, path: str,
+                          task: str | None = None) -> Corpus:
+    """A labelled corpus from sentences in memory (``path`` names them in messages); the
+    checks of :func:`read_labelled`."""
     n = len(sentences[0].rows[0])
     columns = Columns.parse(columns_spec) if columns_spec else Columns.default(n, labelled=True)
     if columns.label is None:
@@ -294,6 +300,29 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     t0 = time.perf_counter()
     digest = hashlib.sha256()
     corpus = read_labelled(train_path, config.columns, digest, config.task)
+
+    def read_dev() -> Corpus:
+        dev = read_labelled(dev_path, config.columns, task=config.task)
+        if dev.n_columns != corpus.n_columns:
+            raise UserError(f"development data has {dev.n_columns} columns, training data "
+                            f"{corpus.n_columns}", display_name(dev_path))
+        return dev
+
+    return train_tagger_on(config, corpus, read_dev if dev_path is not None else None, on_epoch,
+                           display_name(train_path), digest.hexdigest(), t0)
+
+
+def train_tagger_on(config: TaggerConfig, corpus: Corpus,
+                    dev: Corpus | Callable[[], Corpus] | None = None,
+                    on_epoch: Callable[[int, dict], None] | None = None,
+                    train_name: str | None = None, train_sha256: str | None = None,
+                    t0: float | None = None) -> SequenceTagger:
+    """Featurise and train on an in-memory corpus (``config`` validated); ``dev`` may be a
+    function that reads it, called once the training data is featurised."""
+    import time
+
+    if t0 is None:
+        t0 = time.perf_counter()
     features = FeatureSpace(config.templates)
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff)
     labels = sorted(set(corpus.labels))
@@ -302,12 +331,10 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     train = Encoded(indptr, indices, corpus.offsets, y)
     tagger = SequenceTagger(config, features, labels, Weights.zeros(0, len(labels)),
                             corpus.columns, corpus.n_columns)
-    dev = dev_enc = None
-    if dev_path is not None:
-        dev = read_labelled(dev_path, config.columns, task=config.task)
-        if dev.n_columns != corpus.n_columns:
-            raise UserError(f"development data has {dev.n_columns} columns, training data "
-                            f"{corpus.n_columns}", display_name(dev_path))
+    dev_enc = None
+    if dev is not None:
+        if callable(dev):
+            dev = dev()
         dev_enc = tagger.encode(dev.words, dev.pos, dev.offsets)
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
@@ -328,7 +355,7 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
         if on_epoch is not None:
             on_epoch(epoch, stats)
     tagger.weights = learner.averaged()
-    tagger.info = {"train_file": display_name(train_path), "train_sha256": digest.hexdigest(),
+    tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
