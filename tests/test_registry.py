@@ -130,3 +130,23 @@ def test_every_builtin_spec_is_complete():
         assert s.decoder in ("viterbi", "lookahead", "greedy-history", "arc-standard", "rerank")
         for p in s.params:
             assert p.help and p.check(p.default) == p.default
+
+
+def test_learners_of_installed_packages_register_through_entry_points(monkeypatch, tmp_path):
+    """A package declaring `[project.entry-points."structkit.learners"] x = "pkg.module"` has its
+    module imported (and so its learners registered) the first time the registry is read."""
+    import importlib.metadata as md
+    import sys
+
+    (tmp_path / "toy_plugin.py").write_text(
+        "from structkit.learn.registry import LearnerSpec, register\n"
+        "register(LearnerSpec('plugin-toy', 's', 'p', ('ner',), (), 'viterbi', 1, None))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = md.EntryPoint(name="toy", value="toy_plugin", group="structkit.learners")
+    monkeypatch.setattr(md, "entry_points", lambda group=None: [ep] if group == "structkit.learners" else [])
+    monkeypatch.setattr(registry, "_PLUGINS_LOADED", False)
+    try:
+        assert registry.get("plugin-toy", "ner").summary == "s"
+    finally:
+        registry.unregister("plugin-toy")
+        sys.modules.pop("toy_plugin", None)

@@ -163,8 +163,27 @@ def unregister(name: str, task: str | None = None) -> None:
     _REGISTRY[:] = [s for s in _REGISTRY if not (s.name == name and (task is None or task in s.tasks))]
 
 
+_PLUGINS_LOADED = False
+
+
 def _load_builtin() -> None:
+    """Register the built-in learners, then those of installed packages that declare an entry
+    point in the group ``structkit.learners`` (each names a module that calls
+    :func:`register` when imported)."""
+    global _PLUGINS_LOADED
     import structkit.learn.builtin  # noqa: F401  (registers the built-in learners)
+
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="structkit.learners"):
+        try:
+            ep.load()
+        except Exception as e:  # a broken plugin must not break structkit
+            import warnings
+            warnings.warn(f"structkit: learner plugin {ep.name!r} ({ep.value}) failed to load: {e}")
 
 
 def specs(task: str | None = None) -> list[LearnerSpec]:
