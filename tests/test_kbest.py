@@ -211,3 +211,107 @@ def test_degenerate_arguments():
     assert kbest_viterbi(E, 2, T, 5, seqs, scores) == 4
     with pytest.raises(ValueError):
         kbest_viterbi(E, 4, T, 2, seqs, scores)  # E has only 3 rows
+
+
+def documented_order(Y, s):
+    """The documented total order, written out independently of ``brute_order`` (and of the
+    kernel): score descending, then the label sequence read from the LAST position backwards,
+    ascending (y_{n-1} first, then y_{n-2}, ...)."""
+    return sorted(range(len(Y)), key=lambda i: (-s[i], tuple(int(v) for v in Y[i, ::-1])))
+
+
+def tie_problem(rng, n, L):
+    """Integer scores from a tiny range (sometimes all zero), so nearly every merge has ties."""
+    kind = int(rng.integers(0, 4))
+    if kind == 0:  # everything ties: the output is the order on the label sequences alone
+        return np.zeros((n, L)), np.zeros((L + 1, L + 1))
+    lo, hi = ((0, 2), (-1, 2), (-2, 3))[kind - 1]
+    E = rng.integers(lo, hi, size=(n, L)).astype(np.float64)
+    T = rng.integers(lo, hi, size=(L + 1, L + 1)).astype(np.float64)
+    return E, T
+
+
+def k_around(L, total, rng):
+    """k below, equal to and above the number of labels L (and around L**n)."""
+    ks = {1, 2, L - 1, L, L + 1, 2 * L - 1, L * L, total - 1, total, total + 1,
+          int(rng.integers(1, KMAX + 1))}
+    return sorted(k for k in ks if k >= 1)
+
+
+def test_kbest_tie_order_with_k_below_equal_and_above_L():
+    """The documented tie order with k on both sides of L (a merge keeps at most k heads, so
+    which of several equal heads is kept or picked first only shows when k < L or ties
+    straddle the cut). Exact arithmetic: the output must be exactly the first min(k, L**n)
+    sequences of the documented total order -- also which of the sequences tied at the k-th
+    score are returned -- for plain and Hamming-loss-augmented scores."""
+    rng = np.random.default_rng(2024)
+    n_below = n_equal = n_above = n_straddle_below = 0
+    for case in range(150):
+        while True:
+            n = int(rng.integers(1, 6))
+            L = int(rng.integers(2, 7))
+            if L ** n <= 256:
+                break
+        E, T = tie_problem(rng, n, L)
+        Y = all_sequences(n, L)
+        total = L ** n
+        gold = rng.integers(0, L, size=n).astype(np.int32)
+        A = np.empty((n, L))
+        loss_augmented_emissions(E, n, gold, A)
+        bs = brute_scores(E, n, T, Y)
+        bs_loss = brute_scores(A, n, T, Y)
+        order = documented_order(Y, bs)
+        order_loss = documented_order(Y, bs_loss)
+        # the two independent spellings of the reference order agree
+        assert order == brute_order(Y, bs).tolist()
+        assert order_loss == brute_order(Y, bs_loss).tolist()
+        for k in k_around(L, total, rng):
+            m, seqs, scores = run_kbest(E, n, T, k)
+            check_against_brute(E, n, T, k, m, seqs, scores, bs, Y, exact=True)
+            expect = Y[order[:m]]
+            assert np.array_equal(seqs[:m, :n], expect), (case, n, L, k)
+            assert np.array_equal(scores[:m], bs[order[:m]]), (case, n, L, k)
+            # loss-augmented search: same rule on the augmented scores
+            ls = np.full((max(k, 1), n), -7, dtype=np.int32)
+            lsc = np.full(max(k, 1), np.nan)
+            ml = kbest_viterbi_loss(E, n, T, gold, k, ls, lsc)
+            assert ml == m
+            assert np.array_equal(ls[:m], Y[order_loss[:m]]), (case, n, L, k, "loss")
+            assert np.array_equal(lsc[:m], bs_loss[order_loss[:m]]), (case, n, L, k, "loss")
+            n_below += k < L
+            n_equal += k == L
+            n_above += k > L
+            # a tie across the cut: some sequence left out scores the same as the k-th
+            if k < L and m < total and bs[order[m]] == bs[order[m - 1]]:
+                n_straddle_below += 1
+    assert n_below > 200 and n_equal == 150 and n_above > 500
+    assert n_straddle_below > 100
+
+
+# (n, L, k, E, expected sequences): T = 0, so a sequence scores the sum of its emissions;
+# expected lists written out by hand from the documented order (score descending, then last
+# label ascending, then the one before, ...)
+HAND_TIES = [
+    # everything ties at 0: the order on the labels alone
+    (1, 3, 2, [[0, 0, 0]], [[0], [1]]),
+    (2, 3, 2, [[0, 0, 0], [0, 0, 0]], [[0, 0], [1, 0]]),
+    (2, 3, 4, [[0, 0, 0], [0, 0, 0]], [[0, 0], [1, 0], [2, 0], [0, 1]]),
+    (3, 2, 3, [[0, 0], [0, 0], [0, 0]], [[0, 0, 0], [1, 0, 0], [0, 1, 0]]),
+    # last label 1 or 2 scores 1: six sequences tie at the top, k = 2 < L keeps the first two
+    (2, 3, 2, [[0, 0, 0], [0, 1, 1]], [[0, 1], [1, 1]]),
+    # labels 1 and 2 tie at position 0 (score 1), label 0 is worse: (1, 0) before (2, 0)
+    (2, 3, 3, [[0, 1, 1], [0, 0, 0]], [[1, 0], [2, 0], [1, 1]]),
+    # first position 2 best (2), then 0 and 1 tie (1); last position all tie
+    (2, 3, 4, [[1, 1, 2], [0, 0, 0]], [[2, 0], [2, 1], [2, 2], [0, 0]]),
+]
+
+
+@pytest.mark.parametrize("n, L, k, E, expect", HAND_TIES,
+                         ids=[f"n{c[0]}-L{c[1]}-k{c[2]}-{i}" for i, c in enumerate(HAND_TIES)])
+def test_kbest_ties_hand_checked(n, L, k, E, expect):
+    E = np.array(E, dtype=np.float64)
+    T = np.zeros((L + 1, L + 1))
+    m, seqs, scores = run_kbest(E, n, T, k)
+    assert m == k
+    assert seqs[:m, :n].tolist() == expect
+    assert scores[:m].tolist() == [float(sum(E[t, y[t]] for t in range(n))) for y in expect]
