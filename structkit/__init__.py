@@ -14,6 +14,7 @@ imported on first use, so ``import structkit`` stays cheap (no numpy, no numba).
 """
 from __future__ import annotations
 
+from structkit._lazy import lazy_getattr
 from structkit.errors import UserError
 
 __version__ = "0.1.0"
@@ -42,16 +43,7 @@ __all__ = ["Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__ver
            "read_text", "write_conll", "write_conllx"]
 
 
-def __getattr__(name: str) -> object:
-    """Import the public names lazily (PEP 562), keeping ``import structkit`` instant."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'structkit' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("structkit", _LAZY, globals())
 
 
 def __dir__() -> list[str]:

@@ -155,10 +155,25 @@ class _Estimator:
     """What the three estimators share: options, the trained model, save."""
 
     _what = "estimator"
+    _task = ""           # the task of Parser and Reranker (a Tagger's is an argument)
+    _config = ("", "")   # (module, class) of the task's config
 
-    def __init__(self) -> None:
+    def __init__(self, **options: Any) -> None:
         self.history_: list[dict] = []
         self._model: Any = None
+        self._options = dict(options)
+        if self._task:
+            self.config = self._new_config()
+
+    def _new_config(self, validate: bool = True) -> Any:
+        import importlib
+
+        cls = getattr(importlib.import_module(self._config[0]), self._config[1])
+        return _make_config(cls, self._what, self._options, {"task": self._task}, validate)
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
+        return f"{self._what}({opts}){'' if self._model is None else ' [trained]'}"
 
     def _fitted(self) -> Any:
         if self._model is None:
@@ -195,8 +210,7 @@ class Tagger(_Estimator):
     _what = "Tagger"
 
     def __init__(self, task: str = "pos", **options: Any) -> None:
-        super().__init__()
-        self._options = dict(options)
+        super().__init__(**options)
         self.config: TaggerConfig = self._new_config(task)
         self.task = task
 
@@ -447,21 +461,8 @@ class Parser(_Estimator):
     --task parse``; options: algo, epochs, depth, margin, seed, hash_bits, pos (see
     ``structkit.tasks.parser.ParserConfig``)."""
 
-    _what = "Parser"
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__()
-        self._options = dict(options)
-        self.config: ParserConfig = self._new_config()
-
-    def _new_config(self, validate: bool = True) -> ParserConfig:
-        from structkit.tasks.parser import ParserConfig
-
-        return _make_config(ParserConfig, "Parser", self._options, {"task": "parse"}, validate)
-
-    def __repr__(self) -> str:
-        opts = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
-        return f"Parser({opts}){'' if self._model is None else ' [trained]'}"
+    _what, _task, _config = "Parser", "parse", ("structkit.tasks.parser", "ParserConfig")
+    config: ParserConfig
 
     def _treebank(self, X: Any, heads: Any, what: str) -> tuple[list[DepSentence], str, str | None]:
         from structkit.io.files import display_name
@@ -613,21 +614,8 @@ class Reranker(_Estimator):
     ``structkit train --task rerank``; options: algo, epochs, features, lam, window,
     min_cluster, topic_levels, seed (see ``structkit.tasks.rerank.RerankConfig``)."""
 
-    _what = "Reranker"
-
-    def __init__(self, **options: Any) -> None:
-        super().__init__()
-        self._options = dict(options)
-        self.config: RerankConfig = self._new_config()
-
-    def _new_config(self, validate: bool = True) -> RerankConfig:
-        from structkit.tasks.rerank import RerankConfig
-
-        return _make_config(RerankConfig, "Reranker", self._options, {"task": "rerank"}, validate)
-
-    def __repr__(self) -> str:
-        opts = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
-        return f"Reranker({opts}){'' if self._model is None else ' [trained]'}"
+    _what, _task, _config = "Reranker", "rerank", ("structkit.tasks.rerank", "RerankConfig")
+    config: RerankConfig
 
     def fit(self, X: PathLike | Sequence[dict | Sequence[str]], y: Sequence[str] | None = None,
             *, dev: PathLike | tuple[Sequence, Sequence] | Sequence | None = None,

@@ -3,6 +3,8 @@
 (``read_nbest``, ``read_chosen``). Imported lazily, like the top-level ``structkit``."""
 from __future__ import annotations
 
+from structkit._lazy import lazy_getattr
+
 _LAZY = {
     "read_conll": "structkit.io.conll",
     "read_text": "structkit.io.conll",
@@ -19,13 +21,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str) -> object:
-    """Import the readers and writers on first use (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'structkit.io' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr("structkit.io", _LAZY, globals())
