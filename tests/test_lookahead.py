@@ -37,10 +37,19 @@ from structkit.cli import main
 from structkit.features.extract import Encoded
 from structkit.learn.lookahead import lookahead_epoch
 from structkit.learn.perceptron import AveragedPerceptron
+from structkit.models.chain import Corpus, SecondOrder
 from structkit.search.lookahead import (decide, decision_rows, lookahead_decode, search_brute,
                                         step_score, window_dp, window_path)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def flat_lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order,
+                         reverse, depth, margin, use_dp, c):
+    """``lookahead_epoch`` with the arrays in this file's flat order."""
+    return lookahead_epoch(Corpus(indptr, indices, offsets, y), order, SecondOrder(W, T, T2),
+                           SecondOrder(U, TU, T2U), c, second_order, reverse, depth, margin, use_dp)
+
 CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")
 CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
 MARGINS = (0.0, 0.5, 1.0, 2.0)
@@ -250,7 +259,7 @@ def run_kernel_epochs(data, state, order, second_order, reverse, depth, margin, 
     c = state[6]
     stats = []
     for _ in range(epochs):
-        c, m, u = lookahead_epoch(indptr, indices, offsets, y, order, *arrs, second_order,
+        c, m, u = flat_lookahead_epoch(indptr, indices, offsets, y, order, *arrs, second_order,
                                   reverse, depth, margin, use_dp, c)
         stats.append((m, u))
     return arrs, c, stats
@@ -307,7 +316,7 @@ def test_lookahead_epoch_vs_figure3(use_dp, second_order, reverse):
         ref = [A.copy() for A in state[:6]] + [state[6]]
         arrs, c = [A.copy() for A in state[:6]], state[6]
         for epoch in range(3 if depth < 3 else 2):
-            c, mistakes, updates = lookahead_epoch(*data, order, *arrs, second_order, reverse,
+            c, mistakes, updates = flat_lookahead_epoch(*data, order, *arrs, second_order, reverse,
                                                    depth, margin, use_dp, c)
             log = []
             *ref_arrs, rc, rm, ru = ref_epoch(*data, order, *ref[:6], second_order, reverse,
@@ -577,7 +586,7 @@ def test_depth0_margin0_is_greedy_perceptron(use_dp, second_order, reverse):
         ref = [A.copy() for A in state[:6]] + [state[6]]
         arrs, c = [A.copy() for A in state[:6]], state[6]
         for _ in range(3):
-            c, m, u = lookahead_epoch(*data, order, *arrs, second_order, reverse, 0, 0.0,
+            c, m, u = flat_lookahead_epoch(*data, order, *arrs, second_order, reverse, 0, 0.0,
                                       use_dp, c)
             *ra, rc, rw = ref_greedy_epoch(*data, order, *ref[:6], second_order, reverse, ref[6])
             ref = ra + [rc]
@@ -619,7 +628,7 @@ def test_margin_update_without_mistake_hand_checked(use_dp):
     for margin, expect_update in ((0.0, False), (1.0, True)):
         W, U = np.zeros((1, 2)), np.zeros((1, 2))
         T, TU = np.zeros((3, 3)), np.zeros((3, 3))
-        c, m, u = lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, NO_T2.copy(),
+        c, m, u = flat_lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, NO_T2.copy(),
                                   NO_T2.copy(), False, False, 2, margin, use_dp, 3.0)
         assert c == 4.0 and m == 0 and u == int(expect_update)
         if expect_update:
@@ -656,7 +665,7 @@ def test_margin_reaches_margin_on_separable_problem(config):
     history = []
     for _ in range(60):
         order = rng.permutation(len(data[2]) - 1).astype(np.int64)
-        c, m, u = lookahead_epoch(*data, order, *arrs, second_order, reverse, depth, margin,
+        c, m, u = flat_lookahead_epoch(*data, order, *arrs, second_order, reverse, depth, margin,
                                   use_dp, c)
         assert u >= m
         history.append((m, u))

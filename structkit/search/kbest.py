@@ -54,7 +54,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from structkit.models.chain import hamming
 from structkit.search.jit import njit
+from structkit.search.viterbi import emissions, max_length
 
 
 @njit
@@ -276,3 +278,23 @@ def kbest_viterbi_loss(E, n, T, gold, k, out_seqs, out_scores):
     A = np.empty((n, L))
     loss_augmented_emissions(E, n, gold, A)
     return kbest_viterbi(A, n, T, k, out_seqs, out_scores)
+
+
+@njit
+def decode_buffers(offsets, L, k):
+    """Scratch for ``decode_kbest`` over a corpus: (longest sentence, emissions E, k
+    sequences, k scores), sized for the longest sentence."""
+    maxlen = max_length(offsets)
+    kk = max(k, 1)
+    return (maxlen, np.empty((maxlen, L)), np.empty((kk, maxlen), dtype=np.int32),
+            np.empty(kk))
+
+
+@njit
+def decode_kbest(X, w, a, n, k, E, seqs, scores):
+    """The k best loss-augmented sequences (eq. 12) of the sentence at tokens a..a+n-1 of the
+    corpus X (``structkit.models.chain.Corpus``) under the first-order weights w, into
+    seqs/scores (scratch E: ``decode_buffers``); returns (how many, Hamming loss of the best)."""
+    emissions(X.indptr, X.indices, w.W, a, a + n, E)
+    m = kbest_viterbi_loss(E, n, w.T, X.y[a:a + n], k, seqs, scores)
+    return m, (hamming(X.y, a, n, seqs[0]) if m > 0 else 0)

@@ -15,7 +15,7 @@ from structkit.features.extract import Encoded, FeatureSpace
 from structkit.io.conll import Columns, Sentence, read_conll
 from structkit.io.files import display_name
 from structkit.learn import registry
-from structkit.learn.perceptron import Weights
+from structkit.models.chain import Weights
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
 
