@@ -1,4 +1,5 @@
-"""The built-in learners of the sequence tasks, registered with :mod:`structkit.learn.registry`.
+"""The built-in learners' specs (``SPECS``), which :mod:`structkit.learn.registry` registers
+before any other.
 
 Each spec below is the one definition of its algorithm outside its kernels: its parameters,
 defaults, decoder, epochs and report. Learner modules are imported only when a learner is built,
@@ -7,7 +8,9 @@ so listing the learners (``--help``) stays fast.
 from __future__ import annotations
 
 from structkit.errors import UserError
-from structkit.learn.registry import LearnerSpec, default_report, param, register
+from structkit.learn.spec import LearnerSpec, default_report, param
+
+SPECS: list[LearnerSpec] = []  # in the order `structkit algorithms` lists them
 
 SEQ = ("pos", "chunk", "ner")
 TSURUOKA = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Figure 3"
@@ -72,14 +75,14 @@ def _greedy_depth(config) -> None:
 
 # ---- the history-based and exact perceptrons ------------------------------------------------
 HISTORY = (param("margin"), param("label_order"), param("direction"), param("search"))
-register(LearnerSpec(
+SPECS.append(LearnerSpec(
     "perceptron", "averaged structured perceptron, exact first-order Viterbi", COLLINS, SEQ, (),
     "viterbi", 10, _perceptron, family="perceptron"))
-register(LearnerSpec(
+SPECS.append(LearnerSpec(
     "greedy", "history-based averaged perceptron, one decision at a time (lookahead depth 0)",
     TSURUOKA, SEQ, HISTORY, "lookahead", 10, _history, check=_greedy_depth,
     fixed={"depth": 0}, family="lookahead"))
-register(LearnerSpec(
+SPECS.append(LearnerSpec(
     "lookahead", "history-based margin perceptron with depth-D lookahead search", TSURUOKA, SEQ,
     (param("depth"), *HISTORY), "lookahead", 10, _history, family="lookahead"))
 
@@ -94,7 +97,7 @@ for name, algo, summary, ps, extra in (
          (K, C, TAU), {}),
         ("kbest-larank", "larank", "k-best LaRank: ProcessNew, ProcessOld, Optimize (Algorithm 3)",
          (K, C, TAU, param("nr")), {})):
-    register(LearnerSpec(name, summary, MANCEV, SEQ, ps, "viterbi", 10, _kbest(algo),
+    SPECS.append(LearnerSpec(name, summary, MANCEV, SEQ, ps, "viterbi", 10, _kbest(algo),
                          family="kbest", fixed={"nr": 1, **extra}))
 
 # ---- OLaRank and its baselines (Bordes et al. 2008) ----------------------------------------
@@ -118,7 +121,7 @@ for name, summary, ps, decoder, epochs, fixed in (
          "--tau (at most --epochs)", (OC, TAU, param("nr", default=1), ORDER), "greedy-history", 50,
          {})):
     exact_perceptron = name == "perceptron-exact"
-    register(LearnerSpec(
+    SPECS.append(LearnerSpec(
         name, summary, BORDES, SEQ, ps, decoder, epochs,
         _perceptron if exact_perceptron else _olarank,
         report=default_report if exact_perceptron else _dual_report,
@@ -128,22 +131,22 @@ for name, summary, ps, decoder, epochs, fixed in (
 
 # ---- the arc-standard parser (Tsuruoka et al. 2011, Table 4) --------------------------------
 PARSE = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Table 4 (arc-standard parsing)"
-register(LearnerSpec(
+SPECS.append(LearnerSpec(
     "lookahead", "margin perceptron over arc-standard actions, depth-D lookahead search", PARSE,
     ("parse",), (param("depth", default=0, high=6, help="Lookahead search depth D over arc-standard "
                                                         "actions (brute force: 3^(D+1) paths)."),
                  param("margin")), "arc-standard", 10, None,
     family="parser"))
-register(LearnerSpec(
+SPECS.append(LearnerSpec(
     "greedy", "margin perceptron over arc-standard actions, no lookahead (depth 0)", PARSE,
     ("parse",), (param("margin"),), "arc-standard", 10, None, check=_greedy_depth,
     fixed={"depth": 0}, family="parser"))
 
 # ---- the n-best reranker (Singh-Miller & Collins 2007) ---------------------------------------
 RERANK = "Singh-Miller & Collins (2007), Trigger-based language modeling using a loss-sensitive perceptron"
-register(LearnerSpec(
+SPECS.append(LearnerSpec(
     "loss-perceptron", "averaged loss-sensitive perceptron: margin lambda * word errors (Figure 1)",
     RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))
-register(LearnerSpec(
+SPECS.append(LearnerSpec(
     "perceptron", "averaged perceptron baseline: the best hypothesis against the chosen one",
     RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))

@@ -6,140 +6,19 @@ models tag with, its default number of epochs, how it builds its learner and how
 epoch. Options are validated from the table; rules that belong to a task stay with the task.
 
 Adding a learner is one module that calls :func:`register` (plus its tests); nothing in the
-command line or the tasks names a learner. The built-in learners register themselves in
-:mod:`structkit.learn.builtin`, which :func:`specs` imports on first use.
+command line or the tasks names a learner. The built-in specs are listed in
+:mod:`structkit.learn.builtin` and registered on first use; installed packages add theirs
+through the ``structkit.learners`` entry point.
 """
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import Any, Callable
-
 from structkit.errors import UserError
 
-__all__ = ["Param", "LearnerSpec", "register", "get", "specs", "names", "param"]
+__all__ = ["Param", "LearnerSpec", "register", "unregister", "get", "specs", "names", "param",
+           "PARAMS", "EPOCHS", "SEED", "alternatives", "default_report"]
 
-
-@dataclass(frozen=True)
-class Param:
-    """One typed option of a learner: ``name`` is its config key (``--name`` on the command
-    line, ``_`` spelled ``-``); ``low``/``high`` bound it (inclusive), ``positive`` excludes 0."""
-
-    name: str
-    kind: type
-    default: Any
-    help: str
-    low: float | None = None
-    high: float | None = None
-    positive: bool = False
-    choices: tuple = ()
-    # Where a learner that does not take this parameter is told so: a format string over
-    # {flag}, {value}, {algo} and {takers} (the algorithms that take it).
-    elsewhere: str = "{flag} does not apply to --algo {algo} (it is taken by {takers})"
-
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
-
-    def range_text(self) -> str:
-        """The accepted values, as the help and the errors say them."""
-        if self.choices:
-            return alternatives(self.choices)
-        if self.kind is int:
-            if self.low is not None and self.high is not None:
-                return f"{self.low:g}..{self.high:g}"
-            return ">= 1" if self.low == 1 else ">= 0" if self.low == 0 else "any integer"
-        if self.positive:
-            return "> 0"
-        return ">= 0" if self.low == 0 else "any number"
-
-    def check(self, value: Any) -> Any:
-        """``value`` converted to the parameter's type, or a UserError in the one wording used
-        for every parameter of its kind."""
-        if self.choices:
-            if value not in self.choices:
-                raise UserError(f"{self.flag} must be {self.range_text()}, got {value!r}")
-            return value
-        if self.kind is int:
-            bad = isinstance(value, bool) or not isinstance(value, int)
-            if not bad and self.low is not None and self.high is not None:
-                if not self.low <= value <= self.high:
-                    bad = True
-            elif not bad and self.low is not None and value < self.low:
-                bad = True
-            if bad:
-                if self.low is not None and self.high is not None:
-                    what = f"an integer from {self.low:g} to {self.high:g}"
-                else:
-                    what = {1: "a positive integer", 0: "a non-negative integer"}.get(self.low, "an integer")
-                raise UserError(f"{self.flag} must be {what}, got {value!r}")
-            return int(value)
-        if self.kind is float:
-            ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-            if ok and self.positive:
-                ok = value > 0
-            elif ok and self.low is not None:
-                ok = value >= self.low
-            if not ok:
-                what = ("a positive number" if self.positive else
-                        "a non-negative number" if self.low == 0 else "a finite number")
-                raise UserError(f"{self.flag} must be {what}, got {value!r}")
-            return float(value)
-        if not isinstance(value, self.kind):
-            raise UserError(f"{self.flag} must be a {self.kind.__name__}, got {value!r}")
-        return value
-
-
-def alternatives(xs) -> str:
-    """How every structkit message names a set of allowed values: 'a or b', or 'one of a, b
-    or c' when there are more than two."""
-    xs = [str(x) for x in xs]
-    if len(xs) <= 2:
-        return " or ".join(xs)
-    return "one of " + ", ".join(xs[:-1]) + " or " + xs[-1]
-
-
-def default_report(stats: dict) -> str:
-    """The per-epoch line: training accuracy where the learner knows it, else its updates."""
-    if "train_accuracy" in stats:
-        return f"train acc {stats['train_accuracy']:.2f}"
-    return f"updates {stats['train_updates']}"
-
-
-@dataclass(frozen=True)
-class LearnerSpec:
-    """Everything the tasks and the command line know about one algorithm.
-
-    ``build(config, n_features, n_labels)`` returns the learner: an object with
-    ``epoch(data, rng) -> dict`` and ``averaged() -> weights``. ``decoder`` names the search
-    its models tag with (``viterbi``, ``lookahead`` or ``greedy-history``). ``check(config)``
-    holds rules between parameters that a table cannot say. ``epoch_calls(config)`` is how
-    many times ``epoch`` is called (a batch learner that runs its own passes answers 1)."""
-
-    name: str
-    summary: str
-    paper: str
-    tasks: tuple[str, ...]
-    params: tuple[Param, ...]
-    decoder: str
-    epochs: int
-    build: Callable[..., Any] | None
-    report: Callable[[dict], str] = default_report
-    check: Callable[[Any], None] | None = None
-    epoch_calls: Callable[[Any], int] = lambda config: config.epochs
-    family: str = ""
-    # Header values of the parameters this learner does not take (defaults: the task's).
-    fixed: dict = field(default_factory=dict)
-
-    def param(self, name: str) -> Param | None:
-        for p in self.params:
-            if p.name == name:
-                return p
-        return None
-
-    def takes(self, name: str) -> bool:
-        return self.param(name) is not None
-
+from structkit.learn.spec import (EPOCHS, PARAMS, SEED, LearnerSpec, Param,  # noqa: E402,F401
+                                  alternatives, default_report, param)
 
 _REGISTRY: list[LearnerSpec] = []
 
@@ -148,6 +27,7 @@ def register(spec: LearnerSpec, replace: bool = False) -> LearnerSpec:
     """Add a learner. A name may serve several tasks through separate specs (the reranker's
     ``perceptron`` is not the tagger's), but never one task twice (ValueError, unless
     ``replace``)."""
+    _load_builtin()
     clash = [s for s in _REGISTRY if s.name == spec.name and set(s.tasks) & set(spec.tasks)]
     if clash and not replace:
         raise ValueError(f"a learner named {spec.name!r} is already registered for "
@@ -163,16 +43,20 @@ def unregister(name: str, task: str | None = None) -> None:
     _REGISTRY[:] = [s for s in _REGISTRY if not (s.name == name and (task is None or task in s.tasks))]
 
 
+_BUILTIN_LOADED = False
 _PLUGINS_LOADED = False
 
 
 def _load_builtin() -> None:
-    """Register the built-in learners, then those of installed packages that declare an entry
-    point in the group ``structkit.learners`` (each names a module that calls
+    """Register the built-in learners (once), then those of installed packages that declare an
+    entry point in the group ``structkit.learners`` (each names a module that calls
     :func:`register` when imported)."""
-    global _PLUGINS_LOADED
-    import structkit.learn.builtin  # noqa: F401  (registers the built-in learners)
+    global _BUILTIN_LOADED, _PLUGINS_LOADED
+    if not _BUILTIN_LOADED:
+        _BUILTIN_LOADED = True
+        from structkit.learn.builtin import SPECS
 
+        _REGISTRY[:0] = SPECS
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
@@ -203,37 +87,3 @@ def get(name: str, task: str | None = None) -> LearnerSpec:
             return s
     where = f" for task {task}" if task else ""
     raise UserError(f"--algo must be {alternatives(names(task))}{where}, got {name!r}")
-
-
-def param(name: str, **changes) -> Param:
-    """A shared parameter definition, with some fields changed (e.g. its default)."""
-    from dataclasses import replace
-
-    return replace(PARAMS[name], **changes)
-
-
-# The options every task shares, and the parameters learners share: one definition each, so
-# every task and learner says the same thing.
-EPOCHS = Param("epochs", int, 10, "Passes over the training data.", low=1)
-SEED = Param("seed", int, 0, "Seed for shuffling and random choices: same seed, same model.", low=0)
-PARAMS: dict[str, Param] = {p.name: p for p in (
-    Param("depth", int, 1, "Lookahead search depth D: each decision looks D decisions ahead.", low=0,
-          elsewhere="{flag} applies to history-based learners ({takers}); exact Viterbi already "
-                    "searches the whole sentence"),
-    Param("margin", float, 0.0, "Margin C of the lookahead perceptron (Figure 3).", low=0,
-          elsewhere="{flag} applies to history-based learners (--algo {takers})"),
-    Param("label_order", int, 1, "2 adds label-trigram features (history-based learners).", choices=(1, 2),
-          elsewhere="{flag} {value} needs a history-based learner ({takers}); --algo {algo} "
-                    "decodes with first-order labels"),
-    Param("direction", str, "ltr", "Tagging direction of history-based models.", choices=("ltr", "rtl"),
-          elsewhere="{flag} applies to {takers}; --algo {algo} tags left to right only (--direction ltr)"),
-    Param("search", str, "dp", "Lookahead search: dp (exact window DP) or brute (Figure 2); same result.",
-          choices=("dp", "brute")),
-    Param("k", int, 1, "How many loss-augmented best sequences an update uses.", low=1),
-    Param("C", float, 1.0, "C of the max-margin objective (slack penalty / step cap).", positive=True),
-    Param("tau", float, 1e-3, "KKT tolerance of the SMO solver.", low=0),
-    Param("nr", int, 5, "Reprocess steps (PROCESSOLD + OPTIMIZE) per new example.", low=0),
-    Param("order", int, 1, "Markov order K of the label history (greedy models).", low=1, high=10,
-          elsewhere="{flag} applies to the greedy OLaRank learners ({takers}); --algo {algo} is "
-                    "first order"),
-)}
