@@ -147,6 +147,31 @@ Examples:
 Each learner's parameters, defaults and paper: structkit algorithms [NAME]."""
 
 
+def _history_specs(task: str) -> list:
+    from structkit.learn import registry
+    return [s for s in registry.specs(task) if s.decoder == "lookahead"]
+
+
+def _epochs_help() -> str:
+    """The default epochs of the learners, from their specs: 'N for a, b; M for c'."""
+    from structkit.learn import registry
+
+    by: dict[int, list[str]] = {}
+    for s in registry.specs():
+        label = s.name + (f" ({s.tasks[0]})" if s.tasks in (("parse",), ("rerank",)) else "")
+        by.setdefault(s.epochs, []).append(label)
+    return "; ".join(f"{e} for {', '.join(names)}" for e, names in sorted(by.items(), key=lambda x: -len(x[1])))
+
+
+def _default_algos() -> str:
+    from structkit.tasks import TASKS
+
+    by: dict[str, list[str]] = {}
+    for t in TASKS.values():
+        by.setdefault(t.default_algo, []).append(t.name)
+    return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items())
+
+
 def _task_names() -> list[str]:
     from structkit.tasks import NAMES
     return list(NAMES)
@@ -174,11 +199,10 @@ def _opt(*args, group: str, **kwargs):
       help="TOML config (any option below, and a [data] table); flags override its values.")
 @_opt("--algo", type=Choice(_algo_names), metavar="NAME", group="Learner",
       help=f"The learning algorithm ({', '.join(_algo_names())}); `structkit algorithms` lists "
-           "them with their tasks, parameters and papers. [default: perceptron; parse: lookahead; "
-           "rerank: loss-perceptron]")
+           f"them with their tasks, parameters and papers. [default: {_default_algos()}]")
 @_opt("--epochs", type=int, group="Learner",
-      help="Passes over the training data. [default: the learner's: 10; 1 for the one-pass OLaRank "
-           "family; larank-greedy-batch: at most 50 passes; rerank: 5]")
+      help="Passes over the training data (a batch learner: at most this many). "
+           f"[default: the learner's: {_epochs_help()}]")
 @_opt("--seed", type=int, group="Learner",
       help="Seed for shuffling and random choices: same seed, same model. [default: 0]")
 @_learner_options
@@ -352,11 +376,13 @@ def _tag_command(name: str, task: str, help_text: str):
 
         tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
         if depth is not None:
-            if depth < 0:
-                raise UserError(f"--depth must be a non-negative integer, got {depth}")
+            from structkit.learn.registry import PARAMS
+
+            PARAMS["depth"].check(depth)
             if not tagger.config.history_based:
-                raise UserError("--depth applies to history-based models (trained with --algo "
-                                "greedy or lookahead); this one decodes with exact Viterbi", model_path)
+                raise UserError(f"--depth applies to history-based models (trained with --algo "
+                                f"{' or '.join(s.name for s in _history_specs(task))}); this one "
+                                f"decodes with {tagger.config.spec.decoder}", model_path)
         paths = [resolve_data_path(f) for f in files] or ["-"]
         with atomic_output(output) as out:
             for path in paths:

@@ -33,3 +33,15 @@ def test_grids_are_not_train_configs(path):
 
 def test_there_are_both():
     assert len(RUN) >= 5 and len(GRIDS) >= 8
+
+
+def test_task_table_default_learners_are_the_config_defaults():
+    import dataclasses
+
+    from structkit.learn import registry
+    from structkit.tasks import TASKS
+
+    for t in TASKS.values():
+        field = {f.name: f for f in dataclasses.fields(t.config_type())}["algo"]
+        assert field.default == t.default_algo, t.name
+        assert registry.get(t.default_algo, t.name).name == t.default_algo

@@ -18,13 +18,16 @@ SEQUENCE = ("pos", "chunk", "ner")
 
 @dataclass(frozen=True)
 class Task:
-    """A task: its module, the config class and the training function named in it, and the
-    config-file spellings of fields whose Python names differ (``lambda`` is ``lam``)."""
+    """A task: its module, the config class and the training function named in it, the
+    learner it uses by default (the config class's ``algo`` default; tests/test_configs.py
+    checks they agree), and the config-file spellings of fields whose Python names differ
+    (``lambda`` is ``lam``)."""
 
     name: str
     module: str
     config_class: str
     trainer: str
+    default_algo: str
     aliases: tuple[tuple[str, str], ...] = ()
 
     def config_type(self) -> type:
@@ -40,9 +43,10 @@ class Task:
 
 
 TASKS: dict[str, Task] = {t.name: t for t in (
-    *(Task(n, "structkit.tasks.sequence", "TaggerConfig", "train_tagger") for n in SEQUENCE),
-    Task("parse", "structkit.tasks.parser", "ParserConfig", "train_parser"),
-    Task("rerank", "structkit.tasks.rerank", "RerankConfig", "train_reranker", (("lambda", "lam"),)),
+    *(Task(n, "structkit.tasks.sequence", "TaggerConfig", "train_tagger", "perceptron") for n in SEQUENCE),
+    Task("parse", "structkit.tasks.parser", "ParserConfig", "train_parser", "lookahead"),
+    Task("rerank", "structkit.tasks.rerank", "RerankConfig", "train_reranker", "loss-perceptron",
+         (("lambda", "lam"),)),
 )}
 NAMES = tuple(TASKS)
 
