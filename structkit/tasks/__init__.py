@@ -79,7 +79,7 @@ def make_config(values: dict[str, Any]):
         for k in foreign:
             others = [t.name for t in TASKS.values() if k in t.keys()]
             if others:
-                where.append(f"--{k.replace('_', '-')} applies to --task {' or '.join(others)}")
+                where.append(f"--{k.replace('_', '-')} applies to --task {', '.join(others)}")
         raise UserError(f"option(s) {flags} do not apply to --task {task.name} ("
                         + ("; ".join(where) + "; " if where else "")
                         + f"--task {task.name} takes {', '.join(k for k in takes if k != 'task')})")
