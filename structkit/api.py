@@ -339,11 +339,7 @@ class Tagger(_Estimator):
         lookahead depth of a history-based model."""
         model = self._fitted()
         if depth is not None:
-            if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-                raise UserError(f"depth must be a non-negative integer, got {depth!r}")
-            if not model.config.history_based:
-                raise UserError("depth applies to history-based models (algo greedy or lookahead); "
-                                "this one decodes with exact Viterbi")
+            model.check_depth(depth)
         sents, name, words_only = self._input(X)
         out: list[list[str]] = []
         for _, labels in model.tag_batches(sents, name, None, words_only, depth=depth):

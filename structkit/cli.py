@@ -147,11 +147,6 @@ Examples:
 Each learner's parameters, defaults and paper: structkit algorithms [NAME]."""
 
 
-def _history_specs(task: str) -> list:
-    from structkit.learn import registry
-    return [s for s in registry.specs(task) if s.decoder == "lookahead"]
-
-
 def _epochs_help() -> str:
     """The default epochs of the learners, from their specs: 'N for a, b; M for c'."""
     from structkit.learn import registry
@@ -376,13 +371,7 @@ def _tag_command(name: str, task: str, help_text: str):
 
         tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
         if depth is not None:
-            from structkit.learn.registry import PARAMS
-
-            PARAMS["depth"].check(depth)
-            if not tagger.config.history_based:
-                raise UserError(f"--depth applies to history-based models (trained with --algo "
-                                f"{' or '.join(s.name for s in _history_specs(task))}); this one "
-                                f"decodes with {tagger.config.spec.decoder}", model_path)
+            tagger.check_depth(depth, model_path)
         paths = [resolve_data_path(f) for f in files] or ["-"]
         with atomic_output(output) as out:
             for path in paths:

@@ -175,6 +175,15 @@ class SequenceTagger:
 
         return decode(self.config.spec.decoder, enc, weights or self.weights, self.config, depth)
 
+    def check_depth(self, depth: int, where: str | None = None) -> None:
+        """The rule for searching to another depth at tagging time: a non-negative integer, and
+        only for a history-based model (UserError naming ``where`` otherwise)."""
+        registry.PARAMS["depth"].check(depth)
+        if not self.config.history_based:
+            takers = " or ".join(s.name for s in registry.specs(self.config.task) if s.decoder == "lookahead")
+            raise UserError(f"--depth applies to history-based models (trained with --algo {takers}); "
+                            f"this one decodes with {self.config.spec.decoder}", where)
+
     def encode(self, words: list[str], pos: list[str] | None, offsets: np.ndarray) -> Encoded:
         indptr, indices = self.features.transform(words, pos, offsets)
         return Encoded(indptr, indices, offsets, None)
