@@ -195,6 +195,16 @@ class _Estimator:
         """Training facts stored in the model (data size, features, seconds)."""
         return dict(self._fitted().info)
 
+    @classmethod
+    def _of(cls, model: Any) -> Any:
+        """An estimator around a loaded model, its options read back from the model's config."""
+        self = cls.__new__(cls)
+        self.history_ = []
+        self._options = {k: v for k, v in dataclasses.asdict(model.config).items() if k != "task"}
+        self.config = model.config
+        self._model = model
+        return self
+
     def save(self, path: PathLike) -> None:
         """Write the trained model to ``path`` (an .npz file, as ``structkit train`` writes)."""
         self._fitted().save(os.fspath(path))
@@ -408,12 +418,8 @@ class Tagger(_Estimator):
         from structkit.tasks.sequence import SequenceTagger
 
         model = SequenceTagger.load(os.fspath(path))
-        self = cls.__new__(cls)
-        _Estimator.__init__(self)
+        self = cls._of(model)
         self.task = model.config.task
-        self._options = {k: v for k, v in dataclasses.asdict(model.config).items() if k != "task"}
-        self.config = model.config
-        self._model = model
         return self
 
 
@@ -556,12 +562,7 @@ class Parser(_Estimator):
         from structkit.tasks.parser import DependencyParser
 
         model = DependencyParser.load(os.fspath(path))
-        self = cls.__new__(cls)
-        _Estimator.__init__(self)
-        self._options = {k: v for k, v in dataclasses.asdict(model.config).items() if k != "task"}
-        self.config = model.config
-        self._model = model
-        return self
+        return cls._of(model)
 
 
 # ---- reranking ---------------------------------------------------------------------------------
@@ -669,12 +670,7 @@ class Reranker(_Estimator):
         from structkit.tasks.rerank import Reranker as RerankModel
 
         model = RerankModel.load(os.fspath(path))
-        self = cls.__new__(cls)
-        _Estimator.__init__(self)
-        self._options = {k: v for k, v in dataclasses.asdict(model.config).items() if k != "task"}
-        self.config = model.config
-        self._model = model
-        return self
+        return cls._of(model)
 
 
 # ---- reading files into Python data ------------------------------------------------------------
