@@ -38,7 +38,7 @@ def greedy(E, n, T, T2, second_order, reverse, out):
     indptr = np.arange(n + 1, dtype=np.int64)
     indices = np.arange(n, dtype=np.int32)
     res = np.empty(n, dtype=np.int32)
-    lookahead_decode(indptr, indices, np.array([0, n], dtype=np.int64), E, T, T2,
+    lookahead_decode(indptr, indices, np.array([0, n], dtype=np.int64), SecondOrder(E, T, T2),
                      second_order, reverse, 0, True, res)
     out[:n] = res
 
@@ -55,7 +55,7 @@ def decode_corpus(indptr, indices, offsets, W, T, T2, method, second_order, reve
     if method == 0:
         viterbi_corpus(indptr, indices, offsets, W, T, out)
     else:
-        lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, 0, True, out)
+        lookahead_decode(indptr, indices, offsets, SecondOrder(W, T, T2), second_order, reverse, 0, True, out)
 
 
 def _learner(nF, L, method, second_order=False, reverse=False):

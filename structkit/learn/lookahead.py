@@ -29,7 +29,8 @@ def lookahead_epoch(X, order, w, u, c, second_order, reverse, depth, margin, use
     W, T, T2, U, TU, T2U = w.W, w.T, w.T2, u.W, u.T, u.T2
     L = W.shape[1]
     maxlen = max_length(offsets)
-    E, B1, B2, values, labels, pre, paths = _scratch(maxlen, L, depth, second_order)
+    sc = _scratch(maxlen, L, depth, second_order)
+    E, paths = sc.E, sc.paths
     gold_dec = np.empty(maxlen, dtype=np.int64)
     pc = np.empty(depth + 3, dtype=np.int64)  # [p2, p1, gold, gold's continuation...]
     ps = np.empty(depth + 3, dtype=np.int64)  # [p2, p1, winner, winner's continuation...]
@@ -51,8 +52,8 @@ def lookahead_epoch(X, order, w, u, c, second_order, reverse, depth, margin, use
             p1 = gold_dec[k - 1] if k >= 1 else L
             p2 = gold_dec[k - 2] if k >= 2 else L
             g = gold_dec[k]
-            best, plain, d = decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, g, margin,
-                                    B1, B2, values, labels, pre, paths[0], paths[1], paths[2])
+            best, plain, d = decide(w, sc, k, min(depth, n - 1 - k), p1, p2, g, margin, second_order,
+                                    use_dp)
             if plain != g:
                 mistakes += 1
             if best != g:

@@ -20,12 +20,18 @@ updates add tau-weighted rows into alpha and into the averaging accumulator.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from structkit.search.jit import njit
 
 __all__ = ["ALGOS", "Perceptron", "csr_scores", "decode"]
 
 ALGOS = ("loss-perceptron", "perceptron")
+
+Hypotheses = namedtuple("Hypotheses", ["indptr", "indices", "data", "starts", "loss"])
+Hypotheses.__doc__ = """The n-best lists as the epoch kernel takes them: hypothesis feature rows
+(CSR indptr/indices/data), utterance i's rows starts[i]:starts[i+1], and each row's loss."""
 
 
 @njit
@@ -58,8 +64,10 @@ def _add_row(indptr, indices, data, r, coef, c, w, u):  # pragma: no cover - jit
 
 
 @njit
-def _epoch_kernel(indptr, indices, data, starts, loss, order, lam, baseline, w, u, c):  # pragma: no cover - jit
-    """One pass over the utterances in ``order``; returns (updates, mistakes, new c)."""
+def _epoch_kernel(X, order, w, u, c, lam, baseline):  # pragma: no cover - jit
+    """One pass over the utterances of the ``Hypotheses`` X in ``order``, updating the weights
+    w and their averaging accumulator u; returns (updates, mistakes, new c)."""
+    indptr, indices, data, starts, loss = X
     maxn = 0
     for i in range(starts.shape[0] - 1):
         if starts[i + 1] - starts[i] > maxn:
@@ -178,10 +186,11 @@ class Perceptron:
         self.grow(rows.n_features)
         if order is None:
             order = np.arange(len(rows.starts) - 1, dtype=np.int64)
+        X = Hypotheses(rows.indptr, rows.indices, rows.data, rows.starts,
+                       np.asarray(loss, dtype=np.int64))
         updates, mistakes, self.c = _epoch_kernel(
-            rows.indptr, rows.indices, rows.data, rows.starts, np.asarray(loss, dtype=np.int64),
-            np.asarray(order, dtype=np.int64), self.lam, self.algo == "perceptron",
-            self.w, self.u, self.c)
+            X, np.asarray(order, dtype=np.int64), self.w, self.u, self.c, self.lam,
+            self.algo == "perceptron")
         return {"updates": int(updates), "mistakes": int(mistakes)}
 
     def averaged(self) -> np.ndarray:

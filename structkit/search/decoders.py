@@ -16,9 +16,10 @@ def _viterbi(enc, w, config, depth, out) -> None:
 
 
 def _lookahead(enc, w, config, depth, out) -> None:
+    from structkit.models.chain import with_T2
     from structkit.search.lookahead import lookahead_decode
 
-    lookahead_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.T, w.T2, config.label_order == 2,
+    lookahead_decode(enc.indptr, enc.indices, enc.offsets, with_T2(w), config.label_order == 2,
                      config.direction == "rtl", config.depth if depth is None else depth,
                      config.search == "dp", out)
 

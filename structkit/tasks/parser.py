@@ -217,7 +217,7 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
     function that reads it, called once the training trees are checked."""
     from structkit.learn.parser import parser_epoch
-    from structkit.search.arcstandard import oracle_actions
+    from structkit.search.arcstandard import HashedWeights, Treebank, oracle_actions
 
     if t0 is None:
         t0 = time.perf_counter()
@@ -242,9 +242,9 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
-        c, mistakes, updates = parser_epoch(train.offsets, train.words, train.tags, train.heads,
-                                            order, trainable, W, U, parser.mask, config.depth,
-                                            config.margin, c)
+        c, mistakes, updates = parser_epoch(Treebank(train.offsets, train.words, train.tags, train.heads),
+                                            order, trainable, HashedWeights(W, U, parser.mask), c,
+                                            config.depth, config.margin)
         lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
         decisions = int(2 * lengths.sum() - len(lengths))
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
