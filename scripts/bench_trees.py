@@ -73,13 +73,14 @@ def main() -> int:
         run(args.new, ["train", "--task", "chunk", "--train", CHUNK, "--model", str(t / "tagger.npz")])
         rows = []
         for name, cmd in commands(t):
-            for tree in (args.old, args.new):  # compile outside the timing
+            trees = (args.old, args.new)
+            for tree in trees:  # compile outside the timing
                 run(tree, cmd)
-            times = {args.old: [], args.new: []}
+            times: list[list[float]] = [[], []]  # by position: the same tree twice measures noise
             for _ in range(args.repeat):
-                for tree in (args.old, args.new):
-                    times[tree].append(run(tree, cmd))
-            a, b = min(times[args.old]), min(times[args.new])
+                for i, tree in enumerate(trees):
+                    times[i].append(run(tree, cmd))
+            a, b = min(times[0]), min(times[1])
             rows.append((name, a, b))
             print(f"{name:42} old {a:6.2f} s   new {b:6.2f} s   new/old {b / a:5.2f}", flush=True)
     return 0

@@ -99,7 +99,7 @@ MUTATIONS = [
       "d = min(lj / nrm, C)", "d = lj / nrm",
       ("tests/test_kbest_learners.py",), "the PA step is not clipped at C"),
     M("smo-step-clip", "structkit/models/chain.py",
-      "delta = min(beta[hi], gap / den)", "delta = gap / den",
+      "        delta = min(beta[hi], gap / den)\n", "        delta = gap / den\n",
       ("tests/test_smo.py", "tests/test_chain_weights.py"),
       "the SMO pair step is not clipped at beta (eq. 20)"),
     M("parser-average", "structkit/learn/parser.py",
