@@ -38,10 +38,10 @@ ner:
 	$(BIN)/python scripts/run_experiment.py configs/ner-conll2002-esp-perceptron.toml
 
 # Tsuruoka et al. (2011) Tables 1-3 on our data: results/lookahead.md and lookahead.png.
-LOOKAHEAD_CONFIGS ?= configs/experiments/lookahead-chunk-conll2000.toml \
-	configs/experiments/lookahead-ner-conll2002-esp.toml \
-	configs/experiments/lookahead-ner-jnlpba.toml \
-	configs/experiments/lookahead-pos-ptb.toml
+LOOKAHEAD_CONFIGS ?= configs/grids/lookahead-chunk-conll2000.toml \
+	configs/grids/lookahead-ner-conll2002-esp.toml \
+	configs/grids/lookahead-ner-jnlpba.toml \
+	configs/grids/lookahead-pos-ptb.toml
 lookahead:
 	$(BIN)/pip install --quiet -e '.[experiments]'
 	$(BIN)/python scripts/lookahead_experiments.py $(LOOKAHEAD_CONFIGS)
@@ -49,13 +49,13 @@ lookahead:
 # Tsuruoka et al. (2011) Table 4 on our data: results/parse.md and parse.png.
 parse:
 	$(BIN)/pip install --quiet -e '.[experiments]'
-	$(BIN)/python scripts/parse_experiments.py configs/experiments/parse-ptb-dep.toml
+	$(BIN)/python scripts/parse_experiments.py configs/grids/parse-ptb-dep.toml
 
 # Mancev & Todorovic Table 1 on our data: results/kbest.md and kbest.png (about 75 min).
 kbest:
 	$(BIN)/pip install --quiet -e '.[experiments]'
-	$(BIN)/python scripts/kbest_experiments.py configs/experiments/kbest-chunk-conll2000.toml \
-		configs/experiments/kbest-ner-conll2002-esp.toml
+	$(BIN)/python scripts/kbest_experiments.py configs/grids/kbest-chunk-conll2000.toml \
+		configs/grids/kbest-ner-conll2002-esp.toml
 
 # Bordes, Usunier & Bottou (2008) Tables 2-4 and Fig. 1 on our data: results/olarank.md and .png.
 olarank:
@@ -65,7 +65,7 @@ olarank:
 # Singh-Miller & Collins Table 3 on our data (ATIS, and 5-fold CV on Switchboard, WSJ, CHiME-4):
 # results/rerank.md and rerank.json (about 70 s).
 rerank:
-	$(BIN)/python scripts/rerank_experiments.py configs/experiments/rerank-hyporadise.toml
+	$(BIN)/python scripts/rerank_experiments.py configs/grids/rerank-hyporadise.toml
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache

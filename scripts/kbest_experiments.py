@@ -1,6 +1,6 @@
 """Mancev & Todorovic Table 1 on our data: k-best max-margin learners for sequence labelling.
 
-    python scripts/kbest_experiments.py configs/experiments/kbest-chunk.toml ...
+    python scripts/kbest_experiments.py configs/grids/kbest-chunk.toml ...
 
 For each experiment config, every (algorithm, k, C) is trained once for the largest epoch
 count with the development data scored after each epoch (a config's ``heldout = 10`` holds
@@ -36,7 +36,7 @@ NAMES = {"kbest-perceptron": "Perceptron", "kbest-pa": "PA", "kbest-rpa": "RPA",
 
 
 def _config(exp: dict, algo: str, k: int, C: float, epochs: int) -> TaggerConfig:
-    return TaggerConfig(task=exp["task"], algo=algo, epochs=epochs, templates=exp.get("templates"),
+    return TaggerConfig.for_learner(exp["task"], algo, epochs=epochs, templates=exp.get("templates"),
                         k=k, C=C, tau=exp.get("tau", 1e-3), nr=exp.get("nr", 5), seed=0)
 
 

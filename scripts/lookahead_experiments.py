@@ -1,6 +1,6 @@
 """Tsuruoka et al. (2011) Tables 1-3 on our data: history-based tagging with lookahead.
 
-    python scripts/lookahead_experiments.py configs/experiments/lookahead-chunk-conll2000.toml ...
+    python scripts/lookahead_experiments.py configs/grids/lookahead-chunk-conll2000.toml ...
 
 For each experiment config: every (direction, label order, depth, margin C) is trained on the
 training data with the development data scored after each epoch (a config's ``heldout = 10``
@@ -44,7 +44,7 @@ def split_heldout(train: str, every: int, folder: Path) -> tuple[str, str]:
 
 def _config(exp: dict, algo: str, depth: int, order: int, direction: str, margin: float,
             epochs: int, search: str = "dp") -> TaggerConfig:
-    return TaggerConfig(task=exp["task"], algo=algo, epochs=epochs, templates=exp["templates"],
+    return TaggerConfig.for_learner(exp["task"], algo, epochs=epochs, templates=exp["templates"],
                         depth=depth if algo == "lookahead" else None, label_order=order,
                         direction=direction, margin=margin, search=search, seed=0)
 

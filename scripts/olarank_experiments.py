@@ -74,7 +74,7 @@ PARAMS = {"chunk": {"C": 0.1, "nr_greedy": 1, "order": 2, "nr_exact": 5},
 def config_for(task: str, ds: str, algo: str, epochs: int | None = None) -> TaggerConfig:
     p = PARAMS[ds]
     greedy = algo in ("olarank-greedy", "pa-greedy", "perceptron-greedy", "larank-greedy-batch")
-    return TaggerConfig(task=task, algo=algo, C=p["C"], seed=0, epochs=epochs,
+    return TaggerConfig.for_learner(task, algo, C=p["C"], seed=0, epochs=epochs,
                         nr=p["nr_greedy"] if greedy else p["nr_exact"], order=p["order"] if greedy else 1)
 
 

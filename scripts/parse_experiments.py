@@ -1,6 +1,6 @@
 """Tsuruoka et al. (2011) Table 4 on our data: arc-standard parsing with lookahead.
 
-    python scripts/parse_experiments.py configs/experiments/parse-ptb-dep.toml
+    python scripts/parse_experiments.py configs/grids/parse-ptb-dep.toml
 
 Each depth is trained with every margin C for up to max_epochs epochs, scoring UAS on the
 development set after each epoch; the best (C, epochs) on dev is retrained on the whole
@@ -145,7 +145,7 @@ def report(res: dict) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("config", nargs="?", default="configs/experiments/parse-ptb-dep.toml")
+    ap.add_argument("config", nargs="?", default="configs/grids/parse-ptb-dep.toml")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args()

@@ -1,6 +1,6 @@
 """Singh-Miller & Collins (2007) Table 3 on our data: n-best reranking of HyPoradise lists.
 
-    python scripts/rerank_experiments.py configs/experiments/rerank-hyporadise.toml
+    python scripts/rerank_experiments.py configs/grids/rerank-hyporadise.toml
 
 ATIS: train on train_atis, test on test_atis (groups = speakers). Switchboard, WSJ, CHiME-4:
 5-fold cross-validation inside each test file (folds = contiguous blocks of groups; groups =
@@ -160,7 +160,7 @@ def write_md(res: dict, path: Path) -> None:
     L = ["# n-best reranking with a loss-sensitive perceptron (Singh-Miller & Collins 2007, Table 3) on our data",
          "",
          "Produced by `make rerank` (scripts/rerank_experiments.py, "
-         "configs/experiments/rerank-hyporadise.toml). Data: HyPoradise v0 5-best lists "
+         "configs/grids/rerank-hyporadise.toml). Data: HyPoradise v0 5-best lists "
          "(../shared/data/hyporadise). Every reranker: averaged perceptron, "
          f"{res['config']['epochs']} epochs (fixed, no dev tuning), lambda = {res['config']['lambda']} for the "
          "loss-sensitive perceptron; the recogniser's score (where the file has one) and rank are always "
@@ -220,8 +220,8 @@ def write_md(res: dict, path: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("config", nargs="?", default=str(ROOT / "configs/experiments/rerank-hyporadise.toml"))
-    ap.add_argument("--train-config", default="configs/experiments/rerank-atis-all.toml",
+    ap.add_argument("config", nargs="?", default=str(ROOT / "configs/grids/rerank-hyporadise.toml"))
+    ap.add_argument("--train-config", default="configs/rerank-atis-all.toml",
                     help="train config of the timed command-line run (relative to the project)")
     args = ap.parse_args()
     with open(args.config, "rb") as f:

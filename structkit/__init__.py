@@ -1,3 +1,50 @@
-"""structkit: structured prediction for NLP (sequence labelling, parsing, reranking)."""
+"""structkit: structured prediction for NLP (sequence labelling, parsing, reranking).
+
+The Python API (see the README's "Python API")::
+
+    import structkit
+    tagger = structkit.Tagger(task="chunk", epochs=5).fit(X, y)
+    tagger.predict(X_test); tagger.score(X_test, y_test); tagger.save("chunk.model")
+
+``Tagger``, ``Parser`` and ``Reranker`` take Python data or file paths; the readers and
+writers of the file formats are here too (``read_conll``, ``read_conllx``, ``read_nbest``,
+...). Every mistake in input or options raises :class:`UserError` (also named
+``StructkitError``), whose one-line message is what the command line prints. Names are
+imported on first use, so ``import structkit`` stays cheap (no numpy, no numba).
+"""
+from __future__ import annotations
+
+from structkit._lazy import lazy_getattr
+from structkit.errors import UserError
 
 __version__ = "0.1.0"
+
+StructkitError = UserError
+"""The one exception type of structkit's API (an alias of :class:`UserError`)."""
+
+# name -> module that defines it; imported by __getattr__ on first use
+_LAZY = {
+    "Tagger": "structkit.api",
+    "Parser": "structkit.api",
+    "Reranker": "structkit.api",
+    "load_conll": "structkit.api",
+    "load_conllx": "structkit.api",
+    "read_conll": "structkit.io.conll",
+    "read_text": "structkit.io.conll",
+    "write_conll": "structkit.io.conll",
+    "read_conllx": "structkit.io.conllx",
+    "write_conllx": "structkit.io.conllx",
+    "read_nbest": "structkit.io.nbest",
+    "read_chosen": "structkit.io.nbest",
+}
+
+__all__ = ["Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
+           "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllx", "read_nbest",
+           "read_text", "write_conll", "write_conllx"]
+
+
+__getattr__ = lazy_getattr("structkit", _LAZY, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

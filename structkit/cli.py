@@ -10,7 +10,6 @@ import click
 from structkit import __version__
 from structkit.errors import UserError
 
-SEQ_TASKS = ("pos", "chunk", "ner")
 
 
 def _progress_enabled(quiet: bool) -> bool:
@@ -62,148 +61,301 @@ def cli() -> None:
     """
 
 
+# ---- help: choices, option groups ------------------------------------------------------------
+class Choice(click.Choice):
+    """A Click choice (listed in --help, completed by shells) whose refusal is structkit's
+    one-line error, in the wording the config checks use for the same option. ``choices`` may
+    be a function, read when used: a learner registered after import is a valid --algo."""
+
+    def __init__(self, choices):
+        self._source = choices
+        super().__init__(())
+
+    @property
+    def choices(self):
+        return tuple(self._source() if callable(self._source) else self._source)
+
+    @choices.setter
+    def choices(self, value) -> None:  # click.Choice.__init__ assigns; the source stays
+        pass
+
+    def convert(self, value, param, ctx):
+        if value in self.choices:
+            return value
+        flag = param.opts[-1] if param is not None and param.opts else "value"
+        from structkit.learn.registry import alternatives
+
+        raise UserError(f"{flag} must be {alternatives(self.choices)}, got {value!r}")
+
+
+class GroupedOption(click.Option):
+    """An option that --help shows under a heading (``group``)."""
+
+    def __init__(self, *args, group: str = "Options", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+
+class GroupedCommand(click.Command):
+    """A command whose --help lists its options under headings, in the order they appear."""
+
+    def format_options(self, ctx, formatter) -> None:
+        groups: dict[str, list] = {}
+        for p in self.get_params(ctx):
+            rec = p.get_help_record(ctx)
+            if rec is not None:
+                groups.setdefault(getattr(p, "group", "Help"), []).append(rec)
+        for name, rows in groups.items():
+            with formatter.section(name):
+                formatter.write_dl(rows)
+
+
+def _learner_options(fn):
+    """The learner parameters as options, generated from their one definition in the
+    registry: help, range, default and the learners that take each."""
+    from structkit.learn import registry
+
+    def label(s) -> str:
+        return s.name + (f" ({', '.join(s.tasks)})" if s.tasks in (("parse",), ("rerank",)) else "")
+
+    for p in reversed(list(registry.PARAMS.values())):
+        takers = [s for s in registry.specs() if s.takes(p.name)]
+        defaults = list(dict.fromkeys(s.param(p.name).default for s in takers))
+        default = (f"{defaults[0]:g}" if len(defaults) == 1 and p.kind is not str else
+                   f"{defaults[0]}" if len(defaults) == 1 else
+                   "; ".join(f"{d:g} for {', '.join(label(s) for s in takers if s.param(p.name).default == d)}"
+                             for d in defaults))
+        kind = Choice([str(c) for c in p.choices]) if p.choices and p.kind is str else p.kind
+        fn = click.option(p.flag, p.name, type=kind, cls=GroupedOption, group="Learner parameters",
+                          help=f"{p.help} Range: {p.range_text()}. Taken by: "
+                               f"{', '.join(dict.fromkeys(label(s) for s in takers))}. "
+                               f"[default: {default}]")(fn)
+    return fn
+
+
+TRAIN_EXAMPLES = """\b
+Examples:
+  structkit train --task chunk --train conll2000/train.txt --model chunk.model
+  structkit train --task ner --train conll2002/esp.train --dev conll2002/esp.testa \\
+      --algo lookahead --depth 2 --label-order 2 --model esp.model
+  structkit train --task chunk --train conll2000/train.txt --algo kbest-sdm --k 5 --C 0.1 --model m
+  structkit train --task parse --train ptb-dep/train.conll --depth 1 --model parser.model
+  structkit train --task rerank --train hyporadise/train_atis.json --features all --model atis.npz
+  structkit train --config configs/chunk-conll2000-perceptron.toml --model chunk.model
+
+\b
+Each learner's parameters, defaults and paper: structkit algorithms [NAME]."""
+
+
+def _epochs_help() -> str:
+    """The default epochs of the learners, from their specs: 'N for a, b; M for c'."""
+    from structkit.learn import registry
+
+    by: dict[int, list[str]] = {}
+    for s in registry.specs():
+        label = s.name + (f" ({s.tasks[0]})" if s.tasks in (("parse",), ("rerank",)) else "")
+        by.setdefault(s.epochs, []).append(label)
+    return "; ".join(f"{e} for {', '.join(names)}" for e, names in sorted(by.items(), key=lambda x: -len(x[1])))
+
+
+def _default_algos() -> str:
+    from structkit.tasks import TASKS
+
+    by: dict[str, list[str]] = {}
+    for t in TASKS.values():
+        by.setdefault(t.default_algo, []).append(t.name)
+    return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items())
+
+
+def _task_names() -> list[str]:
+    from structkit.tasks import NAMES
+    return list(NAMES)
+
+
+def _algo_names() -> list[str]:
+    from structkit.learn import registry
+    return registry.names()
+
+
 # ---- train -------------------------------------------------------------------------------
-@cli.command()
-@click.option("--task", type=str, help="pos, chunk or ner (or set in --config).")
-@click.option("--train", "train_path", type=str, help="Training data: CoNLL columns, word first, label last.")
-@click.option("--dev", "dev_path", type=str, help="Development data, scored after each epoch.")
-@click.option("--model", "model_path", type=str, required=True, help="Where to write the model file.")
-@click.option("--algo", type=str,
-              help="perceptron (exact Viterbi, default), greedy (history-based), lookahead "
-                   "(history-based with lookahead search, Tsuruoka et al. 2011), or the k-best "
-                   "learners kbest-perceptron, kbest-pa, kbest-rpa, kbest-mira, kbest-sdm, kbest-larank "
-                   "(Mancev & Todorovic), or the one-pass learners olarank-exact, olarank-greedy, "
-                   "pa-exact, pa-greedy, perceptron-exact, perceptron-greedy and the batch "
-                   "larank-greedy-batch (Bordes et al. 2008).")
-@click.option("--epochs", type=int, help="Passes over the training data (default 10; 1 for the one-pass "
-              "OLaRank family; larank-greedy-batch: at most this many passes, default 50).")
-@click.option("--config", "config_path", type=str, help="TOML config; flags override its values.")
-@click.option("--seed", type=int, help="Seed for shuffling (default 0): same seed, same model.")
-@click.option("--cutoff", type=int, help="Keep features seen at least this often (default 1).")
-@click.option("--templates", type=str,
-              help="Feature template set (pos, chunk, ner) or comma-separated templates, e.g. 'w[0],w[-1]|w[0]'.")
-@click.option("--columns", type=str, help="Name the columns, e.g. 'word,pos,label' or 'word,-,label'.")
-@click.option("--label-order", type=int,
-              help="1 (default) or 2: label trigram features (greedy and lookahead only).")
-@click.option("--direction", type=str, help="ltr (default) or rtl: history-based tagging direction.")
-@click.option("--depth", type=int, help="Lookahead search depth D (default 1; greedy is depth 0).")
-@click.option("--margin", type=float, help="Margin C of the lookahead perceptron (default 0).")
-@click.option("--k", "k", type=int, help="k-best learners: how many best sequences per update (default 1).")
-@click.option("--C", "C", type=float, help="k-best PA/RPA/MIRA/SDM: the C of the max-margin objective (default 1).")
-@click.option("--tau", type=float, help="k-best MIRA/SDM/LaRank: KKT tolerance of the SMO solver (default 0.001).")
-@click.option("--nr", type=int, help="LaRank / OLaRank: reprocess steps per new example (default 5 for "
-              "kbest-larank and olarank-exact, 1 for olarank-greedy); LaRank is a one-pass learner, "
-              "so use --epochs 1 for the paper's setting.")
-@click.option("--order", type=int, help="Greedy OLaRank learners: Markov order K of the label history, "
-              "1 to 10 (default 1).")
-@click.option("--search", type=str,
-              help="Lookahead search: dp (dynamic programming, default) or brute (depth-first, "
-                   "the paper's Figure 2); both give the same decisions.")
-@click.option("--metrics-json", type=str, help="Write the per-epoch scores to this JSON file.")
-@click.option("--features", type=str,
-              help="--task rerank: feature families, comma-separated from ngram, trigger, backoff, "
-                   "topic (or all, or none); default ngram. The recogniser's score and rank are always used.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress bar or summary.")
-@click.option("-v", "--verbose", is_flag=True, help="Print one line per epoch, even in a pipe.")
-def train(task, train_path, dev_path, model_path, algo, epochs, config_path, seed, cutoff, templates,
-          columns, label_order, direction, depth, margin, k, C, tau, nr, search, metrics_json, quiet,
-          verbose, features=None, order=None) -> None:
-    """Train a model and write it to --model."""
+def _opt(*args, group: str, **kwargs):
+    return click.option(*args, cls=GroupedOption, group=group, **kwargs)
+
+
+@cli.command(cls=GroupedCommand, epilog=TRAIN_EXAMPLES,
+             short_help="Train a tagger, chunker, NER model, parser or reranker and write it to --model.")
+@_opt("--task", type=Choice(_task_names()), group="Data and model",
+      help="What to train (or set task in --config).")
+@_opt("--train", "train_path", type=str, group="Data and model",
+      help="Training data: CoNLL columns (word first, label last), CoNLL-X/U for parse, n-best lists for rerank.")
+@_opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
+@_opt("--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
+@_opt("--config", "config_path", type=str, group="Data and model",
+      help="TOML config (any option below, and a [data] table); flags override its values.")
+@_opt("--algo", type=Choice(_algo_names), metavar="NAME", group="Learner",
+      help=f"The learning algorithm ({', '.join(_algo_names())}); `structkit algorithms` lists "
+           f"them with their tasks, parameters and papers. [default: {_default_algos()}]")
+@_opt("--epochs", type=int, group="Learner",
+      help="Passes over the training data (a batch learner: at most this many). "
+           f"[default: the learner's: {_epochs_help()}]")
+@_opt("--seed", type=int, group="Learner",
+      help="Seed for shuffling and random choices: same seed, same model. [default: 0]")
+@_learner_options
+@_opt("--templates", type=str, group="Sequence tasks (pos, chunk, ner)",
+      help="Feature template set (pos, chunk, ner, ner-nopos) or comma-separated templates, "
+           "e.g. 'w[0],w[-1]|w[0]'. [default: the task's set]")
+@_opt("--columns", type=str, group="Sequence tasks (pos, chunk, ner)",
+      help="Name the columns, e.g. 'word,pos,label' or 'word,-,label'. [default: word first, label "
+           "last, a middle column is the POS]")
+@_opt("--cutoff", type=int, group="Sequence tasks (pos, chunk, ner)",
+      help="Keep features seen at least this often. [default: 1]")
+@_opt("--features", type=str, group="Reranking (rerank)",
+      help="Feature families, comma-separated from ngram, trigger, backoff, topic (or all, or none). "
+           "The recogniser's score and rank are always used. [default: ngram]")
+@_opt("--metrics-json", type=str, group="Output", help="Write the per-epoch scores to this JSON file.")
+@_opt("-q", "--quiet", is_flag=True, group="Output", help="No progress bar or summary.")
+@_opt("-v", "--verbose", is_flag=True, group="Output", help="Print one line per epoch, even in a pipe.")
+def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, verbose, templates=None,
+          **options) -> None:
+    """Train a model and write it to --model.
+
+    Options come from the flags, over a --config file; each is checked against the task and the
+    learner (`structkit algorithms NAME` shows what a learner takes)."""
     from structkit.config import load_config, resolve_data_path
+    from structkit.io.files import check_output_path
+    from structkit.tasks import make_config
 
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
     data = cfg.pop("data")
     for meta in ("name", "description", "experiment"):
         cfg.pop(meta, None)
-    flags = {"task": task, "algo": algo, "epochs": epochs, "seed": seed, "cutoff": cutoff,
-             "columns": columns, "label_order": label_order, "direction": direction,
-             "depth": depth, "margin": margin, "search": search, "k": k, "C": C, "tau": tau, "nr": nr,
-             "order": order}
     if templates is not None:
-        flags["templates"] = [t for t in templates.split(",") if t.strip()]
-    cfg.update({k: v for k, v in flags.items() if v is not None})
-    if train_path is None:
-        train_path = data.get("train")
-    if dev_path is None:
-        dev_path = data.get("dev")
-    if "task" not in cfg:
-        raise UserError("--task is required (pos, chunk, ner or parse), on the command line or in --config")
+        options["templates"] = [t for t in templates.split(",") if t.strip()]
+    cfg.update({k: v for k, v in options.items() if v is not None})
+    train_path = train_path or data.get("train")
+    dev_path = dev_path or data.get("dev")
+    config = make_config(cfg)
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
-    if cfg["task"] == "rerank":
-        return _train_rerank(cfg, train_path, dev_path, model_path, features, metrics_json, quiet, verbose)
-    if features is not None or RERANK_ONLY_KEYS & set(cfg):
-        what = "--features" if features is not None else ", ".join(sorted(RERANK_ONLY_KEYS & set(cfg)))
-        raise UserError(f"{what} applies to --task rerank only")
     train_path = resolve_data_path(train_path)
     dev_path = resolve_data_path(dev_path) if dev_path else None
-
-    if cfg["task"] == "parse":
-        from structkit.tasks.parser import ParserConfig, train_parser
-
-        unused = sorted(k for k in cfg if k not in ("task", "algo", "epochs", "depth", "margin", "seed"))
-        if unused:
-            raise UserError(f"option(s) {', '.join('--' + k.replace('_', '-') for k in unused)} do "
-                            "not apply to --task parse (it takes --algo, --epochs, --depth, --margin, --seed)")
-        cfg.setdefault("algo", "lookahead")
-        config = ParserConfig(**cfg)
-        trainer = train_parser
-        key = "uas"
-    else:
-        from structkit.tasks.sequence import TaggerConfig, main_score, train_tagger
-
-        config = TaggerConfig(**cfg)
-        trainer = train_tagger
-        key = main_score(config.task)
-    config.validate()
     # A bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
     # leaving a model behind). Check both before any work.
-    from structkit.io.files import check_output_path
     check_output_path(model_path)
     check_output_path(metrics_json)
     show = _progress_enabled(quiet)
+    printer = _TrainPrinter.of(config)
     history: list[dict] = []
-    # larank-greedy-batch runs all its passes in one epoch call
-    report = _EpochReport(1 if config.algo == "larank-greedy-batch" else config.epochs,
-                          f"train {config.task}", quiet, verbose)
+    report = _EpochReport(printer.n_calls, f"train {config.task}", quiet, verbose)
 
     def on_epoch(epoch: int, stats: dict) -> None:
         history.append(stats)
-        msg = (f"train acc {stats['train_accuracy']:.2f}" if "train_accuracy" in stats
-               else f"updates {stats['train_updates']}")
-        if "dual" in stats:
-            msg += (f", dual {stats['dual']:.1f}, {stats['support_patterns']} support patterns, "
-                    f"{stats['support_vectors']} support vectors")
-        if "passes" in stats:
-            msg += f", {stats['passes']} passes, KKT violation {stats['max_violation']:.2g}"
-        if "dev" in stats:
-            msg += f", dev {key} {stats['dev'][key]:.2f}"
-        report(epoch, msg, stats["epoch_seconds"])
+        report(epoch, printer.line(stats), stats["epoch_seconds"])
 
+    from structkit.tasks import get_task
     try:
-        tagger = trainer(config, train_path, dev_path, on_epoch)
+        model = get_task(config.task).train_function()(config, train_path, dev_path, on_epoch)
     finally:
         report.close()
-    tagger.save(model_path)
+    model.save(model_path)
     if metrics_json:
         from structkit.io.files import atomic_output
         with atomic_output(metrics_json) as f:
-            json.dump({"config": tagger.info | {"config": vars(config)}, "epochs": history}, f, indent=2)
+            json.dump(printer.metrics(model, history), f, indent=2)
             f.write("\n")
-    info = tagger.info
-    if config.task == "parse":
-        what = (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} skipped: "
-                "not projective or not single-rooted)")
-    else:
-        what = f"{info['n_features']} features, {len(tagger.labels)} labels"
-    _say(f"wrote {model_path}: {what}, {info['train_tokens']} training tokens, "
-         f"{info['train_seconds']:.1f} s", show or verbose)
+    _say(f"wrote {model_path}: {printer.summary(model)}", show or verbose)
+
+
+class _TrainPrinter:
+    """What `train` prints for a task: the epoch line, the summary and the metrics file."""
+
+    def __init__(self, config, n_calls: int, epoch_line, dev_line):
+        self.config, self.n_calls, self._epoch_line, self._dev_line = config, n_calls, epoch_line, dev_line
+
+    @classmethod
+    def of(cls, config) -> "_TrainPrinter":
+        from structkit.learn.registry import default_report
+
+        if config.task == "rerank":
+            return cls(config, config.epochs,
+                       lambda s: f"updates {s['train_updates']}, mistakes {s['train_mistakes']}",
+                       lambda d: f"dev WER {100 * d['wer']:.2f}%")
+        if config.task == "parse":
+            return cls(config, config.epochs, default_report, lambda d: f"dev uas {d['uas']:.2f}")
+        from structkit.tasks.sequence import main_score
+
+        key = main_score(config.task)
+        spec = config.spec
+        return cls(config, spec.epoch_calls(config), spec.report, lambda d: f"dev {key} {d[key]:.2f}")
+
+    def line(self, stats: dict) -> str:
+        msg = self._epoch_line(stats)
+        return msg + (f", {self._dev_line(stats['dev'])}" if "dev" in stats else "")
+
+    def metrics(self, model, history: list[dict]) -> dict:
+        config, info = self.config, model.info
+        if config.task == "rerank":
+            return {"config": {k: v for k, v in info.items() if k != "epochs"}
+                    | {"config": {**vars(config), "features": list(config.features),
+                                  "topic_levels": list(config.topic_levels)}},
+                    "epochs": info["epochs"]}
+        return {"config": info | {"config": vars(config)}, "epochs": history}
+
+    def summary(self, model) -> str:
+        info = model.info
+        if self.config.task == "rerank":
+            return (f"{info['n_features']} features, {info['train_utterances']} training utterances, "
+                    f"epoch {info['chosen_epoch']} kept, {info['train_seconds']:.1f} s")
+        if self.config.task == "parse":
+            what = (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "
+                    "skipped: not projective or not single-rooted)")
+        else:
+            what = f"{info['n_features']} features, {len(model.labels)} labels"
+        return f"{what}, {info['train_tokens']} training tokens, {info['train_seconds']:.1f} s"
+
+
+
+# ---- algorithms ---------------------------------------------------------------------------
+@cli.command(short_help="List the learning algorithms, or show one's parameters, defaults and paper.")
+@click.argument("name", required=False)
+@click.option("--task", type=Choice(_task_names()), help="Only the learners of this task.")
+def algorithms(name, task) -> None:
+    """List the learners with their tasks, or show NAME's parameter table: type, default,
+    range and help, with its decoder, default epochs and paper (CRFsuite's -H)."""
+    from structkit.learn import registry
+
+    if name is None:
+        rows = [(s.name, ", ".join(s.tasks), s.summary) for s in registry.specs(task)]
+        w0 = max(len(r[0]) for r in rows)
+        w1 = max(len(r[1]) for r in rows)
+        for r in rows:
+            click.echo(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]}")
+        return
+    specs = [s for s in registry.specs(task) if s.name == name]
+    if not specs:
+        registry.get(name, task)  # the one-line error listing the choices
+    for i, s in enumerate(specs):
+        if i:
+            click.echo("")
+        click.echo(f"{s.name}: {s.summary}")
+        click.echo(f"  paper:   {s.paper}")
+        click.echo(f"  tasks:   {', '.join(s.tasks)}")
+        click.echo(f"  decoder: {s.decoder}")
+        click.echo(f"  epochs:  {s.epochs} (default)")
+        if not s.params:
+            click.echo("  parameters: none")
+            continue
+        click.echo("  parameters:")
+        rows = [(p.flag, p.kind.__name__, str(p.default), p.range_text(), p.help) for p in s.params]
+        widths = [max(len(r[j]) for r in rows) for j in range(4)]
+        for r in rows:
+            click.echo("    " + "  ".join(f"{r[j]:<{widths[j]}}" for j in range(4)) + "  " + r[4])
 
 
 # ---- tagging -----------------------------------------------------------------------------
 def _tag_command(name: str, task: str, help_text: str):
-    @cli.command(name, help=help_text)
+    @cli.command(name, help=help_text, short_help=help_text)
     @click.option("--model", "model_path", required=True, help="A model trained with `structkit train`.")
     @click.argument("files", nargs=-1)
     @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
@@ -219,11 +371,7 @@ def _tag_command(name: str, task: str, help_text: str):
 
         tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
         if depth is not None:
-            if depth < 0:
-                raise UserError(f"--depth must be a non-negative integer, got {depth}")
-            if not tagger.config.history_based:
-                raise UserError("--depth applies to history-based models (trained with --algo "
-                                "greedy or lookahead); this one decodes with exact Viterbi", model_path)
+            tagger.check_depth(depth, model_path)
         paths = [resolve_data_path(f) for f in files] or ["-"]
         with atomic_output(output) as out:
             for path in paths:
@@ -239,8 +387,9 @@ _tag_command("ner", "ner", "Find named entities in CoNLL files; writes each row 
 
 
 # ---- eval --------------------------------------------------------------------------------
-@cli.command("eval")
-@click.option("--task", required=True, type=str, help="pos, chunk or ner.")
+@cli.command("eval", short_help="Score output against gold: accuracy, conlleval phrase F1, UAS or WER; "
+                                "McNemar's or the sign test between two systems.")
+@click.option("--task", required=True, type=Choice(_task_names()), help="What the files hold.")
 @click.argument("files", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
 @click.option("--model", "model_path", type=str,
@@ -265,8 +414,6 @@ def eval_cmd(task, files, as_json, model_path, other) -> None:
         if model_path:
             raise UserError("--model does not apply to eval --task rerank")
         return _eval_rerank(files, as_json, other)
-    if task not in SEQ_TASKS:
-        raise UserError(f"--task must be one of {', '.join(SEQ_TASKS)}, got {task!r}")
     if len(files) not in (1, 2):
         raise UserError(f"eval takes one file (gold and prediction columns) or two (GOLD PRED), got {len(files)}")
     from structkit.config import resolve_data_path
@@ -291,7 +438,7 @@ def eval_cmd(task, files, as_json, model_path, other) -> None:
 
 
 # ---- dump --------------------------------------------------------------------------------
-@cli.command()
+@cli.command(short_help="Show a tagging model: labels, strongest transitions and features by name.")
 @click.option("--model", "model_path", required=True, help="A tagging model.")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many features to show.")
@@ -311,7 +458,7 @@ def dump(model_path, top, pattern) -> None:
     T = tg.weights.T
     names = tg.labels + ["<S/E>"]
     order = np.argsort(-np.abs(T), axis=None)[:top]
-    click.echo(f"\nstrongest transitions (previous -> next, <S/E> = sentence boundary):")
+    click.echo("\nstrongest transitions (previous -> next, <S/E> = sentence boundary):")
     for k in order:
         a, b = divmod(int(k), T.shape[1])
         if T[a, b] != 0:
@@ -342,7 +489,7 @@ class NotImplementedYet(Exception):
         super().__init__(f"{what} is not implemented yet")
 
 
-@cli.command()
+@cli.command(short_help="Parse CoNLL-X/CoNLL-U (or `word POS`) files into CoNLL-X with predicted heads.")
 @click.option("--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
 @click.argument("files", nargs=-1)
 @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
@@ -357,9 +504,9 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
     from structkit.tasks.parser import DependencyParser
 
     parser = DependencyParser.load(model_path, command="parse")
-    if depth is not None and not 0 <= depth <= 6:
-        raise UserError(f"--depth must be an integer from 0 to 6 (brute-force search visits "
-                        f"3^(D+1) paths per decision), got {depth}")
+    if depth is not None:
+        from structkit.tasks.parser import DEPTH
+        DEPTH.check(depth)
     tagger = None
     if tagger_path:
         from structkit.tasks.sequence import SequenceTagger
@@ -391,59 +538,6 @@ def _pos_tagged(tagger, sentences, path, batch: int = 1024):
 
 
 # ---- rerank (n-best lists of speech recognition hypotheses) --------------------------------
-RERANK_ONLY_KEYS = {"features", "lambda", "window", "min_cluster", "topic_levels"}
-RERANK_KEYS = {"task", "algo", "epochs", "seed"} | RERANK_ONLY_KEYS
-
-
-def _train_rerank(cfg, train_path, dev_path, model_path, features, metrics_json, quiet, verbose) -> None:
-    """`structkit train --task rerank`: the loss-sensitive or baseline perceptron reranker."""
-    from structkit.config import resolve_data_path
-    from structkit.io.files import atomic_output, check_output_path
-    from structkit.tasks.rerank import RerankConfig, train_reranker
-
-    unused = sorted(k for k in cfg if k not in RERANK_KEYS)
-    if unused:
-        raise UserError(f"option(s) {', '.join('--' + k.replace('_', '-') for k in unused)} do not "
-                        "apply to --task rerank (it takes --algo, --epochs, --features, --seed; a "
-                        "config may also set lambda, window, min_cluster, topic_levels)")
-    if features is not None:
-        cfg["features"] = features
-    kw = {k: cfg[k] for k in ("algo", "epochs", "seed", "features", "window", "min_cluster",
-                              "topic_levels") if k in cfg}
-    if "lambda" in cfg:
-        kw["lam"] = cfg["lambda"]
-    config = RerankConfig(**kw)
-    config.validate()
-    check_output_path(model_path)
-    check_output_path(metrics_json)
-    train_path = resolve_data_path(train_path)
-    dev_path = resolve_data_path(dev_path) if dev_path else None
-    show = _progress_enabled(quiet)
-    report = _EpochReport(config.epochs, "train rerank", quiet, verbose)
-
-    def on_epoch(epoch: int, stats: dict) -> None:
-        msg = f"updates {stats['train_updates']}, mistakes {stats['train_mistakes']}"
-        if "dev" in stats:
-            msg += f", dev WER {100 * stats['dev']['wer']:.2f}%"
-        report(epoch, msg, stats["epoch_seconds"])
-
-    try:
-        model = train_reranker(config, train_path, dev_path, on_epoch)
-    finally:
-        report.close()
-    model.save(model_path)
-    if metrics_json:
-        with atomic_output(metrics_json) as f:
-            json.dump({"config": {k: v for k, v in model.info.items() if k != "epochs"}
-                       | {"config": {**vars(config), "features": list(config.features),
-                                     "topic_levels": list(config.topic_levels)}},
-                       "epochs": model.info["epochs"]}, f, indent=2)
-            f.write("\n")
-    info = model.info
-    _say(f"wrote {model_path}: {info['n_features']} features, {info['train_utterances']} training "
-         f"utterances, epoch {info['chosen_epoch']} kept, {info['train_seconds']:.1f} s", show or verbose)
-
-
 def _eval_rerank(files, as_json, other) -> None:
     """`structkit eval --task rerank NBEST [CHOSEN] [--compare OTHER]`."""
     from structkit.config import resolve_data_path
@@ -462,7 +556,7 @@ def _eval_rerank(files, as_json, other) -> None:
     click.echo(json.dumps(res, sort_keys=True) if as_json else wer_report(res))
 
 
-@cli.command()
+@cli.command(short_help="Choose one hypothesis per utterance from n-best lists with a trained reranker.")
 @click.option("--model", "model_path", required=True, help="A reranker trained with `structkit train --task rerank`.")
 @click.argument("files", nargs=-1)
 @click.option("-o", "--output", type=str, help="Write here instead of standard output.")

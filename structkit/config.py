@@ -1,8 +1,8 @@
 """TOML run configs and where corpora are found.
 
-A config holds the options of ``structkit train`` (``task``, ``algo``, ``epochs``, ``templates``,
-``cutoff``, ``seed``, ``label_order``, ``direction``, ``columns``) and, for experiments, a
-``[data]`` table of ``train``/``dev``/``test`` paths, relative to the data folder.
+A config holds the options of ``structkit train`` (any key of a task's config class, see
+``structkit.tasks``: ``task``, ``algo``, ``epochs``, ``templates``, ``C``, ...) and a ``[data]``
+table of ``train``/``dev``/``test`` paths, relative to the data folder.
 """
 from __future__ import annotations
 
@@ -13,9 +13,6 @@ from typing import Any
 
 from structkit.errors import UserError
 
-TRAIN_KEYS = {"task", "algo", "epochs", "templates", "cutoff", "seed", "label_order",
-              "direction", "columns", "depth", "margin", "search", "k", "C", "tau", "nr",
-              "features", "lambda", "window", "min_cluster", "topic_levels"}
 DATA_KEYS = {"train", "dev", "test"}
 META_KEYS = {"name", "description", "experiment"}
 
@@ -59,10 +56,13 @@ def load_config(path: str) -> dict[str, Any]:
     data = raw.pop("data", {})
     if not isinstance(data, dict):
         raise UserError("[data] must be a table of train/dev/test paths", path)
-    unknown = (set(raw) - TRAIN_KEYS - META_KEYS) | {f"data.{k}" for k in set(data) - DATA_KEYS}
+    from structkit.tasks import all_keys
+
+    train_keys = all_keys()  # what some task's config takes (structkit.tasks)
+    unknown = (set(raw) - train_keys - META_KEYS) | {f"data.{k}" for k in set(data) - DATA_KEYS}
     if unknown:
         raise UserError(f"unknown config key(s): {', '.join(sorted(unknown))} "
-                        f"(known: {', '.join(sorted(TRAIN_KEYS | META_KEYS))}, data.train/dev/test)", path)
+                        f"(known: {', '.join(sorted(train_keys | META_KEYS))}, data.train/dev/test)", path)
     for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k", "nr", "window", "min_cluster"):
         if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
             raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)

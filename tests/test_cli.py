@@ -304,7 +304,7 @@ def test_version_and_bare_command(sk):
     (["--epochs", "0"], "--epochs must be a positive integer, got 0"),
     (["--epochs", "-1"], "--epochs must be a positive integer, got -1"),
     (["--algo", "nope"], "--algo must be one of perceptron, greedy"),
-    (["--task", "nope"], "--task must be one of pos, chunk, ner or parse, got 'nope'"),
+    (["--task", "nope"], "--task must be one of pos, chunk, ner, parse or rerank, got 'nope'"),
     (["--label-order", "3"], "--label-order must be 1 or 2, got 3"),
     (["--label-order", "2"], "--label-order 2 needs"),
     (["--direction", "up"], "--direction must be ltr or rtl, got 'up'"),
@@ -583,8 +583,9 @@ def test_python_m_structkit_errors(tmp_path):
                                   "kbest-larank"])
 def test_kbest_learners_train_and_tag(sk, tmp_path, algo):
     m = tmp_path / "m.npz"
+    c = [] if algo == "kbest-perceptron" else ["--C", "0.5"]  # the perceptron takes no C
     r = sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", m, "--algo", algo,
-           "--k", "3", "--C", "0.5", "--epochs", "3")
+           "--k", "3", *c, "--epochs", "3")
     assert r.code == 0, r.err
     r = sk("chunk", "--model", m, CHUNK_TEST)
     assert r.code == 0, r.err

@@ -8,9 +8,10 @@ import pytest
 import seqref
 from seqref import F, flat, sentence
 from structkit.features.extract import Encoded
-from structkit.learn.kbest import (KBestLearner, dF_dot, kbest_pa_epoch, kbest_perceptron_epoch,
+from structkit.learn.kbest import (KBestLearner, kbest_pa_epoch, kbest_perceptron_epoch,
                                    kbest_rpa_epoch)
 from structkit.learn.perceptron import structured_epoch
+from structkit.models.chain import FirstOrder, corpus, dF_dot
 from structkit.search.viterbi import decode_corpus
 
 KERNELS = {"perceptron": kbest_perceptron_epoch, "pa": kbest_pa_epoch, "rpa": kbest_rpa_epoch}
@@ -67,8 +68,7 @@ def reference_epoch(algo, data, order, w, u, c, k, C, NF, L):
 
 
 def run_kernel(algo, data, order, W, U, T, TU, c, k, C):
-    return KERNELS[algo](data.indptr, data.indices, data.offsets, data.y, order, W, U, T, TU,
-                         c, k, C)
+    return KERNELS[algo](corpus(data), order, FirstOrder(W, T), FirstOrder(U, TU), c, k, C)
 
 
 # ---- tests ---------------------------------------------------------------------------------
@@ -87,8 +87,8 @@ def test_dF_dot_sparse_matches_dense():
             d1 = Fg - F(data, s, s1, NF, L)
             d2 = Fg - F(data, s, s2, NF, L)
             for x1, x2, ref in ((s1, s2, d1 @ d2), (s1, s1, d1 @ d1)):
-                got = dF_dot(data.indptr, data.indices, a, n, data.y,
-                             np.array(x1, np.int32), np.array(x2, np.int32), NF, L)
+                got = dF_dot(corpus(data), a, n, np.array(x1, np.int32), np.array(x2, np.int32),
+                             NF, L)
                 assert got == ref
 
 
@@ -175,8 +175,8 @@ def test_k1_perceptron_is_structured_perceptron_when_margin_large():
         order = np.arange(1)
         a = (W.copy(), np.zeros_like(W), T.copy(), np.zeros_like(T))
         b = (W.copy(), np.zeros_like(W), T.copy(), np.zeros_like(T))
-        ca, wrong = structured_epoch(data.indptr, data.indices, data.offsets, data.y, order,
-                                     *a, 3.0)
+        ca, wrong = structured_epoch(corpus(data), order, FirstOrder(a[0], a[2]),
+                                     FirstOrder(a[1], a[3]), 3.0)
         cb, upd, _ = run_kernel("perceptron", data, order, *b, 3.0, 1, 1.0)
         assert wrong > 0 and upd == 1 and ca == cb
         for x, z in zip(a, b):

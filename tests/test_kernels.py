@@ -23,7 +23,8 @@ import pytest
 
 from structkit.features.extract import Encoded
 from structkit.learn.lookahead import lookahead_epoch
-from structkit.learn.perceptron import AveragedPerceptron, Weights, structured_epoch
+from structkit.learn.perceptron import AveragedPerceptron, structured_epoch
+from structkit.models.chain import Corpus, FirstOrder, SecondOrder, Weights
 from structkit.search.lookahead import lookahead_decode
 from structkit.search.viterbi import decode_corpus as viterbi_corpus
 from structkit.search.viterbi import emissions, viterbi
@@ -37,14 +38,15 @@ def greedy(E, n, T, T2, second_order, reverse, out):
     indptr = np.arange(n + 1, dtype=np.int64)
     indices = np.arange(n, dtype=np.int32)
     res = np.empty(n, dtype=np.int32)
-    lookahead_decode(indptr, indices, np.array([0, n], dtype=np.int64), E, T, T2,
+    lookahead_decode(indptr, indices, np.array([0, n], dtype=np.int64), SecondOrder(E, T, T2),
                      second_order, reverse, 0, True, res)
     out[:n] = res
 
 
 def greedy_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order, reverse, c):
-    c, mistakes, updates = lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U,
-                                           second_order, reverse, 0, 0.0, True, c)
+    c, mistakes, updates = lookahead_epoch(Corpus(indptr, indices, offsets, y), order,
+                                           SecondOrder(W, T, T2), SecondOrder(U, TU, T2U), c,
+                                           second_order, reverse, 0, 0.0, True)
     assert mistakes == updates  # no margin: every mistake is an update and nothing else
     return c, mistakes
 
@@ -53,7 +55,7 @@ def decode_corpus(indptr, indices, offsets, W, T, T2, method, second_order, reve
     if method == 0:
         viterbi_corpus(indptr, indices, offsets, W, T, out)
     else:
-        lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, 0, True, out)
+        lookahead_decode(indptr, indices, offsets, SecondOrder(W, T, T2), second_order, reverse, 0, True, out)
 
 
 def _learner(nF, L, method, second_order=False, reverse=False):
@@ -448,7 +450,8 @@ def test_structured_epoch_vs_reference(seed):
     rW, rU, rT, rTU, rc = W.copy(), U.copy(), T.copy(), TU.copy(), c
     total_wrong = 0
     for _ in range(3):
-        c, wrong = structured_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c)
+        c, wrong = structured_epoch(Corpus(indptr, indices, offsets, y), order, FirstOrder(W, T),
+                                    FirstOrder(U, TU), c)
         rW, rU, rT, rTU, rc, rwrong = ref_structured_epoch(indptr, indices, offsets, y, order,
                                                            rW, rU, rT, rTU, rc)
         assert wrong == rwrong

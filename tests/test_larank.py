@@ -5,7 +5,8 @@ import pytest
 
 from seqref import F, flat, make_data
 from structkit.learn.larank import kbest_larank_epoch, larank_core
-from structkit.learn.smo import init_working_sets, kbest_sdm_epoch
+from structkit.learn.smo import SMOLimits, init_working_sets, kbest_sdm_epoch
+from structkit.models.chain import FirstOrder, corpus
 
 
 def zero_state(NF, L):
@@ -19,8 +20,8 @@ def run(data, order, NF, L, k, C, n_r, seed, n_opt=10, tau=1e-12, cap=64, trace=
     ws = init_working_sets(data.offsets, data.y, C, cap)
     N = len(order)
     tr = np.full(N * (1 + n_r * (1 + n_opt)) + 1, np.nan) if trace else np.empty(0)
-    out = larank_core(data.indptr, data.indices, data.offsets, data.y, order, W, U, T, TU, 1.0,
-                      k, tau, 100000, n_r, *ws, seed, n_opt, tr)
+    out = larank_core(corpus(data), order, FirstOrder(W, T), FirstOrder(U, TU), 1.0, k,
+                      SMOLimits(tau, 100000), ws, n_r, seed, n_opt, tr)
     return out, W, U, T, TU, ws, tr
 
 
@@ -83,12 +84,12 @@ def test_nr_zero_is_sdm_first_epoch(seed, k, C):
     order = rng.permutation(N)
     W1, U1, T1, TU1 = zero_state(NF, L)
     ws1 = init_working_sets(data.offsets, data.y, C, 32)
-    r1 = kbest_sdm_epoch(data.indptr, data.indices, data.offsets, data.y, order, W1, U1, T1, TU1,
-                         1.0, k, 1e-12, 100000, *ws1)
+    r1 = kbest_sdm_epoch(corpus(data), order, FirstOrder(W1, T1), FirstOrder(U1, TU1), 1.0, k,
+                         SMOLimits(1e-12, 100000), ws1)
     W2, U2, T2, TU2 = zero_state(NF, L)
     ws2 = init_working_sets(data.offsets, data.y, C, 32)
-    r2 = kbest_larank_epoch(data.indptr, data.indices, data.offsets, data.y, order, W2, U2, T2,
-                            TU2, 1.0, k, 1e-12, 100000, 0, *ws2, 123)
+    r2 = kbest_larank_epoch(corpus(data), order, FirstOrder(W2, T2), FirstOrder(U2, TU2), 1.0,
+                            k, SMOLimits(1e-12, 100000), ws2, 0, 123)
     assert tuple(r1) == tuple(r2)
     for a, b in zip((W1, U1, T1, TU1) + ws1, (W2, U2, T2, TU2) + ws2):
         assert np.array_equal(a, b)
@@ -103,8 +104,8 @@ def test_same_seed_identical_different_seed_differs():
     def go(seed):
         W, U, T, TU = zero_state(NF, L)
         ws = init_working_sets(data.offsets, data.y, C, 64)
-        r = kbest_larank_epoch(data.indptr, data.indices, data.offsets, data.y, order, W, U, T,
-                               TU, 1.0, k, 1e-3, 3, 2, *ws, seed)
+        r = kbest_larank_epoch(corpus(data), order, FirstOrder(W, T), FirstOrder(U, TU), 1.0, k,
+                               SMOLimits(1e-3, 3), ws, 2, seed)
         return r, (W, U, T, TU) + ws
 
     ra, sa = go(5)

@@ -34,7 +34,8 @@ import pytest
 
 from seqref import F, flat, make_data, sentence
 from structkit.learn.larank import larank_core
-from structkit.learn.smo import init_working_sets
+from structkit.learn.smo import SMOLimits, init_working_sets
+from structkit.models.chain import FirstOrder, corpus
 
 
 def tie_key(seq, E, T):
@@ -188,9 +189,9 @@ def run_kernel(d, order, NF, L, k, C, nr, seed, n_opt, tau, cap, max_steps):
     U, TU = np.zeros_like(W), np.zeros_like(T)
     ws = init_working_sets(d.offsets, d.y, C, cap)
     tr = np.full(len(order) * (1 + nr * (1 + n_opt)) + 1, np.nan)
-    c, steps, top, dropped = larank_core(d.indptr, d.indices, d.offsets, d.y,
-                                         np.asarray(order, dtype=np.int64), W, U, T, TU, 1.0, k,
-                                         tau, max_steps, nr, *ws, seed, n_opt, tr)
+    c, steps, top, dropped = larank_core(corpus(d), np.asarray(order, dtype=np.int64),
+                                         FirstOrder(W, T), FirstOrder(U, TU), 1.0, k,
+                                         SMOLimits(tau, max_steps), ws, nr, seed, n_opt, tr)
     return {"w": flat(W, T), "u": flat(U, TU), "c": c, "ws": ws, "counts": (steps, top, dropped)}, tr
 
 
@@ -244,7 +245,7 @@ def test_brute_force_kbest_is_the_kernels_list_viterbi_also_in_rounding_ties():
     """The reference's enumeration + tie_key gives the kernel's k-best list exactly, on weights
     from a coarse grid (many exact and rounding ties); some of the cases are ties that only the
     prefix terms of tie_key resolve (the plain "reversed labels" rule would get them wrong)."""
-    from structkit.learn.kbest import decode_kbest
+    from structkit.search.kbest import decode_kbest
 
     rng = np.random.default_rng(0)
     NF = 4
@@ -259,7 +260,7 @@ def test_brute_force_kbest_is_the_kernels_list_viterbi_also_in_rounding_ties():
         for s in range(2):
             a, n = int(d.offsets[s]), int(d.offsets[s + 1] - d.offsets[s])
             E, seqs, sc = np.empty((n, L)), np.empty((k, n), np.int32), np.empty(k)
-            m, _ = decode_kbest(d.indptr, d.indices, ref.W.copy(), ref.T.copy(), d.y, a, n, k, E, seqs, sc)
+            m, _ = decode_kbest(corpus(d), FirstOrder(ref.W.copy(), ref.T.copy()), a, n, k, E, seqs, sc)
             want = ref.kbest(s)
             assert [tuple(int(v) for v in seqs[j]) for j in range(m)] == want, (trial, s)
             gold = sentence(d, s)

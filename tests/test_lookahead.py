@@ -37,14 +37,24 @@ from structkit.cli import main
 from structkit.features.extract import Encoded
 from structkit.learn.lookahead import lookahead_epoch
 from structkit.learn.perceptron import AveragedPerceptron
-from structkit.search.lookahead import (decide, decision_rows, lookahead_decode, search_brute,
-                                        step_score, window_dp, window_path)
+from structkit.models.chain import Corpus, SecondOrder
+from structkit.search.lookahead import (Scratch, decide, decision_rows, lookahead_decode,
+                                        search_brute, step_score, window_dp, window_path)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def flat_lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order,
+                         reverse, depth, margin, use_dp, c):
+    """``lookahead_epoch`` with the arrays in this file's flat order."""
+    return lookahead_epoch(Corpus(indptr, indices, offsets, y), order, SecondOrder(W, T, T2),
+                           SecondOrder(U, TU, T2U), c, second_order, reverse, depth, margin, use_dp)
+
 CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")
 CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
 MARGINS = (0.0, 0.5, 1.0, 2.0)
 NO_T2 = np.zeros((1, 1, 1))
+NO_W = np.zeros((0, 1))  # the emission weights, which the search kernels never read
 
 
 # ---- random inputs ------------------------------------------------------------------------
@@ -250,7 +260,7 @@ def run_kernel_epochs(data, state, order, second_order, reverse, depth, margin, 
     c = state[6]
     stats = []
     for _ in range(epochs):
-        c, m, u = lookahead_epoch(indptr, indices, offsets, y, order, *arrs, second_order,
+        c, m, u = flat_lookahead_epoch(indptr, indices, offsets, y, order, *arrs, second_order,
                                   reverse, depth, margin, use_dp, c)
         stats.append((m, u))
     return arrs, c, stats
@@ -307,7 +317,7 @@ def test_lookahead_epoch_vs_figure3(use_dp, second_order, reverse):
         ref = [A.copy() for A in state[:6]] + [state[6]]
         arrs, c = [A.copy() for A in state[:6]], state[6]
         for epoch in range(3 if depth < 3 else 2):
-            c, mistakes, updates = lookahead_epoch(*data, order, *arrs, second_order, reverse,
+            c, mistakes, updates = flat_lookahead_epoch(*data, order, *arrs, second_order, reverse,
                                                    depth, margin, use_dp, c)
             log = []
             *ref_arrs, rc, rm, ru = ref_epoch(*data, order, *ref[:6], second_order, reverse,
@@ -350,7 +360,7 @@ def test_dp_equals_brute_training_and_decoding(second_order, reverse):
             outs = []
             for use_dp in (True, False):
                 out = np.full(int(offsets[-1]), -1, dtype=np.int32)
-                lookahead_decode(indptr, indices, offsets, *w, second_order, reverse, depth,
+                lookahead_decode(indptr, indices, offsets, SecondOrder(*w), second_order, reverse, depth,
                                  use_dp, out)
                 outs.append(out)
             np.testing.assert_array_equal(outs[0], outs[1])
@@ -379,7 +389,7 @@ def test_lookahead_decode_vs_reference(second_order, reverse, kind):
         expected = ref_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, depth)
         for use_dp in (True, False):
             out = np.full(int(offsets[-1]), -1, dtype=np.int32)
-            lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, depth,
+            lookahead_decode(indptr, indices, offsets, SecondOrder(W, T, T2), second_order, reverse, depth,
                              use_dp, out)
             np.testing.assert_array_equal(out, expected, err_msg=f"case {case} use_dp {use_dp}")
         if kind == "ties":  # count decisions where several first actions tie at the top
@@ -407,9 +417,9 @@ def test_lookahead_decode_lookahead_changes_decision():
     T[1, 1] = -5.0
     for use_dp in (True, False):
         out = np.empty(2, dtype=np.int32)
-        lookahead_decode(indptr, indices, offsets, W, T, NO_T2, False, False, 0, use_dp, out)
+        lookahead_decode(indptr, indices, offsets, SecondOrder(W, T, NO_T2), False, False, 0, use_dp, out)
         assert list(out) == [1, 1]
-        lookahead_decode(indptr, indices, offsets, W, T, NO_T2, False, False, 1, use_dp, out)
+        lookahead_decode(indptr, indices, offsets, SecondOrder(W, T, NO_T2), False, False, 1, use_dp, out)
         assert list(out) == [0, 1]
 
 
@@ -444,7 +454,11 @@ def test_search_kernels_vs_recursive_reference(second_order, kind):
             p2 = hist[-2] if k >= 2 else L
             labels, pre, row, path, B1, B2 = _buffers(depth, L)
             values = np.full(L, np.nan)
-            d_dp = window_dp(E, T, T2, k, n, p1, depth, second_order, B1, B2, values)
+            w = SecondOrder(NO_W, T, T2)  # the search reads T and T2 only
+            paths = np.empty((3, depth + 1), dtype=np.int64)
+            s_dp = Scratch(E, B1, B2, values, labels, pre, paths)
+            s_bf = Scratch(E, B1, B2, row, labels, pre, paths)  # its own score row
+            d_dp = window_dp(w, s_dp, k, min(depth, n - 1 - k), p1, second_order)
             assert d_dp == min(depth, n - 1 - k)
             checked_short += d_dp < depth
             for a in range(L):
@@ -453,8 +467,8 @@ def test_search_kernels_vs_recursive_reference(second_order, kind):
                 d = len(cont)
                 assert d == d_dp
                 path[:] = -7
-                vb, db = search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels,
-                                      pre, row, path)
+                vb, db = search_brute(w, s_bf, k, min(depth, n - 1 - k), p1, p2, a, second_order,
+                                      path)
                 assert db == d
                 assert vb == v, (case, k, a)  # same summation order: bit for bit
                 assert list(path[:d]) == cont and (path[d:] == -7).all()
@@ -466,7 +480,7 @@ def test_search_kernels_vs_recursive_reference(second_order, kind):
                 else:
                     assert v0 + values[a] == pytest.approx(v, rel=1e-12, abs=1e-12)
                 path[:] = -7
-                window_path(E, T, T2, k, d, p1, a, second_order, B1, B2, path)
+                window_path(w, s_dp, k, d, p1, a, second_order, path)
                 assert list(path[:d]) == cont and (path[d:] == -7).all(), (case, k, a)
     assert checked_short > 0
 
@@ -496,9 +510,8 @@ def test_decide_vs_figure3(second_order):
             labels, pre, _, _, B1, B2 = _buffers(depth, L)
             values = np.empty(L)
             paths = np.full((3, depth + 1), -7, dtype=np.int64)
-            best, pl, d = decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, gold,
-                                 margin, B1, B2, values, labels, pre, paths[0], paths[1],
-                                 paths[2])
+            best, pl, d = decide(SecondOrder(NO_W, T, T2), Scratch(E, B1, B2, values, labels, pre, paths),
+                                 k, min(depth, n - 1 - k), p1, p2, gold, margin, second_order, use_dp)
             assert (best, pl, d) == (a_star, plain, min(depth, n - 1 - k)), (case, use_dp)
             if gold >= 0 and best != gold:
                 assert list(paths[1][:d]) == list(S_c[k + 1:])
@@ -577,7 +590,7 @@ def test_depth0_margin0_is_greedy_perceptron(use_dp, second_order, reverse):
         ref = [A.copy() for A in state[:6]] + [state[6]]
         arrs, c = [A.copy() for A in state[:6]], state[6]
         for _ in range(3):
-            c, m, u = lookahead_epoch(*data, order, *arrs, second_order, reverse, 0, 0.0,
+            c, m, u = flat_lookahead_epoch(*data, order, *arrs, second_order, reverse, 0, 0.0,
                                       use_dp, c)
             *ra, rc, rw = ref_greedy_epoch(*data, order, *ref[:6], second_order, reverse, ref[6])
             ref = ra + [rc]
@@ -588,7 +601,7 @@ def test_depth0_margin0_is_greedy_perceptron(use_dp, second_order, reverse):
         indptr, indices, offsets, _ = data
         W, T, T2 = arrs[0], arrs[2], arrs[4]
         out = np.empty(int(offsets[-1]), dtype=np.int32)
-        lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, 0, use_dp, out)
+        lookahead_decode(indptr, indices, offsets, SecondOrder(W, T, T2), second_order, reverse, 0, use_dp, out)
         exp = np.empty_like(out)
         for s in range(len(offsets) - 1):
             toks = sentence_tokens(offsets, s, reverse)
@@ -619,7 +632,7 @@ def test_margin_update_without_mistake_hand_checked(use_dp):
     for margin, expect_update in ((0.0, False), (1.0, True)):
         W, U = np.zeros((1, 2)), np.zeros((1, 2))
         T, TU = np.zeros((3, 3)), np.zeros((3, 3))
-        c, m, u = lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, NO_T2.copy(),
+        c, m, u = flat_lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, NO_T2.copy(),
                                   NO_T2.copy(), False, False, 2, margin, use_dp, 3.0)
         assert c == 4.0 and m == 0 and u == int(expect_update)
         if expect_update:
@@ -656,7 +669,7 @@ def test_margin_reaches_margin_on_separable_problem(config):
     history = []
     for _ in range(60):
         order = rng.permutation(len(data[2]) - 1).astype(np.int64)
-        c, m, u = lookahead_epoch(*data, order, *arrs, second_order, reverse, depth, margin,
+        c, m, u = flat_lookahead_epoch(*data, order, *arrs, second_order, reverse, depth, margin,
                                   use_dp, c)
         assert u >= m
         history.append((m, u))

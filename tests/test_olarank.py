@@ -14,6 +14,7 @@ import pytest
 from seqref import F, flat, make_data
 from structkit.learn import olarank as ol
 from structkit.learn.smo import init_working_sets
+from structkit.models.chain import FirstOrder, GreedyHistory, corpus
 
 
 # ---- greedy: dense reference -------------------------------------------------------------
@@ -84,8 +85,8 @@ def test_greedy_step_matches_reference():
         cand = [c for c in range(L) if B[j, c] > 0]
         hi = max(cand, key=lambda c: (g[c], -c))
         W2, H2, B2 = W.copy(), H.copy(), B.copy()
-        gain = ol.greedy_step(d.indptr, d.indices, d.y, hist, W2, H2, B2, j, C, tau, 0.0, False,
-                              np.empty(L))
+        gain = ol.greedy_step(corpus(d), GreedyHistory(W2, H2), ol.TokenPatterns(hist, B2), j,
+                              tau, 0.0, False, np.empty(L))
         if g[hi] - g[lo] <= tau or lo == hi:
             assert gain == 0.0 and np.array_equal(B2, B)
             continue
@@ -198,8 +199,8 @@ def test_exact_processnew_is_the_pa_step_against_brute_force():
         ws = init_working_sets(d.offsets, d.y, C, 8)
         W2, T2 = W.copy(), T.copy()
         maxlen = int(np.max(np.diff(d.offsets)))
-        gain, dropped, vloss = ol.exact_step(d.indptr, d.indices, d.offsets, d.y, W2, T2, *ws, s, 1e-9,
-                                             0.0, 0, np.empty((maxlen, L)),
+        gain, dropped, vloss = ol.exact_step(corpus(d), FirstOrder(W2, T2), ws, s, 1e-9, 0.0, 0,
+                                             np.empty((maxlen, L)),
                                              np.empty((1, maxlen), np.int32), np.empty(1))
         assert vloss == loss and dropped == 0
         if loss == 0 or loss - w0 @ dF <= 1e-9:
@@ -235,8 +236,8 @@ def test_greedy_perceptron_pass_matches_reference():
     learner.state = learner._init_state(d, d.y)
     hist = learner.state["hist"]
     c0 = learner.c
-    ol.greedy_perceptron_pass(d.indptr, d.indices, d.offsets, d.y, hist, order, learner.W, learner.U,
-                              learner.H, learner.HU, learner.c)
+    ol.greedy_perceptron_pass(corpus(d), order, GreedyHistory(learner.W, learner.H),
+                              GreedyHistory(learner.U, learner.HU), learner.c, hist)
     learner.c = c0 + len(d.y)
     # reference: plain loop with dense vectors, then the average of all intermediate w
     w = np.zeros(NF * L + K * (L + 1) * L)

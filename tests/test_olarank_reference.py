@@ -45,6 +45,7 @@ from numba import njit
 from seqref import F, flat, make_data, sentence
 from structkit.learn import olarank as ol
 from structkit.learn.smo import init_working_sets
+from structkit.models.chain import FirstOrder, GreedyHistory, corpus
 
 N_OPT = 10  # OPTIMIZE steps per REPROCESS (paper, Section 4.2)
 NEW, OLD, OPT = "processnew", "processold", "optimize"
@@ -259,8 +260,9 @@ class ExactKernel:
         d = self.d
         n_ops = len(order) * (1 + nr * (1 + N_OPT)) + 1
         tr = np.full(n_ops, np.nan)
-        out = ol.olarank_exact_pass(d.indptr, d.indices, d.offsets, d.y, np.asarray(order, dtype=np.int64),
-                                    self.W, self.T, *self.ws, self.sp_list, self.sp_pos, self.n_sp,
+        out = ol.olarank_exact_pass(corpus(d), np.asarray(order, dtype=np.int64),
+                                    FirstOrder(self.W, self.T), self.ws,
+                                    ol.SupportSet(self.sp_list, self.sp_pos), self.n_sp,
                                     tau, kappa, nr, seed, tr)
         self.n_sp = out[0]
         return out, tr
@@ -464,10 +466,10 @@ class GreedyKernel:
     def run_pass(self, order, nr, seed, tau, kappa):
         d = self.d
         tr = np.full(len(d.y) * (1 + nr * (1 + N_OPT)) + 1, np.nan)
-        out = ol.olarank_greedy_pass(d.indptr, d.indices, d.offsets, d.y, self.hist,
-                                     np.asarray(order, dtype=np.int64), self.W, self.H, self.B,
-                                     self.sp_list, self.sp_pos, self.n_sp, self.C, tau, kappa, nr,
-                                     seed, tr)
+        out = ol.olarank_greedy_pass(corpus(d), np.asarray(order, dtype=np.int64),
+                                     GreedyHistory(self.W, self.H), ol.TokenPatterns(self.hist, self.B),
+                                     ol.SupportSet(self.sp_list, self.sp_pos), self.n_sp, tau, kappa,
+                                     nr, seed, tr)
         self.n_sp = out[0]
         return out, tr
 

@@ -36,7 +36,8 @@ from clitools import assert_one_line_error, leftovers
 from structkit.cli import main
 from structkit.io.conllx import check_tree, is_projective, read_conllx
 from structkit.learn.parser import parser_epoch
-from structkit.search.arcstandard import (LEFT, N_ACTIONS, N_TEMPLATES, RIGHT, SHIFT, apply,
+from structkit.search.arcstandard import (LEFT, N_ACTIONS, N_TEMPLATES, RIGHT, SHIFT,
+                                          HashedWeights, Scratch, Sentence, State, Treebank, apply,
                                           decide, features, is_final, legal, oracle_actions,
                                           parse_corpus, search, undo)
 
@@ -44,6 +45,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PARSE_TRAIN = str(FIXTURES / "parse_train.conll")
 POS_TRAIN = str(FIXTURES / "pos_train.txt")
 MASK = 2 ** 10 - 1
+NO_U = np.zeros((0, N_ACTIONS))  # the accumulator placeholder of weights only parsed with
 
 
 # ---- plain-Python transition system -------------------------------------------------------
@@ -230,9 +232,9 @@ def test_apply_undo_restores_state_on_random_walks():
                 if not legal(a, sp, b, n):
                     continue
                 before = [A.copy() for A in (stack, heads, lc, rc)]
-                sp1, b1, old = apply(a, stack, sp, b, heads, lc, rc)
+                sp1, b1, old = apply(a, State(stack, heads, lc, rc), sp, b)
                 assert_kernel_state(py.apply(a), stack, sp1, b1, heads, lc, rc, (case, a))
-                assert undo(a, stack, sp1, b1, heads, lc, rc, old) == (sp, b)
+                assert undo(a, State(stack, heads, lc, rc), sp1, b1, old) == (sp, b)
                 for name, A, B in zip(("stack", "heads", "lc", "rc"), (stack, heads, lc, rc), before):
                     if name == "stack" and a == SHIFT:
                         # shift wrote the queue front into the free slot above the stack;
@@ -252,19 +254,19 @@ def test_apply_undo_restores_state_on_random_walks():
                     if not acts:
                         break
                     a = acts[int(rng.integers(0, len(acts)))]
-                    s2, b2, old = apply(a, stack, s2, b2, heads, lc, rc)
+                    s2, b2, old = apply(a, State(stack, heads, lc, rc), s2, b2)
                     q = q.apply(a)
                     assert_kernel_state(q, stack, s2, b2, heads, lc, rc)
                     trail.append((a, old))
                 for a, old in reversed(trail):
-                    s2, b2 = undo(a, stack, s2, b2, heads, lc, rc, old)
+                    s2, b2 = undo(a, State(stack, heads, lc, rc), s2, b2, old)
                 assert (s2, b2) == (sp, b) and stack[:sp].tolist() == live.tolist()
                 for A, B in zip((heads, lc, rc), snap):
                     np.testing.assert_array_equal(A, B)
                 n_multi += 1
             acts = [a for a in range(N_ACTIONS) if legal(a, sp, b, n)]
             a = acts[int(rng.integers(0, len(acts)))]
-            sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+            sp, b, _ = apply(a, State(stack, heads, lc, rc), sp, b)
             py = py.apply(a)
         # a complete action sequence: one root, one head per token, projective
         heads[stack[0]] = 0
@@ -345,7 +347,7 @@ def test_oracle_rebuilds_projective_trees_and_flags_the_others():
         stack, sp, b, heads, lc, rc = PyState(n).arrays()
         for a in acts:
             assert legal(a, sp, b, n)
-            sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+            sp, b, _ = apply(a, State(stack, heads, lc, rc), sp, b)
         assert is_final(sp, b, n)
         heads[stack[0]] = 0
         assert heads[1:n + 1].tolist() == t
@@ -407,9 +409,10 @@ class Ctx:
     mask: int = MASK
 
     def feats(self, st: PyState) -> list[int]:
-        stack, sp, b, _, lc, rc = st.arrays()
+        stack, sp, b, heads, lc, rc = st.arrays()
         out = np.zeros(N_TEMPLATES, dtype=np.int64)
-        features(stack, sp, b, st.n, lc, rc, self.words, self.tags, self.base, self.mask, out)
+        features(State(stack, heads, lc, rc), sp, b, Sentence(self.words, self.tags, self.base, st.n),
+                 self.mask, out)
         return out.tolist()
 
     def score(self, st: PyState, a: int) -> float:
@@ -502,8 +505,8 @@ def test_search_vs_figure2():
             stack[sp:] = 99  # dead storage
             feats, scores, acts, olds, acc = search_scratch(d)
             path = np.full(d + 3, -7, dtype=np.int64)
-            v = search(d, stack, sp, b, n, heads, lc, rc, words, tags, base, W, MASK, feats,
-                       scores, acts, olds, acc, path)
+            v = search(d, State(stack, heads, lc, rc), sp, b, Sentence(words, tags, base, n),
+                       HashedWeights(W, NO_U, MASK), Scratch(feats, scores, acts, olds, acc, path, path, path))
             rv, rp = ref_search(ctx, st, d)
             assert v == rv, (case, d)
             assert path[:d].tolist() == pad(rp, d), (case, d)
@@ -542,8 +545,9 @@ def test_decide_vs_figure3():
         feats, scores, scratch, acc, path = decide_buffers(depth)
         pg = np.full(depth + 1, -7, dtype=np.int64)
         pb = np.full(depth + 1, -7, dtype=np.int64)
-        best, plain = decide(depth, margin, gold, stack, sp, b, n, heads, lc, rc, words, tags,
-                             base, W, MASK, feats, scores, scratch, acc, path, pg, pb)
+        best, plain = decide(depth, margin, gold, State(stack, heads, lc, rc), sp, b,
+                             Sentence(words, tags, base, n), HashedWeights(W, NO_U, MASK),
+                             Scratch(feats, scores, scratch[0], scratch[1], acc, path, pg, pb))
         r_best, r_plain, r_pg, r_pb = ref_decide(ctx, st, depth, margin, gold)
         assert (best, plain) == (r_best, r_plain), case
         assert pb[:depth].tolist() == pad(r_pb, depth), case
@@ -622,8 +626,8 @@ def test_parser_epoch_vs_figure3(depth, margin):
         rW, rU, rc = W.copy(), U.copy(), c
         for epoch in range(2):
             order = rng.permutation(len(trees)).astype(np.int64)
-            c, mistakes, updates = parser_epoch(offsets, words, tags, heads, order, trainable,
-                                                W, U, MASK, depth, margin, c)
+            c, mistakes, updates = parser_epoch(Treebank(offsets, words, tags, heads), order, trainable,
+                                                HashedWeights(W, U, MASK), c, depth, margin)
             log = []
             rW, rU, rc, rm, ru = ref_epoch(offsets, words, tags, heads, order, trainable, rW, rU,
                                            depth, margin, rc, log)
@@ -895,8 +899,9 @@ def test_cli_train_parse_rejects_tagger_options(sk, tmp_path, extra):
 
 
 @pytest.mark.parametrize("extra, needle", [
-    (["--depth", "-1"], "--depth must be a non-negative integer, got -1"),
-    (["--depth", "7"], "--depth 7 is too deep"),
+    # the same rule and wording as `structkit parse --depth` (test_cli_parse_bad_depth)
+    (["--depth", "-1"], "--depth must be an integer from 0 to 6, got -1"),
+    (["--depth", "7"], "--depth must be an integer from 0 to 6, got 7"),
     (["--margin", "-1"], "--margin must be a non-negative number"),
     (["--epochs", "0"], "--epochs must be a positive integer"),
     (["--algo", "perceptron"], "--algo for parsing is lookahead"),
@@ -1025,8 +1030,9 @@ def test_train_parser_is_averaged_kernel_epochs_and_model_round_trips(tmp_path):
     c = 1.0
     rng = np.random.default_rng(3)
     for _ in range(3):
-        c, _, _ = parser_epoch(tb.offsets, tb.words, tb.tags, tb.heads,
-                               rng.permutation(n_sent), trainable, W, U, (1 << 16) - 1, 1, 1.0, c)
+        c, _, _ = parser_epoch(Treebank(tb.offsets, tb.words, tb.tags, tb.heads),
+                               rng.permutation(n_sent), trainable, HashedWeights(W, U, (1 << 16) - 1),
+                               c, 1, 1.0)
     np.testing.assert_array_equal(parser.W, W - U / c)
     assert c == 1 + 3 * (2 * int(tb.offsets[-1]) - n_sent)
     m = tmp_path / "m.npz"

@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structkit.search.arcstandard import (LEFT, N_TEMPLATES, RIGHT, SHIFT, _hash, apply,
-                                          features)
+from structkit.search.arcstandard import (LEFT, N_TEMPLATES, RIGHT, SHIFT, Sentence, State,
+                                          _hash, apply, features)
 
 N = 12
 BASE = 3
@@ -53,14 +53,15 @@ def build(actions):
     rc = np.zeros(N + 2, dtype=np.int64)
     sp, b = 0, 1
     for ch in actions:
-        sp, b, _ = apply(ACTION[ch], stack, sp, b, heads, lc, rc)
+        sp, b, _ = apply(ACTION[ch], State(stack, heads, lc, rc), sp, b)
     stack[sp:] = 7
     return stack, sp, b, lc, rc
 
 
 def run_features(stack, sp, b, lc, rc, mask, words=WORDS, tags=TAGS, base=BASE, n=N):
     out = np.full(N_TEMPLATES, -1, dtype=np.int64)
-    features(stack, sp, b, n, lc, rc, words, tags, base, mask, out)
+    heads = np.full_like(lc, -1)  # not read by the features
+    features(State(stack, heads, lc, rc), sp, b, Sentence(words, tags, base, n), mask, out)
     return out
 
 

@@ -8,8 +8,9 @@ from scipy.optimize import minimize
 
 from seqref import F, flat, make_data, sentence
 from structkit.learn.kbest import kbest_pa_epoch
-from structkit.learn.smo import (init_working_sets, kbest_mira_epoch, kbest_sdm_epoch,
+from structkit.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch, kbest_sdm_epoch,
                                  smo_solve)
+from structkit.models.chain import FirstOrder, SparseStack, corpus
 
 
 # ---- random per-example duals ----------------------------------------------------------------
@@ -45,7 +46,8 @@ def run_smo(prob, beta0, C, tau, max_steps=100000, c=3.0):
     W, T = W.copy(), T.copy()
     U, TU = np.zeros_like(W), np.zeros_like(T)
     beta = beta0.copy()
-    steps = smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps)
+    steps = smo_solve(SparseStack(keys, vals, ptr, losses), beta, FirstOrder(W, T),
+                      FirstOrder(U, TU), c, SMOLimits(tau, max_steps))
     return beta, W, T, U, TU, steps
 
 
@@ -206,8 +208,8 @@ def test_mira_epoch_matches_reference(seed, k, C):
     order = rng.permutation(6)
     w0 = rng.normal(size=NF * L + (L + 1) ** 2) * 0.2
     W, U, T, TU = kernel_state(data, NF, L, w0)
-    c, steps, top = kbest_mira_epoch(data.indptr, data.indices, data.offsets, data.y, order,
-                                     W, U, T, TU, 1.0, k, C, 1e-13, 100000)
+    c, steps, top = kbest_mira_epoch(corpus(data), order, FirstOrder(W, T), FirstOrder(U, TU),
+                                     1.0, k, C, SMOLimits(1e-13, 100000))
     w_ref, u_ref, c_ref = mira_reference(data, order, w0, np.zeros_like(w0), 1.0, k, C, NF, L)
     assert c == c_ref
     assert steps > 0
@@ -223,18 +225,19 @@ def test_one_best_sdm_first_epoch_equals_pa(seed, C):
     data = make_data(rng, N, L, NF, max_n=4)
     order = rng.permutation(N)
     W1, U1, T1, TU1 = kernel_state(data, NF, L)
-    c1, _, top1 = kbest_pa_epoch(data.indptr, data.indices, data.offsets, data.y, order,
-                                 W1, U1, T1, TU1, 1.0, 1, C)
+    c1, _, top1 = kbest_pa_epoch(corpus(data), order, FirstOrder(W1, T1), FirstOrder(U1, TU1),
+                                 1.0, 1, C)
     W2, U2, T2, TU2 = kernel_state(data, NF, L)
     ws = init_working_sets(data.offsets, data.y, C, 8)
-    c2, steps, top2, dropped = kbest_sdm_epoch(data.indptr, data.indices, data.offsets, data.y,
-                                               order, W2, U2, T2, TU2, 1.0, 1, 0.0, 1000, *ws)
+    c2, steps, top2, dropped = kbest_sdm_epoch(corpus(data), order, FirstOrder(W2, T2),
+                                               FirstOrder(U2, TU2), 1.0, 1, SMOLimits(0.0, 1000),
+                                               ws)
     assert c1 == c2 and top1 == top2 and dropped == 0
     assert np.allclose(flat(W1, T1), flat(W2, T2), atol=1e-12, rtol=1e-12)
     assert np.allclose(flat(U1, TU1), flat(U2, TU2), atol=1e-11, rtol=1e-12)
     W3, U3, T3, TU3 = kernel_state(data, NF, L)
-    kbest_mira_epoch(data.indptr, data.indices, data.offsets, data.y, order, W3, U3, T3, TU3,
-                     1.0, 1, C, 0.0, 1000)
+    kbest_mira_epoch(corpus(data), order, FirstOrder(W3, T3), FirstOrder(U3, TU3), 1.0, 1, C,
+                     SMOLimits(0.0, 1000))
     assert np.allclose(flat(W1, T1), flat(W3, T3), atol=1e-12, rtol=1e-12)
 
 
@@ -244,14 +247,14 @@ def test_sdm_working_sets_persist_and_stay_optimal(k):
     NF, L, N, C = 5, 3, 5, 0.7
     data = make_data(rng, N, L, NF)
     W, U, T, TU = kernel_state(data, NF, L)
-    ws_seq, ws_beta, ws_m = init_working_sets(data.offsets, data.y, C, 64)
+    ws = ws_seq, ws_beta, ws_m = init_working_sets(data.offsets, data.y, C, 64)
     c = 1.0
     tau = 1e-10
     for ep in range(3):
         order = rng.permutation(N)
-        c, steps, top, dropped = kbest_sdm_epoch(data.indptr, data.indices, data.offsets, data.y,
-                                                 order, W, U, T, TU, c, k, tau, 100000,
-                                                 ws_seq, ws_beta, ws_m)
+        c, steps, top, dropped = kbest_sdm_epoch(corpus(data), order, FirstOrder(W, T),
+                                                 FirstOrder(U, TU), c, k, SMOLimits(tau, 100000),
+                                                 ws)
         assert dropped == 0
     assert c == 1.0 + 3 * N
     w = flat(W, T)

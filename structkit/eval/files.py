@@ -3,7 +3,7 @@ prediction last) or a gold file and a prediction file that must line up token by
 from __future__ import annotations
 
 import itertools
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from structkit.errors import UserError
 from structkit.eval.chunks import ChunkCounter, first_bad_tag
@@ -80,9 +80,15 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
 
 def evaluate_files(task: str, files: tuple[str, ...], known_words: set[str] | None = None) -> tuple[dict, str]:
     """Score tagged files; returns (result dict in percent, human-readable report)."""
+    return evaluate_sentences(task, sentence_triples(task, files), known_words)
+
+
+def evaluate_sentences(task: str, triples: Iterable[tuple[list[str], list[str], list[str]]],
+                       known_words: set[str] | None = None) -> tuple[dict, str]:
+    """Score (words, gold, predicted) per sentence; returns (result dict in percent, report)."""
     counter = ChunkCounter() if task != "pos" else None
     tokens = correct = unk = unk_correct = sentences = 0
-    for words, gold, pred in sentence_triples(task, files):
+    for words, gold, pred in triples:
         sentences += 1
         for w, g, p in zip(words, gold, pred):
             tokens += 1

@@ -39,36 +39,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.kbest import _hamming
-from structkit.learn.smo import _stack, kbest_sdm_epoch, smo_solve
+from structkit.learn.smo import kbest_sdm_epoch, smo_solve, stack
+from structkit.models.chain import hamming
 from structkit.search.jit import njit
 
 
 @njit
-def _lin(offsets, y, ws_seq, ws_beta, ws_m, s):
+def _lin(X, ws, s):
     """sum_y beta_{s,y} L_s(y): example s's share of the dual's linear term."""
-    a = offsets[s]
-    n = offsets[s + 1] - a
+    a = X.offsets[s]
+    n = X.offsets[s + 1] - a
     v = 0.0
-    for j in range(ws_m[s]):
-        if ws_beta[s, j] != 0.0:
-            v += ws_beta[s, j] * _hamming(y, a, n, ws_seq[s, j])
+    for j in range(ws.m[s]):
+        if ws.beta[s, j] != 0.0:
+            v += ws.beta[s, j] * hamming(X.y, a, n, ws.seq[s, j])
     return v
 
 
 @njit
-def _optimize(indptr, indices, offsets, y, s, W, U, T, TU, c, tau, max_steps,
-              ws_seq, ws_beta, ws_m):
+def _optimize(X, s, w, u, c, smo, ws):
     """kBV-OPTIMIZE on example s: SMO among its non-zero coefficients only. Returns steps."""
-    NF = W.shape[0]
-    L = W.shape[1]
-    a = offsets[s]
-    n = offsets[s + 1] - a
-    m = ws_m[s]
+    NF = w.W.shape[0]
+    L = w.W.shape[1]
+    a = X.offsets[s]
+    n = X.offsets[s + 1] - a
+    m = ws.m[s]
     idx = np.empty(m, dtype=np.int64)
     cnt = 0
     for j in range(m):
-        if ws_beta[s, j] > 0.0:
+        if ws.beta[s, j] > 0.0:
             idx[cnt] = j
             cnt += 1
     if cnt < 2:
@@ -76,18 +75,23 @@ def _optimize(indptr, indices, offsets, y, s, W, U, T, TU, c, tau, max_steps,
     S = np.empty((cnt, n), dtype=np.int32)
     beta = np.empty(cnt)
     for i in range(cnt):
-        S[i, :] = ws_seq[s, idx[i], :n]
-        beta[i] = ws_beta[s, idx[i]]
-    keys, vals, ptr, losses = _stack(indptr, indices, a, n, y, S, cnt, NF, L)
-    steps = smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps)
+        S[i, :] = ws.seq[s, idx[i], :n]
+        beta[i] = ws.beta[s, idx[i]]
+    V = stack(X, a, n, S, cnt, NF, L)
+    steps = smo_solve(V, beta, w, u, c, smo)
     for i in range(cnt):
-        ws_beta[s, idx[i]] = beta[i]
+        ws.beta[s, idx[i]] = beta[i]
     return steps
 
 
 @njit
-def larank_core(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
-                n_reprocess, ws_seq, ws_beta, ws_m, seed, n_optimize, trace):
+def _dual(w, lin):
+    """The dual objective given its linear term lin (``_lin`` summed)."""
+    return lin - 0.5 * (np.sum(w.W * w.W) + np.sum(w.T * w.T))
+
+
+@njit
+def larank_core(X, order, w, u, c, k, smo, ws, n_reprocess, seed, n_optimize, trace):
     """Algorithm 3, one pass. If trace.shape[0] > 0 it receives, after every operation, the dual
     objective D = sum_{n,y} beta_{n,y} L_n(y) - 1/2 ||w||^2 (eqs. 4-6; only meaningful when
     w = sum beta dF on entry, e.g. w = 0 with fresh working sets); trace must then hold
@@ -104,62 +108,58 @@ def larank_core(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_
     rec = trace.shape[0] > 0
     lin = 0.0
     if rec:
-        for s in range(ws_m.shape[0]):
-            lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, s)
-        trace[0] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+        for s in range(ws.m.shape[0]):
+            lin += _lin(X, ws, s)
+        trace[0] = _dual(w, lin)
     per = 1 + n_reprocess * (1 + n_optimize)
     for i in range(N):
         s = order[i]
-        if offsets[s + 1] - offsets[s] == 0:
+        if X.offsets[s + 1] - X.offsets[s] == 0:
             continue
         pos = 1 + i * per
         # kBV-PROCESSNEW
         if rec:
-            lin -= _lin(offsets, y, ws_seq, ws_beta, ws_m, s)
+            lin -= _lin(X, ws, s)
         one[0] = s
-        c, st, tl, dr = kbest_sdm_epoch(indptr, indices, offsets, y, one, W, U, T, TU, c, k,
-                                        tau, max_steps, ws_seq, ws_beta, ws_m)
+        c, st, tl, dr = kbest_sdm_epoch(X, one, w, u, c, k, smo, ws)
         total += st
         top_loss += tl
         dropped += dr
         seen[n_seen] = s
         n_seen += 1
         if rec:
-            lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, s)
-            trace[pos] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+            lin += _lin(X, ws, s)
+            trace[pos] = _dual(w, lin)
             pos += 1
         for r in range(n_reprocess):
             # kBV-PROCESSOLD
             m = seen[np.random.randint(0, n_seen)]
             if rec:
-                lin -= _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
+                lin -= _lin(X, ws, m)
             one[0] = m
-            _, st, _, dr = kbest_sdm_epoch(indptr, indices, offsets, y, one, W, U, T, TU, c, k,
-                                           tau, max_steps, ws_seq, ws_beta, ws_m)
+            _, st, _, dr = kbest_sdm_epoch(X, one, w, u, c, k, smo, ws)
             total += st
             dropped += dr
             if rec:
-                lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
-                trace[pos] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+                lin += _lin(X, ws, m)
+                trace[pos] = _dual(w, lin)
                 pos += 1
             # maxIter x kBV-OPTIMIZE
             for it in range(n_optimize):
                 m = seen[np.random.randint(0, n_seen)]
                 if rec:
-                    lin -= _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
-                total += _optimize(indptr, indices, offsets, y, m, W, U, T, TU, c, tau,
-                                   max_steps, ws_seq, ws_beta, ws_m)
+                    lin -= _lin(X, ws, m)
+                total += _optimize(X, m, w, u, c, smo, ws)
                 if rec:
-                    lin += _lin(offsets, y, ws_seq, ws_beta, ws_m, m)
-                    trace[pos] = lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+                    lin += _lin(X, ws, m)
+                    trace[pos] = _dual(w, lin)
                     pos += 1
     return c, total, top_loss, dropped
 
 
 @njit
-def kbest_larank_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
-                       n_reprocess, ws_seq, ws_beta, ws_m, seed):
+def kbest_larank_epoch(X, order, w, u, c, k, smo, ws, n_reprocess, seed):
     """One pass of k-best LaRank (Algorithm 3) with maxIter = 10 OPTIMIZE steps per REPROCESS
     (OLaRank's scheduling). Returns (c, smo_steps, top_loss, dropped)."""
-    return larank_core(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
-                       n_reprocess, ws_seq, ws_beta, ws_m, seed, 10, np.empty(0))
+    return larank_core(X, order, w, u, c, k, smo, ws, n_reprocess, seed, 10,
+                       np.empty(0))

@@ -11,23 +11,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.perceptron import _add_features
+from structkit.models.chain import add_features
 from structkit.search.jit import njit
 from structkit.search.lookahead import _scratch, decide, decision_rows
 from structkit.search.viterbi import max_length
 
 
 @njit
-def lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order,
-                    reverse, depth, margin, use_dp, c):
-    """One epoch of Figure 3 over the sentences in ``order``.
+def lookahead_epoch(X, order, w, u, c, second_order, reverse, depth, margin, use_dp):
+    """One epoch of Figure 3 over the sentences of the corpus X in ``order``, with the
+    ``SecondOrder`` weights w and accumulators u (T2 a placeholder unless ``second_order``).
 
     Returns (c, mistakes, updates): mistakes = decisions whose best action (without margin)
     is wrong; updates = decisions that changed the weights (mistakes plus margin violations).
     """
+    indptr, indices, offsets, y = X
+    W, T, T2, U, TU, T2U = w.W, w.T, w.T2, u.W, u.T, u.T2
     L = W.shape[1]
     maxlen = max_length(offsets)
-    E, B1, B2, values, labels, pre, paths = _scratch(maxlen, L, depth, second_order)
+    sc = _scratch(maxlen, L, depth, second_order)
+    E, paths = sc.E, sc.paths
     gold_dec = np.empty(maxlen, dtype=np.int64)
     pc = np.empty(depth + 3, dtype=np.int64)  # [p2, p1, gold, gold's continuation...]
     ps = np.empty(depth + 3, dtype=np.int64)  # [p2, p1, winner, winner's continuation...]
@@ -49,8 +52,8 @@ def lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, se
             p1 = gold_dec[k - 1] if k >= 1 else L
             p2 = gold_dec[k - 2] if k >= 2 else L
             g = gold_dec[k]
-            best, plain, d = decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, g, margin,
-                                    B1, B2, values, labels, pre, paths[0], paths[1], paths[2])
+            best, plain, d = decide(w, sc, k, min(depth, n - 1 - k), p1, p2, g, margin, second_order,
+                                    use_dp)
             if plain != g:
                 mistakes += 1
             if best != g:
@@ -70,8 +73,8 @@ def lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, se
                     lc = pc[j + 2]
                     ls = ps[j + 2]
                     if lc != ls:
-                        _add_features(indptr, indices, t, W, U, lc, 1.0, c)
-                        _add_features(indptr, indices, t, W, U, ls, -1.0, -c)
+                        add_features(X, t, W, U, lc, 1.0, c)
+                        add_features(X, t, W, U, ls, -1.0, -c)
                     if pc[j + 1] != ps[j + 1] or lc != ls:
                         T[pc[j + 1], lc] += 1.0
                         TU[pc[j + 1], lc] += c

@@ -27,7 +27,7 @@ some non-gold b > 0; the random picks are uniform over the current support patte
 numba generator: the same seed gives the same model).
 
 Exact (dual 5): patterns are sentences, classes label sequences; Phi = the first-order features
-of ``structkit.learn.kbest.sparse_dF`` (emissions and boundary transitions), Delta = Hamming.
+of ``structkit.models.chain.sparse_dF`` (emissions and boundary transitions), Delta = Hamming.
 Each sentence keeps its support vectors as explicit sequences (flat arrays, like k-best SDM's
 working sets; entries whose b fell to 0 are dropped at the next visit; a sequence that does not
 fit in a full set is counted as dropped and not added).
@@ -46,17 +46,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.kbest import _hamming, _w_dot_dF, decode_buffers, decode_kbest, sparse_dF, sparse_dot
-from structkit.learn.smo import prune_working_set, stored_equals
+from collections import namedtuple
+
+from structkit.learn.smo import init_working_sets, prune_working_set, stored_equals
+from structkit.models.chain import (FirstOrder, GreedyHistory, add_features, add_sparse, corpus,
+                                    hamming, smo_pair_step, sparse_dF, sparse_dot, w_dot_dF)
+from structkit.search.greedy import greedy_decode, token_scores  # noqa: F401 (greedy_decode: re-exported)
 from structkit.search.jit import njit
+from structkit.search.kbest import decode_buffers, decode_kbest
 
 N_OPTIMIZE = 10  # OPTIMIZE steps per REPROCESS (Section 4.2)
+
+SupportSet = namedtuple("SupportSet", ["patterns", "pos"])
+SupportSet.__doc__ = """The support patterns: patterns[:n] (n kept by the caller) and each
+pattern's index in it, pos[p] (-1 when p is not a support pattern)."""
+
+TokenPatterns = namedtuple("TokenPatterns", ["hist", "B"])
+TokenPatterns.__doc__ = """The greedy dual's token patterns: the gold history hist[N, K]
+(``gold_history``) and the coefficients B[N, L] (the gold column is the slack)."""
 
 
 # ---- support-pattern bookkeeping (a set with O(1) add, remove and uniform pick) ---------------
 @njit
-def _sp_update(p, is_sv, sp_list, sp_pos, n_sp):
+def _sp_update(p, is_sv, sp, n_sp):
     """Add p to / remove p from the support-pattern set; returns the new size."""
+    sp_list, sp_pos = sp
     if is_sv and sp_pos[p] < 0:
         sp_pos[p] = n_sp
         sp_list[n_sp] = p
@@ -87,28 +101,15 @@ def gold_history(offsets, y, K, L):
 
 
 @njit
-def token_scores(indptr, indices, W, H, j, h, out):
-    """out[y] = <w, Phi_g(x^j, h, y)> for all labels y (h: the K history labels)."""
-    L = W.shape[1]
-    for c in range(L):
-        out[c] = 0.0
-    for q in range(indptr[j], indptr[j + 1]):
-        wf = W[indices[q]]
-        for c in range(L):
-            out[c] += wf[c]
-    for s in range(H.shape[0]):
-        hs = H[s, h[s]]
-        for c in range(L):
-            out[c] += hs[c]
-
-
-@njit
-def greedy_step(indptr, indices, y, hist, W, H, B, j, C, tau, kappa, support_only, sc):
+def greedy_step(X, w, P, j, tau, kappa, support_only, sc):
     """One SMO step on token pattern j (PROCESSNEW / PROCESSOLD, or OPTIMIZE when
-    ``support_only``). Returns the dual increase (0.0 when no step was taken)."""
+    ``support_only``) of the ``TokenPatterns`` P, with the ``GreedyHistory`` weights w (scratch
+    sc[L]). Returns the dual increase (0.0 when no step was taken)."""
+    indptr, indices, hist, B = X.indptr, X.indices, P.hist, P.B
+    W, H = w.W, w.H
     L = W.shape[1]
     K = H.shape[0]
-    gold = y[j]
+    gold = X.y[j]
     token_scores(indptr, indices, W, H, j, hist[j], sc)
     sg = sc[gold]
     lo = -1
@@ -125,14 +126,10 @@ def greedy_step(indptr, indices, y, hist, W, H, B, j, C, tau, kappa, support_onl
             ghi = g
     if hi < 0 or lo == hi or not ghi - glo > tau:
         return 0.0
+    # every pair has ||dF(lo) - dF(hi)||^2 = 2q (module docstring)
     q = float(indptr[j + 1] - indptr[j] + K)
     den = 2.0 * q
-    d = min(B[j, hi], (ghi - glo) / den)
-    B[j, lo] += d
-    if d == B[j, hi]:
-        B[j, hi] = 0.0
-    else:
-        B[j, hi] -= d
+    d = smo_pair_step(B[j], lo, hi, ghi - glo, den)
     # w += d (Phi(hi) - Phi(lo)), Phi(slack) = Phi(gold)
     for p in range(indptr[j], indptr[j + 1]):
         f = indices[p]
@@ -155,27 +152,28 @@ def _token_is_sv(B, y, j):
 
 
 @njit
-def greedy_dual(B, y, W, H):
+def greedy_dual(X, w, P):
     """The dual objective D = sum b Delta - 1/2 ||w||^2, from scratch."""
+    B, y = P.B, X.y
     lin = 0.0
     for j in range(B.shape[0]):
         for c in range(B.shape[1]):
             if c != y[j]:
                 lin += B[j, c]
-    return lin - 0.5 * (np.sum(W * W) + np.sum(H * H))
+    return lin - 0.5 * (np.sum(w.W * w.W) + np.sum(w.H * w.H))
 
 
 @njit
-def olarank_greedy_pass(indptr, indices, offsets, y, hist, order, W, H, B, sp_list, sp_pos, n_sp,
-                        C, tau, kappa, n_reprocess, seed, trace):
-    """One pass of OLaRankGreedy over the sentences in ``order`` (their tokens left to right):
-    per token one PROCESSNEW, then n_reprocess x (PROCESSOLD + ten OPTIMIZE).
+def olarank_greedy_pass(X, order, w, P, sp, n_sp, tau, kappa, n_reprocess, seed, trace):
+    """One pass of OLaRankGreedy over the sentences of X in ``order`` (their tokens left to
+    right): per token one PROCESSNEW, then n_reprocess x (PROCESSOLD + ten OPTIMIZE), on the
+    ``TokenPatterns`` P and ``SupportSet`` sp of size n_sp.
 
     If trace.shape[0] > 0, trace[0] gets the dual on entry and trace[1 + i] the dual recomputed
     from scratch (``greedy_dual``) after the i-th operation (for tests; slow). Returns
     (n_sp, steps taken, dual increase, steps taken by PROCESSNEW)."""
     np.random.seed(seed)
-    L = W.shape[1]
+    L = w.W.shape[1]
     sc = np.empty(L)
     steps = 0
     gain = 0.0
@@ -183,42 +181,43 @@ def olarank_greedy_pass(indptr, indices, offsets, y, hist, order, W, H, B, sp_li
     rec = trace.shape[0] > 0
     op = 0
     if rec:
-        trace[0] = greedy_dual(B, y, W, H)
+        trace[0] = greedy_dual(X, w, P)
     for s in order:
-        for j in range(offsets[s], offsets[s + 1]):
-            dg = greedy_step(indptr, indices, y, hist, W, H, B, j, C, tau, kappa, False, sc)
+        for j in range(X.offsets[s], X.offsets[s + 1]):
+            dg = greedy_step(X, w, P, j, tau, kappa, False, sc)
             if dg != 0.0:
                 steps += 1
                 gain += dg
                 new_steps += 1
-            n_sp = _sp_update(j, _token_is_sv(B, y, j), sp_list, sp_pos, n_sp)
+            n_sp = _sp_update(j, _token_is_sv(P.B, X.y, j), sp, n_sp)
             if rec:
                 op += 1
-                trace[op] = greedy_dual(B, y, W, H)
+                trace[op] = greedy_dual(X, w, P)
             for r in range(n_reprocess):
                 for it in range(1 + N_OPTIMIZE):
                     if n_sp == 0:
                         break
-                    p = sp_list[np.random.randint(0, n_sp)]
-                    dg = greedy_step(indptr, indices, y, hist, W, H, B, p, C, tau, kappa, it > 0, sc)
+                    p = sp.patterns[np.random.randint(0, n_sp)]
+                    dg = greedy_step(X, w, P, p, tau, kappa, it > 0, sc)
                     if dg != 0.0:
                         steps += 1
                         gain += dg
-                        n_sp = _sp_update(p, _token_is_sv(B, y, p), sp_list, sp_pos, n_sp)
+                        n_sp = _sp_update(p, _token_is_sv(P.B, X.y, p), sp, n_sp)
                     if rec:
                         op += 1
-                        trace[op] = greedy_dual(B, y, W, H)
+                        trace[op] = greedy_dual(X, w, P)
     return n_sp, steps, gain, new_steps
 
 
 @njit
-def greedy_max_violation(indptr, indices, y, hist, W, H, B, kappa):
+def greedy_max_violation(X, w, P, kappa):
     """max over token patterns of g(c-) - g(c+) (the KKT violation; <= tau at a tau-optimum)."""
-    L = W.shape[1]
+    B, hist, y = P.B, P.hist, X.y
+    L = w.W.shape[1]
     sc = np.empty(L)
     worst = 0.0
     for j in range(B.shape[0]):
-        token_scores(indptr, indices, W, H, j, hist[j], sc)
+        token_scores(X.indptr, X.indices, w.W, w.H, j, hist[j], sc)
         sg = sc[y[j]]
         glo = np.inf
         ghi = -np.inf
@@ -234,29 +233,27 @@ def greedy_max_violation(indptr, indices, y, hist, W, H, B, kappa):
 
 
 @njit
-def greedy_perceptron_pass(indptr, indices, offsets, y, hist, order, W, U, H, HU, c):
-    """One pass of the averaged greedy perceptron on the same token patterns (gold history):
-    if the best label is not the gold one, w += Phi(gold) - Phi(best). Returns (c, mistakes)."""
+def greedy_perceptron_pass(X, order, w, u, c, hist):
+    """One pass of the averaged greedy perceptron on the token patterns (gold history hist) of
+    the sentences of X in ``order``: if the best label is not the gold one,
+    w += Phi(gold) - Phi(best) (``GreedyHistory`` w and accumulators u). Returns (c, mistakes)."""
+    W, H, U, HU = w.W, w.H, u.W, u.H
     L = W.shape[1]
     K = H.shape[0]
     sc = np.empty(L)
     mistakes = 0
     for s in order:
-        for j in range(offsets[s], offsets[s + 1]):
-            token_scores(indptr, indices, W, H, j, hist[j], sc)
+        for j in range(X.offsets[s], X.offsets[s + 1]):
+            token_scores(X.indptr, X.indices, W, H, j, hist[j], sc)
             best = 0
             for k in range(1, L):
                 if sc[k] > sc[best]:
                     best = k
-            g = y[j]
+            g = X.y[j]
             if best != g:
                 mistakes += 1
-                for p in range(indptr[j], indptr[j + 1]):
-                    f = indices[p]
-                    W[f, g] += 1.0
-                    U[f, g] += c
-                    W[f, best] -= 1.0
-                    U[f, best] -= c
+                add_features(X, j, W, U, g, 1.0, c)
+                add_features(X, j, W, U, best, -1.0, -c)
                 for r in range(K):
                     h = hist[j, r]
                     H[r, h, g] += 1.0
@@ -267,140 +264,99 @@ def greedy_perceptron_pass(indptr, indices, offsets, y, hist, order, W, U, H, HU
     return c, mistakes
 
 
-@njit
-def greedy_decode(indptr, indices, offsets, W, H, out):
-    """Greedy left-to-right tagging with the predicted history (eq. 2); ties: lowest label."""
-    L = W.shape[1]
-    K = H.shape[0]
-    sc = np.empty(L)
-    h = np.empty(max(K, 1), dtype=np.int32)
-    for i in range(offsets.shape[0] - 1):
-        a = offsets[i]
-        for j in range(a, offsets[i + 1]):
-            for s in range(1, K + 1):
-                h[s - 1] = out[j - s] if j - s >= a else L
-            token_scores(indptr, indices, W, H, j, h, sc)
-            best = 0
-            for k in range(1, L):
-                if sc[k] > sc[best]:
-                    best = k
-            out[j] = best
-
-
 # ---- exact (sentence patterns) ------------------------------------------------------------
 @njit
-def _add_dF(keys, vals, W, T, d):
-    """w += d * v for a sparse vector in the key space of ``sparse_dF``."""
-    L = W.shape[1]
-    base = np.int64(W.shape[0]) * L
-    for i in range(keys.shape[0]):
-        key = keys[i]
-        if key < base:
-            W[key // L, key % L] += d * vals[i]
-        else:
-            r = key - base
-            T[r // (L + 1), r % (L + 1)] += d * vals[i]
-
-
-@njit
-def exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau, kappa, mode,
-               E, seq, score):
-    """One SMO step on sentence s: mode 0 PROCESSNEW / 1 PROCESSOLD (c+ from loss-augmented
-    Viterbi over all sequences), 2 OPTIMIZE (c+ among the support vectors and the gold).
-    Returns (dual increase, dropped: 1 if the Viterbi sequence did not fit, loss of that
-    sequence (modes 0/1) or -1)."""
-    NF = W.shape[0]
-    L = W.shape[1]
-    cap = ws_seq.shape[1]
-    a = offsets[s]
-    n = offsets[s + 1] - a
+def exact_step(X, w, ws, s, tau, kappa, mode, E, seq, score):
+    """One SMO step on sentence s with the ``FirstOrder`` weights w and the ``WorkingSets``
+    ws: mode 0 PROCESSNEW / 1 PROCESSOLD (c+ from loss-augmented Viterbi over all sequences),
+    2 OPTIMIZE (c+ among the support vectors and the gold); scratch E, seq, score from
+    ``decode_buffers``. Returns (dual increase, dropped: 1 if the Viterbi sequence did not fit,
+    loss of that sequence (modes 0/1) or -1)."""
+    NF = w.W.shape[0]
+    L = w.W.shape[1]
+    cap = ws.seq.shape[1]
+    a = X.offsets[s]
+    n = X.offsets[s + 1] - a
     # drop the non-gold entries whose coefficient fell to 0 (keeps the set = support vectors)
-    m = prune_working_set(ws_seq, ws_beta, ws_m, s, n)
+    m = prune_working_set(ws, s, n)
     dropped = 0
     vloss = -1
     cand = -1  # index of the Viterbi sequence in the set
     if mode < 2:
-        _, vloss = decode_kbest(indptr, indices, W, T, y, a, n, 1, E, seq, score)
+        _, vloss = decode_kbest(X, w, a, n, 1, E, seq, score)
         if vloss == 0:
             cand = 0
         else:
             for j in range(1, m):
-                if stored_equals(ws_seq, s, j, seq[0], n):
+                if stored_equals(ws, s, j, seq[0], n):
                     cand = j
                     break
             if cand < 0:
                 if m < cap:
-                    ws_seq[s, m, :n] = seq[0, :n]
-                    ws_beta[s, m] = 0.0
+                    ws.seq[s, m, :n] = seq[0, :n]
+                    ws.beta[s, m] = 0.0
                     cand = m
                     m += 1
-                    ws_m[s] = m
+                    ws.m[s] = m
                 else:
                     dropped = 1
     # gradients g_j = w . dF_j - Delta_j of the whole set (dF itself only for the chosen pair)
+    beta = ws.beta[s]
     g = np.empty(m)
     for j in range(m):
-        g[j] = _w_dot_dF(indptr, indices, a, n, y, ws_seq[s, j], W, T) - _hamming(y, a, n, ws_seq[s, j])
+        g[j] = w_dot_dF(X, a, n, ws.seq[s, j], w) - hamming(X.y, a, n, ws.seq[s, j])
     lo = -1
     hi = -1
     for j in range(m):
         # c+: all sequences (Viterbi's candidate, in the set) or, for OPTIMIZE, the support
         # vectors and the gold; the Viterbi argmin is the global one, the rest changes nothing
-        if (mode < 2 or j == 0 or ws_beta[s, j] > 0.0) and (lo < 0 or g[j] < g[lo]):
+        if (mode < 2 or j == 0 or beta[j] > 0.0) and (lo < 0 or g[j] < g[lo]):
             lo = j
-        if ws_beta[s, j] > kappa and (hi < 0 or g[j] > g[hi]):
+        if beta[j] > kappa and (hi < 0 or g[j] > g[hi]):
             hi = j
     if hi < 0 or lo == hi or not g[hi] - g[lo] > tau:
         return 0.0, dropped, vloss
-    klo, vlo = sparse_dF(indptr, indices, a, n, y, ws_seq[s, lo], NF, L)
-    khi, vhi = sparse_dF(indptr, indices, a, n, y, ws_seq[s, hi], NF, L)
+    klo, vlo = sparse_dF(X, a, n, ws.seq[s, lo], NF, L)
+    khi, vhi = sparse_dF(X, a, n, ws.seq[s, hi], NF, L)
     den = sparse_dot(klo, vlo, klo, vlo) + sparse_dot(khi, vhi, khi, vhi) - 2.0 * sparse_dot(klo, vlo, khi, vhi)
     gap = g[hi] - g[lo]
-    if den > 0.0:
-        d = min(ws_beta[s, hi], gap / den)
-    else:
-        d = ws_beta[s, hi]
-    ws_beta[s, lo] += d
-    if d == ws_beta[s, hi]:
-        ws_beta[s, hi] = 0.0
-    else:
-        ws_beta[s, hi] -= d
-    _add_dF(klo, vlo, W, T, d)
-    _add_dF(khi, vhi, W, T, -d)
+    d = smo_pair_step(beta, lo, hi, gap, den)
+    add_sparse(klo, vlo, w, d)
+    add_sparse(khi, vhi, w, -d)
     return d * gap - 0.5 * d * d * den, dropped, vloss
 
 
 @njit
-def _sentence_is_sv(ws_beta, ws_m, s):
-    for j in range(1, ws_m[s]):
-        if ws_beta[s, j] > 0.0:
+def _sentence_is_sv(ws, s):
+    for j in range(1, ws.m[s]):
+        if ws.beta[s, j] > 0.0:
             return True
     return False
 
 
 @njit
-def exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T):
+def exact_dual(X, w, ws):
     """The dual objective D = sum b Delta - 1/2 ||w||^2, from scratch."""
     lin = 0.0
-    for s in range(ws_m.shape[0]):
-        a = offsets[s]
-        n = offsets[s + 1] - a
-        for j in range(1, ws_m[s]):
-            if ws_beta[s, j] != 0.0:
-                lin += ws_beta[s, j] * _hamming(y, a, n, ws_seq[s, j])
-    return lin - 0.5 * (np.sum(W * W) + np.sum(T * T))
+    for s in range(ws.m.shape[0]):
+        a = X.offsets[s]
+        n = X.offsets[s + 1] - a
+        for j in range(1, ws.m[s]):
+            if ws.beta[s, j] != 0.0:
+                lin += ws.beta[s, j] * hamming(X.y, a, n, ws.seq[s, j])
+    return lin - 0.5 * (np.sum(w.W * w.W) + np.sum(w.T * w.T))
 
 
 @njit
-def olarank_exact_pass(indptr, indices, offsets, y, order, W, T, ws_seq, ws_beta, ws_m, sp_list,
-                       sp_pos, n_sp, tau, kappa, n_reprocess, seed, trace):
-    """One pass of OLaRankExact over the sentences in ``order``: per sentence one PROCESSNEW,
-    then n_reprocess x (one PROCESSOLD + ten OPTIMIZE). ``trace`` as in
-    ``olarank_greedy_pass``. Returns (n_sp, steps, dual increase, token errors of the
-    loss-augmented Viterbi sequences at PROCESSNEW, dropped)."""
+def olarank_exact_pass(X, order, w, ws, sp, n_sp, tau, kappa, n_reprocess, seed, trace):
+    """One pass of OLaRankExact over the sentences of X in ``order``: per sentence one
+    PROCESSNEW, then n_reprocess x (one PROCESSOLD + ten OPTIMIZE), on the ``WorkingSets`` ws
+    and ``SupportSet`` sp of size n_sp. ``trace`` as in ``olarank_greedy_pass``. Returns
+    (n_sp, steps, dual increase, token errors of the loss-augmented Viterbi sequences at
+    PROCESSNEW, dropped)."""
     np.random.seed(seed)
-    L = W.shape[1]
-    _, E, seq, score = decode_buffers(offsets, L, 1)  # 1-best loss-augmented Viterbi
+    L = w.W.shape[1]
+    _, E, seq, score = decode_buffers(X.offsets, L, 1)  # 1-best loss-augmented Viterbi
     steps = 0
     gain = 0.0
     errors = 0
@@ -408,36 +364,34 @@ def olarank_exact_pass(indptr, indices, offsets, y, order, W, T, ws_seq, ws_beta
     rec = trace.shape[0] > 0
     op = 0
     if rec:
-        trace[0] = exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T)
+        trace[0] = exact_dual(X, w, ws)
     for s in order:
-        if offsets[s + 1] == offsets[s]:
+        if X.offsets[s + 1] == X.offsets[s]:
             continue
-        dg, dr, vl = exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, s, tau,
-                                kappa, 0, E, seq, score)
+        dg, dr, vl = exact_step(X, w, ws, s, tau, kappa, 0, E, seq, score)
         errors += vl
         dropped += dr
         if dg != 0.0:
             steps += 1
             gain += dg
-        n_sp = _sp_update(s, _sentence_is_sv(ws_beta, ws_m, s), sp_list, sp_pos, n_sp)
+        n_sp = _sp_update(s, _sentence_is_sv(ws, s), sp, n_sp)
         if rec:
             op += 1
-            trace[op] = exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T)
+            trace[op] = exact_dual(X, w, ws)
         for r in range(n_reprocess):
             for it in range(1 + N_OPTIMIZE):
                 if n_sp == 0:
                     break
-                p = sp_list[np.random.randint(0, n_sp)]
-                dg, dr, _ = exact_step(indptr, indices, offsets, y, W, T, ws_seq, ws_beta, ws_m, p,
-                                       tau, kappa, 1 if it == 0 else 2, E, seq, score)
+                p = sp.patterns[np.random.randint(0, n_sp)]
+                dg, dr, _ = exact_step(X, w, ws, p, tau, kappa, 1 if it == 0 else 2, E, seq, score)
                 dropped += dr
                 if dg != 0.0:
                     steps += 1
                     gain += dg
-                    n_sp = _sp_update(p, _sentence_is_sv(ws_beta, ws_m, p), sp_list, sp_pos, n_sp)
+                    n_sp = _sp_update(p, _sentence_is_sv(ws, p), sp, n_sp)
                 if rec:
                     op += 1
-                    trace[op] = exact_dual(offsets, y, ws_seq, ws_beta, ws_m, W, T)
+                    trace[op] = exact_dual(X, w, ws)
     return n_sp, steps, gain, errors, dropped
 
 
@@ -479,28 +433,32 @@ class OLaRankLearner:
         self.trace = [] if trace else None
         self.passes = 0
 
+    @property
+    def w(self) -> FirstOrder | GreedyHistory:
+        """The weights as the kernels take them (views of W, T or W, H)."""
+        return GreedyHistory(self.W, self.H) if self.greedy else FirstOrder(self.W, self.T)
+
     def _init_state(self, data, y):
         N = data.n_tokens if self.greedy else data.n_sentences
-        sp = (np.zeros(N, dtype=np.int64), np.full(N, -1, dtype=np.int64))
+        sp = SupportSet(np.zeros(N, dtype=np.int64), np.full(N, -1, dtype=np.int64))
         if self.greedy:
             B = np.zeros((data.n_tokens, self.W.shape[1]))
             B[np.arange(data.n_tokens), y] = self.C
             hist = gold_history(data.offsets, y, self.order, self.W.shape[1])
             return {"B": B, "hist": hist, "sp": sp, "n_sp": 0}
-        from structkit.learn.smo import init_working_sets
         ws = init_working_sets(data.offsets, y, self.C, self.cap)
         return {"ws": ws, "sp": sp, "n_sp": 0}
 
     def epoch(self, data, rng: np.random.Generator, shuffle: bool = True) -> dict:
         order = rng.permutation(data.n_sentences) if shuffle else np.arange(data.n_sentences)
-        y = data.y.astype(np.int32)
+        X = corpus(data)
         if self.state is None:
-            self.state = self._init_state(data, y)
+            self.state = self._init_state(data, X.y)
         st = self.state
+        w = self.w
         if self.algo == "perceptron-greedy":
-            self.c, mistakes = greedy_perceptron_pass(data.indptr, data.indices, data.offsets, y,
-                                                      st["hist"], order, self.W, self.U, self.H,
-                                                      self.HU, self.c)
+            self.c, mistakes = greedy_perceptron_pass(X, order, w, GreedyHistory(self.U, self.HU),
+                                                      self.c, st["hist"])
             return {"train_updates": int(mistakes),
                     "train_accuracy": 100.0 * (1 - mistakes / max(data.n_tokens, 1))}
         out: dict = {}
@@ -516,12 +474,12 @@ class OLaRankLearner:
             tr = np.full(n_ops, np.nan)
             if self.greedy:
                 st["n_sp"], s_, g_, _ = olarank_greedy_pass(
-                    data.indptr, data.indices, data.offsets, y, st["hist"], order, self.W, self.H,
-                    st["B"], *st["sp"], st["n_sp"], self.C, self.tau, self.kappa, self.nr, seed, tr)
+                    X, order, w, TokenPatterns(st["hist"], st["B"]), st["sp"], st["n_sp"],
+                    self.tau, self.kappa, self.nr, seed, tr)
             else:
                 st["n_sp"], s_, g_, errors, dropped = olarank_exact_pass(
-                    data.indptr, data.indices, data.offsets, y, order, self.W, self.T, *st["ws"],
-                    *st["sp"], st["n_sp"], self.tau, self.kappa, self.nr, seed, tr)
+                    X, order, w, st["ws"], st["sp"], st["n_sp"], self.tau, self.kappa, self.nr,
+                    seed, tr)
                 out["train_token_errors"] = int(errors)
                 out["dropped"] = out.get("dropped", 0) + int(dropped)
             if self.trace is not None:
@@ -530,14 +488,14 @@ class OLaRankLearner:
             gain += g_
             self.passes += 1
             if self.algo == "larank-greedy-batch":
-                viol = greedy_max_violation(data.indptr, data.indices, y, st["hist"], self.W,
-                                            self.H, st["B"], self.kappa)
+                viol = greedy_max_violation(X, w, TokenPatterns(st["hist"], st["B"]),
+                                            self.kappa)
                 out["max_violation"] = float(viol)
                 out["passes"] = self.passes
                 if viol <= self.tau:
                     break
                 order = rng.permutation(data.n_sentences) if shuffle else order
-        out.update({"train_updates": int(steps), **self.diagnostics(data, y)})
+        out.update({"train_updates": int(steps), **self.diagnostics(data, X.y)})
         return out
 
     def diagnostics(self, data, y) -> dict:
@@ -547,23 +505,24 @@ class OLaRankLearner:
             B = st["B"]
             mask = B > 0
             mask[np.arange(B.shape[0]), y] = False
-            dual = greedy_dual(B, y, self.W, self.H)
+            dual = greedy_dual(corpus(data), self.w, TokenPatterns(st["hist"], B))
             sv = int(mask.sum())
             spn = int(mask.any(axis=1).sum())
         else:
             ws_seq, ws_beta, ws_m = st["ws"]
-            dual = exact_dual(data.offsets, y, ws_seq, ws_beta, ws_m, self.W, self.T)
+            dual = exact_dual(corpus(data), self.w, st["ws"])
             nz = ws_beta[:, 1:] > 0
             sv = int(nz.sum())
             spn = int(nz.any(axis=1).sum())
         return {"dual": float(dual), "support_patterns": spn, "support_vectors": sv}
 
-    def averaged(self):
+    def averaged(self) -> FirstOrder | GreedyHistory:
         """The model's weights (OLaRank/PA: the dual solution w, not averaged; the greedy
         perceptron: its average)."""
-        from structkit.learn.perceptron import Weights
+        if not self.greedy:
+            return FirstOrder(self.W.copy(), self.T.copy())
         W, H = self.W, self.H
         if self.U is not None:
             W = self.W - self.U / self.c
             H = self.H - self.HU / self.c
-        return Weights(W.copy(), self.T.copy(), np.zeros((1, 1, 1)), H.copy())
+        return GreedyHistory(W.copy(), H.copy())

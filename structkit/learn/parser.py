@@ -8,24 +8,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.search.arcstandard import (N_TEMPLATES, _buffers, apply, apply_gold, decide,
+from structkit.search.arcstandard import (N_TEMPLATES, Sentence, _buffers, apply, apply_gold, decide,
                                           features, is_final, oracle, start_gold, undo)
 from structkit.search.jit import njit
 
 
 @njit
-def _update_path(sign, first, cont, depth, stack, sp, b, n, heads, lc, rc, words, tags, base,
-                 W, U, c, mask, feats, acts, olds):
-    """Add sign * phi of the path (first, cont...) from the current state, then restore it."""
+def _update_path(sign, first, cont, c, st, sp, b, sent, w, buf):
+    """Add sign * phi of the path (first, cont...) from the current state to the weights w
+    (and c times it to their accumulator), then restore the state. The path ends after
+    ``len(cont)`` further actions, at a -1 in cont, or at a final state. Scratch: buf.feats[0],
+    buf.acts, buf.olds (length >= len(cont) + 1)."""
+    W, U, mask = w.W, w.U, w.mask
+    feats, acts, olds = buf.feats[0], buf.acts, buf.olds
+    n = sent.n
+    depth = cont.shape[0]
     m = 0
     a = first
     while True:
-        features(stack, sp, b, n, lc, rc, words, tags, base, mask, feats)
+        features(st, sp, b, sent, mask, feats)
         for i in range(N_TEMPLATES):
             h = feats[i]
             W[h, a] += sign
             U[h, a] += sign * c
-        sp, b, old = apply(a, stack, sp, b, heads, lc, rc)
+        sp, b, old = apply(a, st, sp, b)
         acts[m] = a
         olds[m] = old
         m += 1
@@ -33,23 +39,21 @@ def _update_path(sign, first, cont, depth, stack, sp, b, n, heads, lc, rc, words
             break
         a = cont[m - 1]
     for j in range(m - 1, -1, -1):
-        sp, b = undo(acts[j], stack, sp, b, heads, lc, rc, olds[j])
+        sp, b = undo(acts[j], st, sp, b, olds[j])
 
 
 @njit
-def parser_epoch(offsets, words, tags, gold_heads, order, trainable, W, U, mask, depth, margin, c):
-    """One epoch over the trainable sentences in ``order``. Returns (c, mistakes, updates)."""
+def parser_epoch(X, order, trainable, w, c, depth, margin):
+    """One epoch over the trainable sentences of the ``Treebank`` X in ``order``, updating the
+    ``HashedWeights`` w (W and the accumulator U). Returns (c, mistakes, updates)."""
+    offsets, words, tags, gold_heads = X
     maxlen = 1
     for s in range(len(offsets) - 1):
         maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    stack, heads, lc, rc, feats, scores, scratch, acc, path = _buffers(maxlen, depth)
+    st, buf = _buffers(maxlen, depth)
+    pg, pb = buf.path_gold, buf.path_best
     gold = np.zeros(maxlen + 2, dtype=np.int64)
     pending = np.zeros(maxlen + 2, dtype=np.int64)
-    pg = np.full(depth + 1, -1, dtype=np.int64)
-    pb = np.full(depth + 1, -1, dtype=np.int64)
-    fbuf = np.zeros(N_TEMPLATES, dtype=np.int64)
-    acts = np.zeros(depth + 2, dtype=np.int64)
-    olds = np.zeros(depth + 2, dtype=np.int64)
     mistakes = 0
     updates = 0
     for s in order:
@@ -57,21 +61,19 @@ def parser_epoch(offsets, words, tags, gold_heads, order, trainable, W, U, mask,
             continue
         base = offsets[s]
         n = offsets[s + 1] - base
-        start_gold(gold_heads, base, n, heads, lc, rc, gold, pending)
+        sent = Sentence(words, tags, base, n)
+        start_gold(gold_heads, base, n, st, gold, pending)
         sp = 0
         b = 1
         while not is_final(sp, b, n):
-            g = oracle(stack, sp, b, n, gold, pending)
-            best, plain = decide(depth, margin, g, stack, sp, b, n, heads, lc, rc, words, tags,
-                                 base, W, mask, feats, scores, scratch, acc, path, pg, pb)
+            g = oracle(st, sp, b, n, gold, pending)
+            best, plain = decide(depth, margin, g, st, sp, b, sent, w, buf)
             if plain != g:
                 mistakes += 1
             if best != g:
                 updates += 1
-                _update_path(1.0, g, pg, depth, stack, sp, b, n, heads, lc, rc, words, tags,
-                             base, W, U, c, mask, fbuf, acts, olds)
-                _update_path(-1.0, best, pb, depth, stack, sp, b, n, heads, lc, rc, words, tags,
-                             base, W, U, c, mask, fbuf, acts, olds)
-            sp, b = apply_gold(g, stack, sp, b, heads, lc, rc, pending)
+                _update_path(1.0, g, pg[:depth], c, st, sp, b, sent, w, buf)
+                _update_path(-1.0, best, pb[:depth], c, st, sp, b, sent, w, buf)
+            sp, b = apply_gold(g, st, sp, b, pending)
             c += 1.0
     return c, mistakes, updates

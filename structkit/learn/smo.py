@@ -11,14 +11,15 @@ keeping w in the primal (eq. 9: w = w_0 + sum_j alpha_j dF_j), so the gradient (
 g_j = sum_z alpha_z K_jz - l_j = w . dF_j - L_j with the CURRENT w. Each step picks the maximum
 violating pair (eq. 18) y' = argmin_S g, y'' = argmax_{beta > 0} g, stops when
 g_{y''} <= g_{y'} + tau (eq. 17) and otherwise moves beta_{y'} += delta, beta_{y''} -= delta
-with the clipped analytic step of eq. 20 (the lower clip -beta_{y'} never binds since delta > 0;
-when ||dF_{y'} - dF_{y''}||^2 == 0 the objective is linear along the pair and delta = beta_{y''}).
+with the clipped analytic step of eq. 20 (``structkit.models.chain.smo_pair_step``, shared with
+LaRank and OLaRank; the lower clip -beta_{y'} never binds since delta > 0; when
+||dF_{y'} - dF_{y''}||^2 == 0 the objective is linear along the pair and delta = beta_{y''}).
 w, the averaging accumulators and g are updated after every step.
 
-Sparse vectors are those of ``structkit.learn.kbest.sparse_dF`` (keys f * L + label for
+Sparse vectors are those of ``structkit.models.chain.sparse_dF`` (keys f * L + label for
 emissions, n_features * L + p * (L + 1) + q for transitions, sorted unique); the Gram matrix is
 computed once per ``smo_solve`` call with ``sparse_dot``. Averaging as in
-``structkit.learn.perceptron``: every change d of W (T) adds c * d to U (TU); c += 1 per example.
+``structkit.models.chain``: every change d of W (T) adds c * d to U (TU); c += 1 per example.
 
 k-best MIRA (Algorithm 1), solved in the dual with SMO: per example S_n = {y_n} + B^k_w (eq. 12,
 ``kbest_viterbi_loss``, sequences equal to y_n dropped), beta = (C, 0, ...), SMO, S_n discarded.
@@ -28,53 +29,30 @@ SDM ("only the first epoch will be the same") and reduces to PA (eq. 21) for k =
 
 k-best SDM (Algorithm 2, kBV-PROCESSNEW): the working sets and their betas persist across
 epochs in flat arrays ``ws_seq[N, cap, maxlen]`` (int32), ``ws_beta[N, cap]``, ``ws_m[N]``
-(initialised by ``init_working_sets``: S_n = {y_n}, beta = C). At each visit the non-gold
-entries with beta == 0 are removed (S_n = {y : lambda_{n,y} > 0}), the current k-best sequences
-not yet in S_n are appended (dropped and counted if the capacity is full), and SMO runs over
-the whole S_n. LaRank (Algorithm 3) is in structkit.learn.larank.
+(a ``structkit.models.chain.WorkingSets``, initialised by ``init_working_sets``: S_n = {y_n},
+beta = C). At each visit the non-gold entries with beta == 0 are removed
+(S_n = {y : lambda_{n,y} > 0}), the current k-best sequences not yet in S_n are appended
+(dropped and counted if the capacity is full), and SMO runs over the whole S_n. LaRank (Algorithm 3) is in structkit.learn.larank.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
-from structkit.learn.kbest import _hamming, decode_buffers, decode_kbest, sparse_dF, sparse_dot
+from structkit.models.chain import (SparseStack, WorkingSets, add_sparse, hamming, smo_pair_step,
+                                    sparse_dF, sparse_dot, w_dot_sparse)
 from structkit.search.jit import njit
+from structkit.search.kbest import decode_buffers, decode_kbest
+
+SMOLimits = namedtuple("SMOLimits", ["tau", "max_steps"])
+SMOLimits.__doc__ = "When SMO stops: KKT violation at most tau (eq. 17), or max_steps steps."
 
 
 @njit
-def w_dot_sparse(keys, vals, W, T):
-    """w . v for a sparse vector v in the key space of ``sparse_dF``."""
-    L = W.shape[1]
-    base = np.int64(W.shape[0]) * L
-    s = 0.0
-    for i in range(keys.shape[0]):
-        key = keys[i]
-        if key < base:
-            s += W[key // L, key % L] * vals[i]
-        else:
-            r = key - base
-            s += T[r // (L + 1), r % (L + 1)] * vals[i]
-    return s
-
-
-@njit
-def _add_sparse(keys, vals, W, U, T, TU, d, cd):
-    """W += d * v, U += cd * v (transitions into T / TU)."""
-    L = W.shape[1]
-    base = np.int64(W.shape[0]) * L
-    for i in range(keys.shape[0]):
-        key = keys[i]
-        if key < base:
-            W[key // L, key % L] += d * vals[i]
-            U[key // L, key % L] += cd * vals[i]
-        else:
-            r = key - base
-            T[r // (L + 1), r % (L + 1)] += d * vals[i]
-            TU[r // (L + 1), r % (L + 1)] += cd * vals[i]
-
-
-@njit
-def gram(keys, vals, ptr):
+def gram(V):
+    """K_ij = v_i . v_j for the vectors of the ``SparseStack`` V."""
+    keys, vals, ptr = V.keys, V.vals, V.ptr
     m = ptr.shape[0] - 1
     K = np.empty((m, m))
     for i in range(m):
@@ -87,20 +65,23 @@ def gram(keys, vals, ptr):
 
 
 @njit
-def smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps):
+def smo_solve(V, beta, w, u, c, smo):
     """SMO over one example's working set (eqs. 17-20, w updated by eq. 9).
 
-    Vector j is keys/vals[ptr[j]:ptr[j+1]], its loss losses[j]; beta (>= 0, summing to C) is
-    updated in place, as are W, U, T, TU. Returns the number of SMO steps taken."""
+    V holds the dF vectors and losses (``SparseStack``); beta (>= 0, summing to C) is updated
+    in place, as are the first-order weights w and accumulators u; ``SMOLimits`` smo: the KKT
+    tolerance and the most steps. Returns the number of SMO steps taken."""
+    keys, vals, ptr, losses = V
     m = losses.shape[0]
     if m == 0:
         return 0
-    K = gram(keys, vals, ptr)
+    K = gram(V)
     g = np.empty(m)
     for j in range(m):
-        g[j] = w_dot_sparse(keys[ptr[j]:ptr[j + 1]], vals[ptr[j]:ptr[j + 1]], W, T) - losses[j]
+        g[j] = w_dot_sparse(keys[ptr[j]:ptr[j + 1]], vals[ptr[j]:ptr[j + 1]], w) - losses[j]
+    tau = smo.tau
     steps = 0
-    while steps < max_steps:
+    while steps < smo.max_steps:
         lo = 0
         for j in range(1, m):
             if g[j] < g[lo]:
@@ -112,19 +93,13 @@ def smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps):
         if hi < 0 or not g[hi] > g[lo] + tau:
             break
         den = K[lo, lo] + K[hi, hi] - 2.0 * K[lo, hi]
-        if den > 0.0:
-            delta = min(beta[hi], (g[hi] - g[lo]) / den)
-        else:
-            delta = beta[hi]
-        beta[lo] += delta
-        if delta == beta[hi]:
-            beta[hi] = 0.0
-        else:
-            beta[hi] -= delta
-        _add_sparse(keys[ptr[lo]:ptr[lo + 1]], vals[ptr[lo]:ptr[lo + 1]], W, U, T, TU,
-                    delta, c * delta)
-        _add_sparse(keys[ptr[hi]:ptr[hi + 1]], vals[ptr[hi]:ptr[hi + 1]], W, U, T, TU,
-                    -delta, -c * delta)
+        delta = smo_pair_step(beta, lo, hi, g[hi] - g[lo], den)
+        klo, vlo = keys[ptr[lo]:ptr[lo + 1]], vals[ptr[lo]:ptr[lo + 1]]
+        khi, vhi = keys[ptr[hi]:ptr[hi + 1]], vals[ptr[hi]:ptr[hi + 1]]
+        add_sparse(klo, vlo, w, delta)
+        add_sparse(klo, vlo, u, c * delta)
+        add_sparse(khi, vhi, w, -delta)
+        add_sparse(khi, vhi, u, -c * delta)
         for j in range(m):
             g[j] += delta * (K[j, lo] - K[j, hi])
         steps += 1
@@ -132,54 +107,56 @@ def smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps):
 
 
 @njit
-def _stack(indptr, indices, a, n, y, seqs, m, NF, L):
-    """Concatenated sparse dF of seqs[0..m-1][:n] and their Hamming losses."""
+def stack(X, a, n, seqs, m, NF, L):
+    """The ``SparseStack`` of dF(seqs[j][:n]) and Hamming losses, j < m, for the sentence at
+    tokens a..a+n-1 of the corpus X."""
+    indptr = X.indptr
     bound = 2 * (indptr[a + n] - indptr[a]) + 2 * (n + 1)
     keys = np.empty(m * bound, dtype=np.int64)
     vals = np.empty(m * bound)
     ptr = np.zeros(m + 1, dtype=np.int64)
     losses = np.empty(m)
     for j in range(m):
-        kj, vj = sparse_dF(indptr, indices, a, n, y, seqs[j], NF, L)
+        kj, vj = sparse_dF(X, a, n, seqs[j], NF, L)
         q = ptr[j]
         keys[q:q + kj.shape[0]] = kj
         vals[q:q + kj.shape[0]] = vj
         ptr[j + 1] = q + kj.shape[0]
-        losses[j] = _hamming(y, a, n, seqs[j])
-    return keys[:ptr[m]], vals[:ptr[m]], ptr, losses
+        losses[j] = hamming(X.y, a, n, seqs[j])
+    return SparseStack(keys[:ptr[m]], vals[:ptr[m]], ptr, losses)
 
 
 @njit
-def kbest_mira_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, C, tau, max_steps):
+def kbest_mira_epoch(X, order, w, u, c, k, C, smo):
     """One epoch of k-best MIRA (Algorithm 1) solved by SMO. Returns (c, smo_steps, top_loss)."""
-    NF = W.shape[0]
-    L = W.shape[1]
-    maxlen, E, seqs, scores = decode_buffers(offsets, L, k)
+    NF = w.W.shape[0]
+    L = w.W.shape[1]
+    maxlen, E, seqs, scores = decode_buffers(X.offsets, L, k)
     S = np.empty((seqs.shape[0] + 1, maxlen), dtype=np.int32)
     total = 0
     top_loss = 0
     for s in order:
-        a = offsets[s]
-        n = offsets[s + 1] - a
+        a = X.offsets[s]
+        n = X.offsets[s + 1] - a
         if n == 0:
             continue
-        r, loss0 = decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores)
+        r, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
         top_loss += loss0
-        S[0, :n] = y[a:a + n]
+        S[0, :n] = X.y[a:a + n]
         m = 1
         for j in range(r):
-            if _hamming(y, a, n, seqs[j]) > 0:
+            if hamming(X.y, a, n, seqs[j]) > 0:
                 S[m, :n] = seqs[j, :n]
                 m += 1
-        keys, vals, ptr, losses = _stack(indptr, indices, a, n, y, S[:, :n], m, NF, L)
+        V = stack(X, a, n, S[:, :n], m, NF, L)
         beta = np.zeros(m)
         beta[0] = C
-        total += smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps)
+        total += smo_solve(V, beta, w, u, c, smo)
         c += 1.0
     return c, total, top_loss
 
 
-def init_working_sets(offsets, y, C, cap):
+def init_working_sets(offsets: np.ndarray, y: np.ndarray, C: float, cap: int) -> WorkingSets:
     """Flat SDM working sets: S_n = {y_n} with beta = C (Algorithm 2's initialisation)."""
     N = len(offsets) - 1
     maxlen = int(np.max(np.diff(offsets))) if N else 0
@@ -190,56 +167,56 @@ def init_working_sets(offsets, y, C, cap):
         a, b = offsets[s], offsets[s + 1]
         ws_seq[s, 0, :b - a] = y[a:b]
         ws_beta[s, 0] = C
-    return ws_seq, ws_beta, ws_m
+    return WorkingSets(ws_seq, ws_beta, ws_m)
 
 
 @njit
-def prune_working_set(ws_seq, ws_beta, ws_m, s, n):
+def prune_working_set(ws, s, n):
     """S_s = {y : beta_y > 0}, the gold kept at index 0: drops the other entries whose
-    coefficient is 0, in place (order kept). Returns the new size (also in ws_m[s])."""
+    coefficient is 0, in place (order kept). Returns the new size (also in ws.m[s])."""
     m = 1
-    for j in range(1, ws_m[s]):
-        if ws_beta[s, j] > 0.0:
+    for j in range(1, ws.m[s]):
+        if ws.beta[s, j] > 0.0:
             if m != j:
-                ws_seq[s, m, :n] = ws_seq[s, j, :n]
-                ws_beta[s, m] = ws_beta[s, j]
+                ws.seq[s, m, :n] = ws.seq[s, j, :n]
+                ws.beta[s, m] = ws.beta[s, j]
             m += 1
-    ws_m[s] = m
+    ws.m[s] = m
     return m
 
 
 @njit
-def stored_equals(ws_seq, s, j, seq, n):
+def stored_equals(ws, s, j, seq, n):
     """Whether entry j of example s's working set is the label sequence seq[:n]."""
     for t in range(n):
-        if ws_seq[s, j, t] != seq[t]:
+        if ws.seq[s, j, t] != seq[t]:
             return False
     return True
 
 
 @njit
-def kbest_sdm_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, max_steps,
-                    ws_seq, ws_beta, ws_m):
-    """One epoch of k-best SDM (Algorithm 2). Returns (c, smo_steps, top_loss, dropped)."""
-    NF = W.shape[0]
-    L = W.shape[1]
-    cap = ws_seq.shape[1]
-    maxlen, E, seqs, scores = decode_buffers(offsets, L, k)
+def kbest_sdm_epoch(X, order, w, u, c, k, smo, ws):
+    """One epoch of k-best SDM (Algorithm 2) on the ``WorkingSets`` ws. Returns
+    (c, smo_steps, top_loss, dropped)."""
+    NF = w.W.shape[0]
+    L = w.W.shape[1]
+    cap = ws.seq.shape[1]
+    maxlen, E, seqs, scores = decode_buffers(X.offsets, L, k)
     total = 0
     top_loss = 0
     dropped = 0
     for s in order:
-        a = offsets[s]
-        n = offsets[s + 1] - a
+        a = X.offsets[s]
+        n = X.offsets[s + 1] - a
         if n == 0:
             continue
-        m = prune_working_set(ws_seq, ws_beta, ws_m, s, n)
-        r, loss0 = decode_kbest(indptr, indices, W, T, y, a, n, k, E, seqs, scores)
+        m = prune_working_set(ws, s, n)
+        r, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
         top_loss += loss0
         for j in range(r):
             new = True
             for i in range(m):
-                if stored_equals(ws_seq, s, i, seqs[j], n):
+                if stored_equals(ws, s, i, seqs[j], n):
                     new = False
                     break
             if not new:
@@ -247,13 +224,13 @@ def kbest_sdm_epoch(indptr, indices, offsets, y, order, W, U, T, TU, c, k, tau, 
             if m == cap:
                 dropped += 1
                 continue
-            ws_seq[s, m, :n] = seqs[j, :n]
-            ws_beta[s, m] = 0.0
+            ws.seq[s, m, :n] = seqs[j, :n]
+            ws.beta[s, m] = 0.0
             m += 1
-        ws_m[s] = m
-        keys, vals, ptr, losses = _stack(indptr, indices, a, n, y, ws_seq[s, :, :n], m, NF, L)
-        beta = ws_beta[s, :m].copy()
-        total += smo_solve(keys, vals, ptr, losses, beta, W, U, T, TU, c, tau, max_steps)
-        ws_beta[s, :m] = beta
+        ws.m[s] = m
+        V = stack(X, a, n, ws.seq[s, :, :n], m, NF, L)
+        beta = ws.beta[s, :m].copy()
+        total += smo_solve(V, beta, w, u, c, smo)
+        ws.beta[s, :m] = beta
         c += 1.0
     return c, total, top_loss, dropped

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from structkit.features.vocab import Vocab
 from structkit.io.nbest import NbestSet
 from structkit.rerank.topics import TfIdf, TopicModel, backoff_bins, fit_topics
 
@@ -81,7 +82,7 @@ class FeatureSpace:
         self.topic_levels = tuple(topic_levels)
         self.min_cluster = min_cluster
         self.seed = seed
-        self.names: dict[str, int] = {}
+        self.names = Vocab()                       # feature name -> column
         self.score_scale: float | None = None      # None: the model uses no recogniser score
         self.bins: dict[str, int] = {}
         self.tfidf: TfIdf | None = None
@@ -102,7 +103,7 @@ class FeatureSpace:
             names, docs = group_docs(ns, [u.reference or "" for u in ns.utterances])
             self.tfidf = TfIdf.fit(docs)
             if "backoff" in self.families:
-                words = sorted(self.tfidf.vocab, key=self.tfidf.vocab.get)
+                words = list(self.tfidf.vocab)
                 self.bins = backoff_bins(words, self.tfidf.word_scores(docs))
             if "topic" in self.families:
                 self.topics = fit_topics(names, docs, self.tfidf, list(self.topic_levels),
@@ -174,11 +175,11 @@ class FeatureSpace:
         for r in range(MAX_RANK):
             key = f"rank={r + 1}" if r < MAX_RANK - 1 else f"rank={MAX_RANK}+"
             if grow:
-                names.setdefault(key, len(names))
+                names.add(key)
             rank_ids.append(names.get(key))
         if use_score:
             if grow:
-                names.setdefault("score", len(names))
+                names.add("score")
             score_id = names.get("score")
         for i, u in enumerate(ns.utterances):
             hw: set = set()
@@ -200,7 +201,7 @@ class FeatureSpace:
                     for k, v in f.items():
                         j = names.get(k)
                         if j is None and grow:
-                            j = names[k] = len(names)
+                            j = names.add(k)
                         if j is not None:
                             ids.append(j)
                             vals.append(float(v))
@@ -223,7 +224,7 @@ class FeatureSpace:
 
     # ---- storage -----------------------------------------------------------------------
     def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
-        order = sorted(self.names, key=self.names.get)
+        order = self.names.words
         blob = "\n".join(order).encode("utf-8")
         arrays = {"feature_names": np.frombuffer(blob, dtype=np.uint8).copy()}
         header = {"families": list(self.families), "topic_levels": list(self.topic_levels),
@@ -231,7 +232,7 @@ class FeatureSpace:
                   "score_scale": self.score_scale, "n_features": len(order),
                   "bins": self.bins}
         if self.tfidf is not None:
-            header["tfidf_vocab"] = sorted(self.tfidf.vocab, key=self.tfidf.vocab.get)
+            header["tfidf_vocab"] = list(self.tfidf.vocab)
             header["tfidf_n_docs"] = self.tfidf.n_docs
             arrays["tfidf_idf"] = self.tfidf.idf
         if self.topics is not None:
@@ -247,11 +248,11 @@ class FeatureSpace:
         names = blob.split("\n") if blob else []
         if len(names) != int(h["n_features"]):
             raise ValueError("feature name count mismatch")
-        fs.names = {n: i for i, n in enumerate(names)}
+        fs.names = Vocab(names)
         fs.score_scale = h["score_scale"]
         fs.bins = {str(k): int(v) for k, v in h["bins"].items()}
         if "tfidf_vocab" in h:
-            vocab = {w: i for i, w in enumerate(h["tfidf_vocab"])}
+            vocab = Vocab(h["tfidf_vocab"])
             fs.tfidf = TfIdf(vocab, np.asarray(arrays["tfidf_idf"], dtype=np.float64),
                              int(h["tfidf_n_docs"]))
         if "topic_words" in h:

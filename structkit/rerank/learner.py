@@ -20,15 +20,21 @@ updates add tau-weighted rows into alpha and into the averaging accumulator.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
-from numba import njit
+from structkit.search.jit import njit
 
 __all__ = ["ALGOS", "Perceptron", "csr_scores", "decode"]
 
 ALGOS = ("loss-perceptron", "perceptron")
 
+Hypotheses = namedtuple("Hypotheses", ["indptr", "indices", "data", "starts", "loss"])
+Hypotheses.__doc__ = """The n-best lists as the epoch kernel takes them: hypothesis feature rows
+(CSR indptr/indices/data), utterance i's rows starts[i]:starts[i+1], and each row's loss."""
 
-@njit(cache=True, nogil=True)
+
+@njit
 def _row_scores(indptr, indices, data, w, a, b, s):  # pragma: no cover - jit
     for r in range(a, b):
         t = 0.0
@@ -37,18 +43,18 @@ def _row_scores(indptr, indices, data, w, a, b, s):  # pragma: no cover - jit
         s[r - a] = t
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _csr_scores_kernel(indptr, indices, data, w, out):  # pragma: no cover - jit
     _row_scores(indptr, indices, data, w, 0, indptr.shape[0] - 1, out)
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _violates(sy, sz, lam, dz, y, z):  # pragma: no cover - jit
     return (sy - sz < lam * dz) or (sy == sz and z < y)
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _add_row(indptr, indices, data, r, coef, c, w, u):  # pragma: no cover - jit
     for k in range(indptr[r], indptr[r + 1]):
         j = indices[k]
@@ -57,9 +63,11 @@ def _add_row(indptr, indices, data, r, coef, c, w, u):  # pragma: no cover - jit
         u[j] += c * d
 
 
-@njit(cache=True, nogil=True)
-def _epoch_kernel(indptr, indices, data, starts, loss, order, lam, baseline, w, u, c):  # pragma: no cover - jit
-    """One pass over the utterances in ``order``; returns (updates, mistakes, new c)."""
+@njit
+def _epoch_kernel(X, order, w, u, c, lam, baseline):  # pragma: no cover - jit
+    """One pass over the utterances of the ``Hypotheses`` X in ``order``, updating the weights
+    w and their averaging accumulator u; returns (updates, mistakes, new c)."""
+    indptr, indices, data, starts, loss = X
     maxn = 0
     for i in range(starts.shape[0] - 1):
         if starts[i + 1] - starts[i] > maxn:
@@ -178,10 +186,11 @@ class Perceptron:
         self.grow(rows.n_features)
         if order is None:
             order = np.arange(len(rows.starts) - 1, dtype=np.int64)
+        X = Hypotheses(rows.indptr, rows.indices, rows.data, rows.starts,
+                       np.asarray(loss, dtype=np.int64))
         updates, mistakes, self.c = _epoch_kernel(
-            rows.indptr, rows.indices, rows.data, rows.starts, np.asarray(loss, dtype=np.int64),
-            np.asarray(order, dtype=np.int64), self.lam, self.algo == "perceptron",
-            self.w, self.u, self.c)
+            X, np.asarray(order, dtype=np.int64), self.w, self.u, self.c, self.lam,
+            self.algo == "perceptron")
         return {"updates": int(updates), "mistakes": int(mistakes)}
 
     def averaged(self) -> np.ndarray:

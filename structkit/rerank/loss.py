@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from numba import njit
+from structkit.features.vocab import Vocab
+from structkit.search.jit import njit
 
-__all__ = ["edit_distances", "word_edits", "losses", "Vocab"]
+__all__ = ["edit_distances", "word_edits", "losses"]
 
 
-@njit(cache=True, nogil=True)
+@njit
 def _edits_kernel(hyp_ids, hyp_off, ref_ids, ref_off, pair_ref, out):  # pragma: no cover - jit
     """out[k] = Levenshtein distance between hypothesis k and reference pair_ref[k]."""
     n = hyp_off.shape[0] - 1
@@ -48,17 +49,6 @@ def _edits_kernel(hyp_ids, hyp_off, ref_ids, ref_off, pair_ref, out):  # pragma:
                 prev[j] = cur[j]
         out[k] = prev[m]
     return out
-
-
-class Vocab:
-    """Words to integer ids, growing as new words are seen."""
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-
-    def encode(self, words: Sequence[str]) -> list[int]:
-        ids = self.ids
-        return [ids.setdefault(w, len(ids)) for w in words]
 
 
 def _pack(seqs: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from structkit.features.vocab import Vocab
+
 __all__ = ["TfIdf", "backoff_bins", "TopicModel", "fit_topics"]
 
 N_BINS = 10
@@ -27,17 +29,17 @@ N_BINS = 10
 
 @dataclass
 class TfIdf:
-    vocab: dict[str, int]
+    vocab: Vocab
     idf: np.ndarray          # log(n / df_w) per vocabulary word
     n_docs: int
 
     @classmethod
     def fit(cls, docs: list[list[str]]) -> "TfIdf":
-        vocab: dict[str, int] = {}
+        vocab = Vocab()
         df: list[int] = []
         for d in docs:
             for w in dict.fromkeys(d):
-                j = vocab.setdefault(w, len(vocab))
+                j = vocab.add(w)
                 if j == len(df):
                     df.append(0)
                 df[j] += 1
@@ -164,7 +166,7 @@ def fit_topics(names: list[str], docs: list[list[str]], tfidf: TfIdf, levels: li
     # corpus word frequencies for topic words
     V = len(tfidf.vocab)
     counts = np.zeros((n, V))
-    inv = {j: w for w, j in tfidf.vocab.items()}
+    inv = dict(enumerate(tfidf.vocab))
     for i, d in enumerate(docs):
         for w, c in Counter(d).items():
             j = tfidf.vocab.get(w)

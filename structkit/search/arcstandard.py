@@ -17,6 +17,8 @@ stands for "no such item" and 1 for an unknown word or tag.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from structkit.search.jit import njit
@@ -25,6 +27,30 @@ SHIFT, LEFT, RIGHT = 0, 1, 2
 N_ACTIONS = 3
 N_TEMPLATES = 33
 ACTION_NAMES = ("shift", "reduceL", "reduceR")
+
+
+# ---- arrays that travel together through the kernels -----------------------------------------
+State = namedtuple("State", ["stack", "heads", "lc", "rc"])
+State.__doc__ = """The arrays of a parser state (indexed by token 1..n; ``stack[:sp]`` live). The
+stack size ``sp`` and the queue front ``b`` change at every action, so kernels take and return
+them as plain scalars next to the state."""
+
+Sentence = namedtuple("Sentence", ["words", "tags", "base", "n"])
+Sentence.__doc__ = """One sentence as the feature kernels read it: corpus word/tag id arrays, the
+sentence's first token ``base`` (token i at ``words[base + i - 1]``) and its length n."""
+
+Treebank = namedtuple("Treebank", ["offsets", "words", "tags", "heads"])
+Treebank.__doc__ = """An encoded treebank: sentence offsets, word/tag ids and gold heads per token."""
+
+HashedWeights = namedtuple("HashedWeights", ["W", "U", "mask"])
+HashedWeights.__doc__ = """Hashed weights W[mask + 1, N_ACTIONS], their averaging accumulator U
+(a (0, N_ACTIONS) placeholder when only parsing) and the hash mask."""
+
+Scratch = namedtuple("Scratch", ["feats", "scores", "acts", "olds", "acc", "path", "path_gold",
+                                 "path_best"])
+Scratch.__doc__ = """Per-level buffers of the lookahead search: feature ids feats[level], action
+scores scores[level], the action tried and its undo value (acts/olds), the path score acc, the
+best path found (path) and ``decide``'s continuations of the gold and the chosen action."""
 
 
 # ---- the transition system ----------------------------------------------------------------
@@ -42,8 +68,9 @@ def is_final(sp, b, n):
 
 
 @njit
-def apply(action, stack, sp, b, heads, lc, rc):
-    """Apply an action in place; returns (sp, b, undo) where undo restores lc/rc."""
+def apply(action, st, sp, b):
+    """Apply an action to the state in place; returns (sp, b, undo) where undo restores lc/rc."""
+    stack, heads, lc, rc = st.stack, st.heads, st.lc, st.rc
     if action == SHIFT:
         stack[sp] = b
         return sp + 1, b + 1, 0
@@ -64,8 +91,9 @@ def apply(action, stack, sp, b, heads, lc, rc):
 
 
 @njit
-def undo(action, stack, sp, b, heads, lc, rc, old):
+def undo(action, st, sp, b, old):
     """Undo ``apply`` (given the state after it and its undo value); returns (sp, b)."""
+    stack, heads, lc, rc = st.stack, st.heads, st.lc, st.rc
     if action == SHIFT:
         return sp - 1, b - 1
     if action == LEFT:
@@ -86,10 +114,11 @@ def undo(action, stack, sp, b, heads, lc, rc, old):
 
 
 @njit
-def oracle(stack, sp, b, n, gold, pending):
+def oracle(st, sp, b, n, gold, pending):
     """Static arc-standard oracle: reduceL if s1's gold head is s0; reduceR if s0's gold head is
     s1 and s0 has all its dependents; else shift. Returns -1 when no action is right (the gold
     tree is not reachable: non-projective, or several roots)."""
+    stack = st.stack
     if sp >= 2:
         s0 = stack[sp - 1]
         s1 = stack[sp - 2]
@@ -116,8 +145,10 @@ def _hash(t, a, b, c, d, mask):
 
 
 @njit
-def features(stack, sp, b, n, lc, rc, words, tags, base, mask, out):
+def features(st, sp, b, sent, mask, out):
     """The hashed feature ids of a state (Huang & Sagae 2010, Table 1, plus s0-s1 distance)."""
+    stack, lc, rc = st.stack, st.lc, st.rc
+    words, tags, base, n = sent.words, sent.tags, sent.base, sent.n
     s0 = stack[sp - 1] if sp >= 1 else 0
     s1 = stack[sp - 2] if sp >= 2 else 0
     s2 = stack[sp - 3] if sp >= 3 else 0
@@ -199,12 +230,14 @@ def action_scores(feats, W, out):
 
 # ---- lookahead search (Figure 2) -------------------------------------------------------------
 @njit
-def search(d, stack, sp, b, n, heads, lc, rc, words, tags, base, W, mask, feats, scores,
-           acts, olds, acc, path):
+def search(d, st, sp, b, sent, w, buf):
     """SEARCH(d, S) of Figure 2, depth first and without recursion: the best score of the next
     d actions from the current state (a final state ends a path early; 0 if d = 0). The first
-    best path in action order is written to ``path[:d]`` (-1 where the parse ended earlier).
-    ``feats``/``scores``/``acts``/``olds``/``acc`` are per-level scratch; the state is restored."""
+    best path in action order is written to ``buf.path[:d]`` (-1 where the parse ended earlier).
+    ``buf``'s feats/scores/acts/olds/acc are per-level scratch; the state is restored."""
+    n = sent.n
+    W, mask = w.W, w.mask
+    feats, scores, acts, olds, acc, path = buf.feats, buf.scores, buf.acts, buf.olds, buf.acc, buf.path
     for j in range(d):
         path[j] = -1
     if d == 0 or is_final(sp, b, n):
@@ -212,7 +245,7 @@ def search(d, stack, sp, b, n, heads, lc, rc, words, tags, base, W, mask, feats,
     best = -np.inf
     j = 0
     acc[0] = 0.0
-    features(stack, sp, b, n, lc, rc, words, tags, base, mask, feats[0])
+    features(st, sp, b, sent, mask, feats[0])
     action_scores(feats[0], W, scores[0])
     acts[0] = -1
     while True:
@@ -224,10 +257,10 @@ def search(d, stack, sp, b, n, heads, lc, rc, words, tags, base, W, mask, feats,
             if j == 0:
                 break
             j -= 1
-            sp, b = undo(acts[j], stack, sp, b, heads, lc, rc, olds[j])
+            sp, b = undo(acts[j], st, sp, b, olds[j])
             continue
         v = acc[j] + scores[j, a]
-        sp, b, olds[j] = apply(a, stack, sp, b, heads, lc, rc)
+        sp, b, olds[j] = apply(a, st, sp, b)
         if j + 1 == d or is_final(sp, b, n):  # a leaf
             if v > best:
                 best = v
@@ -235,25 +268,27 @@ def search(d, stack, sp, b, n, heads, lc, rc, words, tags, base, W, mask, feats,
                     path[i] = acts[i]
                 for i in range(j + 1, d):
                     path[i] = -1
-            sp, b = undo(a, stack, sp, b, heads, lc, rc, olds[j])
+            sp, b = undo(a, st, sp, b, olds[j])
             continue
         j += 1
         acc[j] = v
-        features(stack, sp, b, n, lc, rc, words, tags, base, mask, feats[j])
+        features(st, sp, b, sent, mask, feats[j])
         action_scores(feats[j], W, scores[j])
         acts[j] = -1
     return best
 
 
 @njit
-def decide(depth, margin, gold, stack, sp, b, n, heads, lc, rc, words, tags, base, W, mask,
-           feats, scores, scratch, acc, path, path_gold, path_best):
+def decide(depth, margin, gold, st, sp, b, sent, w, buf):
     """Figure 3's choice: each legal action scored by its own score plus SEARCH(depth) after
     it; the margin is subtracted from the gold action's (gold < 0: plain search). Returns
-    (chosen, plain best); path_gold/path_best get the continuations (-1 padded). Level 0 of
-    feats/scores is this state's; the search uses levels 1.. (``scratch`` rows: acts, olds)."""
-    features(stack, sp, b, n, lc, rc, words, tags, base, mask, feats[0])
-    action_scores(feats[0], W, scores[0])
+    (chosen, plain best); buf.path_gold/buf.path_best get the continuations (-1 padded). Level
+    0 of feats/scores is this state's; the search uses levels 1.."""
+    n = sent.n
+    feats, scores, path, path_gold, path_best = buf.feats, buf.scores, buf.path, buf.path_gold, buf.path_best
+    features(st, sp, b, sent, w.mask, feats[0])
+    action_scores(feats[0], w.W, scores[0])
+    inner = Scratch(feats[1:], scores[1:], buf.acts, buf.olds, buf.acc, path, path_gold, path_best)
     best_v = -np.inf
     best_a = -1
     plain_v = -np.inf
@@ -261,10 +296,9 @@ def decide(depth, margin, gold, stack, sp, b, n, heads, lc, rc, words, tags, bas
     for a in range(N_ACTIONS):
         if not legal(a, sp, b, n):
             continue
-        sp1, b1, old = apply(a, stack, sp, b, heads, lc, rc)
-        v = scores[0, a] + search(depth, stack, sp1, b1, n, heads, lc, rc, words, tags, base,
-                                  W, mask, feats[1:], scores[1:], scratch[0], scratch[1], acc, path)
-        undo(a, stack, sp1, b1, heads, lc, rc, old)
+        sp1, b1, old = apply(a, st, sp, b)
+        v = scores[0, a] + search(depth, st, sp1, b1, sent, w, inner)
+        undo(a, st, sp1, b1, old)
         if v > plain_v:
             plain_v = v
             plain_a = a
@@ -282,20 +316,23 @@ def decide(depth, margin, gold, stack, sp, b, n, heads, lc, rc, words, tags, bas
 
 @njit
 def _buffers(maxlen, depth):
-    stack = np.zeros(maxlen + 2, dtype=np.int64)
-    heads = np.full(maxlen + 2, -1, dtype=np.int64)
-    lc = np.zeros(maxlen + 2, dtype=np.int64)
-    rc = np.zeros(maxlen + 2, dtype=np.int64)
-    feats = np.zeros((depth + 2, N_TEMPLATES), dtype=np.int64)
-    scores = np.zeros((depth + 2, N_ACTIONS))
-    scratch = np.zeros((2, depth + 1), dtype=np.int64)  # the search's acts and olds
-    acc = np.zeros(depth + 1)
-    path = np.full(depth + 1, -1, dtype=np.int64)
-    return stack, heads, lc, rc, feats, scores, scratch, acc, path
+    """A state for sentences of up to maxlen tokens and the search's scratch for ``depth``."""
+    st = State(np.zeros(maxlen + 2, dtype=np.int64), np.full(maxlen + 2, -1, dtype=np.int64),
+               np.zeros(maxlen + 2, dtype=np.int64), np.zeros(maxlen + 2, dtype=np.int64))
+    buf = Scratch(np.zeros((depth + 2, N_TEMPLATES), dtype=np.int64),
+                  np.zeros((depth + 2, N_ACTIONS)),
+                  np.zeros(depth + 1, dtype=np.int64),  # the search's acts
+                  np.zeros(depth + 1, dtype=np.int64),  # and olds
+                  np.zeros(depth + 1),
+                  np.full(depth + 1, -1, dtype=np.int64),
+                  np.full(depth + 1, -1, dtype=np.int64),
+                  np.full(depth + 1, -1, dtype=np.int64))
+    return st, buf
 
 
 @njit
-def _reset(n, heads, lc, rc):
+def _reset(n, st):
+    heads, lc, rc = st.heads, st.lc, st.rc
     for i in range(n + 1):
         heads[i] = -1
         lc[i] = 0
@@ -308,31 +345,31 @@ def parse_corpus(offsets, words, tags, W, mask, depth, out):
     maxlen = 1
     for s in range(len(offsets) - 1):
         maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    stack, heads, lc, rc, feats, scores, scratch, acc, path = _buffers(maxlen, depth)
-    pg = np.empty(depth + 1, dtype=np.int64)
-    pb = np.empty(depth + 1, dtype=np.int64)
+    st, buf = _buffers(maxlen, depth)
+    w = HashedWeights(W, np.zeros((0, N_ACTIONS)), mask)
+    heads, stack = st.heads, st.stack
     for s in range(len(offsets) - 1):
         base = offsets[s]
         n = offsets[s + 1] - base
         if n == 0:
             continue
-        _reset(n, heads, lc, rc)
+        sent = Sentence(words, tags, base, n)
+        _reset(n, st)
         sp = 0
         b = 1
         while not is_final(sp, b, n):
-            a, _ = decide(depth, 0.0, -1, stack, sp, b, n, heads, lc, rc, words, tags, base,
-                          W, mask, feats, scores, scratch, acc, path, pg, pb)
-            sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+            a, _ = decide(depth, 0.0, -1, st, sp, b, sent, w, buf)
+            sp, b, _ = apply(a, st, sp, b)
         heads[stack[0]] = 0
         for i in range(1, n + 1):
             out[base + i - 1] = heads[i]
 
 
 @njit
-def start_gold(gold_heads, base, n, heads, lc, rc, gold, pending):
+def start_gold(gold_heads, base, n, st, gold, pending):
     """Reset the state for a sentence and load its gold heads (gold[1..n]) and the number of
     gold dependents each token still waits for (pending), as the oracle needs them."""
-    _reset(n, heads, lc, rc)
+    _reset(n, st)
     for i in range(n + 1):
         pending[i] = 0
     for i in range(1, n + 1):
@@ -342,13 +379,13 @@ def start_gold(gold_heads, base, n, heads, lc, rc, gold, pending):
 
 
 @njit
-def apply_gold(a, stack, sp, b, heads, lc, rc, pending):
+def apply_gold(a, st, sp, b, pending):
     """Apply an oracle action, counting the attached dependent off its head's pending count."""
     if a == LEFT:
-        pending[stack[sp - 1]] -= 1
+        pending[st.stack[sp - 1]] -= 1
     elif a == RIGHT:
-        pending[stack[sp - 2]] -= 1
-    sp, b, _ = apply(a, stack, sp, b, heads, lc, rc)
+        pending[st.stack[sp - 2]] -= 1
+    sp, b, _ = apply(a, st, sp, b)
     return sp, b
 
 
@@ -359,24 +396,25 @@ def oracle_actions(offsets, gold_heads, out_actions, ok):
     maxlen = 1
     for s in range(len(offsets) - 1):
         maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    stack, heads, lc, rc, _, _, _, _, _ = _buffers(maxlen, 0)
+    st, _ = _buffers(maxlen, 0)
+    stack = st.stack
     gold = np.zeros(maxlen + 2, dtype=np.int64)
     pending = np.zeros(maxlen + 2, dtype=np.int64)
     for s in range(len(offsets) - 1):
         base = offsets[s]
         n = offsets[s + 1] - base
-        start_gold(gold_heads, base, n, heads, lc, rc, gold, pending)
+        start_gold(gold_heads, base, n, st, gold, pending)
         sp = 0
         b = 1
         k = 2 * base - s
         good = True
         steps = 0
         while not is_final(sp, b, n):
-            a = oracle(stack, sp, b, n, gold, pending)
+            a = oracle(st, sp, b, n, gold, pending)
             if a < 0 or steps >= 2 * n - 1:
                 good = False
                 break
-            sp, b = apply_gold(a, stack, sp, b, heads, lc, rc, pending)
+            sp, b = apply_gold(a, st, sp, b, pending)
             out_actions[k + steps] = a
             steps += 1
         if good and gold[stack[0]] != 0:

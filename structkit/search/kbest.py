@@ -52,9 +52,23 @@ Nothing is compiled at import; kernels compile on first call and are cached on d
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
+from structkit.models.chain import hamming
 from structkit.search.jit import njit
+from structkit.search.viterbi import emissions, max_length
+
+KBestLists = namedtuple("KBestLists", ["S", "BZ", "BR", "cnt", "fin"])
+KBestLists.__doc__ = """The sorted lists of every cell (t, y), row n the end cell: prefix scores
+S[t, y, j] with back-pointers (previous label BZ, its rank BR), cnt[t, y] entries computed so far,
+fin[t, y] != 0 once the list is complete."""
+
+LazyMerge = namedtuple("LazyMerge", ["ini", "hs", "hz", "hr", "ns", "pend"])
+LazyMerge.__doc__ = """The lazy merge state per cell (t, y): ini[t, y] != 0 once its candidate
+slots are set up; slot i holds the current score hs, label hz and rank hr of a predecessor list
+(ns[t, y] slots); pend[t, y] the slot whose next score is still to look up (-1: none)."""
 
 
 @njit
@@ -71,7 +85,7 @@ def _n_sequences(L, n, k):
 
 
 @njit(inline="always")  # inlined: a call passing a dozen arrays per cell costs more than the work
-def _extend(E, T, n, k, t, y, S, BZ, BR, cnt, fin, ini, hs, hz, hr, ns, pend):
+def _extend(E, T, n, k, t, y, lists, merge):
     """Try to add the next entry to the list of cell (t, y) (t == n: the end cell, y == 0).
 
     Returns -1 when an entry was added or the cell turned out exhausted, else the label z of
@@ -86,6 +100,8 @@ def _extend(E, T, n, k, t, y, S, BZ, BR, cnt, fin, ini, hs, hz, hr, ns, pend):
     its list's next rank, whose score is looked up lazily ("pending"), on the next extension:
     that is what keeps the predecessor lists short (Huang & Chiang 2005, lazy k-best).
     """
+    S, BZ, BR, cnt, fin = lists
+    ini, hs, hz, hr, ns, pend = merge
     L = E.shape[1]
     col = y if t < n else L
     if ini[t, y] == 0:
@@ -210,6 +226,8 @@ def kbest_viterbi(E, n, T, k, out_seqs, out_scores):
         st_t = np.empty(n + 2, dtype=np.int64)
         st_y = np.empty(n + 2, dtype=np.int64)
         st_j = np.empty(n + 2, dtype=np.int64)
+        lists = KBestLists(S, BZ, BR, cnt, fin)
+        merge = LazyMerge(ini, hs, hz, hr, ns, pend)
         # ask the end cell for ranks 1..m_max-1; a request needs at most one lower-row entry
         # at a time, so an explicit stack of depth <= n + 1 replaces the recursion
         for want in range(1, m_max):
@@ -224,7 +242,7 @@ def kbest_viterbi(E, n, T, k, out_seqs, out_scores):
                 if cnt[t, y] > st_j[sp - 1] or fin[t, y] != 0:
                     sp -= 1
                     continue
-                z = _extend(E, T, n, k, t, y, S, BZ, BR, cnt, fin, ini, hs, hz, hr, ns, pend)
+                z = _extend(E, T, n, k, t, y, lists, merge)
                 if z >= 0:
                     st_t[sp] = t - 1
                     st_y[sp] = z
@@ -276,3 +294,23 @@ def kbest_viterbi_loss(E, n, T, gold, k, out_seqs, out_scores):
     A = np.empty((n, L))
     loss_augmented_emissions(E, n, gold, A)
     return kbest_viterbi(A, n, T, k, out_seqs, out_scores)
+
+
+@njit
+def decode_buffers(offsets, L, k):
+    """Scratch for ``decode_kbest`` over a corpus: (longest sentence, emissions E, k
+    sequences, k scores), sized for the longest sentence."""
+    maxlen = max_length(offsets)
+    kk = max(k, 1)
+    return (maxlen, np.empty((maxlen, L)), np.empty((kk, maxlen), dtype=np.int32),
+            np.empty(kk))
+
+
+@njit
+def decode_kbest(X, w, a, n, k, E, seqs, scores):
+    """The k best loss-augmented sequences (eq. 12) of the sentence at tokens a..a+n-1 of the
+    corpus X (``structkit.models.chain.Corpus``) under the first-order weights w, into
+    seqs/scores (scratch E: ``decode_buffers``); returns (how many, Hamming loss of the best)."""
+    emissions(X.indptr, X.indices, w.W, a, a + n, E)
+    m = kbest_viterbi_loss(E, n, w.T, X.y[a:a + n], k, seqs, scores)
+    return m, (hamming(X.y, a, n, seqs[0]) if m > 0 else 0)

@@ -24,13 +24,28 @@ training) they agree exactly, ties included. With real-valued (averaged) weights
 orders of summation can differ in the last bit, which could only matter for a near-exact tie.
 
 E rows are in decoding order: row k is token ``n-1-k`` when tagging right to left.
+
+The kernels take the weights as one ``SecondOrder(W, T, T2)`` tuple w (``structkit.models.chain``;
+T2 a placeholder unless ``second_order``; the search itself reads only T and T2) and their
+buffers as one ``Scratch`` s; a decision is (k, d): decision k of the sentence with a window of
+d = min(depth, n - 1 - k) further decisions, after the labels p1 (previous) and p2 (two back).
 """
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 
 from structkit.search.jit import njit
 from structkit.search.viterbi import emissions, max_length
+
+Scratch = namedtuple("Scratch", ["E", "B1", "B2", "values", "labels", "pre", "paths"])
+Scratch.__doc__ = """The buffers of the lookahead search (``_scratch``): emission rows E[maxlen, L]
+in decoding order; the window DP's tables B1[depth + 1, L] (first order) and B2[depth + 1, L, L]
+(second order; (1, 1, 1) otherwise); ``values`` (L): the DP's continuation value per first
+action, and the brute-force search's score row; ``labels``/``pre`` (depth + 1): the brute-force
+odometer and its prefix scores; ``paths[3, depth + 1]``: rows 0 (the brute-force search's
+current best), 1 (the gold action's continuation) and 2 (the chosen action's)."""
 
 
 @njit
@@ -44,15 +59,16 @@ def step_score(E, T, T2, k, p1, p2, y, second_order):
 
 # ---- brute force: Figure 2 ---------------------------------------------------------------
 @njit
-def search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels, pre, row, path):
-    """Value of the best leaf reached by action ``a`` at decision k followed by up to ``depth``
-    further actions (fewer at the end of the sentence), enumerated depth first.
+def search_brute(w, s, k, d, p1, p2, a, second_order, path):
+    """Value of the best leaf reached by action ``a`` at decision k followed by the d further
+    actions of its window, enumerated depth first.
 
-    ``labels``/``pre`` (length >= depth + 1) and ``row`` (length L) are scratch; the best continuation's
-    labels are written to ``path[:d]``. Returns (value, d)."""
+    ``s.labels``/``s.pre`` (length >= d + 1) and ``s.values`` (length L, the score row) are
+    scratch; the best continuation's labels are written to ``path[:d]``. Returns (value, d)."""
+    E, T, T2 = s.E, w.T, w.T2
+    labels, pre, row = s.labels, s.pre, s.values
     L = E.shape[1]
     v0 = step_score(E, T, T2, k, p1, p2, a, second_order)
-    d = min(depth, n - 1 - k)
     if d == 0:
         return v0, 0
     best = -np.inf
@@ -112,14 +128,15 @@ def search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels, pre, ro
 
 # ---- dynamic programming over the lookahead window ----------------------------------------
 @njit
-def window_dp(E, T, T2, k, n, p1, depth, second_order, B1, B2, values_out):
-    """Best continuation values after each first action: values_out[a] = max over the next
-    d = min(depth, n-1-k) actions of the path score after a (not counting a's own score).
+def window_dp(w, s, k, d, p1, second_order):
+    """Best continuation values after each first action: s.values[a] = max over the d further
+    actions of the window of the path score after a (not counting a's own score).
 
-    First order fills ``B1[j, y]`` (best score of decisions k+j+1..k+d with label y at k+j);
-    second order fills ``B2[j, p, y]`` (labels p at k+j-1 and y at k+j). Returns d."""
+    First order fills ``s.B1[j, y]`` (best score of decisions k+j+1..k+d with label y at k+j);
+    second order fills ``s.B2[j, p, y]`` (labels p at k+j-1 and y at k+j). Returns d."""
+    E, T, T2 = s.E, w.T, w.T2
+    B1, B2, values_out = s.B1, s.B2, s.values
     L = E.shape[1]
-    d = min(depth, n - 1 - k)
     if d == 0:
         for a in range(L):
             values_out[a] = 0.0
@@ -158,9 +175,11 @@ def window_dp(E, T, T2, k, n, p1, depth, second_order, B1, B2, values_out):
 
 
 @njit
-def window_path(E, T, T2, k, d, p1, a, second_order, B1, B2, path):
-    """Rebuild the best continuation after action a from ``window_dp``'s tables: at each step
-    the lowest label attaining the maximum (the leaf depth-first search keeps)."""
+def window_path(w, s, k, d, p1, a, second_order, path):
+    """Rebuild the best continuation after action a from ``window_dp``'s tables into path[:d]:
+    at each step the lowest label attaining the maximum (the leaf depth-first search keeps)."""
+    E, T, T2 = s.E, w.T, w.T2
+    B1, B2 = s.B1, s.B2
     L = E.shape[1]
     q1 = a
     q2 = p1
@@ -185,22 +204,24 @@ def window_path(E, T, T2, k, d, p1, a, second_order, B1, B2, path):
 
 # ---- one decision ---------------------------------------------------------------------------
 @njit
-def decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, gold, margin,
-           B1, B2, values, labels, pre, path_tmp, path_gold, path_best):
-    """Figure 3's choice at decision k: the action whose backed-up score is highest after
-    subtracting ``margin`` from the gold action's (gold < 0: no gold, plain search).
+def decide(w, s, k, d, p1, p2, gold, margin, second_order, use_dp):
+    """Figure 3's choice at decision k with a window of d further decisions: the action whose
+    backed-up score is highest after subtracting ``margin`` from the gold action's (gold < 0:
+    no gold, plain search).
 
     Returns (chosen action, plain best action without the margin, d). When the chosen action
-    is not gold, ``path_gold[:d]``/``path_best[:d]`` hold the continuations of the gold and the
-    chosen action (for the update). ``values`` is scratch of length L."""
+    is not gold, ``s.paths[1, :d]``/``s.paths[2, :d]`` hold the continuations of the gold and
+    the chosen action (for the update)."""
+    E, T, T2 = s.E, w.T, w.T2
+    values = s.values
+    path_tmp, path_gold, path_best = s.paths[0], s.paths[1], s.paths[2]
     L = E.shape[1]
     best_v = -np.inf
     best_a = 0
     plain_v = -np.inf
     plain_a = 0
-    d = 0
     if use_dp:
-        d = window_dp(E, T, T2, k, n, p1, depth, second_order, B1, B2, values)
+        d = window_dp(w, s, k, d, p1, second_order)
         for a in range(L):
             v = step_score(E, T, T2, k, p1, p2, a, second_order) + values[a]
             if v > plain_v:
@@ -212,15 +233,14 @@ def decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, gold, margin,
                 best_v = v
                 best_a = a
         if gold >= 0 and best_a != gold and d > 0:
-            window_path(E, T, T2, k, d, p1, gold, second_order, B1, B2, path_gold)
-            window_path(E, T, T2, k, d, p1, best_a, second_order, B1, B2, path_best)
+            window_path(w, s, k, d, p1, gold, second_order, path_gold)
+            window_path(w, s, k, d, p1, best_a, second_order, path_best)
         return best_a, plain_a, d
-    d = min(depth, n - 1 - k)
     for a in range(L):
         if d == 0:  # nothing to look ahead at: the action's own score
             v = step_score(E, T, T2, k, p1, p2, a, second_order)
         else:
-            v, d = search_brute(E, T, T2, k, n, p1, p2, a, depth, second_order, labels, pre, values, path_tmp)
+            v, d = search_brute(w, s, k, d, p1, p2, a, second_order, path_tmp)
         if v > plain_v:
             plain_v = v
             plain_a = a
@@ -254,14 +274,17 @@ def _scratch(maxlen, L, depth, second_order):
     labels = np.empty(depth + 1, dtype=np.int64)
     pre = np.empty(depth + 1)
     paths = np.empty((3, depth + 1), dtype=np.int64)
-    return E, B1, B2, values, labels, pre, paths
+    return Scratch(E, B1, B2, values, labels, pre, paths)
 
 
 @njit
-def lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, depth, use_dp, out):
-    """Tag every sentence: at each decision, the action with the best lookahead score."""
+def lookahead_decode(indptr, indices, offsets, w, second_order, reverse, depth, use_dp, out):
+    """Tag every sentence with the ``SecondOrder`` weights w: at each decision, the action with
+    the best lookahead score."""
+    W = w.W
     L = W.shape[1]
-    E, B1, B2, values, labels, pre, paths = _scratch(max_length(offsets), L, depth, second_order)
+    sc = _scratch(max_length(offsets), L, depth, second_order)
+    E = sc.E
     for s in range(len(offsets) - 1):
         a = offsets[s]
         n = offsets[s + 1] - a
@@ -271,8 +294,7 @@ def lookahead_decode(indptr, indices, offsets, W, T, T2, second_order, reverse, 
         p1 = L
         p2 = L
         for k in range(n):
-            y, _, _ = decide(E, T, T2, k, n, p1, p2, depth, second_order, use_dp, -1, 0.0,
-                          B1, B2, values, labels, pre, paths[0], paths[1], paths[2])
+            y, _, _ = decide(w, sc, k, min(depth, n - 1 - k), p1, p2, -1, 0.0, second_order, use_dp)
             out[a + (n - 1 - k if reverse else k)] = y
             p2 = p1
             p1 = y

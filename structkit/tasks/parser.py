@@ -11,10 +11,19 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
+from structkit.features.vocab import Vocab as BaseVocab
 from structkit.io.files import display_name
+from structkit.learn.registry import Param
 from structkit.model import load_model, save_model
 
 SPECIAL = ["<none>", "<unk>"]  # ids 0 (no such item) and 1 (unknown)
+
+
+# Brute-force lookahead visits 3^(D+1) action paths per decision: depth 6 is the useful limit.
+DEPTH = Param("depth", int, 0, "Lookahead search depth D over arc-standard actions "
+              "(brute force: 3^(D+1) paths per decision).", low=0, high=6)
+HASH_BITS = Param("hash_bits", int, 22, "Feature table size: 2^hash_bits rows.", low=16, high=26)
+POS = Param("pos", str, "xpos", "Which POS column the features read.", choices=("xpos", "upos"))
 
 
 @dataclass
@@ -33,27 +42,19 @@ class ParserConfig:
     def validate(self) -> None:
         if self.algo not in ("lookahead", "greedy"):
             raise UserError(f"--algo for parsing is lookahead (or greedy = depth 0), got {self.algo!r}")
-        if self.algo == "greedy":
-            if self.depth not in (0, None):
-                raise UserError("--algo greedy searches to depth 0; use --algo lookahead for --depth")
-            self.depth = 0
-        if not isinstance(self.epochs, int) or isinstance(self.epochs, bool) or self.epochs < 1:
-            raise UserError(f"--epochs must be a positive integer, got {self.epochs!r}")
-        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 0:
-            raise UserError(f"--depth must be a non-negative integer, got {self.depth!r}")
-        if self.depth > 6:
-            raise UserError(f"--depth {self.depth} is too deep for brute-force parser lookahead "
-                            "(3^(D+1) paths per decision); use at most 6")
-        if (isinstance(self.margin, bool) or not isinstance(self.margin, (int, float))
-                or not self.margin >= 0 or self.margin == float("inf")):
-            raise UserError(f"--margin must be a non-negative number, got {self.margin!r}")
-        self.margin = float(self.margin)
-        if not isinstance(self.seed, int) or self.seed < 0:
-            raise UserError(f"--seed must be a non-negative integer, got {self.seed!r}")
-        if not 16 <= self.hash_bits <= 26:
-            raise UserError(f"hash_bits must be between 16 and 26, got {self.hash_bits!r}")
-        if self.pos not in ("xpos", "upos"):
-            raise UserError(f"pos must be xpos or upos, got {self.pos!r}")
+        from structkit.learn import registry
+
+        spec = registry.get(self.algo, "parse")
+        if spec.check is not None:
+            spec.check(self)
+        self.depth = spec.fixed.get("depth", self.depth)
+
+        self.epochs = registry.EPOCHS.check(self.epochs)
+        self.depth = DEPTH.check(self.depth)
+        self.margin = registry.PARAMS["margin"].check(self.margin)
+        self.seed = registry.SEED.check(self.seed)
+        self.hash_bits = HASH_BITS.check(self.hash_bits)
+        self.pos = POS.check(self.pos)
 
 
 def pos_column(s: DepSentence, which: str) -> list[str]:
@@ -63,23 +64,18 @@ def pos_column(s: DepSentence, which: str) -> list[str]:
     return [x if x != "_" else u for x, u in zip(s.xpos, s.upos)]
 
 
-class Vocab:
-    """Strings to ids, with 0 = no such item and 1 = unknown."""
+class Vocab(BaseVocab):
+    """Words or tags to ids, with 0 = no such item and 1 = unknown (``SPECIAL``)."""
 
     def __init__(self, items: list[str] | None = None):
-        self.items = list(SPECIAL) if items is None else list(items)
-        self.index = {w: i for i, w in enumerate(self.items) if i >= len(SPECIAL)}
+        super().__init__(SPECIAL if items is None else items, reserved=len(SPECIAL))
 
-    def add(self, w: str) -> int:
-        i = self.index.get(w)
-        if i is None:
-            i = self.index[w] = len(self.items)
-            self.items.append(w)
-        return i
+    def ids(self, ws: Iterable[str], default: int = 1) -> list[int]:
+        return super().ids(ws, default)
 
-    def ids(self, ws: Iterable[str]) -> list[int]:
-        get = self.index.get
-        return [get(w, 1) for w in ws]
+    @property
+    def items(self) -> list[str]:  # type: ignore[override]  (the model file's word list)
+        return self.words
 
 
 @dataclass
@@ -204,14 +200,29 @@ def attachment(gold: Treebank, pred_heads: np.ndarray) -> dict:
 def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = None,
                  on_epoch: Callable[[int, dict], None] | None = None) -> DependencyParser:
     """Read, encode, check which trees the oracle can build, train; report each epoch."""
-    from structkit.learn.parser import parser_epoch
-    from structkit.search.arcstandard import oracle_actions
-
     config.validate()
     t0 = time.perf_counter()
     digest = hashlib.sha256() if train_path != "-" else None
+    sentences = read_treebank(train_path, digest)
+    read_dev = (lambda: read_treebank(dev_path)) if dev_path else None
+    return train_parser_on(config, sentences, read_dev, on_epoch, display_name(train_path),
+                           digest.hexdigest() if digest else None, t0)
+
+
+def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
+                    dev: list[DepSentence] | Callable[[], list[DepSentence]] | None = None,
+                    on_epoch: Callable[[int, dict], None] | None = None,
+                    train_name: str | None = None, train_sha256: str | None = None,
+                    t0: float | None = None) -> DependencyParser:
+    """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
+    function that reads it, called once the training trees are checked."""
+    from structkit.learn.parser import parser_epoch
+    from structkit.search.arcstandard import HashedWeights, Treebank, oracle_actions
+
+    if t0 is None:
+        t0 = time.perf_counter()
     wv, tv = Vocab(), Vocab()
-    train = encode(read_treebank(train_path, digest), wv, tv, config.pos, grow=True)
+    train = encode(sentences, wv, tv, config.pos, grow=True)
     n_sent = len(train.offsets) - 1
     actions = np.zeros(max(2 * int(train.offsets[-1]), 1), dtype=np.int64)
     trainable = np.zeros(n_sent, dtype=np.bool_)
@@ -219,10 +230,10 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
     skipped = int(n_sent - trainable.sum())
     if trainable.sum() == 0:
         raise UserError("no training tree can be built by the arc-standard oracle "
-                        "(all non-projective or with several roots)", display_name(train_path))
-    dev = None
-    if dev_path:
-        dev = encode(read_treebank(dev_path), wv, tv, config.pos, grow=False)
+                        "(all non-projective or with several roots)", train_name)
+    dev_tb = None
+    if dev is not None:
+        dev_tb = encode(dev() if callable(dev) else dev, wv, tv, config.pos, grow=False)
     parser = DependencyParser(config, wv, tv, np.zeros((1, 3)))
     W = np.zeros((1 << config.hash_bits, 3))
     U = np.zeros_like(W)
@@ -231,21 +242,20 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
-        c, mistakes, updates = parser_epoch(train.offsets, train.words, train.tags, train.heads,
-                                            order, trainable, W, U, parser.mask, config.depth,
-                                            config.margin, c)
+        c, mistakes, updates = parser_epoch(Treebank(train.offsets, train.words, train.tags, train.heads),
+                                            order, trainable, HashedWeights(W, U, parser.mask), c,
+                                            config.depth, config.margin)
         lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
         decisions = int(2 * lengths.sum() - len(lengths))
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
                  "train_mistakes": int(mistakes), "train_updates": int(updates),
                  "train_accuracy": 100.0 * (1 - mistakes / max(decisions, 1))}
-        if dev is not None:
-            stats["dev"] = attachment(dev, parser.parse_encoded(dev, W=W - U / c))
+        if dev_tb is not None:
+            stats["dev"] = attachment(dev_tb, parser.parse_encoded(dev_tb, W=W - U / c))
         if on_epoch is not None:
             on_epoch(epoch, stats)
     parser.W = W - U / c
-    parser.info = {"train_file": display_name(train_path),
-                   "train_sha256": digest.hexdigest() if digest else None,
+    parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(train.offsets[-1]),
                    "train_seconds": round(time.perf_counter() - t0, 3)}

@@ -12,7 +12,7 @@ Topics of test groups are assigned from the recogniser's 1-best transcripts.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
@@ -22,7 +22,7 @@ from structkit.io.files import display_name
 from structkit.io.nbest import DEFAULT_WINDOW, NbestSet, read_nbest
 from structkit.model import load_model, save_model
 from structkit.rerank.features import FAMILIES, FeatureSpace, parse_families
-from structkit.rerank.learner import ALGOS, Perceptron, decode
+from structkit.rerank.learner import Perceptron, decode
 from structkit.rerank.loss import edit_distances
 
 __all__ = ["RerankConfig", "Reranker", "train_reranker", "train_on", "evaluate_nbest",
@@ -42,8 +42,9 @@ class RerankConfig:
     seed: int = 0
 
     def validate(self) -> None:
-        if self.algo not in ALGOS:
-            raise UserError(f"--algo for --task rerank must be one of {', '.join(ALGOS)}, got {self.algo!r}")
+        from structkit.learn import registry
+
+        registry.get(self.algo, "rerank")
         if not isinstance(self.epochs, int) or self.epochs < 1:
             raise UserError(f"--epochs must be a positive integer, got {self.epochs}")
         try:

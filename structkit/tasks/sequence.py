@@ -5,7 +5,7 @@ The adapter between strings and the array-only learners and decoders.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -14,125 +14,85 @@ from structkit.errors import UserError
 from structkit.features.extract import Encoded, FeatureSpace
 from structkit.io.conll import Columns, Sentence, read_conll
 from structkit.io.files import display_name
-from structkit.learn.perceptron import AveragedPerceptron, Weights
+from structkit.learn import registry
+from structkit.models.chain import Weights
+from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
-from structkit.search.lookahead import lookahead_decode
-from structkit.search.viterbi import decode_corpus
 
 TASKS = ("pos", "chunk", "ner")
-KBEST_ALGOS = {"kbest-perceptron": "perceptron", "kbest-pa": "pa", "kbest-rpa": "rpa",
-               "kbest-mira": "mira", "kbest-sdm": "sdm", "kbest-larank": "larank"}
-OLARANK_ALGOS = ("olarank-exact", "olarank-greedy", "pa-exact", "pa-greedy", "perceptron-exact",
-                 "perceptron-greedy", "larank-greedy-batch")
-# token-level greedy models (structkit.learn.olarank): history weights H, greedy decoding
-GREEDY_TOKEN_ALGOS = ("olarank-greedy", "pa-greedy", "perceptron-greedy", "larank-greedy-batch")
-ONE_PASS_ALGOS = ("olarank-exact", "olarank-greedy", "pa-exact", "pa-greedy", "perceptron-exact",
-                  "perceptron-greedy")
-ALGOS = ("perceptron", "greedy", "lookahead", *KBEST_ALGOS, *OLARANK_ALGOS)
-SEARCHES = ("dp", "brute")
 COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
+# The learner parameters of the sequence tasks, and the value stored for a learner that does
+# not take one (its spec's ``fixed`` values first).
+LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
+                  "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1}
+CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1)
 
 
 @dataclass
 class TaggerConfig:
-    """Everything that defines a training run; stored in the model header."""
+    """Everything that defines a training run; stored in the model header. The learner's
+    parameters are None until :meth:`validate` fills them from its spec
+    (``structkit.learn.registry``)."""
 
     task: str
     algo: str = "perceptron"
-    epochs: int | None = None    # default 10; 1 for the one-pass online learners (OLaRank...)
+    epochs: int | None = None    # default: the learner's (10; 1 for the one-pass learners)
     templates: str | list[str] | None = None   # a template set name or a list; default: the task's
     cutoff: int = 1
     seed: int = 0
-    label_order: int = 1         # 2: label trigram features (history-based learners only)
-    direction: str = "ltr"       # history-based decoding direction: ltr or rtl
-    columns: str | None = None   # --columns spec, e.g. "word,pos,label"
-    depth: int | None = None     # lookahead search depth (greedy: 0; lookahead: default 1)
-    margin: float = 0.0          # margin C of the lookahead perceptron (Figure 3)
-    search: str = "dp"           # lookahead search: dp (exact, fast) or brute (Figure 2)
-    k: int = 1                   # k-best learners: how many loss-augmented best sequences
-    C: float | None = None       # the C of the max-margin objective (k-best: 1; OLaRank: 0.1)
-    tau: float = 1e-3            # k-best MIRA/SDM/LaRank: KKT tolerance of the SMO solver
-    nr: int | None = None        # LaRank/OLaRank reprocess steps per new example (k-best: 5;
-                                 # OLaRank: 5 exact, 1 greedy, the paper's Table 1)
-    order: int = 1               # OLaRank greedy models: Markov order K of the label history
+    label_order: int | None = None   # 2: label trigram features (history-based learners only)
+    direction: str | None = None     # history-based decoding direction: ltr or rtl
+    columns: str | None = None       # --columns spec, e.g. "word,pos,label"
+    depth: int | None = None         # lookahead search depth (greedy: 0; lookahead: default 1)
+    margin: float | None = None      # margin C of the lookahead perceptron (Figure 3)
+    search: str | None = None        # lookahead search: dp (exact, fast) or brute (Figure 2)
+    k: int | None = None             # k-best learners: how many loss-augmented best sequences
+    C: float | None = None           # the C of the max-margin objective (k-best: 1; OLaRank: 0.1)
+    tau: float | None = None         # KKT tolerance of the SMO solvers
+    nr: int | None = None            # LaRank/OLaRank reprocess steps per new example
+    order: int | None = None         # OLaRank greedy models: Markov order K of the label history
+
+    @classmethod
+    def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
+        """A config with only those of ``values`` that the learner takes among its parameters
+        (a grid over several learners passes one set of values)."""
+        spec = registry.get(algo, task)
+        keep = {k: v for k, v in values.items() if k not in LEARNER_PARAMS or spec.takes(k)}
+        return cls(task=task, algo=algo, **keep)
+
+    @property
+    def spec(self) -> LearnerSpec:
+        return registry.get(self.algo, self.task)
 
     @property
     def history_based(self) -> bool:
-        return self.algo in ("greedy", "lookahead")
+        return self.spec.decoder == "lookahead"
 
     def validate(self) -> None:
+        """Check every option against the task and the learner's parameter table, and fill
+        in the defaults (UserError on the first bad one)."""
         if self.task not in TASKS:
-            raise UserError(f"--task must be one of {', '.join(TASKS)} or parse, got {self.task!r}")
-        if self.algo not in ALGOS:
-            raise UserError(f"--algo must be one of {', '.join(ALGOS)} for task {self.task}, got {self.algo!r}")
-        if self.epochs is None:
-            self.epochs = (1 if self.algo in ONE_PASS_ALGOS else
-                           50 if self.algo == "larank-greedy-batch" else 10)
-        if self.C is None:
-            self.C = 0.1 if self.algo in OLARANK_ALGOS else 1.0
-        if self.nr is None:
-            self.nr = 5 if self.algo in ("kbest-larank", "olarank-exact") else 1
-        if not isinstance(self.epochs, int) or self.epochs < 1:
-            raise UserError(f"--epochs must be a positive integer, got {self.epochs!r}")
-        if not isinstance(self.cutoff, int) or self.cutoff < 1:
-            raise UserError(f"--cutoff must be a positive integer, got {self.cutoff!r}")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            # numpy's generator refuses negative seeds; say so before any data is read
-            raise UserError(f"--seed must be a non-negative integer, got {self.seed!r}")
-        if self.label_order not in (1, 2):
-            raise UserError(f"--label-order must be 1 or 2, got {self.label_order!r}")
-        if self.label_order == 2 and self.algo == "perceptron":
-            raise UserError("--label-order 2 needs a history-based learner (--algo greedy or "
-                            "lookahead); exact Viterbi here is first order")
-        if self.algo == "greedy":
-            if self.depth not in (None, 0):
-                raise UserError(f"--algo greedy searches to depth 0; use --algo lookahead for "
-                                f"--depth {self.depth}")
-            self.depth = 0
-        elif self.algo == "lookahead" and self.depth is None:
-            self.depth = 1
-        if self.depth is not None and (not isinstance(self.depth, int) or isinstance(self.depth, bool)
-                                       or self.depth < 0):
-            raise UserError(f"--depth must be a non-negative integer, got {self.depth!r}")
-        if not isinstance(self.order, int) or isinstance(self.order, bool) or not 1 <= self.order <= 10:
-            raise UserError(f"--order must be an integer from 1 to 10, got {self.order!r}")
-        if self.order != 1 and self.algo not in GREEDY_TOKEN_ALGOS:
-            raise UserError(f"--order applies to the greedy OLaRank learners "
-                            f"({', '.join(GREEDY_TOKEN_ALGOS)}); --algo {self.algo} is first order")
-        if self.algo in GREEDY_TOKEN_ALGOS and self.direction != "ltr":
-            raise UserError(f"--algo {self.algo} tags left to right only (--direction ltr)")
-        if self.algo in OLARANK_ALGOS and self.label_order != 1:
-            raise UserError("--label-order is for the lookahead learners; the OLaRank greedy "
-                            "learners take --order K")
-        if self.algo in KBEST_ALGOS or self.algo in OLARANK_ALGOS:
-            if not isinstance(self.k, int) or isinstance(self.k, bool) or self.k < 1:
-                raise UserError(f"--k must be a positive integer, got {self.k!r}")
-            if (isinstance(self.C, bool) or not isinstance(self.C, (int, float)) or not self.C > 0
-                    or self.C == float("inf")):
-                raise UserError(f"--C must be a positive number, got {self.C!r}")
-            self.C = float(self.C)
-            if (isinstance(self.tau, bool) or not isinstance(self.tau, (int, float))
-                    or not self.tau >= 0 or self.tau == float("inf")):
-                raise UserError(f"--tau must be a non-negative number, got {self.tau!r}")
-            self.tau = float(self.tau)
-            if not isinstance(self.nr, int) or isinstance(self.nr, bool) or self.nr < 0:
-                raise UserError(f"--nr must be a non-negative integer, got {self.nr!r}")
-            if self.label_order != 1 and self.algo in KBEST_ALGOS:
-                raise UserError("--label-order 2 needs a history-based learner; the k-best "
-                                "learners decode with first-order Viterbi")
-        if not self.history_based and self.depth not in (None, 0):
-            raise UserError("--depth applies to history-based learners (--algo lookahead); "
-                            "exact Viterbi already searches the whole sentence")
-        if (isinstance(self.margin, bool) or not isinstance(self.margin, (int, float))
-                or not self.margin >= 0 or self.margin == float("inf")):
-            raise UserError(f"--margin must be a non-negative number, got {self.margin!r}")
-        self.margin = float(self.margin)
-        if self.margin > 0 and not self.history_based:
-            raise UserError("--margin applies to history-based learners (--algo greedy or lookahead)")
-        if self.search not in SEARCHES:
-            raise UserError(f"--search must be dp or brute, got {self.search!r}")
-        if self.direction not in ("ltr", "rtl"):
-            raise UserError(f"--direction must be ltr or rtl, got {self.direction!r}")
+            raise UserError(f"--task must be {registry.alternatives(TASKS)} for a tagger, got {self.task!r}")
+        spec = registry.get(self.algo, self.task)
+        if spec.check is not None:
+            spec.check(self)
+        self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
+        self.cutoff = CUTOFF.check(self.cutoff)
+        # numpy's generator refuses negative seeds; say so before any data is read
+        self.seed = registry.SEED.check(self.seed)
+        for name, unset in LEARNER_PARAMS.items():
+            value = getattr(self, name)
+            p = spec.param(name)
+            if p is not None:
+                setattr(self, name, p.default if value is None else p.check(value))
+                continue
+            stored = spec.fixed.get(name, unset)
+            shared = registry.PARAMS[name]
+            if value is not None and shared.check(value) != stored:
+                takers = ", ".join(s.name for s in registry.specs(self.task) if s.takes(name))
+                raise UserError(shared.elsewhere.format(flag=shared.flag, value=value, algo=self.algo,
+                                                        takers=takers))
+            setattr(self, name, stored)
         if self.templates is None:
             self.templates = self.task
 
@@ -169,7 +129,13 @@ def columns_from(sentences: list[Sentence], columns: Columns) -> tuple[list[str]
 def read_labelled(path: str, columns_spec: str | None, digest=None, task: str | None = None) -> Corpus:
     """Read a labelled CoNLL file whole (training or development data); with ``task`` chunk
     or ner, every label must be a phrase tag (O, B-/I-/E-TYPE)."""
-    sentences = list(read_conll(path, digest=digest))
+    return corpus_from_sentences(list(read_conll(path, digest=digest)), columns_spec, path, task)
+
+
+def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, path: str,
+                          task: str | None = None) -> Corpus:
+    """A labelled corpus from sentences in memory (``path`` names them in messages); the
+    checks of :func:`read_labelled`."""
     n = len(sentences[0].rows[0])
     columns = Columns.parse(columns_spec) if columns_spec else Columns.default(n, labelled=True)
     if columns.label is None:
@@ -205,19 +171,18 @@ class SequenceTagger:
                     depth: int | None = None) -> np.ndarray:
         """Label ids for an encoded corpus: Viterbi, or lookahead search to the model's depth
         (or ``depth``)."""
-        w = weights or self.weights
-        out = np.zeros(enc.n_tokens, dtype=np.int32)
-        c = self.config
-        if c.algo in GREEDY_TOKEN_ALGOS:
-            from structkit.learn.olarank import greedy_decode
-            greedy_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.H, out)
-        elif not c.history_based:
-            decode_corpus(enc.indptr, enc.indices, enc.offsets, w.W, w.T, out)
-        else:
-            lookahead_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.T, w.T2,
-                             c.label_order == 2, c.direction == "rtl",
-                             c.depth if depth is None else depth, c.search == "dp", out)
-        return out
+        from structkit.search.decoders import decode
+
+        return decode(self.config.spec.decoder, enc, weights or self.weights, self.config, depth)
+
+    def check_depth(self, depth: int, where: str | None = None) -> None:
+        """The rule for searching to another depth at tagging time: a non-negative integer, and
+        only for a history-based model (UserError naming ``where`` otherwise)."""
+        registry.PARAMS["depth"].check(depth)
+        if not self.config.history_based:
+            takers = " or ".join(s.name for s in registry.specs(self.config.task) if s.decoder == "lookahead")
+            raise UserError(f"--depth applies to history-based models (trained with --algo {takers}); "
+                            f"this one decodes with {self.config.spec.decoder}", where)
 
     def encode(self, words: list[str], pos: list[str] | None, offsets: np.ndarray) -> Encoded:
         indptr, indices = self.features.transform(words, pos, offsets)
@@ -295,6 +260,7 @@ class SequenceTagger:
         header, arrays = load_model(path, tasks, command)
         try:
             config = TaggerConfig(**header["config"])
+            config.spec  # an algorithm this structkit does not know is a damaged header
             features = FeatureSpace.from_arrays(header["features"], arrays)
             labels = [str(s) for s in arrays["labels"]]
             L = len(labels)
@@ -308,7 +274,7 @@ class SequenceTagger:
             H = np.asarray(arrays["H"], dtype=np.float64) if "H" in arrays else np.zeros((0, 1, 1))
             if T.shape != (L + 1, L + 1) or T2.ndim != 3 or H.ndim != 3:
                 raise ValueError("transition shapes")
-            if config.algo in GREEDY_TOKEN_ALGOS and H.shape != (config.order, L + 1, L):
+            if config.spec.decoder == "greedy-history" and H.shape != (config.order, L + 1, L):
                 raise ValueError("history weight shapes")
             c = header["columns"]
             columns = Columns(c["word"], c["pos"], c["label"])
@@ -343,6 +309,29 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     t0 = time.perf_counter()
     digest = hashlib.sha256()
     corpus = read_labelled(train_path, config.columns, digest, config.task)
+
+    def read_dev() -> Corpus:
+        dev = read_labelled(dev_path, config.columns, task=config.task)
+        if dev.n_columns != corpus.n_columns:
+            raise UserError(f"development data has {dev.n_columns} columns, training data "
+                            f"{corpus.n_columns}", display_name(dev_path))
+        return dev
+
+    return train_tagger_on(config, corpus, read_dev if dev_path is not None else None, on_epoch,
+                           display_name(train_path), digest.hexdigest(), t0)
+
+
+def train_tagger_on(config: TaggerConfig, corpus: Corpus,
+                    dev: Corpus | Callable[[], Corpus] | None = None,
+                    on_epoch: Callable[[int, dict], None] | None = None,
+                    train_name: str | None = None, train_sha256: str | None = None,
+                    t0: float | None = None) -> SequenceTagger:
+    """Featurise and train on an in-memory corpus (``config`` validated); ``dev`` may be a
+    function that reads it, called once the training data is featurised."""
+    import time
+
+    if t0 is None:
+        t0 = time.perf_counter()
     features = FeatureSpace(config.templates)
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff)
     labels = sorted(set(corpus.labels))
@@ -351,32 +340,17 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     train = Encoded(indptr, indices, corpus.offsets, y)
     tagger = SequenceTagger(config, features, labels, Weights.zeros(0, len(labels)),
                             corpus.columns, corpus.n_columns)
-    dev = dev_enc = None
-    if dev_path is not None:
-        dev = read_labelled(dev_path, config.columns, task=config.task)
-        if dev.n_columns != corpus.n_columns:
-            raise UserError(f"development data has {dev.n_columns} columns, training data "
-                            f"{corpus.n_columns}", display_name(dev_path))
+    dev_enc = None
+    if dev is not None:
+        if callable(dev):
+            dev = dev()
         dev_enc = tagger.encode(dev.words, dev.pos, dev.offsets)
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
-    if config.algo in OLARANK_ALGOS and config.algo != "perceptron-exact":
-        from structkit.learn.olarank import OLaRankLearner
-        learner = OLaRankLearner(features.n_features, len(labels), config.algo, config.C,
-                                 config.nr, config.order, config.tau,
-                                 max_passes=config.epochs if config.algo == "larank-greedy-batch" else 1)
-    elif config.algo in KBEST_ALGOS:
-        from structkit.learn.kbest import KBestLearner
-        learner = KBestLearner(features.n_features, len(labels), KBEST_ALGOS[config.algo],
-                               config.k, config.C, config.tau, nr=config.nr)
-    else:
-        learner = AveragedPerceptron(features.n_features, len(labels),
-                                     "lookahead" if config.history_based else "viterbi",
-                                     config.label_order == 2, config.direction == "rtl",
-                                     config.depth or 0, config.margin, config.search == "dp")
+    spec = config.spec
+    learner = spec.build(config, features.n_features, len(labels))
     rng = np.random.default_rng(config.seed)
-    # larank-greedy-batch runs its passes (at most --epochs) inside one call
-    n_calls = 1 if config.algo == "larank-greedy-batch" else config.epochs
+    n_calls = spec.epoch_calls(config)
     for epoch in range(1, n_calls + 1):
         te = time.perf_counter()
         stats = learner.epoch(train, rng)
@@ -390,7 +364,7 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
         if on_epoch is not None:
             on_epoch(epoch, stats)
     tagger.weights = learner.averaged()
-    tagger.info = {"train_file": display_name(train_path), "train_sha256": digest.hexdigest(),
+    tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
                    "train_seconds": round(time.perf_counter() - t0, 3)}

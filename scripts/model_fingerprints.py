@@ -1,0 +1,111 @@
+"""Fingerprints of models trained through the CLI, one learner of each family, for checking that
+a refactoring changes nothing: the sha256 of every model's arrays (the header's ``checksum``)
+and of its predictions on held-out data.
+
+    python scripts/model_fingerprints.py --out before.json      # on the old tree
+    python scripts/model_fingerprints.py --out after.json --compare before.json
+
+Training runs on slices of the real corpora (``$STRUCTKIT_DATA``), so it takes a minute or two.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import structkit, write_slice  # noqa: E402
+
+# name, task, train file, test file, extra train flags
+RUNS = [
+    ("perceptron", "chunk", "conll2000/train.txt", "conll2000/test.txt", []),
+    ("greedy", "chunk", "conll2000/train.txt", "conll2000/test.txt", ["--algo", "greedy"]),
+    ("lookahead-d2-trigram", "ner", "conll2002/esp.train", "conll2002/esp.testb",
+     ["--algo", "lookahead", "--depth", "2", "--label-order", "2", "--margin", "1"]),
+    ("kbest-pa", "chunk", "conll2000/train.txt", "conll2000/test.txt",
+     ["--algo", "kbest-pa", "--k", "3", "--C", "0.1", "--epochs", "3"]),
+    ("kbest-sdm", "chunk", "conll2000/train.txt", "conll2000/test.txt",
+     ["--algo", "kbest-sdm", "--k", "2", "--epochs", "2"]),
+    ("kbest-larank", "pos", "ptb-pos/train.txt", "ptb-pos/test.txt", ["--algo", "kbest-larank", "--k", "2"]),
+    ("olarank-exact", "chunk", "conll2000/train.txt", "conll2000/test.txt", ["--algo", "olarank-exact"]),
+    ("olarank-greedy", "chunk", "conll2000/train.txt", "conll2000/test.txt",
+     ["--algo", "olarank-greedy", "--order", "2"]),
+    ("larank-greedy-batch", "pos", "ptb-pos/train.txt", "ptb-pos/test.txt",
+     ["--algo", "larank-greedy-batch", "--epochs", "3"]),
+    ("parser-d1", "parse", "ptb-dep/train.conll", "ptb-dep/test.conll", ["--depth", "1", "--epochs", "3"]),
+]
+RERANK = ("reranker", "hyporadise/train_atis.json", "hyporadise/test_atis.json", ["--features", "all"])
+TAG_COMMAND = {"pos": "tag", "chunk": "chunk", "ner": "ner", "parse": "parse"}
+
+
+def header_checksum(model: Path) -> str:
+    import numpy as np
+
+    with np.load(model, allow_pickle=False) as z:
+        return json.loads(z["__header__"].tobytes().decode("utf-8"))["checksum"]
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--compare", help="a fingerprint file to compare with")
+    ap.add_argument("--sentences", type=int, default=1500, help="training sentences per run")
+    ap.add_argument("--only", default="", help="only the runs whose name contains this text")
+    args = ap.parse_args()
+    from structkit.config import resolve_data_path
+
+    out: dict[str, dict] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        for name, task, train, test, flags in RUNS:
+            if args.only not in name:
+                continue
+            tr = write_slice(resolve_data_path(train), t / f"{name}.train", args.sentences) \
+                if task != "parse" else Path(resolve_data_path(train))
+            te = Path(resolve_data_path(test))
+            model = t / f"{name}.model"
+            wall, _ = structkit("train", "--task", task, "--train", tr, "--model", model, "--seed", "1",
+                                "-q", *flags)
+            pred = t / f"{name}.pred"
+            structkit(TAG_COMMAND[task], "--model", model, te, "-o", pred)
+            out[name] = {"weights": header_checksum(model), "predictions": sha(pred),
+                         "train_wall_seconds": round(wall, 2)}
+            print(f"{name:22} {out[name]['weights'][:16]} {out[name]['predictions'][:16]} {wall:.1f} s",
+                  flush=True)
+        name, train, test, flags = RERANK
+        if args.only not in name:
+            Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+            return _compare(out, args.compare)
+        model, pred = t / "rerank.model", t / "rerank.out"
+        wall, _ = structkit("train", "--task", "rerank", "--train", train, "--model", model, "-q", *flags)
+        structkit("rerank", "--model", model, test, "-o", pred, "--json")
+        out[name] = {"weights": header_checksum(model), "predictions": sha(pred),
+                     "train_wall_seconds": round(wall, 2)}
+        print(f"{name:22} {out[name]['weights'][:16]} {out[name]['predictions'][:16]} {wall:.1f} s")
+    Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
+    return _compare(out, args.compare)
+
+
+def _compare(out: dict, path: str | None) -> int:
+    if path:
+        old = json.loads(Path(path).read_text())
+        same = 0
+        for k, v in out.items():
+            o = old.get(k)
+            ok = o is not None and o["weights"] == v["weights"] and o["predictions"] == v["predictions"]
+            same += ok
+            print(f"{'identical' if ok else 'DIFFERENT':9} {k}")
+        print(f"{same}/{len(out)} identical")
+        return 0 if same == len(out) else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,705 @@
+"""The Python API: :class:`Tagger`, :class:`Parser` and :class:`Reranker`.
+
+Each wraps a task of ``structkit.tasks`` with ``fit`` / ``predict`` / ``score`` / ``save`` /
+``load``, takes Python data (lists of tokens, label lists, head lists, n-best dicts) or file
+paths, and raises :class:`structkit.UserError` for every mistake in its input or options.
+The command line trains through the same functions, so the same data, options and seed give
+the same model. Heavy modules (numpy, numba) are imported when first used.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from structkit.errors import UserError
+
+if TYPE_CHECKING:
+    from structkit.io.conll import Sentence
+    from structkit.io.conllx import DepSentence
+    from structkit.io.nbest import NbestSet
+    from structkit.tasks.parser import ParserConfig
+    from structkit.tasks.rerank import RerankConfig
+    from structkit.tasks.sequence import Corpus, TaggerConfig
+
+__all__ = ["Parser", "Reranker", "Tagger", "load_conll", "load_conllx"]
+
+PathLike = str | os.PathLike
+Token = str | Sequence[str] | dict
+EpochCallback = Callable[[int, dict], None]
+
+
+# ---- helpers -----------------------------------------------------------------------------------
+def _is_path(x: Any) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _resolve(path: PathLike) -> str:
+    from structkit.config import resolve_data_path
+
+    return resolve_data_path(os.fspath(path))
+
+
+def _make_config(cls: type, what: str, options: dict, fixed: dict, validate: bool = True) -> Any:
+    """A task config from keyword options: unknown names and bad values are UserErrors
+    (``validate=False``: as given, for the file trainers, which validate it themselves)."""
+    names = {f.name for f in dataclasses.fields(cls)} - set(fixed)
+    unknown = sorted(set(options) - names)
+    if unknown:
+        raise UserError(f"unknown option(s) {', '.join(unknown)} for {what} "
+                        f"(it takes {', '.join(sorted(names))})")
+    types = {f.name: f.type for f in dataclasses.fields(cls)}
+    for name, value in options.items():
+        if value is not None:
+            _check_type(what, name, value, str(types[name]))
+    config = cls(**fixed, **{k: v for k, v in options.items() if v is not None})
+    if not validate:
+        return config
+    try:
+        config.validate()
+    except (TypeError, ValueError) as e:
+        raise UserError(f"bad option value for {what}: {e}") from None
+    except UserError as e:  # the command line's words: --label-order is label_order here
+        message = re.sub(r"--([a-z][a-z-]*)", lambda m: m.group(1).replace("-", "_"), e.message)
+        raise UserError(message, e.path, e.line) from None
+    return config
+
+
+_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
+          "None": (type(None),), "list": (list, tuple), "tuple": (tuple, list, str)}
+
+
+def _check_type(what: str, name: str, value: Any, annotation: str) -> None:
+    """Reject a value of the wrong type for a config field (``int | None``, ``float``, ...)
+    before the config's own checks compare it with numbers."""
+    allowed: tuple = ()
+    for part in annotation.split("|"):
+        base = part.strip().split("[")[0]
+        if base not in _TYPES:
+            return  # a type this check does not know: leave it to validate()
+        allowed += _TYPES[base]
+    if isinstance(value, bool) and bool not in allowed:
+        ok = False
+    else:
+        ok = isinstance(value, allowed)
+    if not ok:
+        raise UserError(f"{what} option {name} must be {annotation.replace(' | None', '')}, "
+                        f"got {value!r}")
+
+
+def _check_pairs(X: Sequence, y: Sequence | None, what: str, yname: str = "y",
+                 unit: str = "sentences") -> None:
+    if isinstance(X, (str, bytes)) or not isinstance(X, Sequence):
+        raise UserError(f"{what}: expected a file path or a list of sentences, got {type(X).__name__}")
+    if y is not None:
+        if isinstance(y, (str, bytes)) or not isinstance(y, Sequence):
+            raise UserError(f"{what}: {yname} must be a list with one entry per sentence")
+        if len(X) != len(y):
+            raise UserError(f"{what}: {len(X)} {unit} but {yname} has {len(y)}")
+
+
+def _token_columns(tok: Token, i: int, k: int) -> list[str]:
+    """The columns of one token: a word, a tuple (word, pos, ...) or a dict with word/pos."""
+    if isinstance(tok, str):
+        cols = [tok]
+    elif isinstance(tok, dict):
+        if "word" not in tok:
+            raise UserError(f"sentence {i + 1}, token {k + 1}: a token dict needs a 'word' key")
+        cols = [tok["word"]] + ([tok["pos"]] if tok.get("pos") is not None else [])
+    elif isinstance(tok, (tuple, list)):
+        cols = list(tok)
+    else:
+        raise UserError(f"sentence {i + 1}, token {k + 1}: expected a word, a (word, pos, ...) "
+                        f"tuple or a dict, got {type(tok).__name__}")
+    for c in cols:
+        if not isinstance(c, str) or not c.strip() or c != c.strip() or "\n" in c:
+            raise UserError(f"sentence {i + 1}, token {k + 1}: every column must be a non-empty "
+                            f"string without surrounding spaces, got {c!r}")
+    return cols
+
+
+def _sentence_rows(X: Sequence, what: str) -> list[list[list[str]]]:
+    """Token columns per sentence; every token of the data has the same number of columns."""
+    out = []
+    width = None
+    for i, sent in enumerate(X):
+        if isinstance(sent, str):
+            raise UserError(f"{what}: sentence {i + 1} is a string; give a list of tokens "
+                            "(e.g. text.split())")
+        if not isinstance(sent, Sequence) or len(sent) == 0:
+            raise UserError(f"{what}: sentence {i + 1} is empty or not a list of tokens")
+        rows = [_token_columns(t, i, k) for k, t in enumerate(sent)]
+        for k, r in enumerate(rows):
+            if width is None:
+                width = len(r)
+            elif len(r) != width:
+                raise UserError(f"{what}: sentence {i + 1}, token {k + 1} has {len(r)} columns "
+                                f"but the first token has {width}")
+        out.append(rows)
+    return out
+
+
+def _data_digest(rows: Iterable[list[str]]) -> str:
+    """sha256 of the data as CoNLL lines (stored in the model header like a file's)."""
+    h = hashlib.sha256()
+    for r in rows:
+        h.update(("\t".join(r) + "\n").encode("utf-8"))
+    return h.hexdigest()
+
+
+class _Estimator:
+    """What the three estimators share: options, the trained model, save."""
+
+    _what = "estimator"
+    _task = ""           # the task of Parser and Reranker (a Tagger's is an argument)
+    _config = ("", "")   # (module, class) of the task's config
+
+    def __init__(self, **options: Any) -> None:
+        self.history_: list[dict] = []
+        self._model: Any = None
+        self._options = dict(options)
+        if self._task:
+            self.config = self._new_config()
+
+    def _new_config(self, validate: bool = True) -> Any:
+        import importlib
+
+        cls = getattr(importlib.import_module(self._config[0]), self._config[1])
+        return _make_config(cls, self._what, self._options, {"task": self._task}, validate)
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
+        return f"{self._what}({opts}){'' if self._model is None else ' [trained]'}"
+
+    def _fitted(self) -> Any:
+        if self._model is None:
+            raise UserError(f"this {self._what} is not trained: call fit() first, or "
+                            f"{self._what}.load(path)")
+        return self._model
+
+    def _recorder(self, on_epoch: EpochCallback | None) -> EpochCallback:
+        self.history_ = []
+
+        def record(epoch: int, stats: dict) -> None:
+            self.history_.append(stats)
+            if on_epoch is not None:
+                on_epoch(epoch, stats)
+        return record
+
+    @property
+    def info(self) -> dict:
+        """Training facts stored in the model (data size, features, seconds)."""
+        return dict(self._fitted().info)
+
+    @classmethod
+    def _of(cls, model: Any) -> Any:
+        """An estimator around a loaded model, its options read back from the model's config."""
+        self = cls.__new__(cls)
+        self.history_ = []
+        self._options = {k: v for k, v in dataclasses.asdict(model.config).items() if k != "task"}
+        self.config = model.config
+        self._model = model
+        return self
+
+    def save(self, path: PathLike) -> None:
+        """Write the trained model to ``path`` (an .npz file, as ``structkit train`` writes)."""
+        self._fitted().save(os.fspath(path))
+
+
+# ---- tagging -----------------------------------------------------------------------------------
+class Tagger(_Estimator):
+    """A sequence labeller (POS tagging, chunking, NER), trained like ``structkit train``.
+
+    ``Tagger(task="chunk", algo="perceptron", epochs=10, ...)`` takes the options of
+    ``structkit train`` (see ``structkit.tasks.sequence.TaggerConfig``) as keywords."""
+
+    _what = "Tagger"
+
+    def __init__(self, task: str = "pos", **options: Any) -> None:
+        super().__init__(**options)
+        self.config: TaggerConfig = self._new_config(task)
+        self.task = task
+
+    def _new_config(self, task: str | None = None, validate: bool = True) -> TaggerConfig:
+        from structkit.features.templates import resolve_templates
+        from structkit.tasks.sequence import TaggerConfig
+
+        config = _make_config(TaggerConfig, "Tagger", self._options,
+                              {"task": self.task if task is None else task}, validate)
+        if validate:
+            resolve_templates(config.templates)  # a bad template is an error now, not at fit()
+        return config
+
+    def __repr__(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self._options.items())
+        return f"Tagger(task={self.task!r}{opts}){'' if self._model is None else ' [trained]'}"
+
+    @property
+    def labels(self) -> list[str]:
+        """The label set learnt in training (sorted)."""
+        return list(self._fitted().labels)
+
+    # -- data
+    def _corpus(self, config: TaggerConfig, X: Any, y: Any, what: str) -> tuple[Corpus, str, str]:
+        """(corpus, name, sha256) from a labelled file or from token lists plus label lists."""
+        from structkit.io.files import display_name
+        from structkit.tasks.sequence import corpus_from_sentences, read_labelled
+
+        if _is_path(X):
+            if y is not None:
+                raise UserError(f"{what}: a file carries its own labels; pass y only with lists")
+            path = _resolve(X)
+            digest = hashlib.sha256()
+            return read_labelled(path, config.columns, digest, config.task), display_name(path), \
+                digest.hexdigest()
+        if y is None:
+            raise UserError(f"{what}: y (one label list per sentence) is required with lists")
+        _check_pairs(X, y, what)
+        if len(X) == 0:
+            raise UserError(f"{what}: no sentences")
+        from structkit.io.conll import Sentence
+
+        sentences = []
+        for i, (rows, labels) in enumerate(zip(_sentence_rows(X, what), y)):
+            if isinstance(labels, str) or not isinstance(labels, Sequence) or len(labels) != len(rows):
+                n = len(labels) if isinstance(labels, Sequence) else type(labels).__name__
+                raise UserError(f"{what}: sentence {i + 1} has {len(rows)} tokens but {n} labels")
+            for k, lab in enumerate(labels):
+                if not isinstance(lab, str) or not lab.strip() or lab != lab.strip():
+                    raise UserError(f"{what}: sentence {i + 1}, label {k + 1} must be a non-empty "
+                                    f"string, got {lab!r}")
+            if config.task in ("chunk", "ner"):
+                from structkit.eval.chunks import first_bad_tag
+                k = first_bad_tag(labels)
+                if k is not None:
+                    raise UserError(f"{what}: sentence {i + 1}, token {k + 1}: unknown label "
+                                    f"{labels[k]!r}: {config.task} labels are O or B-/I-/E-TYPE")
+            sentences.append(Sentence([r + [lab] for r, lab in zip(rows, labels)], i + 1))
+        try:
+            corpus = corpus_from_sentences(sentences, config.columns, what, config.task)
+        except UserError as e:  # drop the line number: Python data has none
+            raise UserError(e.message, what) from None
+        return corpus, "<python data>", _data_digest(r for s in sentences for r in s.rows)
+
+    def _input(self, X: Any) -> tuple[Iterable[Sentence], str, bool]:
+        """(sentences, name, words-only) to tag, from a CoNLL file or token lists."""
+        from structkit.io.conll import Sentence, read_conll
+
+        model = self._fitted()
+        if _is_path(X):
+            path = _resolve(X)
+            return read_conll(path), path, False
+        _check_pairs(X, None, "X")
+        rows = _sentence_rows(X, "X")
+        sents = [Sentence(r, i + 1) for i, r in enumerate(rows)]
+        if not rows:
+            return sents, "X", False
+        width = len(rows[0][0])
+        expected = model.n_columns - 1
+        if width == expected:
+            return sents, "X", False
+        if width == 1:
+            if model.features.uses_pos:
+                raise UserError("X: this tagger's features need a POS tag per token; give tokens "
+                                "as (word, pos) tuples")
+            return sents, "X", True
+        layout = model.columns.to_spec(model.n_columns)
+        raise UserError(f"X: tokens have {width} columns but this tagger was trained on {expected} "
+                        f"before the label ({layout})")
+
+    # -- the estimator
+    def fit(self, X: PathLike | Sequence[Sequence[Token]], y: Sequence[Sequence[str]] | None = None,
+            *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
+            on_epoch: EpochCallback | None = None) -> Tagger:
+        """Train on a labelled CoNLL file, or on sentences ``X`` (lists of words, of (word, pos)
+        tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch."""
+        from structkit.tasks.sequence import train_tagger, train_tagger_on
+
+        config = self._new_config()
+        record = self._recorder(on_epoch)
+        if _is_path(X) and y is None and (dev is None or _is_path(dev)):
+            # exactly what `structkit train` does with the same options
+            dev_path = None if dev is None else _resolve(dev)
+            self._model = train_tagger(self._new_config(validate=False), _resolve(X), dev_path, record)
+            return self
+        corpus, name, sha = self._corpus(config, X, y, "X")
+        dev_corpus = None
+        if dev is not None:
+            dx, dy = (dev, None) if _is_path(dev) else self._dev_pair(dev)
+            dev_corpus, dev_name, _ = self._corpus(config, dx, dy, "dev")
+            if dev_corpus.n_columns != corpus.n_columns:
+                raise UserError(f"development data has {dev_corpus.n_columns} columns, training "
+                                f"data {corpus.n_columns}", dev_name)
+        self._model = train_tagger_on(config, corpus, dev_corpus, record, name, sha)
+        return self
+
+    @staticmethod
+    def _dev_pair(dev: Any) -> tuple[Any, Any]:
+        if not (isinstance(dev, tuple) and len(dev) == 2):
+            raise UserError("dev: give a file path or a pair (X, y)")
+        return dev
+
+    def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
+                depth: int | None = None) -> list[list[str]]:
+        """One label list per sentence of a CoNLL file or of ``X``; ``depth`` overrides the
+        lookahead depth of a history-based model."""
+        model = self._fitted()
+        if depth is not None:
+            model.check_depth(depth)
+        sents, name, words_only = self._input(X)
+        out: list[list[str]] = []
+        for _, labels in model.tag_batches(sents, name, None, words_only, depth=depth):
+            out.extend([str(l) for l in lab] for lab in labels)
+        return out
+
+    def __call__(self, text: str | Sequence[str]) -> list[tuple[str, str]]:
+        """Tag one sentence: a string (split on whitespace; no other tokenisation) or a list
+        of tokens; returns (token, label) pairs."""
+        tokens = text.split() if isinstance(text, str) else list(text)
+        if not tokens:
+            return []
+        words = [t if isinstance(t, str) else _token_columns(t, 0, k)[0] for k, t in enumerate(tokens)]
+        return list(zip(words, self.predict([tokens])[0]))
+
+    def score(self, X: PathLike | Sequence[Sequence[Token]],
+              y: Sequence[Sequence[str]] | None = None) -> dict:
+        """Tag and score against gold labels (a labelled file, or ``y``): the dict of
+        ``structkit eval --json`` (accuracy; precision, recall, F1 as conlleval for chunk/ner)."""
+        from structkit.eval.files import evaluate_sentences
+
+        model = self._fitted()
+        task = model.config.task
+        if _is_path(X):
+            from structkit.io.conll import read_conll
+
+            if y is not None:
+                raise UserError("score: a file carries its own gold labels; pass y only with lists")
+            path = _resolve(X)
+            sents = list(read_conll(path))
+            try:
+                columns, labelled = model.input_columns(len(sents[0].rows[0]), None)
+            except ValueError as e:
+                raise UserError(str(e), path) from None
+            if not labelled:
+                raise UserError("score: the file has no gold label column", path)
+            words = [[r[columns.word] for r in s.rows] for s in sents]
+            gold = [[r[columns.label] for r in s.rows] for s in sents]
+            pred: list[list[str]] = []
+            for _, labels in model.tag_batches(sents, path):
+                pred.extend([str(l) for l in lab] for lab in labels)
+        else:
+            if y is None:
+                raise UserError("score: y (gold label lists) is required with lists")
+            _check_pairs(X, y, "score")
+            pred = self.predict(X)
+            words = [[_token_columns(t, i, k)[0] for k, t in enumerate(s)] for i, s in enumerate(X)]
+            gold = [list(g) for g in y]
+            for i, (g, p) in enumerate(zip(gold, pred)):
+                if len(g) != len(p):
+                    raise UserError(f"score: sentence {i + 1} has {len(p)} tokens but {len(g)} "
+                                    "gold labels")
+        if task in ("chunk", "ner"):
+            from structkit.eval.chunks import first_bad_tag
+            for i, g in enumerate(gold):
+                k = first_bad_tag(g)
+                if k is not None:
+                    raise UserError(f"score: sentence {i + 1}, token {k + 1}: unknown gold label "
+                                    f"{g[k]!r}: {task} labels are O or B-/I-/E-TYPE")
+        result, _ = evaluate_sentences(task, zip(words, gold, pred))
+        return result
+
+    @classmethod
+    def load(cls, path: PathLike) -> Tagger:
+        """A tagger from a model file written by :meth:`save` or ``structkit train``."""
+        from structkit.tasks.sequence import SequenceTagger
+
+        model = SequenceTagger.load(os.fspath(path))
+        self = cls._of(model)
+        self.task = model.config.task
+        return self
+
+
+# ---- parsing -----------------------------------------------------------------------------------
+def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[DepSentence]:
+    """DepSentences from tokens (words, (word, pos) tuples or dicts, or DepSentences) and
+    optional head lists (1-based, 0 = root)."""
+    from structkit.io.conllx import DepSentence, check_tree
+
+    _check_pairs(X, heads, what, "heads")
+    out = []
+    for i, sent in enumerate(X):
+        if isinstance(sent, DepSentence):
+            s = DepSentence(list(sent.words), list(sent.lemmas), list(sent.upos), list(sent.xpos),
+                            list(sent.feats), None if sent.heads is None else list(sent.heads),
+                            list(sent.deprels), list(sent.comments), list(sent.multiword),
+                            sent.first_line)
+        else:
+            rows = _sentence_rows([sent], what)[0]
+            n = len(rows)
+            pos = [r[1] if len(r) > 1 else "_" for r in rows]
+            s = DepSentence([r[0] for r in rows], ["_"] * n, pos, list(pos), ["_"] * n, None,
+                            ["_"] * n, first_line=i + 1)
+        if heads is not None:
+            h = heads[i]
+            if isinstance(h, str) or not isinstance(h, Sequence) or len(h) != len(s):
+                n = len(h) if isinstance(h, Sequence) else type(h).__name__
+                raise UserError(f"{what}: sentence {i + 1} has {len(s)} tokens but {n} heads")
+            if not all(isinstance(x, int) and not isinstance(x, bool) for x in h):
+                raise UserError(f"{what}: sentence {i + 1}: heads must be integers (1-based, 0 = root)")
+            problem = check_tree(h)
+            if problem is not None:
+                raise UserError(f"{what}: sentence {i + 1} is not a tree: {problem}")
+            s.heads = [int(x) for x in h]
+        out.append(s)
+    return out
+
+
+class Parser(_Estimator):
+    """An arc-standard dependency parser with lookahead search, trained like ``structkit train
+    --task parse``; options: algo, epochs, depth, margin, seed, hash_bits, pos (see
+    ``structkit.tasks.parser.ParserConfig``)."""
+
+    _what, _task, _config = "Parser", "parse", ("structkit.tasks.parser", "ParserConfig")
+    config: ParserConfig
+
+    def _treebank(self, X: Any, heads: Any, what: str) -> tuple[list[DepSentence], str, str | None]:
+        from structkit.io.files import display_name
+        from structkit.tasks.parser import read_treebank
+
+        if _is_path(X):
+            if heads is not None:
+                raise UserError(f"{what}: a treebank file carries its own heads; pass heads only with lists")
+            path = _resolve(X)
+            digest = hashlib.sha256() if path != "-" else None
+            sents = read_treebank(path, digest)
+            return sents, display_name(path), digest.hexdigest() if digest else None
+        if heads is None:
+            raise UserError(f"{what}: heads (one list per sentence) are required with lists")
+        sents = _dep_sentences(X, heads, what)
+        if not sents:
+            raise UserError(f"{what}: no sentences")
+        rows = ([w, t, str(h)] for s in sents for w, t, h in zip(s.words, s.xpos, s.heads))
+        return sents, "<python data>", _data_digest(rows)
+
+    def fit(self, X: PathLike | Sequence[Sequence[Token]], heads: Sequence[Sequence[int]] | None = None,
+            *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
+            on_epoch: EpochCallback | None = None) -> Parser:
+        """Train on a CoNLL-X/CoNLL-U file, or on sentences ``X`` (words, (word, pos) tuples or
+        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch."""
+        from structkit.tasks.parser import train_parser, train_parser_on
+
+        config = self._new_config()
+        record = self._recorder(on_epoch)
+        if _is_path(X) and heads is None and (dev is None or _is_path(dev)):
+            # exactly what `structkit train` does with the same options
+            dev_path = None if dev is None else _resolve(dev)
+            self._model = train_parser(self._new_config(validate=False), _resolve(X), dev_path, record)
+            return self
+        sents, name, sha = self._treebank(X, heads, "X")
+        dev_sents = None
+        if dev is not None:
+            dx, dh = (dev, None) if _is_path(dev) else Tagger._dev_pair(dev)
+            dev_sents = self._treebank(dx, dh, "dev")[0]
+        self._model = train_parser_on(config, sents, dev_sents, record, name, sha)
+        return self
+
+    def _input(self, X: Any) -> tuple[Iterable[DepSentence], str]:
+        from structkit.io.conllx import read_conllx
+
+        if _is_path(X):
+            path = _resolve(X)
+            return read_conllx(path), path
+        return _dep_sentences(X, None, "X"), "X"
+
+    def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
+                depth: int | None = None) -> list[list[int]]:
+        """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X``;
+        ``depth`` overrides the lookahead depth trained with (0 to 6)."""
+        model = self._fitted()
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
+                                  or not 0 <= depth <= 6):
+            raise UserError(f"depth must be an integer from 0 to 6, got {depth!r}")
+        sents, name = self._input(X)
+        out: list[list[int]] = []
+        for _, heads in model.parse_batches(sents, name, depth):
+            out.extend(heads)
+        return out
+
+    def score(self, X: PathLike | Sequence[Sequence[Token]],
+              heads: Sequence[Sequence[int]] | None = None) -> dict:
+        """Parse and score against gold heads (a treebank file, or ``heads``): the dict of
+        ``structkit eval --task parse --json`` (UAS without/with punctuation, root, complete match)."""
+        from structkit.eval.attachment import AttachmentCounter, scoring_tags
+        from structkit.io.conllx import read_conllx
+
+        model = self._fitted()
+        if _is_path(X):
+            if heads is not None:
+                raise UserError("score: a treebank file carries its own heads; pass heads only with lists")
+            path = _resolve(X)
+            gold = list(read_conllx(path))
+            for s in gold:
+                if s.heads is None:
+                    raise UserError("gold file has no heads (the HEAD column is '_')", path, s.first_line)
+            name = path
+        else:
+            if heads is None:
+                raise UserError("score: heads (gold head lists) are required with lists")
+            gold, name = _dep_sentences(X, heads, "score"), "X"
+        counter = AttachmentCounter()
+        for batch, pred in model.parse_batches(gold, name):
+            for s, p in zip(batch, pred):
+                counter.add(s.heads, p, scoring_tags(s.xpos, s.upos))
+        return {"task": "parse", **counter.score()}
+
+    @classmethod
+    def load(cls, path: PathLike) -> Parser:
+        """A parser from a model file written by :meth:`save` or ``structkit train --task parse``."""
+        from structkit.tasks.parser import DependencyParser
+
+        model = DependencyParser.load(os.fspath(path))
+        return cls._of(model)
+
+
+# ---- reranking ---------------------------------------------------------------------------------
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    raise TypeError(f"{type(o).__name__} is not JSON data")
+
+
+def _nbest_set(X: Any, y: Sequence[str] | None, window: int, what: str) -> NbestSet:
+    """An NbestSet from a file, an NbestSet, or a list of utterances: dicts of the JSON-lines
+    layout (hypotheses, reference, id, group) or plain lists of hypothesis strings."""
+    from structkit.io.nbest import NbestSet, _read_jsonl, assign_groups, read_nbest
+
+    if _is_path(X):
+        if y is not None:
+            raise UserError(f"{what}: references come from the file; pass y only with lists")
+        return read_nbest(_resolve(X), window=window)
+    if isinstance(X, NbestSet):
+        if y is not None:
+            raise UserError(f"{what}: pass y only with lists")
+        return X
+    _check_pairs(X, y, what, unit="utterances")
+    if len(X) == 0:
+        raise UserError(f"{what}: no utterances")
+    lines = []
+    for i, u in enumerate(X):
+        obj = dict(u) if isinstance(u, dict) else {"hypotheses": u}
+        if y is not None:
+            obj["reference"] = y[i]
+        try:
+            lines.append((i + 1, json.dumps(obj, default=_json_default)))
+        except (TypeError, ValueError) as e:
+            raise UserError(f"{what}: utterance {i + 1}: {e}") from None
+    try:
+        ns = _read_jsonl(what, lines)
+    except UserError as e:  # the message names the utterance; Python data has no lines
+        raise UserError(e.message, what) from None
+    for u in ns.utterances:
+        u.line = None
+    return assign_groups(ns, window)
+
+
+class Reranker(_Estimator):
+    """An n-best reranker (loss-sensitive or plain averaged perceptron), trained like
+    ``structkit train --task rerank``; options: algo, epochs, features, lam, window,
+    min_cluster, topic_levels, seed (see ``structkit.tasks.rerank.RerankConfig``)."""
+
+    _what, _task, _config = "Reranker", "rerank", ("structkit.tasks.rerank", "RerankConfig")
+    config: RerankConfig
+
+    def fit(self, X: PathLike | Sequence[dict | Sequence[str]], y: Sequence[str] | None = None,
+            *, dev: PathLike | tuple[Sequence, Sequence] | Sequence | None = None,
+            on_epoch: EpochCallback | None = None) -> Reranker:
+        """Train on an n-best file, or on utterances ``X`` (dicts with ``hypotheses`` and
+        ``reference``, or hypothesis lists with references ``y``); with ``dev`` the epoch of
+        lowest dev WER is kept."""
+        from structkit.tasks.rerank import train_on, train_reranker
+
+        config = self._new_config()
+        record = self._recorder(on_epoch)
+        if _is_path(X) and y is None and (dev is None or _is_path(dev)):
+            # exactly what `structkit train` does with the same options
+            dev_path = None if dev is None else _resolve(dev)
+            self._model = train_reranker(self._new_config(validate=False), _resolve(X), dev_path, record)
+            return self
+        train = _nbest_set(X, y, config.window, "X")
+        dev_set = None
+        if dev is not None:
+            if isinstance(dev, tuple) and len(dev) == 2:
+                dev_set = _nbest_set(dev[0], dev[1], config.window, "dev")
+            else:
+                dev_set = _nbest_set(dev, None, config.window, "dev")
+        self._model = train_on(config, train, dev_set, record)
+        return self
+
+    def predict_index(self, X: PathLike | Sequence[dict | Sequence[str]]) -> list[int]:
+        """The chosen hypothesis of each utterance, as its 0-based index in the n-best list."""
+        model = self._fitted()
+        idx, _ = model.rerank(_nbest_set(X, None, model.config.window, "X"))
+        return [int(k) for k in idx]
+
+    def predict(self, X: PathLike | Sequence[dict | Sequence[str]]) -> list[str]:
+        """The chosen hypothesis text of each utterance (``structkit rerank``'s output)."""
+        model = self._fitted()
+        ns = _nbest_set(X, None, model.config.window, "X")
+        idx, _ = model.rerank(ns)
+        return [u.hypotheses[int(k)] for u, k in zip(ns.utterances, idx)]
+
+    def score(self, X: PathLike | Sequence[dict | Sequence[str]],
+              y: Sequence[str] | None = None) -> dict:
+        """Rerank and score against references: the dict of ``structkit eval --task rerank
+        NBEST CHOSEN --json`` (WER of the 1-best, the chosen hypotheses and the oracle)."""
+        from structkit.tasks.rerank import evaluate_nbest
+
+        model = self._fitted()
+        ns = _nbest_set(X, y, model.config.window, "score")
+        ns.require_references("score")
+        idx, _ = model.rerank(ns)
+        return evaluate_nbest(ns, [u.hypotheses[int(k)] for u, k in zip(ns.utterances, idx)])
+
+    @classmethod
+    def load(cls, path: PathLike) -> Reranker:
+        """A reranker from a model file written by :meth:`save` or ``structkit train --task rerank``."""
+        from structkit.tasks.rerank import Reranker as RerankModel
+
+        model = RerankModel.load(os.fspath(path))
+        return cls._of(model)
+
+
+# ---- reading files into Python data ------------------------------------------------------------
+def load_conll(path: PathLike, columns: str | None = None) -> tuple[list[list[tuple[str, ...]]],
+                                                                     list[list[str]]]:
+    """A labelled CoNLL column file as (X, y): token tuples without the label, label lists
+    (``columns`` names the columns as ``--columns`` does, e.g. ``"word,pos,-,label"``)."""
+    from structkit.io.conll import Columns, read_conll
+
+    p = _resolve(path)
+    X, y = [], []
+    for s in read_conll(p):
+        c = Columns.parse(columns) if columns else Columns.default(len(s.rows[0]), labelled=True)
+        if c.label is None or c.max_index() >= len(s.rows[0]):
+            raise UserError(f"expected a label column ({c.to_spec(len(s.rows[0]))})", p, s.first_line)
+        keep = [i for i in (c.word, c.pos) if i is not None]
+        X.append([tuple(r[i] for i in keep) for r in s.rows])
+        y.append([r[c.label] for r in s.rows])
+    return X, y
+
+
+def load_conllx(path: PathLike) -> tuple[list[list[tuple[str, str]]], list[list[int] | None]]:
+    """A CoNLL-X/CoNLL-U (or `word POS`) file as (X, heads): (word, pos) tuples (the parser's
+    POS: XPOS, else UPOS) and head lists (None for a sentence without heads)."""
+    from structkit.io.conllx import read_conllx
+    from structkit.tasks.parser import pos_column
+
+    X, heads = [], []
+    for s in read_conllx(_resolve(path)):
+        X.append(list(zip(s.words, pos_column(s, "xpos"))))
+        heads.append(s.heads)
+    return X, heads

@@ -1,0 +1,152 @@
+"""The built-in learners' specs (``SPECS``), which :mod:`structkit.learn.registry` registers
+before any other.
+
+Each spec below is the one definition of its algorithm outside its kernels: its parameters,
+defaults, decoder, epochs and report. Learner modules are imported only when a learner is built,
+so listing the learners (``--help``) stays fast.
+"""
+from __future__ import annotations
+
+from structkit.errors import UserError
+from structkit.learn.spec import LearnerSpec, default_report, param
+
+SPECS: list[LearnerSpec] = []  # in the order `structkit algorithms` lists them
+
+SEQ = ("pos", "chunk", "ner")
+TSURUOKA = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Figure 3"
+COLLINS = "Collins (2002), the averaged structured perceptron"
+MANCEV = "Mancev & Todorovic, k-best max-margin learners"
+BORDES = "Bordes, Usunier & Bottou (2008), Sequence labelling SVMs trained in one pass (OLaRank)"
+
+
+# ---- reports ---------------------------------------------------------------------------------
+def _dual_report(stats: dict) -> str:
+    """The default line, then OLaRank's dual objective and support counts (where the learner
+    has a dual) and a batch learner's passes and KKT violation."""
+    msg = default_report(stats)
+    if "dual" in stats:
+        msg += (f", dual {stats['dual']:.1f}, {stats['support_patterns']} support patterns, "
+                f"{stats['support_vectors']} support vectors")
+    if "passes" in stats:
+        msg += f", {stats['passes']} passes, KKT violation {stats['max_violation']:.2g}"
+    return msg
+
+
+# ---- builders --------------------------------------------------------------------------------
+def _perceptron(config, n_features: int, n_labels: int):
+    from structkit.learn.perceptron import AveragedPerceptron
+
+    return AveragedPerceptron(n_features, n_labels, "viterbi")
+
+
+def _history(config, n_features: int, n_labels: int):
+    from structkit.learn.perceptron import AveragedPerceptron
+
+    return AveragedPerceptron(n_features, n_labels, "lookahead", config.label_order == 2,
+                              config.direction == "rtl", config.depth or 0, config.margin,
+                              config.search == "dp")
+
+
+def _kbest(algo: str):
+    def build(config, n_features: int, n_labels: int):
+        from structkit.learn.kbest import KBestLearner
+
+        return KBestLearner(n_features, n_labels, algo, config.k, config.C, config.tau, nr=config.nr)
+    return build
+
+
+def _olarank(config, n_features: int, n_labels: int):
+    from structkit.learn.olarank import OLaRankLearner
+
+    return OLaRankLearner(n_features, n_labels, config.algo, config.C, config.nr, config.order,
+                          config.tau, max_passes=config.epochs if config.algo == "larank-greedy-batch" else 1)
+
+
+def _history_order(config) -> None:
+    if config.label_order not in (None, 1):
+        raise UserError("--label-order is for the lookahead learners; the OLaRank greedy "
+                        "learners take --order K")
+
+
+def _greedy_depth(config) -> None:
+    if config.depth not in (None, 0):
+        raise UserError(f"--algo greedy searches to depth 0; use --algo lookahead for --depth {config.depth}")
+
+
+# ---- the history-based and exact perceptrons ------------------------------------------------
+HISTORY = (param("margin"), param("label_order"), param("direction"), param("search"))
+SPECS.append(LearnerSpec(
+    "perceptron", "averaged structured perceptron, exact first-order Viterbi", COLLINS, SEQ, (),
+    "viterbi", 10, _perceptron, family="perceptron"))
+SPECS.append(LearnerSpec(
+    "greedy", "history-based averaged perceptron, one decision at a time (lookahead depth 0)",
+    TSURUOKA, SEQ, HISTORY, "lookahead", 10, _history, check=_greedy_depth,
+    fixed={"depth": 0}, family="lookahead"))
+SPECS.append(LearnerSpec(
+    "lookahead", "history-based margin perceptron with depth-D lookahead search", TSURUOKA, SEQ,
+    (param("depth"), *HISTORY), "lookahead", 10, _history, family="lookahead"))
+
+# ---- k-best max-margin learners (Mancev & Todorovic) ------------------------------------------
+K, C, TAU = param("k"), param("C"), param("tau")
+for name, algo, summary, ps, extra in (
+        ("kbest-perceptron", "perceptron", "k-best perceptron (eq. 36)", (K,), {}),
+        ("kbest-pa", "pa", "k-best passive-aggressive (eqs. 22-25)", (K, C), {}),
+        ("kbest-rpa", "rpa", "k-best restricted PA (eqs. 26-28, Algorithm 4)", (K, C), {}),
+        ("kbest-mira", "mira", "k-best MIRA: each example's QP by SMO (Algorithm 1)", (K, C, TAU), {}),
+        ("kbest-sdm", "sdm", "k-best SDM: working sets kept across epochs, SMO (Algorithm 2)",
+         (K, C, TAU), {}),
+        ("kbest-larank", "larank", "k-best LaRank: ProcessNew, ProcessOld, Optimize (Algorithm 3)",
+         (K, C, TAU, param("nr")), {})):
+    SPECS.append(LearnerSpec(name, summary, MANCEV, SEQ, ps, "viterbi", 10, _kbest(algo),
+                         family="kbest", fixed={"nr": 1, **extra}))
+
+# ---- OLaRank and its baselines (Bordes et al. 2008) ----------------------------------------
+OC = param("C", default=0.1)
+ORDER = param("order")
+ONE = {"C": 0.1, "nr": 1}
+for name, summary, ps, decoder, epochs, fixed in (
+        ("olarank-exact", "OLaRank, exact first-order model with Viterbi, one pass",
+         (OC, TAU, param("nr", default=5)), "viterbi", 1, {}),
+        ("olarank-greedy", "OLaRank, greedy order-K model, one pass",
+         (OC, TAU, param("nr", default=1), ORDER), "greedy-history", 1, {}),
+        ("pa-exact", "passive-aggressive baseline, exact model (no reprocessing), one pass",
+         (OC, TAU), "viterbi", 1, ONE),
+        ("pa-greedy", "passive-aggressive baseline, greedy order-K model, one pass",
+         (OC, TAU, ORDER), "greedy-history", 1, ONE),
+        ("perceptron-exact", "averaged perceptron baseline, exact model, one pass",
+         (), "viterbi", 1, ONE),
+        ("perceptron-greedy", "averaged perceptron baseline, greedy order-K model, one pass",
+         (ORDER,), "greedy-history", 1, ONE),
+        ("larank-greedy-batch", "batch LaRank on the greedy model: passes until KKT holds to "
+         "--tau (at most --epochs)", (OC, TAU, param("nr", default=1), ORDER), "greedy-history", 50,
+         {})):
+    exact_perceptron = name == "perceptron-exact"
+    SPECS.append(LearnerSpec(
+        name, summary, BORDES, SEQ, ps, decoder, epochs,
+        _perceptron if exact_perceptron else _olarank,
+        report=default_report if exact_perceptron else _dual_report,
+        epoch_calls=(lambda config: 1) if name == "larank-greedy-batch" else (lambda config: config.epochs),
+        check=_history_order if decoder == "greedy-history" else None,
+        family="olarank", fixed=fixed))
+
+# ---- the arc-standard parser (Tsuruoka et al. 2011, Table 4) --------------------------------
+PARSE = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Table 4 (arc-standard parsing)"
+SPECS.append(LearnerSpec(
+    "lookahead", "margin perceptron over arc-standard actions, depth-D lookahead search", PARSE,
+    ("parse",), (param("depth", default=0, high=6, help="Lookahead search depth D over arc-standard "
+                                                        "actions (brute force: 3^(D+1) paths)."),
+                 param("margin")), "arc-standard", 10, None,
+    family="parser"))
+SPECS.append(LearnerSpec(
+    "greedy", "margin perceptron over arc-standard actions, no lookahead (depth 0)", PARSE,
+    ("parse",), (param("margin"),), "arc-standard", 10, None, check=_greedy_depth,
+    fixed={"depth": 0}, family="parser"))
+
+# ---- the n-best reranker (Singh-Miller & Collins 2007) ---------------------------------------
+RERANK = "Singh-Miller & Collins (2007), Trigger-based language modeling using a loss-sensitive perceptron"
+SPECS.append(LearnerSpec(
+    "loss-perceptron", "averaged loss-sensitive perceptron: margin lambda * word errors (Figure 1)",
+    RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))
+SPECS.append(LearnerSpec(
+    "perceptron", "averaged perceptron baseline: the best hypothesis against the chosen one",
+    RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))

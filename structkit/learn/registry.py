@@ -1,0 +1,89 @@
+"""The learner registry: one spec per training algorithm.
+
+A spec names the algorithm and the paper it implements, the tasks it serves, its typed
+parameter table (name, type, default, range or choices, one line of help), the decoder its
+models tag with, its default number of epochs, how it builds its learner and how it reports an
+epoch. Options are validated from the table; rules that belong to a task stay with the task.
+
+Adding a learner is one module that calls :func:`register` (plus its tests); nothing in the
+command line or the tasks names a learner. The built-in specs are listed in
+:mod:`structkit.learn.builtin` and registered on first use; installed packages add theirs
+through the ``structkit.learners`` entry point.
+"""
+from __future__ import annotations
+
+from structkit.errors import UserError
+
+__all__ = ["Param", "LearnerSpec", "register", "unregister", "get", "specs", "names", "param",
+           "PARAMS", "EPOCHS", "SEED", "alternatives", "default_report"]
+
+from structkit.learn.spec import (EPOCHS, PARAMS, SEED, LearnerSpec, Param,  # noqa: E402,F401
+                                  alternatives, default_report, param)
+
+_REGISTRY: list[LearnerSpec] = []
+
+
+def register(spec: LearnerSpec, replace: bool = False) -> LearnerSpec:
+    """Add a learner. A name may serve several tasks through separate specs (the reranker's
+    ``perceptron`` is not the tagger's), but never one task twice (ValueError, unless
+    ``replace``)."""
+    _load_builtin()
+    clash = [s for s in _REGISTRY if s.name == spec.name and set(s.tasks) & set(spec.tasks)]
+    if clash and not replace:
+        raise ValueError(f"a learner named {spec.name!r} is already registered for "
+                         f"{', '.join(sorted(set(clash[0].tasks) & set(spec.tasks)))}")
+    for s in clash:
+        _REGISTRY.remove(s)
+    _REGISTRY.append(spec)
+    return spec
+
+
+def unregister(name: str, task: str | None = None) -> None:
+    """Remove the learner ``name`` (only its spec for ``task``, when given)."""
+    _REGISTRY[:] = [s for s in _REGISTRY if not (s.name == name and (task is None or task in s.tasks))]
+
+
+_BUILTIN_LOADED = False
+_PLUGINS_LOADED = False
+
+
+def _load_builtin() -> None:
+    """Register the built-in learners (once), then those of installed packages that declare an
+    entry point in the group ``structkit.learners`` (each names a module that calls
+    :func:`register` when imported)."""
+    global _BUILTIN_LOADED, _PLUGINS_LOADED
+    if not _BUILTIN_LOADED:
+        _BUILTIN_LOADED = True
+        from structkit.learn.builtin import SPECS
+
+        _REGISTRY[:0] = SPECS
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="structkit.learners"):
+        try:
+            ep.load()
+        except Exception as e:  # a broken plugin must not break structkit
+            import warnings
+            warnings.warn(f"structkit: learner plugin {ep.name!r} ({ep.value}) failed to load: {e}")
+
+
+def specs(task: str | None = None) -> list[LearnerSpec]:
+    """Every registered learner (for ``task`` only, when given), in registration order."""
+    _load_builtin()
+    return [s for s in _REGISTRY if task is None or task in s.tasks]
+
+
+def names(task: str | None = None) -> list[str]:
+    return list(dict.fromkeys(s.name for s in specs(task)))
+
+
+def get(name: str, task: str | None = None) -> LearnerSpec:
+    """The spec of ``name`` (for ``task``), or the one-line error listing the choices."""
+    for s in specs(task):
+        if s.name == name:
+            return s
+    where = f" for task {task}" if task else ""
+    raise UserError(f"--algo must be {alternatives(names(task))}{where}, got {name!r}")
