@@ -88,17 +88,16 @@ SPECS.append(LearnerSpec(
 
 # ---- k-best max-margin learners (Mancev & Todorovic) ------------------------------------------
 K, C, TAU = param("k"), param("C"), param("tau")
-for name, algo, summary, ps, extra in (
-        ("kbest-perceptron", "perceptron", "k-best perceptron (eq. 36)", (K,), {}),
-        ("kbest-pa", "pa", "k-best passive-aggressive (eqs. 22-25)", (K, C), {}),
-        ("kbest-rpa", "rpa", "k-best restricted PA (eqs. 26-28, Algorithm 4)", (K, C), {}),
-        ("kbest-mira", "mira", "k-best MIRA: each example's QP by SMO (Algorithm 1)", (K, C, TAU), {}),
-        ("kbest-sdm", "sdm", "k-best SDM: working sets kept across epochs, SMO (Algorithm 2)",
-         (K, C, TAU), {}),
+for name, algo, summary, ps in (
+        ("kbest-perceptron", "perceptron", "k-best perceptron (eq. 36)", (K,)),
+        ("kbest-pa", "pa", "k-best passive-aggressive (eqs. 22-25)", (K, C)),
+        ("kbest-rpa", "rpa", "k-best restricted PA (eqs. 26-28, Algorithm 4)", (K, C)),
+        ("kbest-mira", "mira", "k-best MIRA: each example's QP by SMO (Algorithm 1)", (K, C, TAU)),
+        ("kbest-sdm", "sdm", "k-best SDM: working sets kept across epochs, SMO (Algorithm 2)", (K, C, TAU)),
         ("kbest-larank", "larank", "k-best LaRank: ProcessNew, ProcessOld, Optimize (Algorithm 3)",
-         (K, C, TAU, param("nr")), {})):
+         (K, C, TAU, param("nr")))):
     SPECS.append(LearnerSpec(name, summary, MANCEV, SEQ, ps, "viterbi", 10, _kbest(algo),
-                         family="kbest", fixed={"nr": 1, **extra}))
+                             family="kbest", fixed={"nr": 1}))
 
 # ---- OLaRank and its baselines (Bordes et al. 2008) ----------------------------------------
 OC = param("C", default=0.1)

@@ -48,15 +48,22 @@ _PLUGINS_LOADED = False
 
 
 def _load_builtin() -> None:
-    """Register the built-in learners (once), then those of installed packages that declare an
-    entry point in the group ``structkit.learners`` (each names a module that calls
-    :func:`register` when imported)."""
-    global _BUILTIN_LOADED, _PLUGINS_LOADED
+    """Register the built-in learners (once)."""
+    global _BUILTIN_LOADED
     if not _BUILTIN_LOADED:
         _BUILTIN_LOADED = True
         from structkit.learn.builtin import SPECS
 
         _REGISTRY[:0] = SPECS
+
+
+def _load_plugins() -> None:
+    """Register the learners of installed packages that declare an entry point in the group
+    ``structkit.learners`` (each names a module that calls :func:`register` when imported).
+    Done once, and only when a list of all learners or an unknown name needs it: scanning the
+    installed packages costs about 40 ms."""
+    global _PLUGINS_LOADED
+    _load_builtin()
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
@@ -72,7 +79,7 @@ def _load_builtin() -> None:
 
 def specs(task: str | None = None) -> list[LearnerSpec]:
     """Every registered learner (for ``task`` only, when given), in registration order."""
-    _load_builtin()
+    _load_plugins()
     return [s for s in _REGISTRY if task is None or task in s.tasks]
 
 
@@ -82,6 +89,10 @@ def names(task: str | None = None) -> list[str]:
 
 def get(name: str, task: str | None = None) -> LearnerSpec:
     """The spec of ``name`` (for ``task``), or the one-line error listing the choices."""
+    _load_builtin()
+    for s in _REGISTRY:  # the built-ins and those registered so far, before scanning for plugins
+        if s.name == name and (task is None or task in s.tasks):
+            return s
     for s in specs(task):
         if s.name == name:
             return s
