@@ -1,6 +1,7 @@
-"""Plain-Python references shared by the learner tests: small random encoded corpora and the
+"""Plain-Python references shared by the learner tests: small random encoded corpora, the
 dense first-order joint feature vector Phi_e(x, y) in the ``[W.ravel(), T.ravel()]`` layout
-(emissions f * L + label, then transitions with the boundary index L)."""
+(emissions f * L + label, then transitions with the boundary index L), and the tie order of
+the (k-)best searches (``tie_key``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -48,3 +49,24 @@ def sentence(data, s):
 def flat(W, T):
     """Weights in the layout of ``F``."""
     return np.concatenate([W.ravel(), T.ravel()])
+
+
+def tie_key(seq, E, T):
+    """Sort key of a label sequence for the (k-)best search: best first, ties broken as by
+    Viterbi / the list-Viterbi merge of ``structkit.search`` (lowest best predecessor, traceback
+    from the lowest best final label). The score is accumulated left to right,
+    h_t = p_{t-1} + T[y_{t-1}, y_t], p_t = h_t + E[t, y_t], total = p_{n-1} + T[y_{n-1}, end];
+    the key is (-total, y_{n-1}, -h_{n-1}, y_{n-2}, ..., -h_1, y_0). With exact arithmetic it is
+    "score descending, then the labels read from the end backwards"; the h terms only matter
+    when different prefix scores round to the same total."""
+    L = len(E[0])
+    p = T[L, seq[0]] + E[0][seq[0]]
+    hs = []
+    for t in range(1, len(seq)):
+        h = p + T[seq[t - 1], seq[t]]
+        hs.append(h)
+        p = h + E[t][seq[t]]
+    key = [-(p + T[seq[-1], L]), seq[-1]]
+    for t in range(len(seq) - 1, 0, -1):
+        key += [-hs[t - 1], seq[t - 1]]
+    return tuple(key)

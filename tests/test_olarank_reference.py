@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from seqref import F, flat, make_data, sentence
+from seqref import F, flat, make_data, sentence, tie_key
 from structkit.learn import olarank as ol
 from structkit.learn.smo import init_working_sets
 from structkit.models.chain import FirstOrder, GreedyHistory, corpus
@@ -75,27 +75,6 @@ def test_numba_randint_is_numpy_legacy_randint():
         highs[::13] = rng.integers(2 ** 32, 2 ** 40, size=highs[::13].shape[0])  # two 32-bit draws
         pick = picker(seed)
         assert _numba_randint_stream(seed, highs).tolist() == [pick(int(h)) for h in highs]
-
-
-def tie_key(seq, E, T):
-    """Sort key of a label sequence for the (k-)best search: best first, ties broken as by
-    Viterbi / the list-Viterbi merge of ``structkit.search`` (lowest best predecessor, traceback
-    from the lowest best final label). The score is accumulated left to right,
-    h_t = p_{t-1} + T[y_{t-1}, y_t], p_t = h_t + E[t, y_t], total = p_{n-1} + T[y_{n-1}, end];
-    the key is (-total, y_{n-1}, -h_{n-1}, y_{n-2}, ..., -h_1, y_0). With exact arithmetic it is
-    "score descending, then the labels read from the end backwards"; the h terms only matter
-    when different prefix scores round to the same total."""
-    L = len(E[0])
-    p = T[L, seq[0]] + E[0][seq[0]]
-    hs = []
-    for t in range(1, len(seq)):
-        h = p + T[seq[t - 1], seq[t]]
-        hs.append(h)
-        p = h + E[t][seq[t]]
-    key = [-(p + T[seq[-1], L]), seq[-1]]
-    for t in range(len(seq) - 1, 0, -1):
-        key += [-hs[t - 1], seq[t - 1]]
-    return tuple(key)
 
 
 class SupportPatterns:
