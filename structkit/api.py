@@ -44,9 +44,9 @@ def _resolve(path: PathLike) -> str:
     return resolve_data_path(os.fspath(path))
 
 
-def _make_config(cls: type, what: str, options: dict, fixed: dict, validate: bool = True) -> Any:
-    """A task config from keyword options: unknown names and bad values are UserErrors
-    (``validate=False``: as given, for the file trainers, which validate it themselves)."""
+def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:
+    """A validated task config from keyword options: unknown names and bad values are
+    UserErrors."""
     names = {f.name for f in dataclasses.fields(cls)} - set(fixed)
     unknown = sorted(set(options) - names)
     if unknown:
@@ -57,8 +57,6 @@ def _make_config(cls: type, what: str, options: dict, fixed: dict, validate: boo
         if value is not None:
             _check_type(what, name, value, str(types[name]))
     config = cls(**fixed, **{k: v for k, v in options.items() if v is not None})
-    if not validate:
-        return config
     try:
         config.validate()
     except (TypeError, ValueError) as e:
@@ -165,11 +163,11 @@ class _Estimator:
         if self._task:
             self.config = self._new_config()
 
-    def _new_config(self, validate: bool = True) -> Any:
+    def _new_config(self) -> Any:
         import importlib
 
         cls = getattr(importlib.import_module(self._config[0]), self._config[1])
-        return _make_config(cls, self._what, self._options, {"task": self._task}, validate)
+        return _make_config(cls, self._what, self._options, {"task": self._task})
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
@@ -194,6 +192,12 @@ class _Estimator:
     def info(self) -> dict:
         """Training facts stored in the model (data size, features, seconds)."""
         return dict(self._fitted().info)
+
+    def _fit_files(self, train: Callable, config: Any, X: PathLike, dev: PathLike | None,
+                   record: EpochCallback) -> Any:
+        """Train from files exactly as ``structkit train`` does with the same options."""
+        self._model = train(config, _resolve(X), None if dev is None else _resolve(dev), record)
+        return self
 
     @classmethod
     def _of(cls, model: Any) -> Any:
@@ -224,14 +228,13 @@ class Tagger(_Estimator):
         self.config: TaggerConfig = self._new_config(task)
         self.task = task
 
-    def _new_config(self, task: str | None = None, validate: bool = True) -> TaggerConfig:
+    def _new_config(self, task: str | None = None) -> TaggerConfig:
         from structkit.features.templates import resolve_templates
         from structkit.tasks.sequence import TaggerConfig
 
         config = _make_config(TaggerConfig, "Tagger", self._options,
-                              {"task": self.task if task is None else task}, validate)
-        if validate:
-            resolve_templates(config.templates)  # a bad template is an error now, not at fit()
+                              {"task": self.task if task is None else task})
+        resolve_templates(config.templates)  # a bad template is an error now, not at fit()
         return config
 
     def __repr__(self) -> str:
@@ -322,10 +325,7 @@ class Tagger(_Estimator):
         config = self._new_config()
         record = self._recorder(on_epoch)
         if _is_path(X) and y is None and (dev is None or _is_path(dev)):
-            # exactly what `structkit train` does with the same options
-            dev_path = None if dev is None else _resolve(dev)
-            self._model = train_tagger(self._new_config(validate=False), _resolve(X), dev_path, record)
-            return self
+            return self._fit_files(train_tagger, config, X, dev, record)
         corpus, name, sha = self._corpus(config, X, y, "X")
         dev_corpus = None
         if dev is not None:
@@ -495,10 +495,7 @@ class Parser(_Estimator):
         config = self._new_config()
         record = self._recorder(on_epoch)
         if _is_path(X) and heads is None and (dev is None or _is_path(dev)):
-            # exactly what `structkit train` does with the same options
-            dev_path = None if dev is None else _resolve(dev)
-            self._model = train_parser(self._new_config(validate=False), _resolve(X), dev_path, record)
-            return self
+            return self._fit_files(train_parser, config, X, dev, record)
         sents, name, sha = self._treebank(X, heads, "X")
         dev_sents = None
         if dev is not None:
@@ -625,10 +622,7 @@ class Reranker(_Estimator):
         config = self._new_config()
         record = self._recorder(on_epoch)
         if _is_path(X) and y is None and (dev is None or _is_path(dev)):
-            # exactly what `structkit train` does with the same options
-            dev_path = None if dev is None else _resolve(dev)
-            self._model = train_reranker(self._new_config(validate=False), _resolve(X), dev_path, record)
-            return self
+            return self._fit_files(train_reranker, config, X, dev, record)
         train = _nbest_set(X, y, config.window, "X")
         dev_set = None
         if dev is not None:
