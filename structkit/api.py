@@ -41,7 +41,7 @@ def _is_path(x: Any) -> bool:
 def _resolve(path: PathLike) -> str:
     from structkit.config import resolve_data_path
 
-    return resolve_data_path(os.fspath(path))
+    return resolve_data_path(os.fspath(path), must_exist=True)
 
 
 def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:

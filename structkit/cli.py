@@ -56,8 +56,9 @@ def cli() -> None:
       structkit chunk --model chunk.model conll2000/test.txt > out.txt
       structkit eval --task chunk out.txt
 
-    Relative data paths that do not exist are looked up in $STRUCTKIT_DATA
-    (default ../shared/data). '-' reads standard input wherever a file is read.
+    Relative data paths that do not exist are looked up in $STRUCTKIT_DATA, then in
+    the cache that `structkit data fetch` fills. '-' reads standard input wherever a
+    file is read.
     """
 
 
@@ -237,8 +238,8 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     config = make_config(cfg)
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
-    train_path = resolve_data_path(train_path)
-    dev_path = resolve_data_path(dev_path) if dev_path else None
+    train_path = resolve_data_path(train_path, must_exist=True)
+    dev_path = resolve_data_path(dev_path, must_exist=True) if dev_path else None
     # A bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
     # leaving a model behind). Check both before any work.
@@ -372,7 +373,7 @@ def _tag_command(name: str, task: str, help_text: str):
         tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
         if depth is not None:
             tagger.check_depth(depth, model_path)
-        paths = [resolve_data_path(f) for f in files] or ["-"]
+        paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
         with atomic_output(output) as out:
             for path in paths:
                 sents = read_text(path) if text else read_conll(path)
@@ -407,7 +408,7 @@ def eval_cmd(task, files, as_json, model_path, other) -> None:
         from structkit.config import resolve_data_path
         from structkit.eval.files import evaluate_parse_files
 
-        result, report = evaluate_parse_files(*(resolve_data_path(f) for f in files))
+        result, report = evaluate_parse_files(*(resolve_data_path(f, must_exist=True) for f in files))
         click.echo(json.dumps(result, sort_keys=True) if as_json else report)
         return
     if task == "rerank":
@@ -422,15 +423,15 @@ def eval_cmd(task, files, as_json, model_path, other) -> None:
     if other is not None:
         from structkit.eval.files import compare_files
 
-        result, report = compare_files(task, tuple(resolve_data_path(f) for f in files),
-                                       resolve_data_path(other))
+        result, report = compare_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files),
+                                       resolve_data_path(other, must_exist=True))
         click.echo(json.dumps(result, sort_keys=True) if as_json else report)
         return
     known = None
     if model_path:
         from structkit.tasks.sequence import SequenceTagger
         known = SequenceTagger.load(model_path).features.known_words()
-    result, report = evaluate_files(task, tuple(resolve_data_path(f) for f in files), known)
+    result, report = evaluate_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files), known)
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
     else:
@@ -511,7 +512,7 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
     if tagger_path:
         from structkit.tasks.sequence import SequenceTagger
         tagger = SequenceTagger.load(tagger_path, command="parse --tagger", tasks=("pos",))
-    paths = [resolve_data_path(f) for f in files] or ["-"]
+    paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
     with atomic_output(output) as out:
         for path in paths:
             sents = read_conllx(path)
@@ -548,10 +549,10 @@ def _eval_rerank(files, as_json, other) -> None:
         raise UserError(f"eval --task rerank takes NBEST [CHOSEN], got {len(files)} file(s)")
     if other is not None and len(files) != 2:
         raise UserError("--compare needs a CHOSEN file to compare with")
-    ns = read_nbest(resolve_data_path(files[0]))
+    ns = read_nbest(resolve_data_path(files[0], must_exist=True))
     ns.require_references("eval")
-    chosen = read_chosen(resolve_data_path(files[1]), len(ns)) if len(files) == 2 else None
-    oth = read_chosen(resolve_data_path(other), len(ns)) if other is not None else None
+    chosen = read_chosen(resolve_data_path(files[1], must_exist=True), len(ns)) if len(files) == 2 else None
+    oth = read_chosen(resolve_data_path(other, must_exist=True), len(ns)) if other is not None else None
     res = evaluate_nbest(ns, chosen, oth)
     click.echo(json.dumps(res, sort_keys=True) if as_json else wer_report(res))
 
@@ -571,7 +572,7 @@ def rerank(model_path, files, output, as_json) -> None:
 
     model = Reranker.load(model_path, command="rerank")
     check_output_path(output)
-    paths = [resolve_data_path(f) for f in files] or ["-"]
+    paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
     results = []
     for path in paths:
         ns = model.read(path)
@@ -586,6 +587,115 @@ def rerank(model_path, files, output, as_json) -> None:
                                           "score": float(s), "text": text}) + "\n")
                 else:
                     out.write(text + "\n")
+
+
+# ---- data ----------------------------------------------------------------------------------
+@cli.group(short_help="List, fetch and locate the public corpora (CoNLL-2000, UD treebanks, ...).")
+def data() -> None:
+    """The public corpora structkit knows: where each comes from, its licence and size, and
+    whether it is here. Files go to $STRUCTKIT_DATA if set, else the user's cache folder
+    (~/.cache/structkit on Linux); commands find them there by relative path, e.g.
+    conll2000/train.txt.
+
+    \b
+    structkit data list
+    structkit data fetch conll2000 ptb
+    structkit data fetch ud:English-EWT@r2.14
+    structkit data path conll2000
+    """
+
+
+def _size(n: int, known: bool = True) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            text = f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+            return text if known else f">{text}" if n else "?"
+        n /= 1000
+    return "?"
+
+
+@data.command("list", short_help="Each corpus: size, licence, and whether it is here and verified.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per corpus, one per line.")
+def data_list(as_json) -> None:
+    """Each registered corpus with its size, licence, splits and status: present and verified
+    (sha256), partial, changed or missing, and where it was found. Any Universal Dependencies
+    treebank can also be fetched by name: ud:Language-Name@release."""
+    from structkit.datasets import corpora, data_home, status, summary
+    from structkit.datasets.paths import describe_dirs
+
+    for c in corpora():
+        st = status(c)
+        where = sorted({str(s.path.parent) for s in st if s.path is not None})
+        if as_json:
+            click.echo(json.dumps({
+                "name": c.name, "description": c.description, "licence": c.licence,
+                "size": c.size if c.size_known else None, "splits": list(c.splits),
+                "status": summary(st), "where": where, "homepage": c.homepage,
+                "urls": [u for d in c.downloads for u in d.urls],
+                "files": [{"path": s.file.path, "split": s.file.split, "sha256": s.file.sha256,
+                           "size": s.file.size, "state": s.state} for s in st]}))
+            continue
+        click.echo(f"{c.name:<18} {_size(c.size, c.size_known):>8}  {summary(st)}"
+                   + (f"  ({', '.join(where)})" if where else ""))
+        click.echo(f"{'':<18} {c.description}")
+        click.echo(f"{'':<18} splits: {', '.join(c.splits)}; licence: {c.licence}")
+    if not as_json:
+        click.echo(f"\nLooked in {describe_dirs()}; `structkit data fetch NAME` writes to "
+                   f"{data_home()}. Also: ud:Language-Name@release, any Universal Dependencies "
+                   f"treebank from github.com/UniversalDependencies.")
+
+
+@data.command("fetch", short_help="Download, check (sha256) and install corpora by name.")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--from", "from_files", multiple=True, metavar="FILE",
+              help="Use this downloaded file instead of the network (repeat for several).")
+@click.option("--mirror", metavar="URL", help="Fetch https://host/path from URL/host/path "
+              "instead (also $STRUCTKIT_MIRROR).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar and no summary line.")
+def data_fetch(names, from_files, mirror, quiet) -> None:
+    """Fetch each NAME (see `structkit data list`; ud:Language-Name@release for a Universal
+    Dependencies treebank) into $STRUCTKIT_DATA or the cache: download with a progress bar,
+    check every file's sha256, convert where needed, then move the files into place. A corpus
+    already present and verified is left alone; nothing partial is left by a failure."""
+    from structkit.datasets import fetch, get
+
+    if from_files and len(names) != 1:
+        raise UserError("--from goes with one corpus name")
+    for name in names:
+        get(name)  # every name checked before the first download
+    show = _progress_enabled(quiet)
+    for name in names:
+        res = fetch(name, mirror=mirror, from_files=list(from_files) or None, progress=show,
+                    say=lambda m: _say(m, show))
+        if quiet:
+            continue
+        where = ", ".join(str(p) for p in res.where)
+        if res.written:
+            click.echo(f"{res.corpus.name}: {len(res.written)} files fetched and verified in {where}", err=True)
+        else:
+            click.echo(f"{res.corpus.name}: already present and verified in {where}", err=True)
+
+
+@data.command("path", short_help="Where a corpus (or a corpus file) is, for scripts.")
+@click.argument("name")
+def data_path(name) -> None:
+    """Print the folder of corpus NAME (one line per folder), or the full path of a file such
+    as conll2000/train.txt; exit 1 with the fetch command where it is not here."""
+    from structkit.datasets import get, status
+    from structkit.datasets.paths import describe_dirs, resolve
+
+    if "/" in name.replace("\\", "/") and not name.startswith("ud:"):
+        click.echo(resolve(name))
+        return
+    corpus = get(name)
+    st = status(corpus)
+    found = [s for s in st if s.path is not None]
+    if not found or len(found) < len(st):
+        lacking = "is not here" if not found else "is only partly here"
+        raise UserError(f"{corpus.name} {lacking} (looked in {describe_dirs()}); "
+                        f"`structkit data fetch {name}` gets it")
+    for folder in dict.fromkeys(str(s.path.parent) for s in found):
+        click.echo(folder)
 
 
 # Click >= 8.2 raises this (a UsageError whose message is the whole help) for a bare `structkit`.

@@ -6,7 +6,6 @@ table of ``train``/``dev``/``test`` paths, relative to the data folder.
 """
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -17,27 +16,13 @@ DATA_KEYS = {"train", "dev", "test"}
 META_KEYS = {"name", "description", "experiment"}
 
 
-def data_dir() -> Path | None:
-    """``$STRUCTKIT_DATA``, else ``../shared/data`` (from the working folder, then from the
-    source checkout) where that exists."""
-    env = os.environ.get("STRUCTKIT_DATA")
-    if env:
-        return Path(env)
-    for base in (Path.cwd(), Path(__file__).resolve().parents[1]):
-        cand = base.parent / "shared" / "data"
-        if cand.is_dir():
-            return cand
-    return None
+def resolve_data_path(p: str, must_exist: bool = False) -> str:
+    """A path as given if it exists, else looked up in ``$STRUCTKIT_DATA`` and the cache
+    (``structkit.datasets.resolve``); with ``must_exist`` a path found nowhere is a UserError
+    naming the folders searched and the fetch command."""
+    from structkit.datasets.paths import resolve
 
-
-def resolve_data_path(p: str) -> str:
-    """A path as given if it exists or is absolute, else relative to the data folder."""
-    if p == "-" or os.path.isabs(p) or os.path.exists(p):
-        return p
-    d = data_dir()
-    if d is not None and (d / p).exists():
-        return str(d / p)
-    return p
+    return resolve(p, must_exist=must_exist)
 
 
 def load_config(path: str) -> dict[str, Any]:

@@ -1,4 +1,3 @@
-import os
 from pathlib import Path
 
 import pytest
@@ -7,19 +6,24 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 
-def data_dir() -> Path:
-    return Path(os.environ.get("STRUCTKIT_DATA", ROOT.parent / "shared" / "data"))
+def corpus_path(rel: str) -> Path:
+    """A corpus file found where commands find it ($STRUCTKIT_DATA, then the fetch cache);
+    skips the test where it is absent, naming the command that fetches it."""
+    from structkit.datasets.paths import find
+    from structkit.datasets.registry import corpus_for_path
+
+    p = find(rel)
+    if p is None:
+        c = corpus_for_path(rel)
+        how = f"`structkit data fetch {c.name}`" if c is not None else "set STRUCTKIT_DATA"
+        pytest.skip(f"corpus file {rel} not found; {how} gets it")
+    return p
 
 
 @pytest.fixture
 def corpus():
-    """Path to a file of the shared corpora; skips the test where it is absent."""
-    def get(rel: str) -> Path:
-        p = data_dir() / rel
-        if not p.exists():
-            pytest.skip(f"corpus file {p} not found (set STRUCTKIT_DATA to the shared data folder)")
-        return p
-    return get
+    """Path to a file of the public corpora; skips the test where it is absent."""
+    return corpus_path
 
 
 @pytest.fixture
