@@ -1,16 +1,24 @@
 # structkit: set-up, tests, benchmarks and experiments.
-# `make install` then `make test` is the whole set-up (README).
+# `make install`, `make demo`, `make test` is the whole set-up (README).
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# Our workspace keeps the public corpora beside the project; elsewhere structkit finds them in
+# its cache (`structkit data fetch`) or wherever $STRUCTKIT_DATA says.
+ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
+endif
 
-.PHONY: install test mutation bench experiments chunk pos ner lookahead parse clean kbest olarank rerank
+.PHONY: install demo test mutation bench experiments chunk pos ner lookahead parse clean kbest olarank rerank
 
 install:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+
+# Fetch CoNLL-2000 (or, offline, use the shipped sample), train a chunker, chunk, evaluate.
+demo:
+	SK=$(BIN)/structkit OUT=build/demo sh scripts/demo.sh
 
 test:
 	$(BIN)/python -m pytest -q

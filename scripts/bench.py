@@ -134,7 +134,7 @@ def main() -> None:
     train = resolve_data_path("conll2000/train.txt")
     test = resolve_data_path("conll2000/test.txt")
     if not Path(train).exists():
-        sys.exit("bench: CoNLL-2000 not found; set STRUCTKIT_DATA to the shared data folder")
+        sys.exit("bench: CoNLL-2000 not found; `structkit data fetch conll2000` gets it")
     res: dict = {"machine": machine()}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

@@ -2,7 +2,7 @@
 
     python scripts/olarank_experiments.py [--only chunk,pos,ocr,scaling]
 
-Data sets (../shared/data, see SOURCES.md): CoNLL-2000 chunking (train -> test), the PTB
+Data sets (found through $STRUCTKIT_DATA; `structkit data list`): CoNLL-2000 chunking (train -> test), the PTB
 sample for POS (ptb-pos train -> test) and the OCR letters (train on one fold, test on the nine
 others, for each of the 10 folds, averaged: the paper's "10-fold cross-validation" with 650
 training words). Brown is not used: with 472 tags the greedy dual's dense per-token

@@ -161,7 +161,7 @@ def write_md(res: dict, path: Path) -> None:
          "",
          "Produced by `make rerank` (scripts/rerank_experiments.py, "
          "configs/grids/rerank-hyporadise.toml). Data: HyPoradise v0 5-best lists "
-         "(../shared/data/hyporadise). Every reranker: averaged perceptron, "
+         "(hyporadise/, `structkit data fetch hyporadise`). Every reranker: averaged perceptron, "
          f"{res['config']['epochs']} epochs (fixed, no dev tuning), lambda = {res['config']['lambda']} for the "
          "loss-sensitive perceptron; the recogniser's score (where the file has one) and rank are always "
          "features. WER in %. p = exact two-sided sign test at the group level (ATIS speakers; "
