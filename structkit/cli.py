@@ -51,7 +51,8 @@ def cli() -> None:
     """structkit: structured prediction for NLP.
 
     \b
-    Train a chunker on CoNLL-2000 and chunk a file:
+    Fetch CoNLL-2000, train a chunker and chunk a file:
+      structkit data fetch conll2000
       structkit train --task chunk --train conll2000/train.txt --model chunk.model
       structkit chunk --model chunk.model conll2000/test.txt > out.txt
       structkit eval --task chunk out.txt
