@@ -234,7 +234,8 @@ class Tagger(_Estimator):
 
         config = _make_config(TaggerConfig, "Tagger", self._options,
                               {"task": self.task if task is None else task})
-        resolve_templates(config.templates)  # a bad template is an error now, not at fit()
+        if config.templates is not None:
+            resolve_templates(config.templates)  # a bad template is an error now, not at fit()
         return config
 
     def __repr__(self) -> str:

@@ -189,7 +189,8 @@ def _opt(*args, group: str, **kwargs):
 @_opt("--task", type=Choice(_task_names()), group="Data and model",
       help="What to train (or set task in --config).")
 @_opt("--train", "train_path", type=str, group="Data and model",
-      help="Training data: CoNLL columns (word first, label last), CoNLL-X/U for parse, n-best lists for rerank.")
+      help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
+           "CoNLL-X/U for parse, n-best lists for rerank.")
 @_opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
 @_opt("--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
 @_opt("--config", "config_path", type=str, group="Data and model",
@@ -204,11 +205,16 @@ def _opt(*args, group: str, **kwargs):
       help="Seed for shuffling and random choices: same seed, same model. [default: 0]")
 @_learner_options
 @_opt("--templates", type=str, group="Sequence tasks (pos, chunk, ner)",
-      help="Feature template set (pos, chunk, ner, ner-nopos) or comma-separated templates, "
-           "e.g. 'w[0],w[-1]|w[0]'. [default: the task's set]")
+      help="Feature template set (pos, chunk, ner, ner-nopos, ud) or comma-separated templates, "
+           "e.g. 'w[0],w[-1]|w[0]'; any named column too: 'lemma[0]', 'cluster[-1]|cluster[0]', "
+           "'feats.Number[0]'. [default: the task's set; ud for pos on CoNLL-U]")
 @_opt("--columns", type=str, group="Sequence tasks (pos, chunk, ner)",
-      help="Name the columns, e.g. 'word,pos,label' or 'word,-,label'. [default: word first, label "
-           "last, a middle column is the POS]")
+      help="Name the columns of a column file, e.g. 'word,pos,label', 'word,-,label' or "
+           "'word,pos,cluster,label' (other names are columns templates can read). [default: "
+           "word first, label last, a middle column is the POS]")
+@_opt("--label-column", type=str, group="Sequence tasks (pos, chunk, ner)",
+      help="CoNLL-U: the column to learn, upos, xpos, or a key of feats or misc such as misc.NER. "
+           "[default: upos for pos; chunk and ner must name one]")
 @_opt("--cutoff", type=int, group="Sequence tasks (pos, chunk, ner)",
       help="Keep features seen at least this often. [default: 1]")
 @_opt("--features", type=str, group="Reranking (rerank)",

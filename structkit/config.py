@@ -54,7 +54,7 @@ def load_config(path: str) -> dict[str, Any]:
     for k in ("margin", "C", "tau", "lambda"):
         if k in raw and (isinstance(raw[k], bool) or not isinstance(raw[k], (int, float))):
             raise UserError(f"config key {k!r} must be a number, got {raw[k]!r}", path)
-    for k in ("task", "algo", "direction", "columns", "search"):
+    for k in ("task", "algo", "direction", "columns", "search", "label_column"):
         if k in raw and not isinstance(raw[k], str):
             raise UserError(f"config key {k!r} must be a string, got {raw[k]!r}", path)
     if "templates" in raw and not (isinstance(raw["templates"], str) or

@@ -278,7 +278,7 @@ BAD = {
     "reranker: no reference": (lambda: structkit.Reranker().fit([["a b", "a c"]]), "reference"),
     "reranker: refs length": (lambda: structkit.Reranker().fit([["a b", "a c"]], ["a", "b"]),
                               "1 utterances but y has 2"),
-    "tagger: bad template": (lambda: structkit.Tagger(task="chunk", templates=["w[0]|nope[1]"]),
+    "tagger: bad template": (lambda: structkit.Tagger(task="chunk", templates=["w[0]|nope[1"]),
                              "nope"),
     "tagger: option of another learner": (lambda: structkit.Tagger(task="pos", k=3), "k"),
 }

@@ -311,7 +311,8 @@ def test_version_and_bare_command(sk):
     (["--cutoff", "0"], "--cutoff"),
     (["--seed", "-1"], "--seed"),
     (["--columns", "word,foo"], "--columns"),
-    (["--templates", "x[0]"], "bad feature template 'x[0]'"),
+    (["--templates", "x(0)"], "bad feature template 'x(0)'"),
+    (["--templates", "x[0]"], "a feature template reads the column 'x', which this input does not have"),
 ])
 def test_train_bad_option_values(sk, tmp_path, extra, needle):
     m, mj = tmp_path / "m.npz", tmp_path / "mj.json"

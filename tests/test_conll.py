@@ -209,11 +209,22 @@ def test_columns_parse_good(spec, expected):
     assert Columns.parse(spec) == expected
 
 
-@pytest.mark.parametrize("spec", ["", "pos,label", "word,foo", "word,pos,pos", "word,word",
-                                  "word,label,label", "word;pos", "words,pos"])
+@pytest.mark.parametrize("spec", ["", "pos,label", "word,pos,pos", "word,word", "word,lemma,lemma",
+                                  "word,label,label", "word;pos", "words,pos", "word,shape,label",
+                                  "word,feats.Number"])
 def test_columns_parse_bad(spec):
     with pytest.raises(UserError, match="--columns"):
         Columns.parse(spec)
+
+
+def test_columns_named_by_the_user():
+    """Names other than word, pos and label are columns feature templates can read."""
+    c = Columns.parse("word,pos,cluster,label")
+    assert (c.word, c.pos, c.label) == (0, 1, 3) and c.index("cluster") == 2
+    sents = [Sentence([["a", "DT", "c7", "O"], ["b", "NN", "_", "O"]], 1)]
+    assert c.values(sents, "cluster") == ["c7", None]  # '_' fires nothing
+    assert c.values(sents, "lemma") is None
+    assert c.to_spec(4) == "word,pos,cluster,label"
 
 
 def test_columns_default_and_spec_round_trip():

@@ -87,9 +87,30 @@ def test_word_attributes():
 def test_templates_parse_and_errors():
     assert parse_template(" w[-1] | w[0] ").text == "w[-1]|w[0]"
     assert len(resolve_templates(["pos", "w[0]"])) == len(resolve_templates("pos"))
-    for bad in ["x[0]", "w[0", "w[9]", "w", "bias[0]"]:
+    for bad in ["x(0)", "w[0", "w[9]", "w", "bias[0]", "lemma.[0]", "1x[0]"]:
         with pytest.raises(UserError):
             parse_template(bad)
+
+
+def test_column_templates_read_named_columns():
+    """A template over a column the code has never seen: its values are features like any
+    other, and input without that column is an error naming it."""
+    words, pos, offsets = _corpus(SENTS)
+    flags = [("G" if w[:1].isupper() else None) for w in words]
+    fs = FeatureSpace(["gazetteer[0]", "gazetteer[-1]|w[0]"])
+    ip, ix = fs.fit_transform(words, pos, offsets, extra={"gazetteer": flags})
+    names = {fs.feature_name(int(i)) for i in ix}
+    assert "gazetteer[0]=G" in names
+    assert any(n.startswith("gazetteer[-1]|w[0]=G|") for n in names)
+    # A token fires something when it has the flag, or when the token before it has one or is
+    # the sentence start (<S> is a value of gazetteer[-1]); '_'-like None fires nothing.
+    starts = set(offsets[:-1].tolist())
+    expected = [f is not None or k in starts or flags[k - 1] is not None for k, f in enumerate(flags)]
+    assert (np.diff(ip) > 0).tolist() == expected
+    assert not all(expected)
+    assert fs.column_attrs == ["gazetteer"]
+    with pytest.raises(UserError, match="gazetteer"):
+        fs.transform(words, pos, offsets)
 
 
 def test_pos_templates_need_pos_column():

@@ -18,7 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.features.templates import WORD_ATTRS, Template, resolve_templates, word_attribute
+from structkit.features.templates import (WORD_ATTRS, Template, is_column_attr, resolve_templates,
+                                         word_attribute)
 
 ABSENT, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ["", "<S>", "</S>", "<UNK>"]
@@ -60,6 +61,11 @@ class FeatureSpace:
         return "p" in self.attrs
 
     @property
+    def column_attrs(self) -> list[str]:
+        """The attributes read from named input columns (``lemma``, ``feats.Number``)."""
+        return [a for a in self.attrs if is_column_attr(a)]
+
+    @property
     def n_features(self) -> int:
         return int(self.starts[-1])
 
@@ -77,7 +83,8 @@ class FeatureSpace:
             self.vocab[attr].append(value)
         return i
 
-    def _attribute_ids(self, words: list[str], pos: list[str] | None, grow: bool) -> dict[str, np.ndarray]:
+    def _attribute_ids(self, words: list[str], pos: list[str] | None, grow: bool,
+                       extra: dict[str, list[str | None]] | None = None) -> dict[str, np.ndarray]:
         types: dict[str, int] = {}
         type_of = np.fromiter((types.setdefault(w, len(types)) for w in words), dtype=np.int64,
                               count=len(words))
@@ -99,6 +106,16 @@ class FeatureSpace:
                 out[attr] = per[pt] if len(pos) else pt
             elif attr == "bias":
                 out[attr] = np.full(len(words), self._lookup("bias", "1", grow), dtype=np.int64)
+            else:
+                values = (extra or {}).get(attr)
+                if values is None:
+                    raise UserError(f"a feature template reads the column {attr!r}, and the input "
+                                    "has no such column")
+                kinds: dict[str | None, int] = {}
+                kt = np.fromiter((kinds.setdefault(v, len(kinds)) for v in values), dtype=np.int64,
+                                 count=len(values))
+                per = np.array([self._lookup(attr, v, grow) for v in kinds], dtype=np.int64)
+                out[attr] = per[kt] if len(values) else kt
         return out
 
     def _radix(self, attr: str) -> int:
@@ -128,13 +145,15 @@ class FeatureSpace:
 
     # ---- fit / transform --------------------------------------------------------------
     def fit_transform(self, words: list[str], pos: list[str] | None, offsets: np.ndarray,
-                      cutoff: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        """Learn attribute vocabularies and the feature ids seen at least ``cutoff`` times."""
+                      cutoff: int = 1, extra: dict[str, list[str | None]] | None = None
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Learn attribute vocabularies and the feature ids seen at least ``cutoff`` times;
+        ``extra`` holds the values of the named columns the templates read (None: absent)."""
         if self.fitted:
             raise RuntimeError("feature space already fitted")
         if cutoff < 1:
             raise UserError(f"--cutoff must be at least 1, got {cutoff}")
-        attr_ids = self._attribute_ids(words, pos, grow=True)
+        attr_ids = self._attribute_ids(words, pos, grow=True, extra=extra)
         for t in self.templates:
             size = 1
             for attr, _ in t.atoms:
@@ -152,10 +171,10 @@ class FeatureSpace:
         self.fitted = True
         return self._encode(attr_ids, offsets)
 
-    def transform(self, words: list[str], pos: list[str] | None,
-                  offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def transform(self, words: list[str], pos: list[str] | None, offsets: np.ndarray,
+                  extra: dict[str, list[str | None]] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Feature ids of new data; values never seen in training fire nothing."""
-        return self._encode(self._attribute_ids(words, pos, grow=False), offsets)
+        return self._encode(self._attribute_ids(words, pos, grow=False, extra=extra), offsets)
 
     def _encode(self, attr_ids: dict[str, np.ndarray], offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = int(offsets[-1])

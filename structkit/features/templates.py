@@ -17,6 +17,10 @@ fires on every token. Attributes of a token:
 ``shape``   collapsed word shape: ``Xx``, ``d``, ``X-d``, ...
 ==========  ===============================================================
 
+Any other attribute names an input column: ``lemma[0]`` or ``cluster[-1]|cluster[0]`` read the
+column of that name (CoNLL-U's names, or those given with ``--columns``), and ``feats.Number[0]``
+or ``misc.SpaceAfter[0]`` one key of a ``Key=Value|...`` column. A ``_`` value fires nothing.
+
 The label features (previous label; previous two labels for second order) are not templates:
 they are the transition weights that the decoders score.
 """
@@ -31,7 +35,9 @@ WORD_ATTRS = ("w", "lw", "pre1", "pre2", "pre3", "pre4", "suf1", "suf2", "suf3",
               "cap", "allcap", "digit", "hyph", "shape")
 ATTRS = WORD_ATTRS + ("p", "bias")
 
-_ATOM = re.compile(r"^([a-z]+[0-9]?)\[(-?\d+)\]$")
+# An attribute is a built-in one above or the name of an input column (``lemma``, ``cluster``),
+# optionally with a key of a Key=Value column (``feats.Number``, ``misc.SpaceAfter``).
+_ATOM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_:\[\]-]+?)?)\[(-?\d+)\]$")
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,11 @@ class Template:
         return any(a == "p" for a, _ in self.atoms)
 
 
+def is_column_attr(attr: str) -> bool:
+    """An attribute read from a named input column rather than computed from the word."""
+    return attr not in ATTRS
+
+
 def parse_template(text: str) -> Template:
     """Parse one template string; a bad one is a UserError naming it."""
     text = text.strip()
@@ -52,9 +63,10 @@ def parse_template(text: str) -> Template:
     atoms = []
     for part in text.split("|"):
         m = _ATOM.match(part.strip())
-        if not m or m.group(1) not in ATTRS or m.group(1) == "bias":
+        if not m or m.group(1) == "bias":
             raise UserError(f"bad feature template {text!r}: atoms look like w[0], p[-1], suf3[0] "
-                            f"with attributes {', '.join(a for a in ATTRS if a != 'bias')}")
+                            f"with attributes {', '.join(a for a in ATTRS if a != 'bias')}, or a "
+                            f"column's name: lemma[0], cluster[-1], feats.Number[0]")
         off = int(m.group(2))
         if abs(off) > 5:
             raise UserError(f"bad feature template {text!r}: offsets go from -5 to 5")
@@ -85,6 +97,10 @@ TEMPLATE_SETS: dict[str, list[str]] = {
                "cap[-1]", "cap[1]"]
             + _window("p", 2) + ["p[-1]|p[0]", "p[0]|p[1]"]),
 }
+# UD tagging (UPOS from CoNLL-U): what raw text gives as well, so the model tags --text input
+# as it tags treebanks: words and lower-cased words in a window, affixes and shapes.
+TEMPLATE_SETS["ud"] = (["bias"] + _window("w", 2) + _window("lw", 1) + _WORD_BIGRAMS + _AFFIX + _SHAPE
+                       + ["shape[0]", "suf3[-1]", "suf3[1]"])
 # NER on text without a POS column (e.g. JNLPBA): the NER set less its POS templates.
 TEMPLATE_SETS["ner-nopos"] = [t for t in TEMPLATE_SETS["ner"] if "p[" not in t]
 

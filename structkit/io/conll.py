@@ -6,7 +6,8 @@ boundaries and are not tokens. Files are streamed: sentences are yielded as they
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
@@ -18,22 +19,37 @@ COLUMN_NAMES = ("word", "pos", "label", "-")
 
 @dataclass
 class Sentence:
-    """One sentence: the raw columns of each token row, and where it starts in its file."""
+    """One sentence: the raw columns of each token row, and where it starts in its file.
+
+    A CoNLL-U sentence (``structkit.io.conllu``) also keeps all its ``lines`` as read
+    (comments, multiword ranges, empty nodes) and the index in them of each word row
+    (``word_at``), so that a tagged file is written back unchanged but for the prediction."""
 
     rows: list[list[str]]
     first_line: int
+    lines: list[str] | None = None
+    word_at: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
 
+    def line_of(self, k: int) -> int:
+        """The line number of token row ``k`` (0-based) in the file read."""
+        return self.first_line + (self.word_at[k] if self.word_at is not None else k)
+
 
 @dataclass(frozen=True)
 class Columns:
-    """Which column holds the word, the POS tag and the label (None: not present)."""
+    """Which column holds the word, the POS tag and the label (None: not present); a name for
+    every column (what feature templates call them); and, for a label kept as one key of a
+    ``Key=Value|...`` column (CoNLL-U MISC), that key."""
 
     word: int = 0
     pos: int | None = None
     label: int | None = None
+    names: tuple[str, ...] = field(default=(), compare=False)  # layouts compare by their roles
+    label_key: str | None = None
+    conllu: bool = False
 
     @staticmethod
     def default(n_columns: int, labelled: bool = True) -> "Columns":
@@ -46,29 +62,70 @@ class Columns:
 
     @staticmethod
     def parse(spec: str) -> "Columns":
-        """Parse ``--columns``: comma-separated names per column, e.g. ``word,pos,-,label``."""
-        names = [s.strip().lower() for s in spec.split(",")]
-        bad = [n for n in names if n not in COLUMN_NAMES]
+        """Parse ``--columns``: a name per column, e.g. ``word,pos,-,label`` or
+        ``word,pos,lemma,cluster,label``; word, pos and label have their roles, ``-`` is
+        ignored, any other name is a column feature templates can read (``cluster[0]``)."""
+        names = [s.strip() for s in spec.split(",")]
+        names = [n.lower() if n.lower() in ("word", "pos", "label") else n for n in names]
+        bad = [n for n in names if n != "-" and not _NAME.fullmatch(n)]
         if bad or "word" not in names:
             raise UserError(
-                f"--columns: expected comma-separated column names from word, pos, label, - "
-                f"(with a word column), got {spec!r}")
-        for n in ("word", "pos", "label"):
-            if names.count(n) > 1:
+                f"--columns: expected comma-separated column names (word, pos, label, - or a "
+                f"name of your own such as lemma or cluster; with a word column), got {spec!r}")
+        from structkit.features.templates import ATTRS
+
+        for n in names:
+            if n != "-" and names.count(n) > 1:
                 raise UserError(f"--columns: {n!r} named twice in {spec!r}")
+            if n in ATTRS and n != "p":
+                raise UserError(f"--columns: {n!r} is the name of a built-in feature attribute; "
+                                f"call the column something else")
         get = lambda n: names.index(n) if n in names else None  # noqa: E731
-        return Columns(names.index("word"), get("pos"), get("label"))
+        return Columns(names.index("word"), get("pos"), get("label"), tuple(names))
 
     def max_index(self) -> int:
         return max(i for i in (self.word, self.pos, self.label) if i is not None)
 
     def to_spec(self, n_columns: int) -> str:
-        names = ["-"] * n_columns
+        names = list(self.names[:n_columns]) + ["-"] * (n_columns - len(self.names))
         for n in ("word", "pos", "label"):
             i = getattr(self, n)
             if i is not None and i < n_columns:
                 names[i] = n
         return ",".join(names)
+
+    def index(self, name: str) -> int | None:
+        """The column called ``name`` (``pos`` and ``word`` by their role too), or None."""
+        if name in self.names:
+            return self.names.index(name)
+        return {"word": self.word, "pos": self.pos, "label": self.label}.get(name)
+
+    def values(self, sentences: Sequence["Sentence"], attr: str) -> list[str | None] | None:
+        """The values of column attribute ``attr`` over all tokens (``_`` is None), or None
+        where the input has no such column: ``lemma`` reads the lemma column,
+        ``feats.Number`` the key Number of the FEATS column."""
+        base, _, key = attr.partition(".")
+        i = self.index(base)
+        if i is None:
+            return None
+        rows = (r for s in sentences for r in s.rows)
+        if key:
+            from structkit.io.conllu import key_value
+
+            return [key_value(r[i], key) for r in rows]
+        return [None if r[i] == "_" else r[i] for r in rows]
+
+    def labels_of(self, rows: list[list[str]]) -> list[str | None]:
+        """The label of each row (None where a keyed label is missing)."""
+        assert self.label is not None
+        if self.label_key is None:
+            return [r[self.label] for r in rows]
+        from structkit.io.conllu import key_value
+
+        return [key_value(r[self.label], self.label_key) for r in rows]
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def read_conll(path: str, stream: IO[str] | None = None, digest: "hashlib._Hash | None" = None,

@@ -43,6 +43,7 @@ class TaggerConfig:
     label_order: int | None = None   # 2: label trigram features (history-based learners only)
     direction: str | None = None     # history-based decoding direction: ltr or rtl
     columns: str | None = None       # --columns spec, e.g. "word,pos,label"
+    label_column: str | None = None  # CoNLL-U: the column (or misc.KEY) the labels are in
     depth: int | None = None         # lookahead search depth (greedy: 0; lookahead: default 1)
     margin: float | None = None      # margin C of the lookahead perceptron (Figure 3)
     search: str | None = None        # lookahead search: dp (exact, fast) or brute (Figure 2)
@@ -93,8 +94,13 @@ class TaggerConfig:
                 raise UserError(shared.elsewhere.format(flag=shared.flag, value=value, algo=self.algo,
                                                         takers=takers))
             setattr(self, name, stored)
-        if self.templates is None:
-            self.templates = self.task
+        if self.label_column is not None and not isinstance(self.label_column, str):
+            raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
+        # templates stay None until the training data says which default fits (CoNLL-U or columns)
+
+    def default_templates(self, columns: Columns) -> str:
+        """The task's template set; POS tagging on CoNLL-U gets the UD set (words only)."""
+        return "ud" if columns.conllu and self.task == "pos" else self.task
 
 
 @dataclass
@@ -114,30 +120,65 @@ class Corpus:
         o = self.offsets
         return [self.labels[o[i]:o[i + 1]] for i in range(len(o) - 1)]
 
+    def column_values(self, attrs: list[str], path: str) -> dict[str, list[str | None]]:
+        return column_values(self.sentences, self.columns, attrs, path)
+
+
+def column_values(sentences: list[Sentence], columns: Columns, attrs: list[str],
+                  path: str) -> dict[str, list[str | None]]:
+    """The values of the named-column attributes feature templates read; a column the input
+    lacks is a UserError naming the file."""
+    out = {}
+    for a in attrs:
+        v = columns.values(sentences, a)
+        if v is None:
+            have = ", ".join(n for n in columns.names if n != "-") or columns.to_spec(len(sentences[0].rows[0]))
+            raise UserError(f"a feature template reads the column {a.partition('.')[0]!r}, which "
+                            f"this input does not have (its columns: {have})",
+                            display_name(path), sentences[0].first_line)
+        out[a] = v
+    return out
+
 
 def columns_from(sentences: list[Sentence], columns: Columns) -> tuple[list[str], list[str] | None,
-                                                                       list[str] | None, np.ndarray]:
+                                                                       list[str | None] | None, np.ndarray]:
     rows = [r for s in sentences for r in s.rows]
     words = [r[columns.word] for r in rows]
     pos = [r[columns.pos] for r in rows] if columns.pos is not None else None
-    labels = [r[columns.label] for r in rows] if columns.label is not None else None
+    labels = columns.labels_of(rows) if columns.label is not None else None
     offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum([len(s) for s in sentences], out=offsets[1:])
     return words, pos, labels, offsets
 
 
-def read_labelled(path: str, columns_spec: str | None, digest=None, task: str | None = None) -> Corpus:
-    """Read a labelled CoNLL file whole (training or development data); with ``task`` chunk
-    or ner, every label must be a phrase tag (O, B-/I-/E-TYPE)."""
-    return corpus_from_sentences(list(read_conll(path, digest=digest)), columns_spec, path, task)
+def read_labelled(path: str, columns_spec: str | None, digest=None, task: str | None = None,
+                  label_column: str | None = None) -> Corpus:
+    """Read a labelled file whole (training or development data): CoNLL columns or CoNLL-U
+    (labels from ``label_column``, UPOS for pos by default); with ``task`` chunk or ner, every
+    label must be a phrase tag (O, B-/I-/E-TYPE)."""
+    from structkit.io.conllu import read_sequence
+
+    return corpus_from_sentences(list(read_sequence(path, digest=digest)), columns_spec, path, task,
+                                 label_column)
 
 
 def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, path: str,
-                          task: str | None = None) -> Corpus:
+                          task: str | None = None, label_column: str | None = None) -> Corpus:
     """A labelled corpus from sentences in memory (``path`` names them in messages); the
     checks of :func:`read_labelled`."""
     n = len(sentences[0].rows[0])
-    columns = Columns.parse(columns_spec) if columns_spec else Columns.default(n, labelled=True)
+    if sentences[0].lines is not None:
+        from structkit.io.conllu import conllu_columns
+
+        if columns_spec:
+            raise UserError("--columns is for CoNLL column files; CoNLL-U columns have fixed names "
+                            "(use --label-column to say where the labels are)", display_name(path))
+        columns = conllu_columns(task or "pos", label_column, path)
+    else:
+        columns = Columns.parse(columns_spec) if columns_spec else Columns.default(n, labelled=True)
+        if label_column is not None:
+            raise UserError("--label-column is for CoNLL-U input; in a column file the label is the "
+                            "last column or the one --columns calls 'label'", display_name(path))
     if columns.label is None:
         raise UserError("training data needs a label column (the last one, or name it with --columns)",
                         display_name(path))
@@ -145,11 +186,28 @@ def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, p
         raise UserError(f"--columns names {columns.max_index() + 1} columns but the file has {n}",
                         display_name(path), sentences[0].first_line)
     words, pos, labels, offsets = columns_from(sentences, columns)
+    check_label_column(sentences, columns, labels, offsets, path)
     if task in ("chunk", "ner"):
         from structkit.eval.files import check_labels
         for s, a in zip(sentences, offsets):
             check_labels(task, labels[a:a + len(s)], path, s.first_line)
     return Corpus(sentences, words, pos, labels, offsets, n, columns)
+
+
+def check_label_column(sentences: list[Sentence], columns: Columns, labels: list[str | None],
+                       offsets: np.ndarray, path: str) -> None:
+    """Every token needs a label: a keyed label (misc.NER) missing on a word, or a label
+    column that is '_' throughout (nothing to learn), is a UserError at its line."""
+    name = columns.names[columns.label] if columns.names else "label"
+    where = f"{name}.{columns.label_key}" if columns.label_key else name
+    for s, a in zip(sentences, offsets):
+        for k in range(len(s)):
+            if labels[a + k] is None:
+                raise UserError(f"word {k + 1} has no {columns.label_key}= in its {name} column: every "
+                                f"word needs a label", display_name(path), s.line_of(k))
+    if labels and all(lab == "_" for lab in labels):
+        raise UserError(f"the label column ({where}) is '_' throughout: there is nothing to learn "
+                        f"(name another with --label-column)", display_name(path), sentences[0].first_line)
 
 
 class SequenceTagger:
@@ -184,12 +242,28 @@ class SequenceTagger:
             raise UserError(f"--depth applies to history-based models (trained with --algo {takers}); "
                             f"this one decodes with {self.config.spec.decoder}", where)
 
-    def encode(self, words: list[str], pos: list[str] | None, offsets: np.ndarray) -> Encoded:
-        indptr, indices = self.features.transform(words, pos, offsets)
+    def encode(self, words: list[str], pos: list[str] | None, offsets: np.ndarray,
+               extra: dict[str, list[str | None]] | None = None) -> Encoded:
+        indptr, indices = self.features.transform(words, pos, offsets, extra)
         return Encoded(indptr, indices, offsets, None)
 
-    def input_columns(self, n_columns: int, override: str | None) -> tuple[Columns, bool]:
-        """The column layout of an input file, and whether it carries gold labels."""
+    def input_columns(self, n_columns: int, override: str | None,
+                      conllu: bool = False) -> tuple[Columns, bool]:
+        """The column layout of an input file, and whether it carries gold labels. CoNLL-U
+        input to a model trained on columns reads FORM as the word and XPOS as the POS."""
+        if conllu:
+            from structkit.io.conllu import NAMES
+
+            if override:
+                raise ValueError("--columns is for CoNLL column files; CoNLL-U columns have fixed names")
+            if self.columns.conllu:
+                return self.columns, True
+            return Columns(1, NAMES.index("xpos"), None, NAMES, conllu=True), False
+        if self.columns.conllu:
+            if n_columns == 1 and not override:
+                return Columns(0, None, None, ("word",)), False
+            raise ValueError("this model was trained on CoNLL-U: tag CoNLL-U files, one word per "
+                             "line, or raw text (--text)")
         if override:
             c = Columns.parse(override)
             return c, c.label is not None
@@ -211,19 +285,21 @@ class SequenceTagger:
         buf: list[Sentence] = []
 
         def flush():
-            words, pos, _, offsets = columns_from(buf, columns)
+            rows_cols = Columns(columns.word, columns.pos, None, columns.names, conllu=columns.conllu)
+            words, pos, _, offsets = columns_from(buf, rows_cols)
             if self.features.uses_pos and pos is None:
                 raise UserError("this model's features need a POS column and the input has none"
                                 + (" (--text input is words only)" if text else ""),
                                 display_name(path))
-            ids = self.predict_ids(self.encode(words, pos, offsets), depth=depth)
+            extra = column_values(buf, columns, self.features.column_attrs, path)
+            ids = self.predict_ids(self.encode(words, pos, offsets, extra), depth=depth)
             lab = np.array(self.labels, dtype=object)[ids]
             return [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
 
         for s in sentences:
             if columns is None:
                 try:
-                    columns, _ = self.input_columns(len(s.rows[0]), columns_spec)
+                    columns, _ = self.input_columns(len(s.rows[0]), columns_spec, s.lines is not None)
                 except ValueError as e:
                     raise UserError(str(e), display_name(path), s.first_line) from None
                 if columns.max_index() >= len(s.rows[0]):
@@ -250,7 +326,9 @@ class SequenceTagger:
             "task": self.config.task, "kind": "sequence",
             "config": asdict(self.config), "features": fh, "n_features": int(W.shape[0]),
             "columns": {"word": self.columns.word, "pos": self.columns.pos,
-                        "label": self.columns.label, "n_columns": self.n_columns},
+                        "label": self.columns.label, "n_columns": self.n_columns,
+                        "names": list(self.columns.names), "label_key": self.columns.label_key,
+                        "conllu": self.columns.conllu},
             "info": self.info,
         }
         save_model(path, header, arrays)
@@ -277,7 +355,8 @@ class SequenceTagger:
             if config.spec.decoder == "greedy-history" and H.shape != (config.order, L + 1, L):
                 raise ValueError("history weight shapes")
             c = header["columns"]
-            columns = Columns(c["word"], c["pos"], c["label"])
+            columns = Columns(c["word"], c["pos"], c["label"], tuple(c.get("names", ())),
+                              c.get("label_key"), bool(c.get("conllu", False)))
             return cls(config, features, labels, Weights(W, T, T2, H), columns, int(c["n_columns"]),
                        header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError) as e:
@@ -308,10 +387,14 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     config.validate()
     t0 = time.perf_counter()
     digest = hashlib.sha256()
-    corpus = read_labelled(train_path, config.columns, digest, config.task)
+    corpus = read_labelled(train_path, config.columns, digest, config.task, config.label_column)
 
     def read_dev() -> Corpus:
-        dev = read_labelled(dev_path, config.columns, task=config.task)
+        dev = read_labelled(dev_path, config.columns, task=config.task, label_column=config.label_column)
+        if dev.columns.conllu != corpus.columns.conllu:
+            raise UserError("development data is " + ("CoNLL-U" if dev.columns.conllu else "CoNLL columns")
+                            + ", training data " + ("CoNLL-U" if corpus.columns.conllu else "CoNLL columns"),
+                            display_name(dev_path))
         if dev.n_columns != corpus.n_columns:
             raise UserError(f"development data has {dev.n_columns} columns, training data "
                             f"{corpus.n_columns}", display_name(dev_path))
@@ -332,8 +415,12 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
     if t0 is None:
         t0 = time.perf_counter()
+    if config.templates is None:
+        config.templates = config.default_templates(corpus.columns)
     features = FeatureSpace(config.templates)
-    indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff)
+    extra = corpus.column_values(features.column_attrs, train_name or "<training data>")
+    indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff,
+                                             extra)
     labels = sorted(set(corpus.labels))
     index = {l: i for i, l in enumerate(labels)}
     y = np.fromiter((index[l] for l in corpus.labels), dtype=np.int32, count=len(corpus.labels))
@@ -344,7 +431,8 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     if dev is not None:
         if callable(dev):
             dev = dev()
-        dev_enc = tagger.encode(dev.words, dev.pos, dev.offsets)
+        dev_enc = tagger.encode(dev.words, dev.pos, dev.offsets,
+                                dev.column_values(features.column_attrs, "<development data>"))
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
     spec = config.spec
