@@ -373,7 +373,8 @@ def _tag_command(name: str, task: str, help_text: str):
                   help="Lookahead depth for history-based models (default: the depth trained with).")
     def command(model_path, files, output, text, columns, depth):
         from structkit.config import resolve_data_path
-        from structkit.io.conll import read_conll, read_text, write_conll
+        from structkit.io.conll import read_text, write_conll
+        from structkit.io.conllu import read_sequence, write_tagged
         from structkit.io.files import atomic_output
         from structkit.tasks.sequence import SequenceTagger
 
@@ -381,11 +382,15 @@ def _tag_command(name: str, task: str, help_text: str):
         if depth is not None:
             tagger.check_depth(depth, model_path)
         paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
+        column, key = tagger.output_column()
         with atomic_output(output) as out:
             for path in paths:
-                sents = read_text(path) if text else read_conll(path)
+                sents = read_text(path) if text else read_sequence(path)
                 for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
-                    write_conll(batch, labels, out)
+                    if batch[0].lines is not None:  # CoNLL-U in, CoNLL-U out
+                        write_tagged(batch, labels, out, column, key)
+                    else:
+                        write_conll(batch, labels, out)
     return command
 
 
@@ -397,18 +402,35 @@ _tag_command("ner", "ner", "Find named entities in CoNLL files; writes each row 
 # ---- eval --------------------------------------------------------------------------------
 @cli.command("eval", short_help="Score output against gold: accuracy, conlleval phrase F1, UAS or WER; "
                                 "McNemar's or the sign test between two systems.")
-@click.option("--task", required=True, type=Choice(_task_names()), help="What the files hold.")
+@click.option("--task", required=True, type=Choice(lambda: _task_names() + ["tokenize"]),
+              help="What the files hold (tokenize: tokens and sentences of GOLD.conllu PRED.conllu).")
 @click.argument("files", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
+@click.option("--label-column", type=str,
+              help="CoNLL-U: the column scored (upos by default for pos; chunk and ner name one, e.g. misc.NER).")
 @click.option("--model", "model_path", type=str,
               help="The model that tagged the file: adds accuracy on words unseen in training.")
 @click.option("--compare", "other", type=str,
               help="Another system's output on the same tokens: McNemar's test between the two.")
-def eval_cmd(task, files, as_json, model_path, other) -> None:
+def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
     """Score tagged output: FILE with gold second-to-last and prediction last (conlleval's
-    layout), or GOLD PRED as two files that line up token by token.
+    layout), or GOLD PRED as two files that line up token by token (columns or CoNLL-U).
 
-    Chunk and NER scores are phrase precision, recall and F1 as conlleval computes them."""
+    Chunk and NER scores are phrase precision, recall and F1 as conlleval computes them. POS on
+    CoNLL-U gives UPOS and XPOS accuracy, a per-tag table and the most frequent confusions.
+    --task tokenize compares the tokens, words and sentences of two CoNLL-U files by their
+    characters, as the CoNLL 2018 shared task does."""
+    if task == "tokenize":
+        if len(files) != 2:
+            raise UserError(f"eval --task tokenize takes two CoNLL-U files, GOLD PRED; got {len(files)}")
+        from structkit.config import resolve_data_path
+        from structkit.eval.tokenize import evaluate_tokenization, report
+
+        result = evaluate_tokenization(*(resolve_data_path(f, must_exist=True) for f in files))
+        click.echo(json.dumps(result, sort_keys=True) if as_json else report(result))
+        return
+    if label_column is not None and task not in ("pos", "chunk", "ner"):
+        raise UserError(f"--label-column does not apply to eval --task {task}")
     if task == "parse":
         if len(files) != 2:
             raise UserError(f"eval --task parse takes two files, GOLD PRED; got {len(files)}")
@@ -438,7 +460,29 @@ def eval_cmd(task, files, as_json, model_path, other) -> None:
     if model_path:
         from structkit.tasks.sequence import SequenceTagger
         known = SequenceTagger.load(model_path).features.known_words()
-    result, report = evaluate_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files), known)
+    paths = tuple(resolve_data_path(f, must_exist=True) for f in files)
+    from structkit.io.conllu import is_conllu_file
+
+    conllu = len(paths) == 2 and is_conllu_file(paths[0])
+    if conllu and not is_conllu_file(paths[1]):
+        raise UserError("the gold file is CoNLL-U, the prediction file is not: give both as CoNLL-U",
+                        paths[1])
+    if label_column is not None and not conllu:
+        raise UserError("--label-column is for CoNLL-U files (GOLD PRED); in column files the "
+                        "label is the last column")
+    if conllu and task == "pos":
+        from structkit.eval.tags import evaluate_conllu_pos
+
+        result, report = evaluate_conllu_pos(*paths, label_column or "upos", known)
+    elif conllu:
+        if label_column is None:
+            raise UserError(f"eval --task {task} on CoNLL-U needs --label-column, e.g. misc.NER")
+        from structkit.eval.files import evaluate_sentences
+        from structkit.eval.tags import conllu_label_triples
+
+        result, report = evaluate_sentences(task, conllu_label_triples(task, *paths, label_column), known)
+    else:
+        result, report = evaluate_files(task, paths, known)
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
     else:

@@ -149,7 +149,9 @@ class _Sentence:
                         raise UserError(f"# text does not match the tokens: it has "
                                         f"{want[i:i + 20]!r} where the tokens spell "
                                         f"{got[i:i + 20]!r} (character {i + 1})", name, lineno)
-        return Sentence(self.rows, self.first_line, self.lines, self.word_at)
+        # first_line is where the sentence's lines begin (its first comment, if any), so that
+        # Sentence.line_of(k) = first_line + word_at[k] is word k's line
+        return Sentence(self.rows, self.line_numbers[0], self.lines, self.word_at)
 
 
 def read_conllu(path: str, stream: IO | Iterable | None = None,
@@ -223,10 +225,25 @@ def read_sequence(path: str, stream: IO | Iterable | None = None,
         if (line.strip() and not line.startswith("#")) or len(head) >= 10000:
             break
     source = chain(head, it)
-    if line.strip() and not line.startswith("#") and looks_like_conllu(line):
+    if _conllu_signs(path, head, line):
         yield from read_conllu(path, source, digest)
     else:
         yield from read_conll(path, source, digest)
+
+
+_UD_COMMENT = re.compile(r"# *(sent_id|text|newdoc|newpar|global\.columns)\b")
+
+
+def _conllu_signs(path: str, head: list, line: str) -> bool:
+    """CoNLL-U if the file is named .conllu, or has a UD comment (# sent_id, # text, ...)
+    before its first token row, or that row looks like CoNLL-U."""
+    if str(path).lower().endswith(".conllu"):
+        return True
+    for raw in head[:-1]:
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        if _UD_COMMENT.match(text):
+            return True
+    return bool(line.strip()) and not line.startswith("#") and looks_like_conllu(line)
 
 
 def conllu_columns(task: str, label_column: str | None, path: str) -> "Columns":
@@ -246,3 +263,19 @@ def conllu_columns(task: str, label_column: str | None, path: str) -> "Columns":
                         f"misc (e.g. misc.NER), got {spec!r}", display_name(path))
     pos = None if task == "pos" else NAMES.index("upos")
     return Columns(1, pos, NAMES.index(base), NAMES, key or None, conllu=True)
+
+
+def is_conllu_file(path: str) -> bool:
+    """Whether the file at ``path`` is CoNLL-U (its first token row has ten tab-separated
+    columns with an ID first). Standard input is not looked at (it cannot be read twice)."""
+    if path == "-":
+        return False
+    head: list = []
+    line = ""
+    with open_input(path) as f:
+        for raw in f:
+            head.append(raw)
+            line = raw.decode("utf-8", "replace")
+            if (line.strip() and not line.startswith("#")) or len(head) >= 10000:
+                break
+    return _conllu_signs(path, head, line)

@@ -247,6 +247,18 @@ class SequenceTagger:
         indptr, indices = self.features.transform(words, pos, offsets, extra)
         return Encoded(indptr, indices, offsets, None)
 
+    def output_column(self) -> tuple[int, str | None]:
+        """Where a prediction goes in CoNLL-U output: the column (and MISC/FEATS key) the model
+        learnt from; for a model trained on column files, XPOS for pos (Penn-style tags) and
+        MISC Chunk= or NER= for chunk and ner."""
+        from structkit.io.conllu import NAMES
+
+        if self.columns.conllu:
+            return self.columns.label, self.columns.label_key
+        if self.config.task == "pos":
+            return NAMES.index("xpos"), None
+        return NAMES.index("misc"), {"chunk": "Chunk", "ner": "NER"}[self.config.task]
+
     def input_columns(self, n_columns: int, override: str | None,
                       conllu: bool = False) -> tuple[Columns, bool]:
         """The column layout of an input file, and whether it carries gold labels. CoNLL-U
@@ -271,7 +283,8 @@ class SequenceTagger:
             return self.columns, True
         if n_columns == self.n_columns - 1 and self.columns.label is not None:
             shift = lambda i: None if i is None else (i - 1 if i > self.columns.label else i)  # noqa: E731
-            return Columns(shift(self.columns.word), shift(self.columns.pos), None), False
+            names = tuple(n for i, n in enumerate(self.columns.names) if i != self.columns.label)
+            return Columns(shift(self.columns.word), shift(self.columns.pos), None, names), False
         raise ValueError(
             f"expected {self.n_columns} columns ({self.columns.to_spec(self.n_columns)}, as in "
             f"training) or {self.n_columns - 1} (without the label), found {n_columns}; "
