@@ -258,8 +258,8 @@ class Tagger(_Estimator):
                 raise UserError(f"{what}: a file carries its own labels; pass y only with lists")
             path = _resolve(X)
             digest = hashlib.sha256()
-            return read_labelled(path, config.columns, digest, config.task), display_name(path), \
-                digest.hexdigest()
+            return read_labelled(path, config.columns, digest, config.task, config.label_column), \
+                display_name(path), digest.hexdigest()
         if y is None:
             raise UserError(f"{what}: y (one label list per sentence) is required with lists")
         _check_pairs(X, y, what)
@@ -291,12 +291,13 @@ class Tagger(_Estimator):
 
     def _input(self, X: Any) -> tuple[Iterable[Sentence], str, bool]:
         """(sentences, name, words-only) to tag, from a CoNLL file or token lists."""
-        from structkit.io.conll import Sentence, read_conll
+        from structkit.io.conll import Sentence
+        from structkit.io.conllu import read_sequence
 
         model = self._fitted()
         if _is_path(X):
             path = _resolve(X)
-            return read_conll(path), path, False
+            return read_sequence(path), path, False
         _check_pairs(X, None, "X")
         rows = _sentence_rows(X, "X")
         sents = [Sentence(r, i + 1) for i, r in enumerate(rows)]
@@ -375,20 +376,21 @@ class Tagger(_Estimator):
         model = self._fitted()
         task = model.config.task
         if _is_path(X):
-            from structkit.io.conll import read_conll
+            from structkit.io.conllu import read_sequence
 
             if y is not None:
                 raise UserError("score: a file carries its own gold labels; pass y only with lists")
             path = _resolve(X)
-            sents = list(read_conll(path))
+            sents = list(read_sequence(path))
             try:
-                columns, labelled = model.input_columns(len(sents[0].rows[0]), None)
+                columns, labelled = model.input_columns(len(sents[0].rows[0]), None,
+                                                        sents[0].lines is not None)
             except ValueError as e:
                 raise UserError(str(e), path) from None
             if not labelled:
                 raise UserError("score: the file has no gold label column", path)
             words = [[r[columns.word] for r in s.rows] for s in sents]
-            gold = [[r[columns.label] for r in s.rows] for s in sents]
+            gold = [columns.labels_of(s.rows) for s in sents]
             pred: list[list[str]] = []
             for _, labels in model.tag_batches(sents, path):
                 pred.extend([str(l) for l in lab] for lab in labels)

@@ -367,17 +367,28 @@ def _tag_command(name: str, task: str, help_text: str):
     @click.option("--model", "model_path", required=True, help="A model trained with `structkit train`.")
     @click.argument("files", nargs=-1)
     @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
-    @click.option("--text", is_flag=True, help="Input is raw text: one sentence per line, tokens split on spaces.")
+    @click.option("--text", is_flag=True,
+                  help="Input is raw text: tokenised (UD English conventions) and split into sentences; "
+                       "a blank line ends a paragraph.")
+    @click.option("--no-split", is_flag=True, help="With --text: each line is one sentence.")
+    @click.option("--format", "fmt", type=Choice(["conll", "conllu"]),
+                  help="With --text: 'word label' rows (conll, the default) or CoNLL-U with # sent_id, "
+                       "# text and SpaceAfter=No (conllu; pipe it to `structkit parse`).")
+    @click.option("--lang", default="en", show_default=True, help="With --text: the tokenizer's language.")
     @click.option("--columns", type=str, help="Name the input columns, e.g. 'word,pos' or 'word,pos,label'.")
     @click.option("--depth", type=int,
                   help="Lookahead depth for history-based models (default: the depth trained with).")
-    def command(model_path, files, output, text, columns, depth):
+    def command(model_path, files, output, text, no_split, fmt, lang, columns, depth):
         from structkit.config import resolve_data_path
-        from structkit.io.conll import read_text, write_conll
-        from structkit.io.conllu import read_sequence, write_tagged
+        from structkit.io.conll import Sentence, write_conll
+        from structkit.io.conllu import read_raw_text, read_sequence, write_tagged
         from structkit.io.files import atomic_output
         from structkit.tasks.sequence import SequenceTagger
 
+        if not text and (no_split or fmt):
+            raise UserError(f"{'--no-split' if no_split else '--format'} goes with --text")
+        if text and columns:
+            raise UserError("--columns does not apply to --text (raw text has no columns)")
         tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
         if depth is not None:
             tagger.check_depth(depth, model_path)
@@ -385,10 +396,14 @@ def _tag_command(name: str, task: str, help_text: str):
         column, key = tagger.output_column()
         with atomic_output(output) as out:
             for path in paths:
-                sents = read_text(path) if text else read_sequence(path)
+                sents = (read_raw_text(path, lang, "lines" if no_split else "auto") if text
+                         else read_sequence(path))
                 for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
-                    if batch[0].lines is not None:  # CoNLL-U in, CoNLL-U out
-                        write_tagged(batch, labels, out, column, key)
+                    if batch[0].lines is not None and (not text or fmt == "conllu"):
+                        write_tagged(batch, labels, out, column, key)  # CoNLL-U in, CoNLL-U out
+                    elif text:
+                        write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in batch],
+                                    labels, out)
                     else:
                         write_conll(batch, labels, out)
     return command

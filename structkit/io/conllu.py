@@ -279,3 +279,27 @@ def is_conllu_file(path: str) -> bool:
             if (line.strip() and not line.startswith("#")) or len(head) >= 10000:
                 break
     return _conllu_signs(path, head, line)
+
+
+def read_raw_text(path: str, lang: str = "en", split: str = "auto") -> Iterator[Sentence]:
+    """Raw text tokenised and split into sentences (``structkit.text``), each as the CoNLL-U
+    sentence ``structkit.text.conllu.write_conllu`` writes for it (``# sent_id``, ``# text``,
+    multiword tokens, ``SpaceAfter=No``): tagging then fills a column, as for a treebank.
+    ``split="lines"`` takes each line as one sentence. Streamed: one paragraph at a time."""
+    import io
+
+    from structkit.text.conllu import write_conllu
+    from structkit.text.tokenize import get_tokenizer, iter_sentences
+
+    get_tokenizer(lang)  # an unknown language is an error before any input is read
+    name = display_name(path)
+    with open_input(path) as f:
+        lines = (line + "\n" for _, line in iter_lines(name, f))
+        n = 0
+        for sent in iter_sentences(lines, lang, split):
+            n += 1
+            buf = io.StringIO()
+            write_conllu([sent], buf, start=n)
+            yield from read_conllu(path, buf.getvalue().splitlines())
+        if n == 0:
+            raise UserError("empty input: no text to tag", name)

@@ -247,6 +247,20 @@ class SequenceTagger:
         indptr, indices = self.features.transform(words, pos, offsets, extra)
         return Encoded(indptr, indices, offsets, None)
 
+    def text_columns(self, first: Sentence, path: str) -> Columns:
+        """The layout of words-only input: rows of one word, or CoNLL-U from the tokenizer
+        (FORM, and MISC's SpaceAfter=No, the only columns raw text fills)."""
+        if first.lines is None:
+            return Columns(0, None, None, ("word",))
+        from structkit.io.conllu import NAMES
+
+        lacking = [a for a in self.features.column_attrs if a not in ("misc.SpaceAfter", "form")]
+        if lacking:
+            raise UserError(f"this model's templates read the column {lacking[0].partition('.')[0]!r}, "
+                            "which raw text does not give; tag a CoNLL-U file that has it",
+                            display_name(path))
+        return Columns(1, None, None, NAMES, conllu=True)
+
     def output_column(self) -> tuple[int, str | None]:
         """Where a prediction goes in CoNLL-U output: the column (and MISC/FEATS key) the model
         learnt from; for a model trained on column files, XPOS for pos (Penn-style tags) and
@@ -294,7 +308,7 @@ class SequenceTagger:
                     text: bool = False, batch: int = 4096,
                     depth: int | None = None) -> Iterator[tuple[list[Sentence], list[list[str]]]]:
         """Tag sentences in batches (streamed); yields (sentences, predicted label lists)."""
-        columns: Columns | None = Columns(0, None, None) if text else None
+        columns: Columns | None = None
         buf: list[Sentence] = []
 
         def flush():
@@ -310,6 +324,8 @@ class SequenceTagger:
             return [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
 
         for s in sentences:
+            if columns is None and text:
+                columns = self.text_columns(s, path)
             if columns is None:
                 try:
                     columns, _ = self.input_columns(len(s.rows[0]), columns_spec, s.lines is not None)
