@@ -170,6 +170,8 @@ def test_unknown_language_and_mode():
         tokenize("text", lang="xx")
     with pytest.raises(UserError, match="unknown sentence split mode 'words'"):
         tokenize("text", split="words")
+    with pytest.raises(UserError, match="no tokenizer for language 'xx'"):
+        iter_sentences(iter(["text"]), lang="xx")     # at the call, not at the first line
     assert "en" in TOKENIZERS
 
 
@@ -240,6 +242,8 @@ def test_write_conllu_checks_tags():
         write_conllu(sents, io.StringIO(), xpos=[["PRP", "MD"]])
     with pytest.raises(ValueError, match="upos has 0 sentences"):
         write_conllu(sents, io.StringIO(), upos=[])
+    with pytest.raises(ValueError, match="upos has more sentences than the 1 written"):
+        write_conllu(sents, io.StringIO(), upos=[["A", "B", "C", "D"], ["E"]])
     with pytest.raises(ValueError, match="whitespace"):
         write_conllu(sents, io.StringIO(), upos=[["A B", "C", "D", "E"]])
 

@@ -50,7 +50,7 @@ class _Segmentation:
     tokens, sentences and words; ``where`` locates each token for error messages."""
 
     path: str
-    chars: list[str] = field(default_factory=list)
+    chars: str = ""
     tokens: list[tuple[int, int]] = field(default_factory=list)
     sentences: list[tuple[int, int]] = field(default_factory=list)
     words: list[_Word] = field(default_factory=list)
@@ -60,15 +60,17 @@ class _Segmentation:
 def _strip_space(form: str) -> str:
     # conll18_ud_eval removes Unicode spaces from forms so that a tokeniser may keep or drop
     # a space inside a token (e.g. "3 1/2") without changing the character stream.
-    return "".join(c for c in form if not c.isspace())
+    return "".join(form.split())
 
 
 def _load(path: str) -> _Segmentation:
     """Read a CoNLL-U (or CoNLL-X) file into its character stream and spans."""
     seg = _Segmentation(display_name(path))
+    parts: list[str] = []
+    n = 0                       # characters so far
     for sent in read_conllx(path):
         ranges = {first: (last, form) for first, last, form in sent.multiword}
-        sent_start = len(seg.chars)
+        sent_start = n
         i = 0
         number = 0
         while i < len(sent.words):
@@ -83,14 +85,14 @@ def _load(path: str) -> _Segmentation:
             if not chars:
                 raise UserError(f"token {number} of the sentence at line {sent.first_line} "
                                 f"is only whitespace", seg.path, sent.first_line)
-            start = len(seg.chars)
-            seg.chars.extend(chars)
-            end = len(seg.chars)
-            seg.tokens.append((start, end))
+            start, n = n, n + len(chars)
+            parts.append(chars)
+            seg.tokens.append((start, n))
             seg.where.append((sent.first_line, number, form))
-            seg.words.extend(_Word(start, end, w.lower(), multiword) for w in words)
+            seg.words.extend(_Word(start, n, w.lower(), multiword) for w in words)
             i += len(words)
-        seg.sentences.append((sent_start, len(seg.chars)))
+        seg.sentences.append((sent_start, n))
+    seg.chars = "".join(parts)
     return seg
 
 
@@ -110,8 +112,8 @@ def _check_characters(gold: _Segmentation, system: _Segmentation) -> None:
 
     gold_at, _ = locate(gold)
     sys_at, sys_line = locate(system)
-    g = "".join(gold.chars[k:k + 20])
-    s = "".join(system.chars[k:k + 20])
+    g = gold.chars[k:k + 20]
+    s = system.chars[k:k + 20]
     raise UserError(f"the text differs from the gold file's (whitespace ignored) at character "
                     f"{k + 1}: system has {s!r} at {sys_at}, gold {gold.path} has {g!r} at "
                     f"{gold_at}", system.path, sys_line)

@@ -47,9 +47,9 @@ def write_conllu(sentences: Iterable[Sentence], out: IO[str],
     """Write ``sentences`` to ``out`` as CoNLL-U; return how many were written.
 
     ``upos``/``xpos``: per sentence, one tag per syntactic word (``_`` where absent); they
-    are read alongside ``sentences``, so all three may be generators. Sentence
-    ids are ``sent_id_prefix`` followed by ``start``, ``start + 1``, ... Raises ValueError
-    when a tag list does not match the words, or a tag holds a tab, newline or space.
+    are read alongside ``sentences``, so all three may be generators. Sentence ids are
+    ``sent_id_prefix`` followed by ``start``, ``start + 1``, ... Raises ValueError when the
+    tag lists do not match the sentences or their words, or a tag holds whitespace.
     """
     upos_iter = None if upos is None else iter(upos)
     xpos_iter = None if xpos is None else iter(xpos)
@@ -78,6 +78,9 @@ def write_conllu(sentences: Iterable[Sentence], out: IO[str],
                 lines.append(f"{i}\t{word}\t_\t{tags[0]}\t{tags[1]}\t_\t_\t_\t_\t{misc}")
         out.write("\n".join(lines) + "\n\n")
         count += 1
+    for name, tags in (("upos", upos_iter), ("xpos", xpos_iter)):
+        if tags is not None and next(tags, None) is not None:
+            raise ValueError(f"{name} has more sentences than the {count} written")
     return count
 
 

@@ -73,20 +73,26 @@ def _blocks(lines: Iterable[str], split: str) -> Iterator[tuple[int, str, bool]]
 
 def iter_sentences(source: str | Iterable[str], lang: str = "en",
                    split: str = "auto") -> Iterator[Sentence]:
-    """Yield the sentences of ``source`` one at a time.
+    """The sentences of ``source``, produced one at a time.
 
     ``source`` is the whole text, or its lines as a file yields them (line endings kept);
     offsets count characters of the concatenated input. ``split="auto"``: a blank line ends
     a paragraph, a single newline is plain whitespace and the tokenizer finds the sentences.
     ``split="lines"``: each non-blank line is exactly one sentence. The first sentence opens
     the document; the first of each paragraph (``lines``: after a blank line) opens one.
+    An unknown language or mode is a UserError at once, before any input is read.
     """
     if split not in SPLIT_MODES:
         raise UserError(f"unknown sentence split mode {split!r}; known: {', '.join(SPLIT_MODES)}")
     tokenizer = get_tokenizer(lang)
     lines = _lines(source) if isinstance(source, str) else source
+    return _sentences(tokenizer, _blocks(lines, split), split)
+
+
+def _sentences(tokenizer: Tokenizer, blocks: Iterable[tuple[int, str, bool]],
+               split: str) -> Iterator[Sentence]:
     first = True
-    for offset, block, new_par in _blocks(lines, split):
+    for offset, block, new_par in blocks:
         if split == "auto":
             groups = tokenizer.sentences(block, offset)
         else:
