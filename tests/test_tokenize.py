@@ -304,7 +304,8 @@ def test_hostile_line_without_spaces():
               "a-." * n + "@!",                 # ... with short tokens all the way
               "x-" * n, "1," * n, "b'" * n,
               "http://" + "a)" * n,            # a URL whose trailing brackets are trimmed
-              ":" * n + ")", "-=" * n, "its" * n, "A.b" * n + ".", "'s" * n]
+              ":" * n + ")", "-=" * n, "A.b" * n + ".", "'s" * n,
+              "s'" * n]                          # one token of n clitics
     text = "".join(pieces)
     assert check_streamed(text) > n
 
