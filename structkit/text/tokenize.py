@@ -1,0 +1,119 @@
+"""Raw text to sentences of tokens with character offsets: the language-independent driver.
+
+``tokenize`` and ``iter_sentences`` cut the input into blocks (paragraphs, or single lines
+with ``split="lines"``), hand each block to the tokenizer of the language (``TOKENIZERS``)
+and turn what it returns into ``Sentence`` objects whose offsets point into the input. Only
+one block is held in memory at a time, so a large file costs memory in proportion to its
+largest paragraph, and every step is linear in the length of the input.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from structkit.errors import UserError
+from structkit.text.base import Sentence, Token, Tokenizer
+from structkit.text.english import EnglishTokenizer
+
+__all__ = ["Token", "Sentence", "Tokenizer", "TOKENIZERS", "SPLIT_MODES", "get_tokenizer",
+           "tokenize", "iter_sentences"]
+
+SPLIT_MODES = ("auto", "lines")
+
+TOKENIZERS: dict[str, Tokenizer] = {"en": EnglishTokenizer()}
+
+
+def get_tokenizer(lang: str) -> Tokenizer:
+    """The tokenizer of language ``lang``; an unknown code is a UserError listing the known."""
+    try:
+        return TOKENIZERS[lang]
+    except KeyError:
+        known = ", ".join(sorted(TOKENIZERS))
+        raise UserError(f"no tokenizer for language {lang!r}; known: {known}") from None
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their '\\n' kept (only '\\n' ends a line; '\\r' and other
+    separators are whitespace inside it), so that the lines concatenate back to ``text``."""
+    pos = 0
+    n = len(text)
+    while pos < n:
+        nl = text.find("\n", pos)
+        end = n if nl < 0 else nl + 1
+        yield text[pos:end]
+        pos = end
+
+
+def _blocks(lines: Iterable[str], split: str) -> Iterator[tuple[int, str, bool]]:
+    """Yield (offset, block text, starts a paragraph) for each block of non-blank lines.
+
+    ``auto``: a block is a paragraph (lines up to a blank line). ``lines``: a block is one
+    line; it starts a paragraph when it is the first or follows a blank line.
+    """
+    offset = 0          # position of the next line in the input
+    block: list[str] = []
+    block_start = 0
+    after_blank = True
+    for line in lines:
+        if not line or line.isspace():
+            if block:
+                yield block_start, "".join(block), True
+                block = []
+            after_blank = True
+        elif split == "lines":
+            yield offset, line, after_blank
+            after_blank = False
+        else:
+            if not block:
+                block_start = offset
+            block.append(line)
+        offset += len(line)
+    if block:
+        yield block_start, "".join(block), True
+
+
+def iter_sentences(source: str | Iterable[str], lang: str = "en",
+                   split: str = "auto") -> Iterator[Sentence]:
+    """The sentences of ``source``, produced one at a time.
+
+    ``source`` is the whole text, or its lines as a file yields them (line endings kept);
+    offsets count characters of the concatenated input. ``split="auto"``: a blank line ends
+    a paragraph, a single newline is plain whitespace and the tokenizer finds the sentences.
+    ``split="lines"``: each non-blank line is exactly one sentence. The first sentence opens
+    the document; the first of each paragraph (``lines``: after a blank line) opens one.
+    An unknown language or mode is a UserError at once, before any input is read.
+    """
+    if split not in SPLIT_MODES:
+        raise UserError(f"unknown sentence split mode {split!r}; known: {', '.join(SPLIT_MODES)}")
+    tokenizer = get_tokenizer(lang)
+    lines = _lines(source) if isinstance(source, str) else source
+    return _sentences(tokenizer, _blocks(lines, split), split)
+
+
+def _sentences(tokenizer: Tokenizer, blocks: Iterable[tuple[int, str, bool]],
+               split: str) -> Iterator[Sentence]:
+    first = True
+    for offset, block, new_par in blocks:
+        if split == "auto":
+            groups = tokenizer.sentences(block, offset)
+        else:
+            groups = _whole(tokenizer.tokens(block, offset))
+        for toks in groups:
+            start, end = toks[0].start, toks[-1].end
+            yield Sentence(toks, start, end, block[start - offset:end - offset],
+                           new_par=new_par, new_doc=first)
+            first = new_par = False
+
+
+def _whole(tokens: Iterable[Token]) -> Iterator[list[Token]]:
+    """All tokens of a block as one sentence (none if the block has no tokens)."""
+    toks = list(tokens)
+    if toks:
+        yield toks
+
+
+def tokenize(text: str, lang: str = "en", split: str = "auto") -> list[Sentence]:
+    """The sentences of ``text``, tokenized by the rules of language ``lang``.
+
+    See ``iter_sentences`` for ``split``; raises UserError for an unknown language or mode.
+    """
+    return list(iter_sentences(text, lang, split))
