@@ -79,7 +79,8 @@ def run(gold: str, split: str, save: str | None) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("gold", nargs="+", help="CoNLL-U files with # text comments")
+    ap.add_argument("gold", nargs="+", help="CoNLL-U files with # text comments (paths, or names "
+                    "found in $STRUCTKIT_DATA or the cache)")
     ap.add_argument("--split", choices=("auto", "lines"), default="auto",
                     help="auto: find sentences in running text; lines: gold sentence splits")
     ap.add_argument("--save", help="write the system CoNLL-U here (one gold file only)")
@@ -87,8 +88,10 @@ def main() -> None:
     if args.save and len(args.gold) > 1:
         ap.error("--save takes one gold file")
     try:
-        for gold in args.gold:
-            run(gold, args.split, args.save)
+        from structkit.config import resolve_data_path
+
+        for gold in args.gold:  # a corpus name such as ud-english-ewt/en_ewt-ud-test.conllu works too
+            run(resolve_data_path(gold, must_exist=True), args.split, args.save)
     except UserError as e:
         sys.exit(f"error: {e}")
 

@@ -36,6 +36,9 @@ _LAZY = {
     "write_conllx": "structkit.io.conllx",
     "read_nbest": "structkit.io.nbest",
     "read_chosen": "structkit.io.nbest",
+    "read_conllu": "structkit.io.conllu",
+    "tokenize": "structkit.text.tokenize",
+    "write_conllu": "structkit.text.conllu",
 }
 
 __all__ = ["Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
