@@ -42,8 +42,8 @@ _LAZY = {
 }
 
 __all__ = ["Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
-           "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllx", "read_nbest",
-           "read_text", "write_conll", "write_conllx"]
+           "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
+           "read_nbest", "read_text", "tokenize", "write_conll", "write_conllu", "write_conllx"]
 
 
 __getattr__ = lazy_getattr("structkit", _LAZY, globals())
