@@ -166,7 +166,8 @@ def _default_algos() -> str:
     by: dict[str, list[str]] = {}
     for t in TASKS.values():
         by.setdefault(t.default_algo, []).append(t.name)
-    return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items())
+    return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items()) + \
+        "; kbest-pa for pos on CoNLL-U"
 
 
 def _task_names() -> list[str]:

@@ -43,5 +43,8 @@ def test_task_table_default_learners_are_the_config_defaults():
 
     for t in TASKS.values():
         field = {f.name: f for f in dataclasses.fields(t.config_type())}["algo"]
-        assert field.default == t.default_algo, t.name
+        # a tagger's default depends on the data (kbest-pa for pos on CoNLL-U); until the data
+        # is read it is None, checked as the table's learner
+        default = field.default if field.default is not None else t.config_type()(task=t.name).spec.name
+        assert default == t.default_algo, t.name
         assert registry.get(t.default_algo, t.name).name == t.default_algo

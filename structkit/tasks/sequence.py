@@ -32,10 +32,11 @@ CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=
 class TaggerConfig:
     """Everything that defines a training run; stored in the model header. The learner's
     parameters are None until :meth:`validate` fills them from its spec
-    (``structkit.learn.registry``)."""
+    (``structkit.learn.registry``). ``algo`` None is the task's learner for the training data
+    (:meth:`default_algo`), set when the data is read; until then it is checked as perceptron."""
 
     task: str
-    algo: str = "perceptron"
+    algo: str | None = None          # default: perceptron; kbest-pa for pos on CoNLL-U
     epochs: int | None = None    # default: the learner's (10; 1 for the one-pass learners)
     templates: str | list[str] | None = None   # a template set name or a list; default: the task's
     cutoff: int = 1
@@ -63,7 +64,7 @@ class TaggerConfig:
 
     @property
     def spec(self) -> LearnerSpec:
-        return registry.get(self.algo, self.task)
+        return registry.get(self.algo or "perceptron", self.task)
 
     @property
     def history_based(self) -> bool:
@@ -74,7 +75,7 @@ class TaggerConfig:
         in the defaults (UserError on the first bad one)."""
         if self.task not in TASKS:
             raise UserError(f"--task must be {registry.alternatives(TASKS)} for a tagger, got {self.task!r}")
-        spec = registry.get(self.algo, self.task)
+        spec = self.spec
         if spec.check is not None:
             spec.check(self)
         self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
@@ -91,8 +92,11 @@ class TaggerConfig:
             shared = registry.PARAMS[name]
             if value is not None and shared.check(value) != stored:
                 takers = ", ".join(s.name for s in registry.specs(self.task) if s.takes(name))
-                raise UserError(shared.elsewhere.format(flag=shared.flag, value=value, algo=self.algo,
-                                                        takers=takers))
+                msg = shared.elsewhere.format(flag=shared.flag, value=value, algo=spec.name, takers=takers)
+                if self.algo is None:
+                    msg += ("; without --algo a learner's options are checked as the perceptron's "
+                            "(the default for pos on CoNLL-U is kbest-pa: name it with --algo)")
+                raise UserError(msg)
             setattr(self, name, stored)
         if self.label_column is not None and not isinstance(self.label_column, str):
             raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
@@ -101,6 +105,12 @@ class TaggerConfig:
     def default_templates(self, columns: Columns) -> str:
         """The task's template set; POS tagging on CoNLL-U gets the UD set (words only)."""
         return "ud" if columns.conllu and self.task == "pos" else self.task
+
+    def default_algo(self, columns: Columns) -> str:
+        """The task's learner: the averaged perceptron; POS tagging on CoNLL-U gets the k-best
+        passive-aggressive learner (k = 1), whose steps are scaled by the loss: with the UD set
+        it is 0.2 points more accurate on UD English ParTUT (5-fold cross-validation on train)."""
+        return "kbest-pa" if columns.conllu and self.task == "pos" else "perceptron"
 
 
 @dataclass
@@ -417,10 +427,13 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
         t0 = time.perf_counter()
     if config.templates is None:
         config.templates = config.default_templates(corpus.columns)
+    if config.algo is None:
+        config.algo = config.default_algo(corpus.columns)
+        config.validate()  # the learner's parameter defaults
     features = FeatureSpace(config.templates)
     extra = corpus.column_values(features.column_attrs, train_name or "<training data>")
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff,
-                                             extra)
+                                             extra, corpus.labels)
     labels = sorted(set(corpus.labels))
     index = {l: i for i, l in enumerate(labels)}
     y = np.fromiter((index[l] for l in corpus.labels), dtype=np.int32, count=len(corpus.labels))
