@@ -228,12 +228,18 @@ class Tagger(_Estimator):
         self.config: TaggerConfig = self._new_config(task)
         self.task = task
 
-    def _new_config(self, task: str | None = None) -> TaggerConfig:
+    def _new_config(self, task: str | None = None, train: Any = None) -> TaggerConfig:
+        """The validated config; without an ``algo`` option, the task's learner for the
+        training data ``train`` (a file path; kbest-pa for pos on CoNLL-U), as the command line
+        chooses it."""
         from structkit.features.templates import resolve_templates
-        from structkit.tasks.sequence import TaggerConfig
+        from structkit.tasks.sequence import TaggerConfig, default_algo
 
-        config = _make_config(TaggerConfig, "Tagger", self._options,
-                              {"task": self.task if task is None else task})
+        task = self.task if task is None else task
+        options = dict(self._options)
+        if options.get("algo") is None:
+            options["algo"] = default_algo(task, _resolve(train) if _is_path(train) else None)
+        config = _make_config(TaggerConfig, "Tagger", options, {"task": task})
         if config.templates is not None:
             resolve_templates(config.templates)  # a bad template is an error now, not at fit()
         return config
@@ -324,7 +330,7 @@ class Tagger(_Estimator):
         tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch."""
         from structkit.tasks.sequence import train_tagger, train_tagger_on
 
-        config = self._new_config()
+        config = self._new_config(train=X if y is None else None)
         record = self._recorder(on_epoch)
         if _is_path(X) and y is None and (dev is None or _is_path(dev)):
             return self._fit_files(train_tagger, config, X, dev, record)

@@ -166,7 +166,8 @@ def _default_algos() -> str:
     by: dict[str, list[str]] = {}
     for t in TASKS.values():
         by.setdefault(t.default_algo, []).append(t.name)
-    return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items())
+    return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items()) + \
+        "; kbest-pa for pos on CoNLL-U"
 
 
 def _task_names() -> list[str]:
@@ -242,6 +243,10 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     cfg.update({k: v for k, v in options.items() if v is not None})
     train_path = train_path or data.get("train")
     dev_path = dev_path or data.get("dev")
+    if cfg.get("task") in ("pos", "chunk", "ner") and cfg.get("algo") is None:
+        from structkit.tasks.sequence import default_algo
+
+        cfg["algo"] = default_algo(cfg["task"], train_path and resolve_data_path(train_path))
     config = make_config(cfg)
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")

@@ -270,6 +270,25 @@ def test_dump_shows_labels_and_feature_names(sk, models):
     assert all("=" in f and ":" in f for f in feats)
 
 
+def test_pos_on_conllu_defaults_to_the_ud_set_and_kbest_pa(sk, tmp_path):
+    """POS tagging on CoNLL-U: the ud template set (words and the tag dictionary only) and the
+    k-best PA learner unless --algo says otherwise; the model tags raw text."""
+    train = REPO / "data" / "sample" / "ud" / "train.conllu"
+    m, p = tmp_path / "m.npz", tmp_path / "p.npz"
+    assert sk("train", "--task", "pos", "--train", train, "--model", m, "-q").code == 0
+    r = sk("dump", "--model", m, "--feature", "amb[0]=", "--top", 3)
+    assert "task pos, algo kbest-pa, " in r.out and "amb[0]=" in r.out
+    assert sk("train", "--task", "pos", "--train", train, "--model", p, "--algo", "perceptron", "-q").code == 0
+    assert "task pos, algo perceptron, " in sk("dump", "--model", p).out
+    r = sk("tag", "--model", m, "--text", "-", stdin=b"The town council met on Monday .\n")
+    assert r.code == 0 and r.out.split()[:2] == ["The", "DET"]
+    # --C is kbest-pa's: taken without --algo on CoNLL-U, refused for the perceptron on columns
+    assert sk("train", "--task", "pos", "--train", train, "--model", p, "--C", "0.5", "-q").code == 0
+    assert "algo kbest-pa" in sk("dump", "--model", p).out
+    assert_one_line_error(sk("train", "--task", "pos", "--train", REPO / "data" / "sample" / "pos" / "train.txt",
+                             "--model", p, "--C", "0.5"), "--C does not apply to --algo perceptron")
+
+
 def test_dump_feature_filter(sk, models):
     r = sk("dump", "--model", models["chunk"], "--feature", "p[0]=", "--top", 50)
     assert r.code == 0

@@ -43,5 +43,6 @@ def test_task_table_default_learners_are_the_config_defaults():
 
     for t in TASKS.values():
         field = {f.name: f for f in dataclasses.fields(t.config_type())}["algo"]
+        # (a tagger's default for pos on a CoNLL-U file is kbest-pa: tasks.sequence.default_algo)
         assert field.default == t.default_algo, t.name
         assert registry.get(t.default_algo, t.name).name == t.default_algo

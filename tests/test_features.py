@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 
 from structkit.errors import UserError
-from structkit.features.extract import FeatureSpace
-from structkit.features.templates import parse_template, resolve_templates, word_attribute, word_shape
+from structkit.features.extract import FeatureSpace, ambiguity_classes
+from structkit.features.templates import (AMB_FOLDS, AMB_UNKNOWN, parse_template, resolve_templates,
+                                         word_attribute, word_case, word_shape)
 
 
 def _corpus(sents):
@@ -82,6 +83,49 @@ def test_word_attributes():
     assert word_attribute("pre4", "dog") is None and word_attribute("suf2", "dog") == "og"
     assert word_attribute("allcap", "NASA") == "1" and word_attribute("allcap", "123") is None
     assert word_attribute("cap", "dog") is None and word_attribute("digit", "a1") == "1"
+    assert word_attribute("lsuf3", "DAMAGES") == "ges" and word_attribute("lsuf6", "Dog") is None
+    assert [word_case(w) for w in ("dog", "Dog", "A", "NASA", "iPhone", "2024", "B-52")] == \
+        ["lower", "title", "title", "upper", "mixed", "none", "title"]
+    assert word_attribute("case", "LICENSOR") == "upper"
+
+
+def _tagged(sents):
+    """(words, labels, offsets) of sentences of (word, label) pairs."""
+    return _corpus(sents)
+
+
+def test_ambiguity_classes_are_jackknifed_by_sentence_folds():
+    """On training data a token's class comes from the sentences of the other folds (sentence
+    i is in fold i % AMB_FOLDS), lower-cased; the dictionary of the whole data is returned."""
+    sents = [[("that", "SCONJ")], [("That", "PRON"), ("dog", "NOUN")], [("that", "SCONJ")]]
+    sents += [[("the", "DET")]] * (AMB_FOLDS - 3) + [[("that", "DET")]]  # the last: fold 0 again
+    words, labels, offsets = _tagged(sents)
+    classes, lexicon = ambiguity_classes(words, labels, offsets)
+    assert lexicon["that"] == "DET+PRON+SCONJ" and lexicon["dog"] == "NOUN" and "That" not in lexicon
+    assert classes[0] == "PRON+SCONJ"        # fold 0: not its own SCONJ, nor the last sentence's DET
+    assert classes[1:3] == ["DET+SCONJ", AMB_UNKNOWN]   # 'dog' is in no other fold
+    assert classes[3] == "DET+PRON+SCONJ"    # fold 2 sees SCONJ in fold 0 as well
+    assert classes[-1] == "PRON+SCONJ"       # fold 0 again
+
+
+def test_amb_features_use_the_whole_dictionary_on_new_text_and_are_stored():
+    sents = [[("The", "DET"), ("dog", "NOUN"), ("barks", "VERB")]] * 6 + [[("Hi", "INTJ")]]
+    words, labels, offsets = _tagged(sents)
+    fs = FeatureSpace(["amb[0]", "amb[-1]|amb[0]", "w[0]"])
+    ip, ix = fs.fit_transform(words, None, offsets, labels=labels)
+    # 'Hi' is in one sentence only: unknown to the other folds, so its training class is '?'
+    assert _names(fs, ip, ix, len(words) - 1) == ["amb[-1]|amb[0]=<S>|?", "amb[0]=?", "w[0]=Hi"]
+    ip, ix = fs.transform(["the", "hi", "cat"], None, np.array([0, 3]))
+    assert _names(fs, ip, ix, 0) == ["amb[-1]|amb[0]=<S>|DET", "amb[0]=DET"]   # lower-cased
+    assert _names(fs, ip, ix, 2) == ["amb[0]=?"]      # a new word: known class '?', no pair seen
+    assert _names(fs, ip, ix, 1) == []   # 'hi' is INTJ for new text, a class training never saw
+    header, arrays = fs.to_arrays()
+    fs2 = FeatureSpace.from_arrays(header, arrays)
+    assert fs2.lexicon == fs.lexicon == {"the": "DET", "dog": "NOUN", "barks": "VERB", "hi": "INTJ"}
+    ip2, ix2 = fs2.transform(["the", "hi", "cat"], None, np.array([0, 3]))
+    assert np.array_equal(ip, ip2) and np.array_equal(ix, ix2)
+    with pytest.raises(UserError, match="amb"):
+        FeatureSpace(["amb[0]"]).fit_transform(words, None, offsets)
 
 
 def test_templates_parse_and_errors():

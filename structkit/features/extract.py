@@ -18,8 +18,8 @@ from typing import Sequence
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.features.templates import (WORD_ATTRS, Template, is_column_attr, resolve_templates,
-                                         word_attribute)
+from structkit.features.templates import (AMB_FOLDS, AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, Template,
+                                         is_column_attr, resolve_templates, word_attribute)
 
 ABSENT, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ["", "<S>", "</S>", "<UNK>"]
@@ -54,11 +54,17 @@ class FeatureSpace:
         self._index: dict[str, dict[str, int]] = {a: {} for a in self.attrs}
         self.keys: list[np.ndarray] = []
         self.starts: np.ndarray = np.zeros(1, dtype=np.int64)
+        # the tag dictionary of the ``amb`` attribute: lower-cased word -> its labels, '+'-joined
+        self.lexicon: dict[str, str] = {}
         self.fitted = False
 
     @property
     def uses_pos(self) -> bool:
         return "p" in self.attrs
+
+    @property
+    def uses_lexicon(self) -> bool:
+        return any(a in LEXICON_ATTRS for a in self.attrs)
 
     @property
     def column_attrs(self) -> list[str]:
@@ -84,7 +90,8 @@ class FeatureSpace:
         return i
 
     def _attribute_ids(self, words: list[str], pos: list[str] | None, grow: bool,
-                       extra: dict[str, list[str | None]] | None = None) -> dict[str, np.ndarray]:
+                       extra: dict[str, list[str | None]] | None = None,
+                       amb: list[str] | None = None) -> dict[str, np.ndarray]:
         types: dict[str, int] = {}
         type_of = np.fromiter((types.setdefault(w, len(types)) for w in words), dtype=np.int64,
                               count=len(words))
@@ -106,6 +113,18 @@ class FeatureSpace:
                 out[attr] = per[pt] if len(pos) else pt
             elif attr == "bias":
                 out[attr] = np.full(len(words), self._lookup("bias", "1", grow), dtype=np.int64)
+            elif attr == "amb":
+                if amb is None:  # new text: the dictionary of the whole training data
+                    per_type = np.fromiter(
+                        (self._lookup(attr, self.lexicon.get(w.lower(), AMB_UNKNOWN), grow) for w in type_list),
+                        dtype=np.int64, count=len(type_list))
+                    out[attr] = per_type[type_of]
+                else:            # the training data: each token's jackknifed class
+                    kinds: dict[str, int] = {}
+                    kt = np.fromiter((kinds.setdefault(v, len(kinds)) for v in amb), dtype=np.int64,
+                                     count=len(amb))
+                    per = np.array([self._lookup(attr, v, grow) for v in kinds], dtype=np.int64)
+                    out[attr] = per[kt] if len(amb) else kt
             else:
                 values = (extra or {}).get(attr)
                 if values is None:
@@ -145,15 +164,21 @@ class FeatureSpace:
 
     # ---- fit / transform --------------------------------------------------------------
     def fit_transform(self, words: list[str], pos: list[str] | None, offsets: np.ndarray,
-                      cutoff: int = 1, extra: dict[str, list[str | None]] | None = None
-                      ) -> tuple[np.ndarray, np.ndarray]:
+                      cutoff: int = 1, extra: dict[str, list[str | None]] | None = None,
+                      labels: Sequence[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Learn attribute vocabularies and the feature ids seen at least ``cutoff`` times;
-        ``extra`` holds the values of the named columns the templates read (None: absent)."""
+        ``extra`` holds the values of the named columns the templates read (None: absent);
+        ``labels`` (one per token) are what the ``amb`` dictionary is learnt from."""
         if self.fitted:
             raise RuntimeError("feature space already fitted")
         if cutoff < 1:
             raise UserError(f"--cutoff must be at least 1, got {cutoff}")
-        attr_ids = self._attribute_ids(words, pos, grow=True, extra=extra)
+        amb = None
+        if self.uses_lexicon:
+            if labels is None:
+                raise UserError("the amb feature attribute (a tag dictionary) needs labelled training data")
+            amb, self.lexicon = ambiguity_classes(words, labels, offsets)
+        attr_ids = self._attribute_ids(words, pos, grow=True, extra=extra, amb=amb)
         for t in self.templates:
             size = 1
             for attr, _ in t.atoms:
@@ -214,6 +239,9 @@ class FeatureSpace:
         arrays = {f"vocab_{a}": np.array(self.vocab[a], dtype=str) for a in self.attrs}
         for j, k in enumerate(self.keys):
             arrays[f"keys_{j}"] = k
+        if self.uses_lexicon:
+            arrays["lexicon_words"] = np.array(list(self.lexicon), dtype=str)
+            arrays["lexicon_classes"] = np.array(list(self.lexicon.values()), dtype=str)
         return {"templates": [t.text for t in self.templates], "attrs": self.attrs}, arrays
 
     @classmethod
@@ -228,5 +256,34 @@ class FeatureSpace:
             fs._index[a] = {s: i for i, s in enumerate(fs.vocab[a]) if i >= len(SPECIALS)}
         fs.keys = [np.asarray(arrays[f"keys_{j}"], dtype=np.int64) for j in range(len(fs.templates))]
         fs.starts = np.concatenate([[0], np.cumsum([len(k) for k in fs.keys])]).astype(np.int64)
+        if fs.uses_lexicon:
+            fs.lexicon = dict(zip((str(w) for w in arrays["lexicon_words"]),
+                                  (str(c) for c in arrays["lexicon_classes"])))
         fs.fitted = True
         return fs
+
+
+def ambiguity_classes(words: Sequence[str], labels: Sequence[str], offsets: np.ndarray,
+                      folds: int = AMB_FOLDS) -> tuple[list[str], dict[str, str]]:
+    """The ``amb`` attribute on training data: (each token's class, jackknifed, and the
+    dictionary of the whole data). The class of a lower-cased word is its labels, sorted and
+    joined by '+'. Sentence i is in fold i % ``folds``; a token's class is read from the other
+    folds (``AMB_UNKNOWN`` if the word is not in them), as a word of new text is read from all
+    the training data."""
+    n_sent = len(offsets) - 1
+    fold_of = np.repeat(np.arange(n_sent) % folds, np.diff(offsets)).tolist()
+    keys = [w.lower() for w in words]
+    per: dict[str, dict[str, list[int]]] = {}   # word -> label -> its count in each fold
+    for key, label, f in zip(keys, labels, fold_of):
+        c = per.setdefault(key, {}).setdefault(label, [0] * folds)
+        c[f] += 1
+    lexicon = {key: "+".join(sorted(by_label)) for key, by_label in per.items()}
+    cache: dict[tuple[str, int], str] = {}
+    out = []
+    for key, f in zip(keys, fold_of):
+        v = cache.get((key, f))
+        if v is None:
+            v = "+".join(sorted(l for l, c in per[key].items() if sum(c) > c[f])) or AMB_UNKNOWN
+            cache[(key, f)] = v
+        out.append(v)
+    return out, lexicon

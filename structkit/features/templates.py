@@ -15,7 +15,18 @@ fires on every token. Attributes of a token:
 ``digit``   contains a digit
 ``hyph``    contains a hyphen
 ``shape``   collapsed word shape: ``Xx``, ``d``, ``X-d``, ...
+``lsuf1-6`` suffix of 1 to 6 characters, lower-cased (absent for shorter words)
+``case``    ``lower``, ``title``, ``upper`` (two letters or more), ``mixed`` or ``none``
+``amb``     the word's ambiguity class: the labels its lower-cased form has in the
+            training data, e.g. ``ADP+SCONJ`` (``?`` for a word not there); learnt
+            by the feature space, not computed from the word alone (see below)
 ==========  ===============================================================
+
+``amb`` is a tag dictionary. On the training data itself it is jackknifed: the sentences are
+split into ``AMB_FOLDS`` folds by index, and a token's class is read from the dictionary of
+the other folds, so rare training words are unknown as often as new words are at tagging
+time, and the weights learn how far to trust the class; the dictionary of the whole training
+data is stored in the model and used on new text.
 
 Any other attribute names an input column: ``lemma[0]`` or ``cluster[-1]|cluster[0]`` read the
 column of that name (CoNLL-U's names, or those given with ``--columns``), and ``feats.Number[0]``
@@ -32,8 +43,14 @@ from dataclasses import dataclass
 from structkit.errors import UserError
 
 WORD_ATTRS = ("w", "lw", "pre1", "pre2", "pre3", "pre4", "suf1", "suf2", "suf3", "suf4",
-              "cap", "allcap", "digit", "hyph", "shape")
-ATTRS = WORD_ATTRS + ("p", "bias")
+              "cap", "allcap", "digit", "hyph", "shape",
+              "lsuf1", "lsuf2", "lsuf3", "lsuf4", "lsuf5", "lsuf6", "case")
+# Attributes read from a dictionary learnt on the training data (word -> labels), the folds
+# of its jackknife on the training data, and the class of a word the dictionary lacks.
+LEXICON_ATTRS = ("amb",)
+AMB_FOLDS = 5
+AMB_UNKNOWN = "?"
+ATTRS = WORD_ATTRS + LEXICON_ATTRS + ("p", "bias")
 
 # An attribute is a built-in one above or the name of an input column (``lemma``, ``cluster``),
 # optionally with a key of a Key=Value column (``feats.Number``, ``misc.SpaceAfter``).
@@ -98,9 +115,15 @@ TEMPLATE_SETS: dict[str, list[str]] = {
             + _window("p", 2) + ["p[-1]|p[0]", "p[0]|p[1]"]),
 }
 # UD tagging (UPOS from CoNLL-U): what raw text gives as well, so the model tags --text input
-# as it tags treebanks: words and lower-cased words in a window, affixes and shapes.
+# as it tags treebanks: words and lower-cased words in a window, affixes (lower-cased ones up
+# to 6 characters, for ALL-CAPS headings), shapes and case; and the tag dictionary's ambiguity
+# classes of the words around, alone, paired and with the neighbouring words.
 TEMPLATE_SETS["ud"] = (["bias"] + _window("w", 2) + _window("lw", 1) + _WORD_BIGRAMS + _AFFIX + _SHAPE
-                       + ["shape[0]", "suf3[-1]", "suf3[1]"])
+                       + ["shape[0]", "suf3[-1]", "suf3[1]"]
+                       + [f"lsuf{i}[0]" for i in range(1, 7)]
+                       + ["case[0]", "case[-1]|case[0]", "case[0]|case[1]"]
+                       + _window("amb", 2) + ["amb[-1]|amb[0]", "amb[0]|amb[1]", "amb[-1]|amb[1]",
+                                              "amb[0]|w[-1]", "amb[0]|w[1]"])
 # NER on text without a POS column (e.g. JNLPBA): the NER set less its POS templates.
 TEMPLATE_SETS["ner-nopos"] = [t for t in TEMPLATE_SETS["ner"] if "p[" not in t]
 
@@ -132,6 +155,20 @@ def word_shape(word: str) -> str:
     return "".join(out)
 
 
+def word_case(word: str) -> str:
+    """``lower`` (every letter lower-case), ``title`` (the first letter upper, the others lower;
+    a single upper-case letter too), ``upper`` (two or more letters, all upper), ``mixed``, or
+    ``none`` (no letters)."""
+    letters = [c for c in word if c.isalpha()]
+    if not letters:
+        return "none"
+    if all(c.islower() for c in letters):
+        return "lower"
+    if letters[0].isupper() and all(c.islower() for c in letters[1:]):
+        return "title"
+    return "upper" if all(c.isupper() for c in letters) else "mixed"
+
+
 def word_attribute(attr: str, word: str) -> str | None:
     """The value of a word attribute, or None when it does not fire."""
     if attr == "w":
@@ -144,6 +181,11 @@ def word_attribute(attr: str, word: str) -> str | None:
     if attr.startswith("suf"):
         n = int(attr[3])
         return word[-n:] if len(word) >= n else None
+    if attr.startswith("lsuf"):
+        n = int(attr[4])
+        return word[-n:].lower() if len(word) >= n else None
+    if attr == "case":
+        return word_case(word)
     if attr == "cap":
         return "1" if word[:1].isupper() else None
     if attr == "allcap":
