@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import Sentence
 from structkit.io.files import display_name, iter_lines, open_input
+
+if TYPE_CHECKING:
+    from structkit.io.conll import Columns
 
 NAMES = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 KEYED = ("feats", "misc")    # columns of Key=Value pairs joined by '|'

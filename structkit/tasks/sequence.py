@@ -12,7 +12,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.features.extract import Encoded, FeatureSpace
-from structkit.io.conll import Columns, Sentence, read_conll
+from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry
 from structkit.models.chain import Weights
@@ -102,7 +102,6 @@ class TaggerConfig:
     def default_templates(self, columns: Columns) -> str:
         """The task's template set; POS tagging on CoNLL-U gets the UD set (words only)."""
         return "ud" if columns.conllu and self.task == "pos" else self.task
-
 
 
 def default_algo(task: str, train_path: str | None) -> str:
