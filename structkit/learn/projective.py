@@ -35,7 +35,7 @@ case; real sentences need few lifts (see ``tests/test_projective.py``).
 from __future__ import annotations
 
 from collections import deque
-from typing import Sequence
+from collections.abc import Sequence
 
 from structkit.io.conllx import check_tree
 
@@ -43,8 +43,14 @@ LIFT = "|"   # the paper's up-arrow: "d|h" = d lifted away from a head labelled 
 PATH = "%"   # the paper's down-arrow: an arc on the path a lifted arc was moved along
 SCHEMES = ("head", "path", "head+path")
 
-__all__ = ["SCHEMES", "projectivize", "deprojectivize", "is_projective_tree",
-           "nonprojective_arcs", "split_label"]
+__all__ = [
+    "SCHEMES",
+    "deprojectivize",
+    "is_projective_tree",
+    "nonprojective_arcs",
+    "projectivize",
+    "split_label",
+]
 
 
 def _check_scheme(scheme: str) -> None:
@@ -102,7 +108,7 @@ def is_projective_tree(heads: Sequence[int]) -> bool:
     size = [1] * (n + 1)
     lo = list(range(n + 1))
     hi = list(range(n + 1))
-    # Post-order by an explicit stack (no recursion limit on long sentences).
+    # Parents before children by an explicit stack (no recursion limit), then walked backwards.
     order: list[int] = []
     stack = [0]
     while stack:
@@ -115,10 +121,8 @@ def is_projective_tree(heads: Sequence[int]) -> bool:
         if node:
             h = heads[node - 1]
             size[h] += size[node]
-            if lo[node] < lo[h]:
-                lo[h] = lo[node]
-            if hi[node] > hi[h]:
-                hi[h] = hi[node]
+            lo[h] = min(lo[h], lo[node])
+            hi[h] = max(hi[h], hi[node])
     return True
 
 
@@ -220,7 +224,6 @@ def deprojectivize(heads: Sequence[int], deprels: Sequence[str], scheme: str = "
     """
     _check_scheme(scheme)
     _check_input(heads, deprels)
-    n = len(heads)
     plain: list[str] = []
     want: list[str | None] = []
     marked: list[bool] = []
