@@ -438,6 +438,9 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
 
     Chunk and NER scores are phrase precision, recall and F1 as conlleval computes them. POS on
     CoNLL-U gives UPOS and XPOS accuracy, a per-tag table and the most frequent confusions.
+    --task parse scores GOLD PRED dependency files (CoNLL-X or CoNLL-U): UAS and LAS under the
+    Penn Treebank convention (punctuation excluded) and the CoNLL 2018 one (every word, LAS on
+    the universal DEPREL), root accuracy, complete match and a per-label table.
     --task tokenize compares the tokens, words and sentences of two CoNLL-U files by their
     characters, as the CoNLL 2018 shared task does."""
     if task == "tokenize":

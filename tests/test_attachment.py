@@ -180,14 +180,21 @@ def test_file_perfect_prediction(tmp_path, gold):
     pred = write(tmp_path, "pred.conll", conllx(S1, S2))
     result, report = evaluate_parse_files(gold, pred)
     # 7 tokens, 5 non-punct ('.' and ',' excluded), 2 roots (barks, Yes), 2 sentences
-    assert result == {"task": "parse", "uas": 100.0, "uas_with_punct": 100.0,
-                      "root_accuracy": 100.0, "complete_match": 100.0,
-                      "complete_match_with_punct": 100.0, "tokens": 7, "scored_tokens": 5,
-                      "root_tokens": 2, "sentences": 2}
-    assert report.startswith("UAS 100.00% (punctuation excluded, 5 tokens); "
-                             "with punctuation 100.00%")
-    assert "root 100.00%" in report and "complete match 100.00%" in report
-    assert "\n" not in report
+    old_keys = {"task": "parse", "uas": 100.0, "uas_with_punct": 100.0,
+                "root_accuracy": 100.0, "complete_match": 100.0,
+                "complete_match_with_punct": 100.0, "tokens": 7, "scored_tokens": 5,
+                "root_tokens": 2, "sentences": 2}
+    assert {k: result[k] for k in old_keys} == old_keys
+    # the gold has DEPREL '_' everywhere: no LAS, and the report says why
+    assert result["labelled"] is False and result["labels_missing"] == "no labels in the gold"
+    assert result["conll18"] == {"uas": 100.0, "las": None, "las_full": None, "words": 7}
+    assert result["ptb"] == {"uas": 100.0, "las": None, "words": 5}
+    assert result["punctuation"] == "ptb-tags" and result["per_label"] is None
+    first = report.splitlines()[0]
+    assert first.startswith("UAS 100.00% (punctuation excluded, 5 tokens); "
+                            "with punctuation 100.00%")
+    assert "root 100.00%" in first and "complete match 100.00%" in first
+    assert report.splitlines()[-1] == "LAS not available: no labels in the gold"
 
 
 def test_file_one_wrong_head(tmp_path, gold):
@@ -199,7 +206,7 @@ def test_file_one_wrong_head(tmp_path, gold):
     assert result["root_accuracy"] == 100.0                      # barks and Yes: 2/2
     assert result["complete_match"] == 50.0                      # S1 yes, S2 no: 1/2
     assert result["complete_match_with_punct"] == 50.0
-    assert report == ("UAS 80.00% (punctuation excluded, 5 tokens); with punctuation 85.71% "
+    assert report.splitlines()[0] == ("UAS 80.00% (punctuation excluded, 5 tokens); with punctuation 85.71% "
                       "(7 tokens); root 100.00%; complete match 50.00% (with punctuation "
                       "50.00%; 2 sentences)")
 

@@ -119,16 +119,23 @@ def evaluate_sentences(task: str, triples: Iterable[tuple[list[str], list[str], 
 
 
 def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
-    """Score a predicted dependency file against a gold one (CoNLL-X or CoNLL-U, unlabeled).
+    """Score a predicted dependency file against a gold one (CoNLL-X or CoNLL-U).
 
     Both files are streamed side by side and must line up: the same number of sentences, of
-    tokens per sentence, and the same word form per token; both need heads. Any mismatch is a
-    UserError at the prediction file's line (naming the gold file and line in the message);
-    a gold sentence without heads is a UserError at the gold file's line. Punctuation is
-    decided by the gold POS (see ``structkit.eval.attachment``). Returns (result dict with
-    ``"task": "parse"`` and the ``AttachmentCounter`` scores, a one-line report).
+    words per sentence, and the same word form per word (CoNLL-U multiword ranges and empty
+    nodes are not words); both need heads. Any mismatch is a UserError at the prediction
+    file's line (naming the gold file and line in the message); a gold sentence without heads
+    is a UserError at the gold file's line; a HEAD out of range or a cycle is the reader's
+    UserError at that file's line.
+
+    Scores follow two conventions (see ``structkit.eval.attachment``): the Penn Treebank one
+    (punctuation excluded: by gold POS `` '' , . : or, when the gold UPOS column holds UD
+    tags, by UPOS PUNCT) and the CoNLL 2018 one (every word; LAS on the universal DEPREL).
+    A predicted DEPREL the gold never uses is simply wrong; a prediction (or gold) with no
+    labels at all ('_' everywhere) has its LAS values None. Returns (result dict with
+    ``"task": "parse"`` and ``AttachmentCounter.score(full=True)``, the text report).
     """
-    from structkit.eval.attachment import AttachmentCounter, scoring_tags
+    from structkit.eval.attachment import AttachmentCounter, format_report, scoring_tags
     from structkit.io.conllx import read_conllx
 
     gname, pname = display_name(gold_path), display_name(pred_path)
@@ -164,16 +171,10 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
             raise UserError(f"prediction file has no heads (the HEAD column is '_') for the "
                             f"gold sentence at line {gs.first_line} of {gname}",
                             pname, ps.first_line)
-        counter.add(gs.heads, ps.heads, scoring_tags(gs.xpos, gs.upos))
-    scores = counter.score()
-    result: dict = {"task": "parse", **scores}
-    report = (f"UAS {scores['uas']:.2f}% (punctuation excluded, {scores['scored_tokens']} "
-              f"tokens); with punctuation {scores['uas_with_punct']:.2f}% "
-              f"({scores['tokens']} tokens); root {scores['root_accuracy']:.2f}%; "
-              f"complete match {scores['complete_match']:.2f}% "
-              f"(with punctuation {scores['complete_match_with_punct']:.2f}%; "
-              f"{scores['sentences']} sentences)")
-    return result, report
+        counter.add(gs.heads, ps.heads, scoring_tags(gs.xpos, gs.upos), upos=gs.upos,
+                    gold_deprels=gs.deprels, pred_deprels=ps.deprels)
+    scores = counter.score(full=True)
+    return {"task": "parse", **scores}, format_report(scores)
 
 
 def compare_files(task: str, files: tuple[str, ...], other: str) -> tuple[dict, str]:

@@ -306,3 +306,108 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto") -> Iterator[
             yield from read_conllu(path, buf.getvalue().splitlines())
         if n == 0:
             raise UserError("empty input: no text to tag", name)
+
+
+# ---- dependency parsing ---------------------------------------------------------------------
+
+_HEAD = re.compile(r"-?[0-9]+")
+
+
+def dep_view(sentence: Sentence, path: str = "-") -> "DepSentence":
+    """What a parser reads from a CoNLL-U sentence read by ``read_conllu``: a
+    ``structkit.io.conllx.DepSentence`` of its syntactic words (FORM, LEMMA, UPOS, XPOS,
+    FEATS, HEAD, DEPREL), comments and multiword ranges kept, empty nodes left out.
+
+    HEAD '_' on every word (input from a tagger) means no heads (``heads`` None); otherwise
+    every word needs an integer HEAD in 0..n and the heads must form a tree. A problem is a
+    UserError naming ``path`` and the word's line."""
+    from structkit.io.conllx import DepSentence, check_tree
+
+    name = display_name(path)
+    rows = sentence.rows
+    n = len(rows)
+    raw = [r[6] for r in rows]
+    heads: list[int] | None = None
+    if any(h != "_" for h in raw):
+        heads = []
+        for k, h in enumerate(raw):
+            if h == "_":
+                raise UserError(f"HEAD is '_' for word {k + 1} but not for every word of its "
+                                "sentence", name, sentence.line_of(k))
+            if not _HEAD.fullmatch(h):
+                raise UserError(f"HEAD {h!r} of word {k + 1} is not an integer or '_'",
+                                name, sentence.line_of(k))
+            if not 0 <= int(h) <= n:
+                raise UserError(f"HEAD {h} of word {k + 1} is out of range: the sentence has "
+                                f"{n} words (0 = root)", name, sentence.line_of(k))
+            heads.append(int(h))
+        problem = check_tree(heads)
+        if problem is not None:
+            m = re.match(r"token ([0-9]+)", problem)
+            k = int(m.group(1)) - 1 if m else 0
+            raise UserError(f"not a tree: {problem}", name, sentence.line_of(k))
+    comments: list[str] = []
+    multiword: list[tuple[int, int, str]] = []
+    for line in sentence.lines or ():
+        if line.startswith("#"):
+            comments.append(line)
+            continue
+        cols = line.split("\t")
+        m = _RANGE.fullmatch(cols[0])
+        if m:
+            multiword.append((int(m.group(1)), int(m.group(2)), cols[1]))
+    return DepSentence(
+        words=[r[1] for r in rows], lemmas=[r[2] for r in rows], upos=[r[3] for r in rows],
+        xpos=[r[4] for r in rows], feats=[r[5] for r in rows], heads=heads,
+        deprels=[r[7] for r in rows], comments=comments, multiword=multiword,
+        first_line=sentence.line_of(0))
+
+
+def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
+                 deprels: Iterable[Sequence[str]] | None, out: IO[str]) -> int:
+    """Write CoNLL-U sentences read by ``read_conllu`` back with a parser's output: every line
+    exactly as read (comments, multiword ranges, empty nodes, DEPS, MISC such as
+    SpaceAfter=No), except HEAD and DEPREL (columns 7 and 8) of the word rows, which get
+    ``heads`` (one list of 1-based heads per sentence, 0 = root) and ``deprels`` (one list of
+    labels per sentence; None, or None for a sentence: an unlabelled parser, DEPREL '_').
+    A blank line ends each sentence. Returns the number of sentences written; a count or
+    length mismatch, or a label that is empty or holds a tab, newline or space, is a
+    ValueError."""
+    head_it = iter(heads)
+    rel_it = iter(deprels) if deprels is not None else None
+    count = 0
+    for sent in sentences:
+        if sent.lines is None or sent.word_at is None:
+            raise ValueError("write_parsed needs sentences read by read_conllu (with their lines)")
+        n = len(sent.word_at)
+        try:
+            hs = next(head_it)
+            rs = next(rel_it) if rel_it is not None else None
+        except StopIteration:
+            raise ValueError(f"fewer head (or DEPREL) lists than sentences: {count}") from None
+        if len(hs) != n or (rs is not None and len(rs) != n):
+            raise ValueError(f"sentence {count + 1}: {len(hs)} heads and "
+                             f"{'no' if rs is None else len(rs)} DEPRELs for {n} words")
+        at = {}
+        for k, i in enumerate(sent.word_at):
+            h = int(hs[k])
+            if not 0 <= h <= n:
+                raise ValueError(f"sentence {count + 1}: head {h} of word {k + 1} is outside 0..{n}")
+            rel = "_" if rs is None else str(rs[k])
+            if not rel or any(c in rel for c in "\t\n\r "):
+                raise ValueError(f"sentence {count + 1}: DEPREL {rel!r} of word {k + 1} cannot be "
+                                 "written (empty, or a tab, newline or space in it)")
+            at[i] = (str(h), rel)
+        for i, line in enumerate(sent.lines):
+            new = at.get(i)
+            if new is not None:
+                cols = line.split("\t")
+                cols[6], cols[7] = new
+                line = "\t".join(cols)
+            out.write(line)
+            out.write("\n")
+        out.write("\n")
+        count += 1
+    if next(head_it, None) is not None or (rel_it is not None and next(rel_it, None) is not None):
+        raise ValueError(f"more head (or DEPREL) lists than the {count} sentences")
+    return count
