@@ -572,8 +572,11 @@ class NotImplementedYet(Exception):
 @click.option("--tagger", "tagger_path", type=str,
               help="POS-tag the words first with this tagger model (`structkit train --task pos`).")
 def parse(model_path, files, output, depth, tagger_path) -> None:
-    """Parse CoNLL-X or CoNLL-U files (or `word POS` columns) into CoNLL-X with predicted heads."""
+    """Parse CoNLL-X or CoNLL-U files (or `word POS` columns): CoNLL-U comes back as CoNLL-U
+    with HEAD and DEPREL predicted and every other line and column as read; other input as
+    CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's."""
     from structkit.config import resolve_data_path
+    from structkit.io.conllu import is_conllu_file
     from structkit.io.conllx import read_conllx, write_conllx
     from structkit.io.files import atomic_output
     from structkit.tasks.parser import DependencyParser
@@ -589,11 +592,37 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
     paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
     with atomic_output(output) as out:
         for path in paths:
+            if is_conllu_file(path, by_rows=False):  # CoNLL-X (no UD comments) stays CoNLL-X
+                _parse_conllu(parser, tagger, path, depth, out)
+                continue
             sents = read_conllx(path)
             if tagger is not None:
                 sents = _pos_tagged(tagger, sents, path)
             for batch, heads in parser.parse_batches(sents, path, depth):
+                for s in batch:  # an unlabelled parse: the input's DEPREL would pass for a prediction
+                    s.deprels = ["_"] * len(s)
                 write_conllx(batch, out, heads=heads)
+
+
+def _parse_conllu(parser, tagger, path: str, depth, out, batch: int = 2048) -> None:
+    """Parse a CoNLL-U file and write it back with only HEAD and DEPREL changed (and, with a
+    tagger, UPOS and XPOS): comments, ranges, empty nodes and MISC pass through."""
+    import itertools
+
+    from structkit.io.conllu import dep_view, read_conllu, write_parsed
+
+    it = read_conllu(path, check_text=False)
+    while chunk := list(itertools.islice(it, batch)):
+        views = [dep_view(s, path) for s in chunk]
+        if tagger is not None:
+            views = list(_pos_tagged(tagger, views, path))
+            for raw, v in zip(chunk, views):
+                for k, i in enumerate(raw.word_at):
+                    cols = raw.lines[i].split("\t")
+                    cols[3], cols[4] = v.upos[k], v.xpos[k]
+                    raw.lines[i] = "\t".join(cols)
+        for _, heads in parser.parse_batches(views, path, depth, batch=batch):
+            write_parsed(chunk, heads, None, out)
 
 
 def _pos_tagged(tagger, sentences, path, batch: int = 1024):

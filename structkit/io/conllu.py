@@ -237,16 +237,16 @@ def read_sequence(path: str, stream: IO | Iterable | None = None,
 _UD_COMMENT = re.compile(r"# *(sent_id|text|newdoc|newpar|global\.columns)\b")
 
 
-def _conllu_signs(path: str, head: list, line: str) -> bool:
+def _conllu_signs(path: str, head: list, line: str, by_rows: bool = True) -> bool:
     """CoNLL-U if the file is named .conllu, or has a UD comment (# sent_id, # text, ...)
-    before its first token row, or that row looks like CoNLL-U."""
+    before its first token row, or (``by_rows``) that row looks like CoNLL-U or CoNLL-X."""
     if str(path).lower().endswith(".conllu"):
         return True
     for raw in head[:-1]:
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
         if _UD_COMMENT.match(text):
             return True
-    return bool(line.strip()) and not line.startswith("#") and looks_like_conllu(line)
+    return by_rows and bool(line.strip()) and not line.startswith("#") and looks_like_conllu(line)
 
 
 def conllu_columns(task: str, label_column: str | None, path: str) -> "Columns":
@@ -268,9 +268,10 @@ def conllu_columns(task: str, label_column: str | None, path: str) -> "Columns":
     return Columns(1, pos, NAMES.index(base), NAMES, key or None, conllu=True)
 
 
-def is_conllu_file(path: str) -> bool:
-    """Whether the file at ``path`` is CoNLL-U (its first token row has ten tab-separated
-    columns with an ID first). Standard input is not looked at (it cannot be read twice)."""
+def is_conllu_file(path: str, by_rows: bool = True) -> bool:
+    """Whether the file at ``path`` is CoNLL-U: named .conllu, with UD comments, or (``by_rows``)
+    with a first token row of ten tab-separated columns and an ID, which CoNLL-X has too.
+    Standard input is not looked at (it cannot be read twice)."""
     if path == "-":
         return False
     head: list = []
@@ -281,7 +282,7 @@ def is_conllu_file(path: str) -> bool:
             line = raw.decode("utf-8", "replace")
             if (line.strip() and not line.startswith("#")) or len(head) >= 10000:
                 break
-    return _conllu_signs(path, head, line)
+    return _conllu_signs(path, head, line, by_rows)
 
 
 def read_raw_text(path: str, lang: str = "en", split: str = "auto") -> Iterator[Sentence]:
