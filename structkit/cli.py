@@ -589,8 +589,8 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
             sents = read_conllx(path)
             if tagger is not None:
                 sents = _pos_tagged(tagger, sents, path)
-            for batch, heads in parser.parse_batches(sents, path, depth):
-                write_conllx(batch, out, heads=heads)
+            for batch, heads, deprels in parser.parse_batches(sents, path, depth):
+                write_conllx(batch, out, heads=heads, deprels=deprels)
 
 
 def _pos_tagged(tagger, sentences, path, batch: int = 1024):
