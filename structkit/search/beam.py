@@ -10,9 +10,10 @@ A state is one int64 array S[N_ROWS, maxlen + 2] (rows below, indexed by token 1
 stack size sp and the queue front b. Beam items are rows of a [B, N_ROWS, maxlen + 2] array;
 expanding an item copies its parent's first n + 2 columns and applies one action.
 
-Weights: one hashed table W[2^bits] over (feature, action) pairs: a feature's 64-bit hash f
-(a mix of its template id and atom values) gives the slot of action a as (f + a) & mask, so
-the scores of all actions of one feature are read from consecutive memory.
+Weights: one hashed table W[2^bits + 2L + 1] over (feature, action) pairs: a feature's 64-bit
+hash f (a mix of its template id and atom values) gives the slot of action a as
+(f & mask) + a, so the scores of all actions of one feature are one contiguous block (the
+table is padded by 2L + 1 so no block wraps around).
 """
 from __future__ import annotations
 
@@ -295,7 +296,7 @@ def extract(S, sp, b, n, words, tags, lemmas, morph, base, groups, out):
 
 @njit
 def action_scores(feats, k, W, mask, sp, b, n, n_actions, out):
-    """out[a] = sum of W[(f + a) & mask] over the first k features f, for legal a (-inf else)."""
+    """out[a] = sum of W[(f & mask) + a] over the first k features f, for legal a (-inf else)."""
     for a in range(n_actions):
         out[a] = 0.0
     can_shift = b <= n
@@ -303,9 +304,9 @@ def action_scores(feats, k, W, mask, sp, b, n, n_actions, out):
     lo = 0 if can_shift else 1
     hi = n_actions if can_arc else 1
     for i in range(k):
-        f = feats[i]
+        f = feats[i] & mask
         for a in range(lo, hi):
-            out[a] += W[(f + a) & mask]
+            out[a] += W[f + a]
     if not can_shift:
         out[0] = -np.inf
     if not can_arc:
@@ -408,7 +409,7 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
             g = gold[t]
             s = 0.0
             for i in range(k):
-                s += W[(feats[i] + g) & mask]
+                s += W[(feats[i] & mask) + g]
             gscore += s
             gsp, gb = apply(G, gsp, gb, g, L)
             scores_out[t] = gscore
@@ -442,7 +443,7 @@ def _update(words, tags, lemmas, morph, base, n, W, U, mask, L, groups, acts, T,
         a = acts[t]
         k = extract(S, sp, b, n, words, tags, lemmas, morph, base, groups, feats)
         for i in range(k):
-            h = (feats[i] + a) & mask
+            h = (feats[i] & mask) + a
             W[h] += sign
             U[h] += sign * c
         sp, b = apply(S, sp, b, a, L)

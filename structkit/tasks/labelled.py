@@ -61,7 +61,7 @@ def label_oracle(heads: list[int], labels: list[int], L: int) -> list[int] | Non
 
 class LabelledParser:
     """A trained labelled parser: vocabularies (words, tags, lemmas, feats), labels, hashed
-    weights W[2^bits] (float32) and its config."""
+    weights W[2^bits + 2L + 1] (float32) and its config."""
 
     kind = "labelled-arc-standard-beam"
 
@@ -154,7 +154,7 @@ class LabelledParser:
         from structkit.tasks.parser import Vocab
 
         vocabs = {k: Vocab([str(w) for w in arrays["vocab_" + k]]) for k in ("words", "tags", "lemmas", "feats")}
-        W = np.zeros(1 << config.hash_bits, dtype=np.float32)
+        W = np.zeros((1 << config.hash_bits) + 2 * len(arrays["labels"]) + 1, dtype=np.float32)
         W[arrays["W_index"].astype(np.int64)] = arrays["W_vals"]
         return cls(config, vocabs, [str(x) for x in arrays["labels"]], W, header.get("info", {}))
 
@@ -203,7 +203,7 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
         raise UserError("no training tree can be built by the arc-standard oracle "
                         "(all non-projective or with several roots)", train_name)
     dev_sents = (dev() if callable(dev) else dev) if dev is not None else None
-    W = np.zeros(1 << config.hash_bits, dtype=np.float32)
+    W = np.zeros((1 << config.hash_bits) + 2 * L + 1, dtype=np.float32)
     U = np.zeros_like(W)
     c = 1.0
     rng = np.random.default_rng(config.seed)
