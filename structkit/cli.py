@@ -141,7 +141,8 @@ Examples:
   structkit train --task ner --train conll2002/esp.train --dev conll2002/esp.testa \\
       --algo lookahead --depth 2 --label-order 2 --model esp.model
   structkit train --task chunk --train conll2000/train.txt --algo kbest-sdm --k 5 --C 0.1 --model m
-  structkit train --task parse --train ptb-dep/train.conll --depth 1 --model parser.model
+  structkit train --task parse --train ud-english-partut/en_partut-ud-train.conllu --model parser.model
+  structkit train --task parse --algo lookahead --train ptb-dep/train.conll --depth 1 --model p.model
   structkit train --task rerank --train hyporadise/train_atis.json --features all --model atis.npz
   structkit train --config configs/chunk-conll2000-perceptron.toml --model chunk.model
 

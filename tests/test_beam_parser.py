@@ -293,3 +293,39 @@ def test_template_groups_switch_features_off():
     assert len(phi(st, sent, ALL)) == sum(counts.values()) <= bm.MAX_FEATS
     with pytest.raises(ValueError):
         bm.group_mask(["nope"])
+
+
+def test_cli_beam_train_parse_writes_labels_and_model_round_trips(tmp_path):
+    """The default parse learner on a small CoNLL-U slice: the model file keeps the labels,
+    `structkit parse` writes predicted DEPREL values from the training label set, and a
+    reloaded model parses as the trained one."""
+    import os
+
+    from click.testing import CliRunner
+
+    from structkit.cli import cli
+    from structkit.io.conllx import read_conllx
+    from structkit.tasks.parser import DependencyParser
+
+    src = os.path.join(os.environ.get("STRUCTKIT_DATA", "data"), "ud-english-partut", "en_partut-ud-dev.conllu")
+    if not os.path.exists(src):
+        pytest.skip("ud-english-partut not available")
+    sents = list(read_conllx(src))[:60]
+    from structkit.io.conllx import write_conllx
+    small = tmp_path / "small.conllu"
+    with open(small, "w") as f:
+        write_conllx(sents, f)
+    m, out = tmp_path / "m.npz", tmp_path / "out.conllu"
+    r = CliRunner().invoke(cli, ["train", "--task", "parse", "--train", str(small), "--model", str(m),
+                                 "--epochs", "2", "--beam", "2", "--hash-bits", "18", "-q"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["parse", "--model", str(m), str(small), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    parser = DependencyParser.load(str(m))
+    assert parser.config.algo == "beam" and parser.config.beam == 2
+    labels = set(parser.labels)
+    pred = list(read_conllx(str(out)))
+    assert all(d in labels for s in pred for d in s.deprels)
+    assert sum(s.deprels.count("root") for s in pred) == len(pred)
+    H, D = parser.parse_sentences(sents)
+    assert [s.heads for s in pred] == H and [s.deprels for s in pred] == D
