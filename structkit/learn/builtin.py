@@ -145,7 +145,7 @@ ZN = ("Zhang & Nivre (2011) rich non-local features; Zhang & Clark (2008) beam s
       "Huang, Fayong & Guo (2012) max-violation perceptron")
 SPECS.append(LearnerSpec(
     "beam", "labelled arc-standard parser: beam search, max-violation averaged perceptron", ZN,
-    ("parse",), (param("beam"), param("hash_bits", default=23)), "beam", 10, None,
+    ("parse",), (param("beam"), param("hash_bits", default=23)), "beam", 8, None,
     family="parser"))
 
 # ---- the n-best reranker (Singh-Miller & Collins 2007) ---------------------------------------

@@ -352,7 +352,7 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
     n_actions = 2 * L + 1
     T = 2 * n - 1
     feats = np.zeros(MAX_FEATS, dtype=np.int64)
-    sc = np.zeros(n_actions)
+    sc = np.zeros(n_actions, dtype=np.float32)  # float32 sums: twice the SIMD width
     topv = np.zeros(B)
     topp = np.zeros(B, dtype=np.int64)
     topa = np.zeros(B, dtype=np.int64)

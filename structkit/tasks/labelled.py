@@ -208,6 +208,7 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     c = 1.0
     rng = np.random.default_rng(config.seed)
     groups = parser.groups
+    avg = None
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
@@ -217,12 +218,17 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
                  "train_updates": int(updates), "train_mistakes": int(updates),
                  "train_accuracy": 100.0 * (1 - updates / max(int(trainable.sum()), 1))}
         if dev_sents is not None:
-            avg = W - U / np.float32(c)
+            if avg is None:
+                avg = np.empty_like(W)
+            np.divide(U, np.float32(c), out=avg)   # in place: one extra table, no temporaries
+            np.subtract(W, avg, out=avg)
             H, D = parser.parse_sentences(dev_sents, W=avg)
             stats["dev"] = label_scores(dev_sents, H, D)
         if on_epoch is not None:
             on_epoch(epoch, stats)
-    W -= U / np.float32(c)
+    del avg
+    U /= np.float32(c)
+    W -= U
     del U
     parser.W = W
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
