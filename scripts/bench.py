@@ -107,7 +107,7 @@ def parser_bench(tmp: Path, repeat: int) -> dict:
     gold = read_treebank(test)
     for depth in (0, 1):
         model = tmp / f"parse{depth}.model"
-        wall, _ = structkit("train", "--task", "parse", "--train", train, "--depth", str(depth),
+        wall, _ = structkit("train", "--task", "parse", "--algo", "lookahead", "--train", train, "--depth", str(depth),
                             "--epochs", "10", "--model", model)
         parser = DependencyParser.load(str(model))
         tb = encode(gold, parser.words, parser.tags, "xpos", grow=False)

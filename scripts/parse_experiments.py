@@ -32,7 +32,7 @@ from structkit.tasks.sequence import TaggerConfig, train_tagger  # noqa: E402
 def tune(args) -> dict:
     exp, depth, margin = args
     dev = []
-    cfg = ParserConfig(depth=depth, margin=margin, epochs=exp["max_epochs"])
+    cfg = ParserConfig(algo="lookahead", depth=depth, margin=margin, epochs=exp["max_epochs"])
     train_parser(cfg, resolve_data_path(exp["train"]), resolve_data_path(exp["dev"]),
                  lambda e, s: dev.append(s["dev"]["uas"]))
     return {"depth": depth, "margin": margin, "dev_by_epoch": dev}
@@ -75,7 +75,7 @@ def run(path: str, jobs: int) -> dict:
         best = max(cands, key=lambda r: (max(r["dev_by_epoch"]), -r["margin"]))
         epochs = int(np.argmax(best["dev_by_epoch"])) + 1
         t1 = time.perf_counter()
-        parser = train_parser(ParserConfig(depth=depth, margin=best["margin"], epochs=epochs),
+        parser = train_parser(ParserConfig(algo="lookahead", depth=depth, margin=best["margin"], epochs=epochs),
                               resolve_data_path(exp["train"]))
         train_s = time.perf_counter() - t1
         row = {"depth": depth, "margin": best["margin"], "epochs": epochs,

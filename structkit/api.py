@@ -531,7 +531,7 @@ class Parser(_Estimator):
             raise UserError(f"depth must be an integer from 0 to 6, got {depth!r}")
         sents, name = self._input(X)
         out: list[list[int]] = []
-        for _, heads in model.parse_batches(sents, name, depth):
+        for _, heads, _labels in model.parse_batches(sents, name, depth):
             out.extend(heads)
         return out
 
@@ -557,7 +557,7 @@ class Parser(_Estimator):
                 raise UserError("score: heads (gold head lists) are required with lists")
             gold, name = _dep_sentences(X, heads, "score"), "X"
         counter = AttachmentCounter()
-        for batch, pred in model.parse_batches(gold, name):
+        for batch, pred, _labels in model.parse_batches(gold, name):
             for s, p in zip(batch, pred):
                 counter.add(s.heads, p, scoring_tags(s.xpos, s.upos))
         return {"task": "parse", **counter.score()}

@@ -141,7 +141,8 @@ Examples:
   structkit train --task ner --train conll2002/esp.train --dev conll2002/esp.testa \\
       --algo lookahead --depth 2 --label-order 2 --model esp.model
   structkit train --task chunk --train conll2000/train.txt --algo kbest-sdm --k 5 --C 0.1 --model m
-  structkit train --task parse --train ptb-dep/train.conll --depth 1 --model parser.model
+  structkit train --task parse --train ud-english-partut/en_partut-ud-train.conllu --model parser.model
+  structkit train --task parse --algo lookahead --train ptb-dep/train.conll --depth 1 --model p.model
   structkit train --task rerank --train hyporadise/train_atis.json --features all --model atis.npz
   structkit train --config configs/chunk-conll2000-perceptron.toml --model chunk.model
 
@@ -598,10 +599,10 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
             sents = read_conllx(path)
             if tagger is not None:
                 sents = _pos_tagged(tagger, sents, path)
-            for batch, heads in parser.parse_batches(sents, path, depth):
-                for s in batch:  # an unlabelled parse: the input's DEPREL would pass for a prediction
-                    s.deprels = ["_"] * len(s)
-                write_conllx(batch, out, heads=heads)
+            for batch, heads, deprels in parser.parse_batches(sents, path, depth):
+                if deprels is None:  # an unlabelled parse: the input's DEPREL would pass for a prediction
+                    deprels = [["_"] * len(s) for s in batch]
+                write_conllx(batch, out, heads=heads, deprels=deprels)
 
 
 def _parse_conllu(parser, tagger, path: str, depth, out, batch: int = 2048) -> None:
@@ -621,8 +622,8 @@ def _parse_conllu(parser, tagger, path: str, depth, out, batch: int = 2048) -> N
                     cols = raw.lines[i].split("\t")
                     cols[3], cols[4] = v.upos[k], v.xpos[k]
                     raw.lines[i] = "\t".join(cols)
-        for _, heads in parser.parse_batches(views, path, depth, batch=batch):
-            write_parsed(chunk, heads, None, out)
+        for _, heads, deprels in parser.parse_batches(views, path, depth, batch=batch):
+            write_parsed(chunk, heads, deprels, out)
 
 
 def _pos_tagged(tagger, sentences, path, batch: int = 1024):

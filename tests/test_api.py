@@ -152,9 +152,9 @@ def test_parser_lists_give_the_model_of_the_file():
     from structkit.tasks.parser import ParserConfig, train_parser
 
     X, heads = structkit.load_conllx(PARSE_TRAIN)
-    a = structkit.Parser(depth=1, epochs=3).fit(X, heads)
-    b = structkit.Parser(depth=1, epochs=3).fit(PARSE_TRAIN)
-    direct = train_parser(ParserConfig(depth=1, epochs=3), PARSE_TRAIN)
+    a = structkit.Parser(algo="lookahead", depth=1, epochs=3).fit(X, heads)
+    b = structkit.Parser(algo="lookahead", depth=1, epochs=3).fit(PARSE_TRAIN)
+    direct = train_parser(ParserConfig(algo="lookahead", depth=1, epochs=3), PARSE_TRAIN)
     assert np.array_equal(a._model.W, direct.W) and np.array_equal(b._model.W, direct.W)
     assert a.predict(X) == b.predict(PARSE_TRAIN)
     dicts = [[{"word": w, "pos": p} for w, p in s] for s in X]
@@ -164,7 +164,7 @@ def test_parser_lists_give_the_model_of_the_file():
 def test_parser_matches_the_command_line(sk, tmp_path):
     model = tmp_path / "p.model"
     out = tmp_path / "out.conll"
-    assert sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--model", model, "--epochs", "2",
+    assert sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--model", model, "--epochs", "2",
               "-q").code == 0
     assert sk("parse", "--model", model, PARSE_TRAIN, "-o", out).code == 0
     parser = structkit.Parser.load(model)
@@ -181,7 +181,7 @@ def test_parser_matches_the_command_line(sk, tmp_path):
 
 def test_parser_save_load_round_trip(tmp_path):
     X, heads = structkit.load_conllx(PARSE_TRAIN)
-    parser = structkit.Parser(epochs=2).fit(X, heads)
+    parser = structkit.Parser(algo="lookahead", epochs=2).fit(X, heads)
     parser.save(tmp_path / "p.model")
     back = structkit.Parser.load(tmp_path / "p.model")
     assert back.predict(X) == parser.predict(X)
@@ -266,7 +266,7 @@ BAD = {
     "tagger: not trained": (lambda: structkit.Tagger().predict([["a"]]), "not trained"),
     "tagger: missing file": (lambda: structkit.Tagger().fit("no/such/file.txt"), "no such file"),
     "tagger: not a model file": (lambda: structkit.Tagger.load(CHUNK_TRAIN), "not a structkit model"),
-    "parser: bad depth": (lambda: structkit.Parser(depth=9), "depth"),
+    "parser: bad depth": (lambda: structkit.Parser(algo="lookahead", depth=9), "depth"),
     "parser: unknown algo": (lambda: structkit.Parser(algo="eisner"), "eisner"),
     "parser: unknown option": (lambda: structkit.Parser(C=1.0), "unknown option"),
     "parser: empty training data": (lambda: structkit.Parser().fit([], []), "no sentences"),

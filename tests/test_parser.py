@@ -740,7 +740,7 @@ def test_small_ptb_slice_learns(tmp_path, corpus):
     train, dev = corpus("ptb-dep/train.conll"), corpus("ptb-dep/dev.conll")
     tr = _first_sentences(train, tmp_path / "train.conll", 300)
     dv = _first_sentences(dev, tmp_path / "dev.conll", 100)
-    parser = train_parser(ParserConfig(epochs=3, depth=0, hash_bits=20), str(tr))
+    parser = train_parser(ParserConfig(algo="lookahead", epochs=3, depth=0, hash_bits=20), str(tr))
     sents = list(read_conllx(str(dv)))
     assert len(sents) == 100
     tb = encode(sents, parser.words, parser.tags, "xpos", grow=False)
@@ -765,7 +765,7 @@ def conll_blocks(text: str) -> list[list[list[str]]]:
 def models(tmp_path_factory) -> dict[str, str]:
     d = tmp_path_factory.mktemp("parse_models")
     paths = {"parse": str(d / "parse.npz"), "pos": str(d / "pos.npz")}
-    for args in (["train", "--task", "parse", "--train", PARSE_TRAIN, "--model", paths["parse"],
+    for args in (["train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--model", paths["parse"],
                   "--epochs", "8", "-q"],
                  ["train", "--task", "pos", "--train", POS_TRAIN, "--model", paths["pos"],
                   "--epochs", "3", "-q"]):
@@ -856,7 +856,7 @@ def test_cli_depth_override(sk, models):
 
 def test_cli_train_with_depth_and_margin_records_config(sk, tmp_path):
     m = tmp_path / "m.npz"
-    r = sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--model", m, "--epochs", 2,
+    r = sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--model", m, "--epochs", 2,
            "--depth", 1, "--margin", 1, "-q")
     assert r.code == 0, r
     from structkit.tasks.parser import DependencyParser
@@ -889,11 +889,24 @@ def test_cli_parse_with_tagger(sk, models, tmp_path):
     assert [[row[6] for row in b] for b in conll_blocks(r2.out)] == [[row[6] for row in b] for b in got]
 
 
-@pytest.mark.parametrize("extra", [["--label-order", "2"], ["--templates", "x"], ["--search", "dp"],
-                                   ["--cutoff", "2"], ["--direction", "rtl"], ["--columns", "word,pos"]])
-def test_cli_train_parse_rejects_tagger_options(sk, tmp_path, extra):
+@pytest.mark.parametrize("extra,needle", [
+    (["--algo", "lookahead", "--templates", "base"], "--templates applies to --algo beam"),
+    (["--templates", "base,x"], "--templates for --algo beam is a comma-separated list"),
+    (["--algo", "lookahead", "--beam", "4"], "--beam applies to --algo beam"),
+    (["--depth", "1"], "not implemented for --algo beam")])
+def test_cli_train_parse_beam_options_are_checked(sk, tmp_path, extra, needle):
     m = tmp_path / "m.npz"
     r = sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--model", m, *extra)
+    assert_one_line_error(r, needle, code=1)
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("extra", [["--label-order", "2"], ["--search", "dp"],
+                                   ["--cutoff", "2"], ["--direction", "rtl"], ["--columns", "word,pos"]])
+def test_cli_train_parse_rejects_tagger_options(sk, tmp_path, extra):
+    """(--templates is taken by --algo beam: its template groups; see the next test.)"""
+    m = tmp_path / "m.npz"
+    r = sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--model", m, *extra)
     assert_one_line_error(r, extra[0], "do not apply to --task parse", code=1)
     assert os.listdir(tmp_path) == []
 
@@ -904,12 +917,12 @@ def test_cli_train_parse_rejects_tagger_options(sk, tmp_path, extra):
     (["--depth", "7"], "--depth must be an integer from 0 to 6, got 7"),
     (["--margin", "-1"], "--margin must be a non-negative number"),
     (["--epochs", "0"], "--epochs must be a positive integer"),
-    (["--algo", "perceptron"], "--algo for parsing is lookahead"),
+    (["--algo", "perceptron"], "--algo for parsing is beam, lookahead"),
     (["--algo", "greedy", "--depth", "2"], "--algo greedy searches to depth 0"),
 ])
 def test_cli_train_parse_bad_values(sk, tmp_path, extra, needle):
     m = tmp_path / "m.npz"
-    r = sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--model", m, *extra)
+    r = sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--model", m, *extra)
     assert_one_line_error(r, needle, code=1)
     assert os.listdir(tmp_path) == []
 
@@ -936,11 +949,11 @@ def test_cli_malformed_training_data(sk, tmp_path, name, rows, k, needle):
     bad.write_text(FIXTURE_TEXT + "\n".join(rows) + "\n")
     line_no = FIXTURE_TEXT.count("\n") + k
     m = tmp_path / "m.npz"
-    line = assert_one_line_error(sk("train", "--task", "parse", "--train", bad, "--model", m), code=1)
+    line = assert_one_line_error(sk("train", "--task", "parse", "--algo", "lookahead", "--train", bad, "--model", m), code=1)
     assert line.startswith(f"structkit: error: {bad}:{line_no}: ") and needle in line, line
     assert not m.exists() and leftovers(tmp_path) == []
     # as --dev data too, naming the dev file
-    line = assert_one_line_error(sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--dev", bad,
+    line = assert_one_line_error(sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--dev", bad,
                                     "--model", m), code=1)
     assert line.startswith(f"structkit: error: {bad}:{line_no}: ") and needle in line, line
     assert not m.exists() and leftovers(tmp_path) == []
@@ -961,12 +974,12 @@ def test_cli_missing_columns_on_first_row_and_empty_file(sk, models, tmp_path):
     bad = tmp_path / "bad.conll"
     bad.write_text("1\tThe\t_\tDT\tDT\t_\t2\t_\n")
     m, out = tmp_path / "m.npz", tmp_path / "out.conll"
-    assert_one_line_error(sk("train", "--task", "parse", "--train", bad, "--model", m),
+    assert_one_line_error(sk("train", "--task", "parse", "--algo", "lookahead", "--train", bad, "--model", m),
                           f"{bad}:1: expected 10 tab-separated columns")
     assert_one_line_error(sk("parse", "--model", models["parse"], bad, "-o", out), f"{bad}:1: ")
     empty = tmp_path / "empty.conll"
     empty.write_text("")
-    assert_one_line_error(sk("train", "--task", "parse", "--train", empty, "--model", m), f"{empty}:1: empty file")
+    assert_one_line_error(sk("train", "--task", "parse", "--algo", "lookahead", "--train", empty, "--model", m), f"{empty}:1: empty file")
     assert not m.exists() and not out.exists() and leftovers(tmp_path) == []
 
 
@@ -974,12 +987,12 @@ def test_cli_training_data_without_heads_or_without_buildable_trees(sk, tmp_path
     m = tmp_path / "m.npz"
     two = tmp_path / "two.txt"
     two.write_text("The DT\ncat NN\n\nA DT\ndog NN\n")
-    assert_one_line_error(sk("train", "--task", "parse", "--train", two, "--model", m),
+    assert_one_line_error(sk("train", "--task", "parse", "--algo", "lookahead", "--train", two, "--model", m),
                           f"{two}:1: no HEAD column")
     nonproj = tmp_path / "np.conll"
     nonproj.write_text("\n".join([_row(1, "a", 3), _row(2, "b", 0), _row(3, "c", 2), _row(4, "d", 1)]) + "\n\n"
                        + "\n".join([_row(1, "a", 0), _row(2, "b", 0)]) + "\n")
-    assert_one_line_error(sk("train", "--task", "parse", "--train", nonproj, "--model", m),
+    assert_one_line_error(sk("train", "--task", "parse", "--algo", "lookahead", "--train", nonproj, "--model", m),
                           f"{nonproj}: no training tree can be built")
     assert not m.exists() and leftovers(tmp_path) == []
 
@@ -1018,7 +1031,7 @@ def test_train_parser_is_averaged_kernel_epochs_and_model_round_trips(tmp_path):
     from structkit.tasks.parser import (DependencyParser, ParserConfig, Vocab, encode,
                                         train_parser)
 
-    cfg = ParserConfig(epochs=3, depth=1, margin=1.0, seed=3, hash_bits=16)
+    cfg = ParserConfig(algo="lookahead", epochs=3, depth=1, margin=1.0, seed=3, hash_bits=16)
     parser = train_parser(cfg, PARSE_TRAIN)
     wv, tv = Vocab(), Vocab()
     tb = encode(list(read_conllx(PARSE_TRAIN)), wv, tv, "xpos", grow=True)
@@ -1045,7 +1058,7 @@ def test_train_parser_is_averaged_kernel_epochs_and_model_round_trips(tmp_path):
 
 def test_cli_dev_scores_per_epoch(sk, tmp_path):
     m, mj = tmp_path / "m.npz", tmp_path / "m.json"
-    r = sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--dev", PARSE_TRAIN, "--model", m,
+    r = sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--dev", PARSE_TRAIN, "--model", m,
            "--epochs", 3, "--metrics-json", mj, "-q")
     assert r.code == 0, r
     epochs = json.loads(mj.read_text())["epochs"]
@@ -1060,11 +1073,11 @@ def test_cli_dev_scores_per_epoch(sk, tmp_path):
 
 def test_cli_train_from_stdin(sk, tmp_path):
     m = tmp_path / "m.npz"
-    r = sk("train", "--task", "parse", "--train", "-", "--model", m, "--epochs", 2, "-q",
+    r = sk("train", "--task", "parse", "--algo", "lookahead", "--train", "-", "--model", m, "--epochs", 2, "-q",
            stdin=Path(PARSE_TRAIN).read_bytes())
     assert r.code == 0, r
     m2 = tmp_path / "m2.npz"
-    assert sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--model", m2, "--epochs", 2, "-q").code == 0
+    assert sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--model", m2, "--epochs", 2, "-q").code == 0
     a = sk("parse", "--model", m, PARSE_TRAIN).out
     assert a == sk("parse", "--model", m2, PARSE_TRAIN).out
 
@@ -1108,7 +1121,7 @@ def test_cli_train_accuracy_counts_only_trained_sentences(sk, tmp_path):
     nonproj = "\n".join([_row(1, "a", 3), _row(2, "b", 0), _row(3, "c", 2), _row(4, "d", 1)])
     train.write_text(FIXTURE_TEXT + nonproj + "\n")
     m, mj = tmp_path / "m.npz", tmp_path / "m.json"
-    assert sk("train", "--task", "parse", "--train", train, "--model", m, "--epochs", 1,
+    assert sk("train", "--task", "parse", "--algo", "lookahead", "--train", train, "--model", m, "--epochs", 1,
               "--metrics-json", mj, "-q").code == 0
     doc = json.loads(mj.read_text())
     assert doc["config"]["skipped_unbuildable"] == 1

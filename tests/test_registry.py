@@ -127,7 +127,7 @@ def test_param_check_converts():
 def test_every_builtin_spec_is_complete():
     for s in registry.specs():
         assert s.name and s.summary and s.paper and s.tasks and s.epochs >= 1
-        assert s.decoder in ("viterbi", "lookahead", "greedy-history", "arc-standard", "rerank")
+        assert s.decoder in ("viterbi", "lookahead", "greedy-history", "arc-standard", "beam", "rerank")
         for p in s.params:
             assert p.help and p.check(p.default) == p.default
 

@@ -292,18 +292,25 @@ def _field(value: object) -> str:
 
 
 def write_conllx(sentences: Iterable[DepSentence], stream: IO[str],
-                 heads: Sequence[Sequence[int]] | None = None) -> int:
+                 heads: Sequence[Sequence[int]] | None = None,
+                 deprels: Sequence[Sequence[str]] | None = None) -> int:
     """Write sentences as CoNLL-X rows (ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD DEPREL PHEAD
     PDEPREL), '_' for missing values, a blank line after each sentence; return how many.
 
     ``heads``, one list per sentence (e.g. a parser's predictions), replaces the sentences'
-    own heads. Comments and multiword ranges read from CoNLL-U are written back in place, so
+    own heads; ``deprels`` likewise replaces their DEPREL column. Comments and multiword ranges read from CoNLL-U are written back in place, so
     CoNLL-U input round-trips; CoNLL-X input has neither, so its output is plain CoNLL-X.
     """
     head_lists = iter(heads) if heads is not None else None
+    label_lists = iter(deprels) if deprels is not None else None
     count = 0
     for sent in sentences:
         n = len(sent.words)
+        sent_labels = sent.deprels
+        if label_lists is not None:
+            sent_labels = next(label_lists, None)
+            if sent_labels is None or len(sent_labels) != n:
+                raise ValueError(f"sentence {count + 1}: deprels do not match its {n} words")
         if n == 0:
             raise ValueError("cannot write a sentence with no words (it would read back as none)")
         if head_lists is not None:
@@ -325,7 +332,7 @@ def write_conllx(sentences: Iterable[DepSentence], stream: IO[str],
             row = [str(i + 1), _field(sent.words[i]), _field(sent.lemmas[i]),
                    _field(sent.upos[i]), _field(sent.xpos[i]), _field(sent.feats[i]),
                    _field(None if sent_heads is None else sent_heads[i]),
-                   _field(sent.deprels[i]), "_", "_"]
+                   _field(sent_labels[i]), "_", "_"]
             stream.write("\t".join(row) + "\n")
         stream.write("\n")
         count += 1

@@ -141,6 +141,13 @@ SPECS.append(LearnerSpec(
     ("parse",), (param("margin"),), "arc-standard", 10, None, check=_greedy_depth,
     fixed={"depth": 0}, family="parser"))
 
+ZN = ("Zhang & Nivre (2011) rich non-local features; Zhang & Clark (2008) beam search; "
+      "Huang, Fayong & Guo (2012) max-violation perceptron")
+SPECS.append(LearnerSpec(
+    "beam", "labelled arc-standard parser: beam search, max-violation averaged perceptron", ZN,
+    ("parse",), (param("beam"), param("hash_bits", default=23)), "beam", 8, None,
+    family="parser"))
+
 # ---- the n-best reranker (Singh-Miller & Collins 2007) ---------------------------------------
 RERANK = "Singh-Miller & Collins (2007), Trigger-based language modeling using a loss-sensitive perceptron"
 SPECS.append(LearnerSpec(

@@ -162,6 +162,8 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("C", float, 1.0, "C of the max-margin objective (slack penalty / step cap).", positive=True),
     Param("tau", float, 1e-3, "KKT tolerance of the SMO solver.", low=0),
     Param("nr", int, 5, "Reprocess steps (PROCESSOLD + OPTIMIZE) per new example.", low=0),
+    Param("beam", int, 8, "Beam width of the labelled beam parser (1 = greedy).", low=1, high=256),
+    Param("hash_bits", int, 22, "Size of the hashed weight table: 2^hash_bits entries.", low=16, high=28),
     Param("order", int, 1, "Markov order K of the label history (greedy models).", low=1, high=10,
           elsewhere="{flag} applies to the greedy OLaRank learners ({takers}); --algo {algo} is "
                     "first order"),

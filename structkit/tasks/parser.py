@@ -24,6 +24,7 @@ DEPTH = Param("depth", int, 0, "Lookahead search depth D over arc-standard actio
               "(brute force: 3^(D+1) paths per decision).", low=0, high=6)
 HASH_BITS = Param("hash_bits", int, 22, "Feature table size: 2^hash_bits rows.", low=16, high=26)
 POS = Param("pos", str, "xpos", "Which POS column the features read.", choices=("xpos", "upos"))
+BEAM_GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph")
 
 
 @dataclass
@@ -31,23 +32,51 @@ class ParserConfig:
     """Everything that defines a parser training run; stored in the model header."""
 
     task: str = "parse"
-    algo: str = "lookahead"
-    epochs: int = 10
+    algo: str = "beam"
+    epochs: int | None = None  # None: the learner's default
     depth: int = 0
     margin: float = 0.0
     seed: int = 0
-    hash_bits: int = 22
-    pos: str = "xpos"          # which POS column: xpos (CoNLL-X POSTAG) or upos
+    hash_bits: int | None = None  # None: the learner's default (22 lookahead/greedy, 23 beam)
+    pos: str | None = None     # which POS column: xpos (CoNLL-X POSTAG) or upos; None: upos for
+    #                            beam, xpos for lookahead/greedy (the same on ptb-dep)
+    beam: int | None = None    # beam width of --algo beam (1 = greedy)
+    templates: list | tuple | None = None  # template groups of --algo beam (BEAM_GROUPS)
 
     def validate(self) -> None:
-        if self.algo not in ("lookahead", "greedy"):
-            raise UserError(f"--algo for parsing is lookahead (or greedy = depth 0), got {self.algo!r}")
+        if self.algo not in ("lookahead", "greedy", "beam"):
+            raise UserError(f"--algo for parsing is beam, lookahead (or greedy = depth 0), got {self.algo!r}")
         from structkit.learn import registry
 
         spec = registry.get(self.algo, "parse")
         if spec.check is not None:
             spec.check(self)
         self.depth = spec.fixed.get("depth", self.depth)
+        if self.epochs is None:
+            self.epochs = spec.epochs
+        if self.algo == "beam":
+            self.hash_bits = spec.param("hash_bits").default if self.hash_bits is None else self.hash_bits
+            self.beam = spec.param("beam").default if self.beam is None else self.beam
+            self.beam = registry.PARAMS["beam"].check(self.beam)
+            self.pos = "upos" if self.pos is None else self.pos
+            if self.templates is None:
+                self.templates = list(BEAM_GROUPS)
+            if isinstance(self.templates, str):
+                self.templates = [t.strip() for t in self.templates.split(",") if t.strip()]
+            bad = [t for t in self.templates if t not in BEAM_GROUPS]
+            if bad or not self.templates:
+                raise UserError(f"--templates for --algo beam is a comma-separated list of "
+                                f"{', '.join(BEAM_GROUPS)}; got {self.templates!r}")
+            self.templates = list(self.templates)
+            if self.depth:
+                raise UserError("--depth (lookahead inside the beam) is not implemented for --algo beam")
+        else:
+            if self.beam is not None:
+                raise UserError(f"--beam applies to --algo beam, not {self.algo}")
+            if self.templates is not None:
+                raise UserError(f"--templates applies to --algo beam among the parsers, not {self.algo}")
+            self.hash_bits = 22 if self.hash_bits is None else self.hash_bits
+            self.pos = "xpos" if self.pos is None else self.pos
 
         self.epochs = registry.EPOCHS.check(self.epochs)
         self.depth = DEPTH.check(self.depth)
@@ -132,8 +161,9 @@ class DependencyParser:
         return out
 
     def parse_batches(self, sentences: Iterable[DepSentence], path: str, depth: int | None = None,
-                      batch: int = 2048) -> Iterator[tuple[list[DepSentence], list[list[int]]]]:
-        """Parse sentences in batches (streamed); yields (sentences, predicted heads)."""
+                      batch: int = 2048) -> Iterator[tuple[list[DepSentence], list[list[int]], None]]:
+        """Parse sentences in batches (streamed); yields (sentences, predicted heads, None): the
+        unlabelled parser predicts no DEPREL (the labelled one yields label lists there)."""
         buf: list[DepSentence] = []
 
         def flush():
@@ -145,10 +175,10 @@ class DependencyParser:
         for s in sentences:
             buf.append(s)
             if len(buf) >= batch:
-                yield buf, flush()
+                yield buf, flush(), None
                 buf = []
         if buf:
-            yield buf, flush()
+            yield buf, flush(), None
 
     def save(self, path: str) -> None:
         rows, cols = np.nonzero(self.W)
@@ -159,10 +189,14 @@ class DependencyParser:
         save_model(path, header, arrays)
 
     @classmethod
-    def load(cls, path: str, command: str | None = None) -> "DependencyParser":
+    def load(cls, path: str, command: str | None = None):
         header, arrays = load_model(path, ("parse",), command)
         try:
             config = ParserConfig(**header["config"])
+            if header.get("kind") != "arc-standard":
+                from structkit.tasks.labelled import LabelledParser
+
+                return LabelledParser.from_arrays(config, header, arrays)
             words = Vocab([str(w) for w in arrays["words"]])
             tags = Vocab([str(t) for t in arrays["tags"]])
             if words.items[:2] != SPECIAL or tags.items[:2] != SPECIAL:
@@ -221,6 +255,10 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
 
     if t0 is None:
         t0 = time.perf_counter()
+    if config.algo == "beam":
+        from structkit.tasks.labelled import train_labelled
+
+        return train_labelled(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
     wv, tv = Vocab(), Vocab()
     train = encode(sentences, wv, tv, config.pos, grow=True)
     n_sent = len(train.offsets) - 1

@@ -1,0 +1,259 @@
+"""The labelled arc-standard parser with beam search (``--algo beam``): encoding, the labelled
+static oracle, training with the max-violation perceptron, parsing, model files. Kernels in
+:mod:`structkit.search.beam`.
+
+Non-projective training trees are made projective by the pseudo-projective transform of Nivre
+& Nilsson (2005, ``structkit.learn.projective``, the Head scheme): ``PROJECTIVIZE`` lifts every
+training tree's non-projective arcs and encodes each lift in its label, and ``DEPROJECTIVIZE``
+undoes the lifts on every parse, so no training tree is skipped for being non-projective and a
+parse can hold non-projective arcs. The label set is whatever labels the transformed training
+trees carry. (A tree with several roots, possible in CoNLL-X, is still skipped and counted.)
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from structkit.errors import UserError
+from structkit.io.conllx import DepSentence
+from structkit.model import load_model, save_model
+
+PSEUDO_PROJECTIVE_SCHEME = "head"
+
+
+def _projectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list[str]]:
+    from structkit.learn.projective import projectivize
+
+    try:
+        h, d, _lifts = projectivize(heads, deprels, PSEUDO_PROJECTIVE_SCHEME)
+    except ValueError:  # not a single tree (e.g. several roots): the oracle skips and counts it
+        return heads, deprels
+    return h, d
+
+
+def _deprojectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list[str]]:
+    from structkit.learn.projective import deprojectivize
+
+    return deprojectivize(heads, deprels, PSEUDO_PROJECTIVE_SCHEME)
+
+
+# The pseudo-projective transforms: (heads, deprels) -> (heads, deprels).
+PROJECTIVIZE: Callable | None = _projectivize
+DEPROJECTIVIZE: Callable | None = _deprojectivize
+
+
+def label_oracle(heads: list[int], labels: list[int], L: int) -> list[int] | None:
+    """The static arc-standard oracle's 2n - 1 labelled actions for a tree (heads 1-based,
+    0 = root; labels as ids 1..L), or None when it cannot build the tree (non-projective or
+    not single-rooted). SHIFT = 0, LEFT(l) = l, RIGHT(l) = L + l."""
+    n = len(heads)
+    if sum(1 for h in heads if h == 0) != 1:
+        return None
+    pending = [0] * (n + 1)
+    for h in heads:
+        if h > 0:
+            pending[h] += 1
+    stack: list[int] = []
+    b = 1
+    acts: list[int] = []
+    while not (b > n and len(stack) == 1):
+        if len(stack) >= 2:
+            s0, s1 = stack[-1], stack[-2]
+            if heads[s1 - 1] == s0 and pending[s1] == 0:
+                acts.append(labels[s1 - 1])
+                pending[s0] -= 1
+                del stack[-2]
+                continue
+            if heads[s0 - 1] == s1 and pending[s0] == 0:
+                acts.append(L + labels[s0 - 1])
+                pending[s1] -= 1
+                stack.pop()
+                continue
+        if b > n:
+            return None
+        stack.append(b)
+        b += 1
+        acts.append(0)
+    return acts
+
+
+class LabelledParser:
+    """A trained labelled parser: vocabularies (words, tags, lemmas, feats), labels, hashed
+    weights W[2^bits + 2L + 1] (float32) and its config."""
+
+    kind = "labelled-arc-standard-beam"
+
+    def __init__(self, config, vocabs: dict, labels: list[str], W: np.ndarray, info: dict | None = None):
+        self.config = config
+        self.vocabs = vocabs
+        self.labels = labels            # label id i + 1 is labels[i]
+        self.W = W
+        self.info = info or {}
+
+    @property
+    def mask(self) -> int:
+        return (1 << self.config.hash_bits) - 1
+
+    @property
+    def groups(self) -> int:
+        from structkit.search.beam import group_mask
+
+        return group_mask(self.config.templates)
+
+    @property
+    def root_label(self) -> int:
+        return self.labels.index("root") + 1 if "root" in self.labels else 0
+
+    def encode(self, sentences: list[DepSentence], grow: bool = False):
+        from structkit.tasks.parser import pos_column
+
+        wv, tv, mv, fv = (self.vocabs[k] for k in ("words", "tags", "lemmas", "feats"))
+        cols: dict[str, list[int]] = {"w": [], "t": [], "m": [], "f": []}
+        for s in sentences:
+            for key, v, items in (("w", wv, s.words), ("t", tv, pos_column(s, self.config.pos)),
+                                  ("m", mv, [x.lower() for x in s.lemmas]), ("f", fv, s.feats)):
+                cols[key].extend(v.add(x) for x in items) if grow else cols[key].extend(v.ids(items))
+        offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
+        np.cumsum([len(s) for s in sentences], out=offsets[1:])
+        return offsets, *(np.array(cols[k], dtype=np.int64) for k in "wtmf")
+
+    def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None):
+        from structkit.search.beam import beam_parse_corpus
+
+        offsets, words, tags, lemmas, morph = enc
+        heads = np.zeros(int(offsets[-1]), dtype=np.int64)
+        labels = np.zeros(int(offsets[-1]), dtype=np.int64)
+        beam_parse_corpus(offsets, words, tags, lemmas, morph, self.W if W is None else W, self.mask,
+                          len(self.labels), self.groups, beam or self.config.beam, self.root_label,
+                          heads, labels)
+        return heads, labels
+
+    def _decode(self, sentences, enc, heads, labels):
+        o = enc[0]
+        H, D = [], []
+        for i in range(len(sentences)):
+            h = heads[o[i]:o[i + 1]].tolist()
+            d = [self.labels[x - 1] if x > 0 else "_" for x in labels[o[i]:o[i + 1]]]
+            if DEPROJECTIVIZE is not None:
+                h, d = DEPROJECTIVIZE(h, d)
+            H.append(h)
+            D.append(d)
+        return H, D
+
+    def parse_sentences(self, sentences: list[DepSentence], beam: int | None = None, W=None):
+        enc = self.encode(sentences)
+        heads, labels = self.parse_encoded(enc, beam, W)
+        return self._decode(sentences, enc, heads, labels)
+
+    def parse_batches(self, sentences: Iterable[DepSentence], path: str, depth: int | None = None,
+                      batch: int = 2048, beam: int | None = None
+                      ) -> Iterator[tuple[list[DepSentence], list[list[int]], list[list[str]]]]:
+        """Parse in batches (streamed); yields (sentences, predicted heads, predicted deprels)."""
+        buf: list[DepSentence] = []
+        for s in sentences:
+            buf.append(s)
+            if len(buf) >= batch:
+                yield (buf, *self.parse_sentences(buf, beam))
+                buf = []
+        if buf:
+            yield (buf, *self.parse_sentences(buf, beam))
+
+    def save(self, path: str) -> None:
+        nz = np.flatnonzero(self.W)
+        arrays = {"W_index": nz.astype(np.int32 if self.config.hash_bits <= 31 else np.int64),
+                  "W_vals": self.W[nz].astype(np.float32), "labels": np.array(self.labels, dtype=str)}
+        for k, v in self.vocabs.items():
+            arrays["vocab_" + k] = np.array(v.items, dtype=str)
+        header = {"task": "parse", "kind": self.kind, "config": asdict(self.config), "info": self.info}
+        save_model(path, header, arrays)
+
+    @classmethod
+    def from_arrays(cls, config, header, arrays) -> "LabelledParser":
+        from structkit.tasks.parser import Vocab
+
+        vocabs = {k: Vocab([str(w) for w in arrays["vocab_" + k]]) for k in ("words", "tags", "lemmas", "feats")}
+        W = np.zeros((1 << config.hash_bits) + 2 * len(arrays["labels"]) + 1, dtype=np.float32)
+        W[arrays["W_index"].astype(np.int64)] = arrays["W_vals"]
+        return cls(config, vocabs, [str(x) for x in arrays["labels"]], W, header.get("info", {}))
+
+
+def label_scores(sentences: list[DepSentence], heads: list[list[int]], deprels: list[list[str]]) -> dict:
+    """UAS and LAS over all words (CoNLL 2018): LAS on the full label and on its universal
+    part (before ':'), the CoNLL 2018 LAS."""
+    n = ua = la = lu = 0
+    for s, h, d in zip(sentences, heads, deprels):
+        for gh, gd, ph, pd in zip(s.heads, s.deprels, h, d):
+            n += 1
+            if gh == ph:
+                ua += 1
+                la += gd == pd
+                lu += gd.split(":")[0] == pd.split(":")[0]
+    n = max(n, 1)
+    return {"uas": 100.0 * ua / n, "las": 100.0 * lu / n, "las_full": 100.0 * la / n, "words": n}
+
+
+def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
+                   t0) -> LabelledParser:
+    from structkit.search.beam import beam_epoch
+    from structkit.tasks.parser import Vocab
+
+    trees = [(list(s.heads), list(s.deprels)) for s in sentences]
+    if PROJECTIVIZE is not None:
+        trees = [PROJECTIVIZE(h, d) for h, d in trees]
+    labels = sorted({x for _, d in trees for x in d})
+    lid = {x: i + 1 for i, x in enumerate(labels)}
+    L = len(labels)
+    parser = LabelledParser(config, {k: Vocab() for k in ("words", "tags", "lemmas", "feats")}, labels,
+                            np.zeros(1, dtype=np.float32))
+    enc = parser.encode(sentences, grow=True)
+    offsets = enc[0]
+    n_sent = len(sentences)
+    gold = np.zeros(max(2 * int(offsets[-1]), 1), dtype=np.int64)
+    trainable = np.zeros(n_sent, dtype=np.bool_)
+    for i, (h, d) in enumerate(trees):
+        acts = label_oracle(h, [lid[x] for x in d], L)
+        if acts is not None:
+            g0 = 2 * int(offsets[i]) - i
+            gold[g0:g0 + len(acts)] = acts
+            trainable[i] = True
+    skipped = int(n_sent - trainable.sum())
+    if trainable.sum() == 0:
+        raise UserError("no training tree can be built by the arc-standard oracle "
+                        "(all non-projective or with several roots)", train_name)
+    dev_sents = (dev() if callable(dev) else dev) if dev is not None else None
+    W = np.zeros((1 << config.hash_bits) + 2 * L + 1, dtype=np.float32)
+    U = np.zeros_like(W)
+    c = 1.0
+    rng = np.random.default_rng(config.seed)
+    groups = parser.groups
+    avg = None
+    for epoch in range(1, config.epochs + 1):
+        te = time.perf_counter()
+        order = rng.permutation(n_sent)
+        c, updates = beam_epoch(*enc, gold, order, trainable, W, U, parser.mask, L, groups,
+                                config.beam, c)
+        stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
+                 "train_updates": int(updates), "train_mistakes": int(updates),
+                 "train_accuracy": 100.0 * (1 - updates / max(int(trainable.sum()), 1))}
+        if dev_sents is not None:
+            if avg is None:
+                avg = np.empty_like(W)
+            np.divide(U, np.float32(c), out=avg)   # in place: one extra table, no temporaries
+            np.subtract(W, avg, out=avg)
+            H, D = parser.parse_sentences(dev_sents, W=avg)
+            stats["dev"] = label_scores(dev_sents, H, D)
+        if on_epoch is not None:
+            on_epoch(epoch, stats)
+    del avg
+    U /= np.float32(c)
+    W -= U
+    del U
+    parser.W = W
+    parser.info = {"train_file": train_name, "train_sha256": train_sha256,
+                   "train_sentences": n_sent, "skipped_unbuildable": skipped,
+                   "train_tokens": int(offsets[-1]), "labels": L,
+                   "train_seconds": round(time.perf_counter() - t0, 3)}
+    return parser

@@ -1,0 +1,331 @@
+"""The labelled beam parser's kernels (structkit.search.beam) against plain-Python references:
+the transition system, the labelled oracle, beam search (a wide beam is exhaustive search, a
+beam of 1 is greedy search) and the max-violation update."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from structkit.search import beam as bm
+from structkit.tasks.labelled import label_oracle
+
+BITS = 12
+MASK = (1 << BITS) - 1
+ALL = bm.group_mask(bm.GROUPS)
+
+
+# ---- plain-Python references -----------------------------------------------------------------
+class RefState:
+    def __init__(self, n):
+        self.n = n
+        self.stack: list[int] = []
+        self.b = 1
+        self.heads = [-1] * (n + 2)
+        self.labels = [0] * (n + 2)
+        self.children: list[list[int]] = [[] for _ in range(n + 2)]
+
+    def copy(self):
+        c = RefState(self.n)
+        c.stack, c.b, c.heads, c.labels = list(self.stack), self.b, list(self.heads), list(self.labels)
+        c.children = [list(x) for x in self.children]
+        return c
+
+    def legal(self, a):
+        return self.b <= self.n if a == 0 else len(self.stack) >= 2
+
+    def final(self):
+        return self.b > self.n and len(self.stack) == 1
+
+    def apply(self, a, L):
+        if a == 0:
+            self.stack.append(self.b)
+            self.b += 1
+            return
+        s0, s1 = self.stack[-1], self.stack[-2]
+        if a <= L:
+            self.heads[s1], self.labels[s1] = s0, a
+            self.children[s0].append(s1)
+            del self.stack[-2]
+        else:
+            self.heads[s0], self.labels[s0] = s1, a - L
+            self.children[s1].append(s0)
+            self.stack.pop()
+
+    def rows(self):
+        """The kernel's state rows, computed from scratch."""
+        S = np.zeros((bm.N_ROWS, self.n + 2), dtype=np.int64)
+        S[bm.HD, :] = -1
+        for i, t in enumerate(self.stack):
+            S[bm.ST, i] = t
+        for t in range(1, self.n + 1):
+            S[bm.HD, t] = self.heads[t]
+            S[bm.LB, t] = self.labels[t]
+            left = sorted(c for c in self.children[t] if c < t)
+            right = sorted((c for c in self.children[t] if c > t), reverse=True)
+            S[bm.LC1, t] = left[0] if left else 0
+            S[bm.LC2, t] = left[1] if len(left) > 1 else 0
+            S[bm.RC1, t] = right[0] if right else 0
+            S[bm.RC2, t] = right[1] if len(right) > 1 else 0
+            S[bm.NL, t], S[bm.NR, t] = len(left), len(right)
+            S[bm.SL, t] = sum({1 << (self.labels[c] & 63) for c in left})
+            S[bm.SR, t] = sum({1 << (self.labels[c] & 63) for c in right})
+        return S
+
+
+def phi(ref: RefState, sent, groups=ALL):
+    words, tags, lemmas, morph = sent
+    out = np.zeros(bm.MAX_FEATS, dtype=np.int64)
+    k = bm.extract(ref.rows(), len(ref.stack), ref.b, ref.n, words, tags, lemmas, morph, 0, groups, out)
+    return [int(f) & MASK for f in out[:k]]
+
+
+def step_score(ref, a, sent, W):
+    return sum(float(W[f + a]) for f in phi(ref, sent))
+
+
+def ref_beam(sent, n, W, L, B, gold=None):
+    """Beam search as the kernel documents it: candidates in (item, action) order, the B best
+    kept by a stable sort; with gold, the max-violation step (last of ties) and its top path."""
+    beam = [(0.0, RefState(n), [], True)]
+    g = RefState(n)
+    gscore = 0.0
+    tmax, vmax, top_path = -1, -np.inf, None
+    for t in range(2 * n - 1):
+        cands = []
+        for score, st, path, isg in beam:
+            for a in range(2 * L + 1):
+                if st.legal(a):
+                    cands.append((score + step_score(st, a, sent, W), st, path, isg, a))
+        cands.sort(key=lambda c: -c[0])
+        beam = []
+        for v, st, path, isg, a in cands[:B]:
+            s2 = st.copy()
+            s2.apply(a, L)
+            beam.append((v, s2, path + [a], isg and gold is not None and a == gold[t]))
+        if gold is not None:
+            gscore += step_score(g, gold[t], sent, W)
+            g.apply(gold[t], L)
+            if not beam[0][3] and beam[0][0] - gscore >= vmax:
+                vmax, tmax, top_path = beam[0][0] - gscore, t, beam[0][2]
+    return beam, tmax, top_path
+
+
+def exhaustive(sent, n, W, L):
+    best = (-np.inf, None)
+
+    def go(st, score):
+        nonlocal best
+        if st.final():
+            if score > best[0]:
+                best = (score, st)
+            return
+        for a in range(2 * L + 1):
+            if st.legal(a):
+                s2 = st.copy()
+                v = score + step_score(st, a, sent, W)
+                s2.apply(a, L)
+                go(s2, v)
+
+    go(RefState(n), 0.0)
+    return best
+
+
+def random_sentence(rng, n, vocab=6):
+    return tuple(rng.integers(2, vocab, size=n).astype(np.int64) for _ in range(4))
+
+
+def random_tree(rng, n, projective=True):
+    """A random single-rooted tree; projective by recursive splitting of spans."""
+    heads = [0] * n
+    if not projective:
+        order = rng.permutation(n) + 1
+        for i, t in enumerate(order[1:], 1):
+            heads[t - 1] = int(order[rng.integers(0, i)])
+        return heads
+
+    def span(lo, hi, head):  # tokens lo..hi (inclusive) hang from head
+        if lo > hi:
+            return
+        r = int(rng.integers(lo, hi + 1))
+        heads[r - 1] = head
+        span(lo, r - 1, r)
+        span(r + 1, hi, r)
+
+    span(1, n, 0)
+    return heads
+
+
+def parse_one(sent, n, W, L, B):
+    offsets = np.array([0, n], dtype=np.int64)
+    heads = np.zeros(n, dtype=np.int64)
+    labels = np.zeros(n, dtype=np.int64)
+    bm.beam_parse_corpus(offsets, *sent, W, MASK, L, ALL, B, 1, heads, labels)
+    return heads.tolist(), labels.tolist()
+
+
+# ---- tests -----------------------------------------------------------------------------------
+def test_apply_matches_reference_on_random_action_sequences():
+    rng = np.random.default_rng(0)
+    L = 3
+    for _ in range(30):
+        n = int(rng.integers(1, 8))
+        ref = RefState(n)
+        S = np.zeros((bm.N_ROWS, n + 2), dtype=np.int64)
+        bm.reset(S, n)
+        sp, b = 0, 1
+        while not ref.final():
+            a = int(rng.choice([a for a in range(2 * L + 1) if ref.legal(a)]))
+            assert bm.legal(a, sp, b, n)
+            ref.apply(a, L)
+            sp, b = bm.apply(S, sp, b, a, L)
+            assert (sp, b) == (len(ref.stack), ref.b)
+            np.testing.assert_array_equal(S[1:, 1:n + 1], ref.rows()[1:, 1:n + 1])  # the stack beyond sp is stale
+            np.testing.assert_array_equal(S[bm.ST, :sp], ref.rows()[bm.ST, :sp])
+
+
+def test_labelled_oracle_rebuilds_projective_trees_and_refuses_others():
+    rng = np.random.default_rng(1)
+    L = 4
+    refused = 0
+    for trial in range(60):
+        n = int(rng.integers(1, 10))
+        heads = random_tree(rng, n, projective=trial % 2 == 0)
+        labels = [int(x) for x in rng.integers(1, L + 1, size=n)]
+        acts = label_oracle(heads, labels, L)
+        from structkit.io.conllx import is_projective
+        if not is_projective(heads):
+            assert acts is None
+            refused += 1
+            continue
+        assert acts is not None and len(acts) == 2 * n - 1
+        S = np.zeros((bm.N_ROWS, n + 2), dtype=np.int64)
+        bm.reset(S, n)
+        sp, b = 0, 1
+        for a in acts:
+            assert bm.legal(a, sp, b, n)
+            sp, b = bm.apply(S, sp, b, a, L)
+        assert bm.is_final(sp, b, n)
+        root = S[bm.ST, 0]
+        assert heads[root - 1] == 0
+        got = [int(S[bm.HD, i]) if i != root else 0 for i in range(1, n + 1)]
+        assert got == heads
+        assert [int(S[bm.LB, i]) for i in range(1, n + 1) if i != root] == \
+               [labels[i - 1] for i in range(1, n + 1) if i != root]
+    assert refused > 0
+    assert label_oracle([0, 0], [1, 1], 2) is None  # two roots
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_wide_beam_is_exhaustive_search(seed):
+    rng = np.random.default_rng(seed)
+    L = 2
+    W = rng.normal(size=MASK + 1 + 2 * L + 1).astype(np.float32)
+    for n in (1, 2, 3, 4):
+        sent = random_sentence(rng, n)
+        score, best = exhaustive(sent, n, W, L)
+        heads, labels = parse_one(sent, n, W, L, 500)
+        want_heads = [best.heads[i] if best.heads[i] > 0 else 0 for i in range(1, n + 1)]
+        root = best.stack[0]
+        want_labels = [best.labels[i] if i != root else 1 for i in range(1, n + 1)]
+        assert heads == want_heads
+        assert labels == want_labels
+
+
+def test_narrow_beams_match_the_reference_beam():
+    rng = np.random.default_rng(5)
+    L = 3
+    W = rng.normal(size=MASK + 1 + 2 * L + 1).astype(np.float32)
+    for B in (1, 2, 4):
+        for n in (3, 6):
+            sent = random_sentence(rng, n)
+            beam, _, _ = ref_beam(sent, n, W, L, B)
+            top = beam[0][1]
+            heads, labels = parse_one(sent, n, W, L, B)
+            assert heads == [top.heads[i] if top.heads[i] > 0 else 0 for i in range(1, n + 1)]
+
+
+def test_max_violation_update_is_gold_minus_top_prefix_features():
+    rng = np.random.default_rng(7)
+    L = 2
+    checked = 0
+    for trial in range(20):
+        n = int(rng.integers(3, 7))
+        heads = random_tree(rng, n)
+        labels = [int(x) for x in rng.integers(1, L + 1, size=n)]
+        gold = label_oracle(heads, labels, L)
+        sent = random_sentence(rng, n)
+        W0 = rng.normal(size=MASK + 1 + 2 * L + 1).astype(np.float32)
+        B = 2
+        _, tmax, top_path = ref_beam(sent, n, W0, L, B, gold)
+        W = W0.copy()
+        U = np.zeros_like(W)
+        offsets = np.array([0, n], dtype=np.int64)
+        c, updates = bm.beam_epoch(offsets, *sent, np.array(gold, dtype=np.int64), np.array([0]),
+                                   np.array([True]), W, U, MASK, L, ALL, B, 3.0)
+        assert c == 4.0
+        want = np.zeros(len(W), dtype=np.float64)
+        if tmax >= 0:
+            for acts, sign in ((gold, 1.0), (top_path, -1.0)):
+                st = RefState(n)
+                for a in acts[:tmax + 1]:
+                    for f in phi(st, sent):
+                        want[f + a] += sign
+                    st.apply(a, L)
+            checked += 1
+        assert updates == (tmax >= 0)
+        np.testing.assert_allclose(W.astype(np.float64) - W0, want, atol=1e-4)
+        np.testing.assert_allclose(U, 3.0 * want, atol=1e-3)
+    assert checked > 5
+
+
+def test_template_groups_switch_features_off():
+    rng = np.random.default_rng(3)
+    sent = random_sentence(rng, 5)
+    st = RefState(5)
+    for a in (0, 0, 0, 1, 0):
+        st.apply(a, 2)
+    counts = {}
+    for g in bm.GROUPS:
+        counts[g] = len(phi(st, sent, bm.group_mask([g])))
+        assert counts[g] > 0
+    assert len(phi(st, sent, ALL)) == sum(counts.values()) <= bm.MAX_FEATS
+    with pytest.raises(ValueError):
+        bm.group_mask(["nope"])
+
+
+def test_cli_beam_train_parse_writes_labels_and_model_round_trips(tmp_path):
+    """The default parse learner on a small CoNLL-U slice: the model file keeps the labels,
+    `structkit parse` writes predicted DEPREL values from the training label set, and a
+    reloaded model parses as the trained one."""
+    import os
+
+    from click.testing import CliRunner
+
+    from structkit.cli import cli
+    from structkit.io.conllx import read_conllx
+    from structkit.tasks.parser import DependencyParser
+
+    src = os.path.join(os.environ.get("STRUCTKIT_DATA", "data"), "ud-english-partut", "en_partut-ud-dev.conllu")
+    if not os.path.exists(src):
+        pytest.skip("ud-english-partut not available")
+    sents = list(read_conllx(src))[:60]
+    from structkit.io.conllx import write_conllx
+    small = tmp_path / "small.conllu"
+    with open(small, "w") as f:
+        write_conllx(sents, f)
+    m, out = tmp_path / "m.npz", tmp_path / "out.conllu"
+    r = CliRunner().invoke(cli, ["train", "--task", "parse", "--train", str(small), "--model", str(m),
+                                 "--epochs", "2", "--beam", "2", "--hash-bits", "18", "-q"])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["parse", "--model", str(m), str(small), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    parser = DependencyParser.load(str(m))
+    assert parser.config.algo == "beam" and parser.config.beam == 2
+    labels = set(parser.labels)
+    pred = list(read_conllx(str(out)))
+    assert all(d in labels for s in pred for d in s.deprels)
+    assert sum(s.deprels.count("root") for s in pred) == len(pred)
+    H, D = parser.parse_sentences(sents)
+    assert [s.heads for s in pred] == H and [s.deprels for s in pred] == D
