@@ -565,14 +565,15 @@ class NotImplementedYet(Exception):
         super().__init__(f"{what} is not implemented yet")
 
 
-@cli.command(short_help="Parse CoNLL-X/CoNLL-U (or `word POS`) files into CoNLL-X with predicted heads.")
+@cli.command(short_help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: heads and labels.")
 @click.option("--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
 @click.argument("files", nargs=-1)
 @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
-@click.option("--depth", type=int, help="Lookahead depth (default: the depth trained with).")
+@click.option("--depth", type=int, help="Lookahead depth of a lookahead parser (default: the depth trained with).")
+@click.option("--beam", type=int, help="Beam width of a beam parser (default: the width trained with).")
 @click.option("--tagger", "tagger_path", type=str,
               help="POS-tag the words first with this tagger model (`structkit train --task pos`).")
-def parse(model_path, files, output, depth, tagger_path) -> None:
+def parse(model_path, files, output, depth, beam, tagger_path) -> None:
     """Parse CoNLL-X or CoNLL-U files (or `word POS` columns): CoNLL-U comes back as CoNLL-U
     with HEAD and DEPREL predicted and every other line and column as read; other input as
     CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's."""
@@ -582,10 +583,23 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
     from structkit.io.files import atomic_output
     from structkit.tasks.parser import DependencyParser
 
+    from structkit.tasks.labelled import LabelledParser
+
     parser = DependencyParser.load(model_path, command="parse")
+    labelled = isinstance(parser, LabelledParser)
     if depth is not None:
+        if labelled:
+            raise UserError("--depth applies to lookahead parsers (--algo lookahead); lookahead inside "
+                            "a beam is not implemented", model_path)
         from structkit.tasks.parser import DEPTH
         DEPTH.check(depth)
+    if beam is not None:
+        if not labelled:
+            raise UserError("--beam applies to beam parsers (--algo beam, the default)", model_path)
+        from structkit.learn.registry import PARAMS
+        beam = PARAMS["beam"].check(beam)
+        depth = None
+    kw = {"beam": beam} if labelled else {}
     tagger = None
     if tagger_path:
         from structkit.tasks.sequence import SequenceTagger
@@ -594,18 +608,18 @@ def parse(model_path, files, output, depth, tagger_path) -> None:
     with atomic_output(output) as out:
         for path in paths:
             if is_conllu_file(path, by_rows=False):  # CoNLL-X (no UD comments) stays CoNLL-X
-                _parse_conllu(parser, tagger, path, depth, out)
+                _parse_conllu(parser, tagger, path, depth, out, **kw)
                 continue
             sents = read_conllx(path)
             if tagger is not None:
                 sents = _pos_tagged(tagger, sents, path)
-            for batch, heads, deprels in parser.parse_batches(sents, path, depth):
+            for batch, heads, deprels in parser.parse_batches(sents, path, depth, **kw):
                 if deprels is None:  # an unlabelled parse: the input's DEPREL would pass for a prediction
                     deprels = [["_"] * len(s) for s in batch]
                 write_conllx(batch, out, heads=heads, deprels=deprels)
 
 
-def _parse_conllu(parser, tagger, path: str, depth, out, batch: int = 2048) -> None:
+def _parse_conllu(parser, tagger, path: str, depth, out, batch: int = 2048, **kw) -> None:
     """Parse a CoNLL-U file and write it back with only HEAD and DEPREL changed (and, with a
     tagger, UPOS and XPOS): comments, ranges, empty nodes and MISC pass through."""
     import itertools
@@ -622,7 +636,7 @@ def _parse_conllu(parser, tagger, path: str, depth, out, batch: int = 2048) -> N
                     cols = raw.lines[i].split("\t")
                     cols[3], cols[4] = v.upos[k], v.xpos[k]
                     raw.lines[i] = "\t".join(cols)
-        for _, heads, deprels in parser.parse_batches(views, path, depth, batch=batch):
+        for _, heads, deprels in parser.parse_batches(views, path, depth, batch=batch, **kw):
             write_parsed(chunk, heads, deprels, out)
 
 

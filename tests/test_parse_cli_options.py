@@ -1,0 +1,34 @@
+"""`structkit parse` options for the two parser kinds: --beam for beam parsers (the default),
+--depth for lookahead parsers; each refuses the other's option in one line."""
+from __future__ import annotations
+
+from clitools import assert_one_line_error
+from conftest import ROOT
+
+SAMPLE = ROOT / "data" / "sample" / "ud"
+
+
+def test_beam_and_depth_options(sk, tmp_path):
+    beam, look = tmp_path / "beam.model", tmp_path / "look.model"
+    assert sk("train", "--task", "parse", "--train", SAMPLE / "train.conllu", "--model", beam,
+              "--epochs", "1", "-q").code == 0
+    assert sk("train", "--task", "parse", "--algo", "lookahead", "--train", SAMPLE / "train.conllu",
+              "--model", look, "--epochs", "1", "-q").code == 0
+    out1, out2 = tmp_path / "b1.conllu", tmp_path / "b4.conllu"
+    assert sk("parse", "--model", beam, "--beam", "1", SAMPLE / "test.conllu", "-o", out1).code == 0
+    assert sk("parse", "--model", beam, "--beam", "4", SAMPLE / "test.conllu", "-o", out2).code == 0
+    for out in (out1, out2):  # labelled: every word gets a DEPREL, not '_'
+        rows = [ln.split("\t") for ln in out.read_text().splitlines() if ln and ln[0].isdigit()]
+        words = [r for r in rows if "-" not in r[0] and "." not in r[0]]
+        assert words and all(r[7] != "_" for r in words)
+    assert_one_line_error(sk("parse", "--model", beam, "--depth", "1", SAMPLE / "test.conllu"),
+                          "--depth applies to lookahead parsers")
+    assert_one_line_error(sk("parse", "--model", look, "--beam", "4", SAMPLE / "test.conllu"),
+                          "--beam applies to beam parsers")
+    assert_one_line_error(sk("parse", "--model", beam, "--beam", "0", SAMPLE / "test.conllu"),
+                          "--beam must be an integer from 1 to 256")
+    # The lookahead parser is unlabelled: its output's DEPREL is '_', not the input's.
+    out3 = tmp_path / "l.conllu"
+    assert sk("parse", "--model", look, SAMPLE / "test.conllu", "-o", out3).code == 0
+    rows = [ln.split("\t") for ln in out3.read_text().splitlines() if ln and ln[0].isdigit()]
+    assert all(r[7] == "_" for r in rows if "-" not in r[0] and "." not in r[0])
