@@ -54,10 +54,12 @@ lookahead:
 	$(BIN)/pip install --quiet -e '.[experiments]'
 	$(BIN)/python scripts/lookahead_experiments.py $(LOOKAHEAD_CONFIGS)
 
-# Tsuruoka et al. (2011) Table 4 on our data: results/parse.md and parse.png.
+# Tsuruoka et al. (2011) Table 4 on our data: results/parse.md and parse.png; then the labelled
+# beam parser on UD English ParTUT at beams 8 (default), 1 and 32: results/ud-parse.md (about 5 min).
 parse:
 	$(BIN)/pip install --quiet -e '.[experiments]'
 	$(BIN)/python scripts/parse_experiments.py configs/grids/parse-ptb-dep.toml
+	$(BIN)/python scripts/ud_parse_experiments.py --beams default,1,32
 
 # Mancev & Todorovic Table 1 on our data: results/kbest.md and kbest.png (about 75 min).
 kbest:
