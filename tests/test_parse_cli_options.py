@@ -32,3 +32,14 @@ def test_beam_and_depth_options(sk, tmp_path):
     assert sk("parse", "--model", look, SAMPLE / "test.conllu", "-o", out3).code == 0
     rows = [ln.split("\t") for ln in out3.read_text().splitlines() if ln and ln[0].isdigit()]
     assert all(r[7] == "_" for r in rows if "-" not in r[0] and "." not in r[0])
+
+
+def test_two_roots_in_a_ud_training_tree(sk, tmp_path):
+    """UD requires one root per tree: a CoNLL-U training tree with two is one file:line error."""
+    bad = tmp_path / "two.conllu"
+    bad.write_text("# sent_id = 1\n# text = a b\n1\ta\ta\tX\t_\t_\t0\troot\t_\t_\n"
+                   "2\tb\tb\tX\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    m = tmp_path / "m.model"
+    assert_one_line_error(sk("train", "--task", "parse", "--train", bad, "--model", m),
+                          f"{bad}:3:", "not a UD tree: 2 tokens have head 0 (the root); expected exactly 1")
+    assert not m.exists()

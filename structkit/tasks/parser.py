@@ -209,11 +209,20 @@ class DependencyParser:
 
 
 def read_treebank(path: str, digest=None) -> list[DepSentence]:
-    """All sentences of a CoNLL-X/CoNLL-U file with heads (training or development data)."""
+    """All sentences of a CoNLL-X/CoNLL-U file with heads (training or development data). A
+    CoNLL-U tree must have exactly one root, as the UD guidelines require (CoNLL-X allows
+    several; the arc-standard oracle skips and counts those)."""
+    from structkit.io.conllu import is_conllu_file
+    from structkit.io.conllx import check_tree
+
     sents = list(read_conllx(path))
+    single_root = path != "-" and is_conllu_file(path, by_rows=False)
     for s in sents:
         if s.heads is None:
             raise UserError("no HEAD column: training and development data need gold trees",
+                            display_name(path), s.first_line)
+        if single_root and sum(1 for h in s.heads if h == 0) != 1:
+            raise UserError(f"not a UD tree: {check_tree(s.heads, single_root=True)}",
                             display_name(path), s.first_line)
     if digest is not None:
         with open(path, "rb") as f:
