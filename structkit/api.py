@@ -522,23 +522,29 @@ class Parser(_Estimator):
         return _dep_sentences(X, None, "X"), "X"
 
     def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
-                depth: int | None = None) -> list[list[int]]:
-        """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X``;
-        ``depth`` overrides the lookahead depth trained with (0 to 6)."""
+                depth: int | None = None, labels: bool = False) -> list:
+        """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X``; with
+        ``labels=True`` one (heads, DEPRELs) pair per sentence (DEPREL '_' from an unlabelled
+        lookahead parser). ``depth`` overrides the lookahead depth trained with (0 to 6)."""
         model = self._fitted()
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
                                   or not 0 <= depth <= 6):
             raise UserError(f"depth must be an integer from 0 to 6, got {depth!r}")
         sents, name = self._input(X)
         out: list[list[int]] = []
-        for _, heads, _labels in model.parse_batches(sents, name, depth):
-            out.extend(heads)
+        for _, heads, rels in model.parse_batches(sents, name, depth):
+            if labels:
+                rels = rels if rels is not None else [["_"] * len(h) for h in heads]
+                out.extend(zip(heads, rels))
+            else:
+                out.extend(heads)
         return out
 
     def score(self, X: PathLike | Sequence[Sequence[Token]],
               heads: Sequence[Sequence[int]] | None = None) -> dict:
         """Parse and score against gold heads (a treebank file, or ``heads``): the dict of
-        ``structkit eval --task parse --json`` (UAS without/with punctuation, root, complete match)."""
+        ``structkit eval --task parse --json`` (UAS and LAS under both conventions, root,
+        complete match, the per-label table)."""
         from structkit.eval.attachment import AttachmentCounter, scoring_tags
         from structkit.io.conllx import read_conllx
 
@@ -557,10 +563,12 @@ class Parser(_Estimator):
                 raise UserError("score: heads (gold head lists) are required with lists")
             gold, name = _dep_sentences(X, heads, "score"), "X"
         counter = AttachmentCounter()
-        for batch, pred, _labels in model.parse_batches(gold, name):
-            for s, p in zip(batch, pred):
-                counter.add(s.heads, p, scoring_tags(s.xpos, s.upos))
-        return {"task": "parse", **counter.score()}
+        for batch, pred, labels in model.parse_batches(gold, name):
+            for i, (s, p) in enumerate(zip(batch, pred)):
+                # an unlabelled parser predicts DEPREL '_', as its written output says
+                counter.add(s.heads, p, scoring_tags(s.xpos, s.upos), upos=s.upos, gold_deprels=s.deprels,
+                            pred_deprels=["_"] * len(p) if labels is None else labels[i])
+        return {"task": "parse", **counter.score(full=True)}
 
     @classmethod
     def load(cls, path: PathLike) -> Parser:

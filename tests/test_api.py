@@ -172,11 +172,26 @@ def test_parser_matches_the_command_line(sk, tmp_path):
     assert parser.predict(PARSE_TRAIN) == cli_heads
     r = sk("eval", "--task", "parse", PARSE_TRAIN, out, "--json")
     assert r.code == 0
-    # Parser.score gives the unlabelled keys; eval adds the conventions and LAS (null here:
-    # the unlabelled parser writes DEPREL '_') on top of the same values
+    # Parser.score is eval's dict: LAS null here (the unlabelled parser writes DEPREL '_')
     api, cli = json.loads(json.dumps(parser.score(PARSE_TRAIN))), json.loads(r.out)
-    assert {k: cli[k] for k in api} == api
+    assert api == cli
     assert cli["labelled"] is False and cli["ptb"]["uas"] == api["uas"]
+
+
+def test_labelled_parser_score_matches_the_command_line(sk, tmp_path):
+    model, out = tmp_path / "b.model", tmp_path / "out.conll"
+    assert sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--model", model, "--epochs", "2",
+              "-q").code == 0
+    assert sk("parse", "--model", model, PARSE_TRAIN, "-o", out).code == 0
+    cli = json.loads(sk("eval", "--task", "parse", PARSE_TRAIN, out, "--json").out)
+    api = json.loads(json.dumps(structkit.Parser.load(model).score(PARSE_TRAIN)))
+    assert api == cli and cli["labelled"] is False  # the fixture's gold has no labels
+    from structkit.io.conllx import read_conllx
+
+    pairs = structkit.Parser.load(model).predict(PARSE_TRAIN, labels=True)
+    written = list(read_conllx(str(out)))
+    assert [h for h, _ in pairs] == [s.heads for s in written]
+    assert [list(d) for _, d in pairs] == [s.deprels for s in written]
 
 
 def test_parser_save_load_round_trip(tmp_path):
