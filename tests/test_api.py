@@ -73,6 +73,7 @@ def test_readme_has_an_example_per_task():
 def test_readme_example_runs(block, tmp_path, monkeypatch, capsys):
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "fixtures").symlink_to(FIXTURES)
+    (tmp_path / "data").symlink_to(ROOT / "data")  # the shipped sample, as from the project folder
     monkeypatch.chdir(tmp_path)
     exec(compile(readme_examples()[block], f"README.md python block {block + 1}", "exec"), {})  # noqa: S102
     assert capsys.readouterr().out.strip()
