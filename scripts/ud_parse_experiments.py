@@ -3,7 +3,10 @@ punctuation included): dev/test UAS and LAS (universal label, the CoNLL 2018 LAS
 label), training wall time and peak RSS of `structkit train` (/usr/bin/time -f %M), parse speed
 and model size, for several beam widths. Writes results/ud-parse.json and .md.
 
-    python scripts/ud_parse_experiments.py [--beams 1,8,32] [--epochs N] [--no-test]
+    python scripts/ud_parse_experiments.py [--beams 1,8,32] [--depths 0,1] [--epochs N] [--no-test]
+
+--depths trains one model per beam and lookahead depth (lookahead inside the beam, --depth D)
+and also reports each model's dev scores parsed at the other depths (dev_at_depth).
 
 Settings are chosen on dev; --no-test leaves test out (run test once, at the end).
 """
@@ -46,12 +49,12 @@ def train(beam: int | None, epochs: int | None, model: Path, extra: list[str]) -
             "train_peak_rss_mb": round(int(rss_kb) / 1024, 1), "model_mb": round(model.stat().st_size / 2**20, 2)}
 
 
-def evaluate(model: Path, split: str) -> dict:
+def evaluate(model: Path, split: str, depth: int | None = None) -> dict:
     parser = DependencyParser.load(str(model))
     sents = list(read_conllx(resolve_data_path(UD.format(split))))
-    parser.parse_sentences(sents[:2])  # compiled before timing
+    parser.parse_sentences(sents[:2], depth=depth)  # compiled before timing
     t0 = time.perf_counter()
-    H, D = parser.parse_sentences(sents)
+    H, D = parser.parse_sentences(sents, depth=depth)
     secs = time.perf_counter() - t0
     res = label_scores(sents, H, D)
     res["sentences_per_second"] = round(len(sents) / secs)
@@ -61,6 +64,9 @@ def evaluate(model: Path, split: str) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--beams", default="default,1,8,32", help="beam widths; 'default' = no --beam flag")
+    ap.add_argument("--depths", default="", help="lookahead depths inside the beam (train --depth D); "
+                    "empty = no --depth flag")
+    ap.add_argument("--parse-depths", default=None, help="dev parse depths for dev_at_depth (default: --depths)")
     ap.add_argument("--epochs", type=int)
     ap.add_argument("--no-test", action="store_true")
     ap.add_argument("--extra", default="", help="more train flags, e.g. '--templates base,labels'")
@@ -68,11 +74,17 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for b in args.beams.split(","):
+        depths = [int(d) for d in args.depths.split(",") if d] or [None]
+        parse_depths = depths if args.parse_depths is None else [int(d) for d in args.parse_depths.split(",")]
+        for b, depth in [(b, d) for b in args.beams.split(",") for d in depths]:
             beam = None if b == "default" else int(b)
-            model = Path(tmp) / f"beam{b}.model"
-            row = {"beam": b, **train(beam, args.epochs, model, args.extra.split())}
+            model = Path(tmp) / f"beam{b}-depth{depth}.model"
+            extra = args.extra.split() + ([] if depth is None else ["--depth", str(depth)])
+            row = {"beam": b if depth is None else f"{b} depth {depth}", **train(beam, args.epochs, model, extra)}
             row["dev"] = evaluate(model, "dev")
+            if depth is not None:
+                row["dev_at_depth"] = {d: {k: evaluate(model, "dev", d)[k] for k in ("uas", "las", "sentences_per_second")}
+                                       for d in parse_depths if d != depth}
             if not args.no_test:
                 row["test"] = evaluate(model, "test")
             print(json.dumps(row), flush=True)

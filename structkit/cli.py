@@ -569,7 +569,8 @@ class NotImplementedYet(Exception):
 @click.option("--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
 @click.argument("files", nargs=-1)
 @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
-@click.option("--depth", type=int, help="Lookahead depth of a lookahead parser (default: the depth trained with).")
+@click.option("--depth", type=int, help="Lookahead depth of a lookahead parser, or of the lookahead inside the beam "
+              "of a beam parser (0..3; default: the depth trained with).")
 @click.option("--beam", type=int, help="Beam width of a beam parser (default: the width trained with).")
 @click.option("--tagger", "tagger_path", type=str,
               help="POS-tag the words first with this tagger model (`structkit train --task pos`).")
@@ -588,17 +589,21 @@ def parse(model_path, files, output, depth, beam, tagger_path) -> None:
     parser = DependencyParser.load(model_path, command="parse")
     labelled = isinstance(parser, LabelledParser)
     if depth is not None:
-        if labelled:
-            raise UserError("--depth applies to lookahead parsers (--algo lookahead); lookahead inside "
-                            "a beam is not implemented", model_path)
-        from structkit.tasks.parser import DEPTH
-        DEPTH.check(depth)
+        if labelled:  # lookahead inside the beam: re-rank the 2B best candidates by depth-D lookahead
+            from structkit.tasks.parser import BEAM_MAX_DEPTH
+            if not 0 <= depth <= BEAM_MAX_DEPTH:
+                raise UserError(f"--depth of a beam parser (lookahead inside the beam) is "
+                                f"0..{BEAM_MAX_DEPTH}, got {depth}", model_path)
+        else:
+            from structkit.tasks.parser import DEPTH
+            DEPTH.check(depth)
     if beam is not None:
         if not labelled:
             raise UserError("--beam applies to beam parsers (--algo beam, the default)", model_path)
         from structkit.learn.registry import PARAMS
         beam = PARAMS["beam"].check(beam)
-        depth = None
+        if not labelled:
+            depth = None
     kw = {"beam": beam} if labelled else {}
     tagger = None
     if tagger_path:

@@ -329,3 +329,146 @@ def test_cli_beam_train_parse_writes_labels_and_model_round_trips(tmp_path):
     assert sum(s.deprels.count("root") for s in pred) == len(pred)
     H, D = parser.parse_sentences(sents)
     assert [s.heads for s in pred] == H and [s.deprels for s in pred] == D
+
+
+# ---- lookahead inside the beam (--algo beam --depth D) ---------------------------------------
+def ref_lookahead(st, D, sent, W, L):
+    """max over legal action sequences of length D (cut short only by a final state) of the sum
+    of their scores; 0 for D = 0 or a final state."""
+    if D == 0 or st.final():
+        return 0.0
+    best = -np.inf
+    for a in range(2 * L + 1):
+        if st.legal(a):
+            s2 = st.copy()
+            s2.apply(a, L)
+            best = max(best, step_score(st, a, sent, W) + ref_lookahead(s2, D - 1, sent, W, L))
+    return best
+
+
+def ref_beam_lookahead(sent, n, W, L, B, K, D):
+    """The K best candidates by path score, re-ranked by path score + depth-D lookahead (stable
+    sorts), the B best kept with their plain path scores; returns each step's item paths."""
+    beam = [(0.0, RefState(n), [])]
+    steps = []
+    for t in range(2 * n - 1):
+        cands = []
+        for score, st, path in beam:
+            for a in range(2 * L + 1):
+                if st.legal(a):
+                    cands.append((score + step_score(st, a, sent, W), st, path, a))
+        cands.sort(key=lambda c: -c[0])
+        ranked = []
+        for v, st, path, a in cands[:K]:
+            s2 = st.copy()
+            s2.apply(a, L)
+            ranked.append((v + ref_lookahead(s2, D, sent, W, L), v, s2, path + [a]))
+        ranked.sort(key=lambda c: -c[0])
+        beam = [(v, s2, path) for _, v, s2, path in ranked[:B]]
+        steps.append([path for _, _, path in beam])
+    return steps, beam
+
+
+def kernel_steps(sent, n, W, L, B, K, D):
+    maxlen = n
+    cur = np.zeros((B, bm.N_ROWS, maxlen + 2), dtype=np.int64)
+    nxt = np.zeros_like(cur)
+    hist_p = np.zeros((2 * maxlen, B), dtype=np.int64)
+    hist_a = np.zeros((2 * maxlen, B), dtype=np.int64)
+    bm.beam_search(*sent, 0, n, W, MASK, L, ALL, B, cur, nxt, hist_p, hist_a,
+                   np.zeros(2 * maxlen), np.zeros(2 * maxlen, dtype=np.int64), False, D, K)
+    out = np.zeros(2 * maxlen, dtype=np.int64)
+
+    def path(t, j):
+        bm._path(hist_p, hist_a, t, j, out)
+        return out[:t + 1].tolist()
+    return path, cur
+
+
+@pytest.mark.parametrize("D", [1, 2, 3])
+def test_lookahead_value_matches_brute_force(D):
+    rng = np.random.default_rng(20 + D)
+    L = 2
+    W = rng.normal(size=MASK + 1 + 2 * L + 1).astype(np.float32)
+    for n in (1, 2, 3, 5):
+        sent = random_sentence(rng, n)
+        st = RefState(n)
+        for _ in range(int(rng.integers(0, 2 * n - 1))):  # a random reachable state
+            st.apply(int(rng.choice([a for a in range(2 * L + 1) if st.legal(a)])), L)
+        look = np.zeros((D + 1, bm.N_ROWS, n + 2), dtype=np.int64)
+        look[0] = st.rows()
+        got = bm.lookahead_value(look, np.zeros((D + 1, 2 * L + 1), dtype=np.float32),
+                                 np.zeros(bm.MAX_FEATS, dtype=np.int64), len(st.stack), st.b, n,
+                                 *sent, 0, W, MASK, L, ALL, D)
+        assert got == pytest.approx(ref_lookahead(st, D, sent, W, L), rel=1e-5, abs=1e-5)
+
+
+@pytest.mark.parametrize("D", [1, 2, 3])
+def test_wide_beam_lookahead_ranks_all_candidates_as_the_reference(D):
+    """A beam as wide as all candidates: every step's items come in the reference's order of
+    path score + depth-D lookahead."""
+    rng = np.random.default_rng(30 + D)
+    L = 2
+    W = rng.normal(size=MASK + 1 + 2 * L + 1).astype(np.float32)
+    for n in (1, 2, 3, 4):
+        sent = random_sentence(rng, n)
+        B = 400
+        steps, _ = ref_beam_lookahead(sent, n, W, L, B, 2 * B, D)
+        assert max(len(s) for s in steps) < B  # really all candidates
+        path, _ = kernel_steps(sent, n, W, L, B, 2 * B, D)
+        for t, items in enumerate(steps):
+            assert [path(t, j) for j in range(len(items))] == items
+
+
+@pytest.mark.parametrize("D,B,K", [(1, 1, 2), (1, 2, 4), (2, 2, 4), (2, 3, 3), (3, 2, 6), (0, 2, 4)])
+def test_narrow_beam_lookahead_matches_the_reference(D, B, K):
+    """Top K by path score, re-ranked by lookahead, best B kept: the same items at every step;
+    D = 0 is the plain beam (K unused)."""
+    rng = np.random.default_rng(40 + 10 * D + B)
+    L = 3
+    W = rng.normal(size=MASK + 1 + 2 * L + 1).astype(np.float32)
+    for n in (3, 6, 8):
+        sent = random_sentence(rng, n)
+        steps, beam = ref_beam_lookahead(sent, n, W, L, B, K if D else B, D)
+        path, _ = kernel_steps(sent, n, W, L, B, K, D)
+        for t, items in enumerate(steps):
+            assert [path(t, j) for j in range(len(items))] == items
+        if D == 0:
+            plain, _, _ = ref_beam(sent, n, W, L, B)
+            assert [p for _, _, p, _ in plain] == steps[-1]
+
+
+def test_cli_beam_depth_train_and_parse(tmp_path):
+    """--depth with a beam parser: trained with lookahead, parsed with another depth; depth
+    out of 0..3 refused."""
+    import os
+
+    from click.testing import CliRunner
+
+    from structkit.cli import cli
+    from structkit.io.conllx import read_conllx, write_conllx
+    from structkit.tasks.parser import DependencyParser
+
+    src = os.path.join(os.environ.get("STRUCTKIT_DATA", "data"), "ud-english-partut", "en_partut-ud-dev.conllu")
+    if not os.path.exists(src):
+        pytest.skip("ud-english-partut not available")
+    sents = list(read_conllx(src))[:30]
+    small = tmp_path / "small.conllu"
+    with open(small, "w") as f:
+        write_conllx(sents, f)
+    m, out = tmp_path / "m.npz", tmp_path / "out.conllu"
+    r = CliRunner().invoke(cli, ["train", "--task", "parse", "--train", str(small), "--model", str(m),
+                                 "--epochs", "1", "--beam", "2", "--depth", "1", "--hash-bits", "18", "-q"])
+    assert r.exit_code == 0, r.output
+    parser = DependencyParser.load(str(m))
+    assert parser.config.algo == "beam" and parser.config.depth == 1
+    for d in ("0", "2"):
+        r = CliRunner().invoke(cli, ["parse", "--model", str(m), "--depth", d, str(small), "-o", str(out)])
+        assert r.exit_code == 0, r.output
+        H, D = parser.parse_sentences(sents, depth=int(d))
+        assert [s.heads for s in read_conllx(str(out))] == H
+    r = CliRunner().invoke(cli, ["parse", "--model", str(m), "--depth", "4", str(small)])
+    assert r.exit_code != 0 and "0..3" in r.output + str(r.exception)
+    r = CliRunner().invoke(cli, ["train", "--task", "parse", "--train", str(small), "--model", str(m),
+                                 "--epochs", "1", "--depth", "4", "-q"])
+    assert r.exit_code != 0 and "0..3" in r.output + str(r.exception)

@@ -893,7 +893,7 @@ def test_cli_parse_with_tagger(sk, models, tmp_path):
     (["--algo", "lookahead", "--templates", "base"], "--templates applies to --algo beam"),
     (["--templates", "base,x"], "--templates for --algo beam is a comma-separated list"),
     (["--algo", "lookahead", "--beam", "4"], "--beam applies to --algo beam"),
-    (["--depth", "1"], "not implemented for --algo beam")])
+    (["--depth", "4"], "--depth (lookahead inside the beam) of --algo beam is 0..3, got 4")])
 def test_cli_train_parse_beam_options_are_checked(sk, tmp_path, extra, needle):
     m = tmp_path / "m.npz"
     r = sk("train", "--task", "parse", "--train", PARSE_TRAIN, "--model", m, *extra)

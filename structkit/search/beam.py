@@ -342,13 +342,18 @@ def _copy(src, dst, n):
 
 @njit
 def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
-                cur, nxt, hist_p, hist_a, scores_out, gold, track):
+                cur, nxt, hist_p, hist_a, scores_out, gold, track, D=0, K=0):
     """Beam search over the 2n - 1 actions of a sentence. Returns (final beam size, tmax, jmax,
     gold_scores filled) where, when ``track`` (training), gold is the oracle's action sequence
     and tmax is the step of maximum violation (-1: none) with jmax the violating item (0: the
     top). hist_p/hist_a[t, j] are the parent and action of item j after step t. The best final
     item is cur[0] on return (the arrays are swapped internally an even/odd number of times,
-    so the kernel copies it there). scores_out[t] gets the gold prefix score after step t."""
+    so the kernel copies it there). scores_out[t] gets the gold prefix score after step t.
+
+    D > 0: lookahead inside the beam. The K best candidates (item, action) by path score are
+    re-ranked by path score + the best sum of the next D action scores from the state after
+    the candidate (:func:`lookahead_value`), and the B best by that are kept; the stored path
+    score stays the plain sum of action scores. D = 0 is plain beam search."""
     n_actions = 2 * L + 1
     T = 2 * n - 1
     feats = np.zeros(MAX_FEATS, dtype=np.int64)
@@ -364,6 +369,15 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
     nb = np.zeros(B, dtype=np.int64)
     nscore = np.zeros(B)
     ngold = np.zeros(B, dtype=np.bool_)
+    KK = max(K, B) if D > 0 else 1
+    kv = np.zeros(KK)
+    kp = np.zeros(KK, dtype=np.int64)
+    ka = np.zeros(KK, dtype=np.int64)
+    lv = np.zeros(B)
+    lc = np.zeros(B, dtype=np.int64)
+    la = np.zeros(B, dtype=np.int64)
+    look = np.zeros((D + 1, N_ROWS, n + 2), dtype=np.int64)
+    lsc = np.zeros((D + 1, n_actions), dtype=np.float32)
     reset(cur[0], n)
     bsp[0] = 0
     bb[0] = 1
@@ -382,12 +396,33 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
     Bn = nxt
     for t in range(T):
         m = 0
-        for i in range(size):
-            k = extract(A[i], bsp[i], bb[i], n, words, tags, lemmas, morph, base, groups, feats)
-            action_scores(feats, k, W, mask, bsp[i], bb[i], n, n_actions, sc)
-            for a in range(n_actions):
-                if sc[a] > -np.inf:
-                    m = _insert(topv, topp, topa, m, B, bscore[i] + sc[a], i, a)
+        if D == 0:
+            for i in range(size):
+                k = extract(A[i], bsp[i], bb[i], n, words, tags, lemmas, morph, base, groups, feats)
+                action_scores(feats, k, W, mask, bsp[i], bb[i], n, n_actions, sc)
+                for a in range(n_actions):
+                    if sc[a] > -np.inf:
+                        m = _insert(topv, topp, topa, m, B, bscore[i] + sc[a], i, a)
+        else:
+            mk = 0
+            for i in range(size):
+                k = extract(A[i], bsp[i], bb[i], n, words, tags, lemmas, morph, base, groups, feats)
+                action_scores(feats, k, W, mask, bsp[i], bb[i], n, n_actions, sc)
+                for a in range(n_actions):
+                    if sc[a] > -np.inf:
+                        mk = _insert(kv, kp, ka, mk, KK, bscore[i] + sc[a], i, a)
+            for c in range(mk):  # re-rank the K best by path score + depth-D lookahead
+                p = kp[c]
+                _copy(A[p], look[0], n)
+                sp1, b1 = apply(look[0], bsp[p], bb[p], ka[c], L)
+                h = lookahead_value(look, lsc, feats, sp1, b1, n, words, tags, lemmas, morph,
+                                    base, W, mask, L, groups, D)
+                m = _insert(lv, lc, la, m, B, kv[c] + h, c, 0)
+            for j in range(m):
+                c = lc[j]
+                topv[j] = kv[c]
+                topp[j] = kp[c]
+                topa[j] = ka[c]
         for j in range(m):
             p = topp[j]
             a = topa[j]
@@ -424,6 +459,58 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
 
 
 @njit
+def lookahead_value(look, lsc, feats, sp, b, n, words, tags, lemmas, morph, base, W, mask, L,
+                    groups, D):
+    """The best sum of the scores of at most D legal actions from the state look[0] (sp, b):
+    max over action sequences of length D (shorter only where a final state ends them) of the
+    sum of their scores; 0 for a final state or D = 0. Depth-first over look[1:], lsc[d] the
+    action scores at depth d."""
+    if D == 0 or is_final(sp, b, n):
+        return 0.0
+    n_actions = 2 * L + 1
+    dsp = np.zeros(D + 1, dtype=np.int64)
+    db = np.zeros(D + 1, dtype=np.int64)
+    nexta = np.zeros(D + 1, dtype=np.int64)
+    acc = np.zeros(D + 1)
+    best = -np.inf
+    dsp[0] = sp
+    db[0] = b
+    k = extract(look[0], sp, b, n, words, tags, lemmas, morph, base, groups, feats)
+    action_scores(feats, k, W, mask, sp, b, n, n_actions, lsc[0])
+    nexta[0] = 0
+    acc[0] = 0.0
+    d = 0
+    while d >= 0:
+        a = nexta[d]
+        if a >= n_actions:
+            d -= 1
+            continue
+        nexta[d] = a + 1
+        s = lsc[d, a]
+        if s == -np.inf:
+            continue
+        v = acc[d] + s
+        if d + 1 == D:
+            if v > best:
+                best = v
+            continue
+        _copy(look[d], look[d + 1], n)
+        sp2, b2 = apply(look[d + 1], dsp[d], db[d], a, L)
+        if is_final(sp2, b2, n):
+            if v > best:
+                best = v
+            continue
+        d += 1
+        dsp[d] = sp2
+        db[d] = b2
+        acc[d] = v
+        nexta[d] = 0
+        k = extract(look[d], sp2, b2, n, words, tags, lemmas, morph, base, groups, feats)
+        action_scores(feats, k, W, mask, sp2, b2, n, n_actions, lsc[d])
+    return best
+
+
+@njit
 def _path(hist_p, hist_a, t, j, out):
     """The actions of item j after step t, from the back pointers, into out[:t + 1]."""
     for s in range(t, -1, -1):
@@ -451,7 +538,7 @@ def _update(words, tags, lemmas, morph, base, n, W, U, mask, L, groups, acts, T,
 
 @njit
 def beam_epoch(offsets, words, tags, lemmas, morph, gold_actions, order, trainable, W, U, mask,
-               L, groups, B, c):
+               L, groups, B, c, D=0, K=0):
     """One epoch of max-violation perceptron training. gold_actions holds each sentence's
     2n - 1 oracle actions at 2 * offsets[s] - s. Returns (c, updates, final-state errors)."""
     maxlen = 1
@@ -472,7 +559,7 @@ def beam_epoch(offsets, words, tags, lemmas, morph, gold_actions, order, trainab
         g0 = 2 * base - s
         gold = gold_actions[g0:g0 + 2 * n - 1]
         tmax, _ = beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
-                              cur, nxt, hist_p, hist_a, gscores, gold, True)
+                              cur, nxt, hist_p, hist_a, gscores, gold, True, D, K)
         if tmax >= 0:
             updates += 1
             _path(hist_p, hist_a, tmax, 0, path)
@@ -484,7 +571,7 @@ def beam_epoch(offsets, words, tags, lemmas, morph, gold_actions, order, trainab
 
 @njit
 def beam_parse_corpus(offsets, words, tags, lemmas, morph, W, mask, L, groups, B, root_label,
-                      heads_out, labels_out):
+                      heads_out, labels_out, D=0, K=0):
     """Parse every sentence; writes heads (0 = root) and label ids into the outputs."""
     maxlen = 1
     for s in range(len(offsets) - 1):
@@ -501,7 +588,7 @@ def beam_parse_corpus(offsets, words, tags, lemmas, morph, W, mask, L, groups, B
         if n == 0:
             continue
         beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
-                    cur, nxt, hist_p, hist_a, gscores, nogold, False)
+                    cur, nxt, hist_p, hist_a, gscores, nogold, False, D, K)
         S = cur[0]
         root = S[ST, 0]
         S[HD, root] = 0

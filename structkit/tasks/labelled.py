@@ -120,15 +120,18 @@ class LabelledParser:
         np.cumsum([len(s) for s in sentences], out=offsets[1:])
         return offsets, *(np.array(cols[k], dtype=np.int64) for k in "wtmf")
 
-    def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None):
+    def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None,
+                      depth: int | None = None):
         from structkit.search.beam import beam_parse_corpus
 
         offsets, words, tags, lemmas, morph = enc
+        B = beam or self.config.beam
+        D = (self.config.depth or 0) if depth is None else depth
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
         beam_parse_corpus(offsets, words, tags, lemmas, morph, self.W if W is None else W, self.mask,
-                          len(self.labels), self.groups, beam or self.config.beam, self.root_label,
-                          heads, labels)
+                          len(self.labels), self.groups, B, self.root_label, heads, labels,
+                          D, 2 * B)
         return heads, labels
 
     def _decode(self, sentences, enc, heads, labels):
@@ -143,9 +146,10 @@ class LabelledParser:
             D.append(d)
         return H, D
 
-    def parse_sentences(self, sentences: list[DepSentence], beam: int | None = None, W=None):
+    def parse_sentences(self, sentences: list[DepSentence], beam: int | None = None, W=None,
+                        depth: int | None = None):
         enc = self.encode(sentences)
-        heads, labels = self.parse_encoded(enc, beam, W)
+        heads, labels = self.parse_encoded(enc, beam, W, depth)
         return self._decode(sentences, enc, heads, labels)
 
     def parse_batches(self, sentences: Iterable[DepSentence], path: str, depth: int | None = None,
@@ -156,10 +160,10 @@ class LabelledParser:
         for s in sentences:
             buf.append(s)
             if len(buf) >= batch:
-                yield (buf, *self.parse_sentences(buf, beam))
+                yield (buf, *self.parse_sentences(buf, beam, depth=depth))
                 buf = []
         if buf:
-            yield (buf, *self.parse_sentences(buf, beam))
+            yield (buf, *self.parse_sentences(buf, beam, depth=depth))
 
     def save(self, path: str) -> None:
         nz = np.flatnonzero(self.W)
@@ -255,7 +259,7 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
         te = time.perf_counter()
         order = rng.permutation(n_sent)
         c, updates = beam_epoch(*enc, gold, order, trainable, W, U, parser.mask, L, groups,
-                                config.beam, c)
+                                config.beam, c, config.depth or 0, 2 * config.beam)
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
                  "train_updates": int(updates), "train_mistakes": int(updates),
                  "train_accuracy": 100.0 * (1 - updates / max(int(trainable.sum()), 1))}

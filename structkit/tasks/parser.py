@@ -24,6 +24,9 @@ DEPTH = Param("depth", int, 0, "Lookahead search depth D over arc-standard actio
               "(brute force: 3^(D+1) paths per decision).", low=0, high=6)
 HASH_BITS = Param("hash_bits", int, 22, "Feature table size: 2^hash_bits rows.", low=16, high=26)
 POS = Param("pos", str, "xpos", "Which POS column the features read.", choices=("xpos", "upos"))
+# lookahead inside a beam (--algo beam --depth D) scores every action sequence of length D from
+# each of the 2B best candidates: (2L + 1)^(D - 1) feature extractions per candidate
+BEAM_MAX_DEPTH = 3
 BEAM_GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph")
 
 
@@ -68,8 +71,9 @@ class ParserConfig:
                 raise UserError(f"--templates for --algo beam is a comma-separated list of "
                                 f"{', '.join(BEAM_GROUPS)}; got {self.templates!r}")
             self.templates = list(self.templates)
-            if self.depth:
-                raise UserError("--depth (lookahead inside the beam) is not implemented for --algo beam")
+            if not 0 <= (self.depth or 0) <= BEAM_MAX_DEPTH:
+                raise UserError(f"--depth (lookahead inside the beam) of --algo beam is 0..{BEAM_MAX_DEPTH}, "
+                                f"got {self.depth}")
         else:
             if self.beam is not None:
                 raise UserError(f"--beam applies to --algo beam, not {self.algo}")
