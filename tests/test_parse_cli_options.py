@@ -44,3 +44,18 @@ def test_two_roots_in_a_ud_training_tree(sk, tmp_path):
     assert_one_line_error(sk("train", "--task", "parse", "--train", bad, "--model", m),
                           f"{bad}:3:", "not a UD tree: 2 tokens have head 0 (the root); expected exactly 1")
     assert not m.exists()
+
+
+def test_model_header_out_of_range_is_damaged(sk, tmp_path):
+    """A beam model whose header asks for a 2^40-entry table is refused before any allocation."""
+    from structkit.tasks.parser import DependencyParser
+
+    m = tmp_path / "m.model"
+    assert sk("train", "--task", "parse", "--train", SAMPLE / "train.conllu", "--model", m,
+              "--epochs", "1", "-q").code == 0
+    parser = DependencyParser.load(str(m))
+    parser.config.hash_bits = 40
+    bad = tmp_path / "bad.model"
+    parser.save(str(bad))
+    assert_one_line_error(sk("parse", "--model", bad, SAMPLE / "test.conllu"),
+                          f"{bad}: damaged model file:", "hash")

@@ -178,7 +178,14 @@ class LabelledParser:
     def from_arrays(cls, config, header, arrays) -> "LabelledParser":
         from structkit.tasks.parser import Vocab
 
+        from structkit.tasks.parser import SPECIAL
+
         vocabs = {k: Vocab([str(w) for w in arrays["vocab_" + k]]) for k in ("words", "tags", "lemmas", "feats")}
+        if any(v.items[:len(SPECIAL)] != SPECIAL for v in vocabs.values()):
+            raise ValueError("vocabulary")
+        if not len(arrays["labels"]) or len(arrays["W_index"]) != len(arrays["W_vals"]):
+            raise ValueError("labels or weights")
+        # the table's size comes from the header: checked against its range before allocating
         W = np.zeros((1 << config.hash_bits) + 2 * len(arrays["labels"]) + 1, dtype=np.float32)
         W[arrays["W_index"].astype(np.int64)] = arrays["W_vals"]
         return cls(config, vocabs, [str(x) for x in arrays["labels"]], W, header.get("info", {}))

@@ -197,6 +197,10 @@ class DependencyParser:
         header, arrays = load_model(path, ("parse",), command)
         try:
             config = ParserConfig(**header["config"])
+            try:
+                config.validate()  # e.g. hash_bits in range before a table of 2^hash_bits is allocated
+            except UserError as e:
+                raise ValueError(e.message) from None
             if header.get("kind") != "arc-standard":
                 from structkit.tasks.labelled import LabelledParser
 
