@@ -7,7 +7,6 @@ table of ``train``/``dev``/``test`` paths, relative to the data folder.
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 from typing import Any
 
 from structkit.errors import UserError

@@ -20,6 +20,7 @@ from structkit.io.files import display_name, iter_lines, open_input
 
 if TYPE_CHECKING:
     from structkit.io.conll import Columns
+    from structkit.io.conllx import DepSentence
 
 NAMES = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 KEYED = ("feats", "misc")    # columns of Key=Value pairs joined by '|'

@@ -19,7 +19,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence
-from structkit.model import load_model, save_model
+from structkit.model import save_model
 
 PSEUDO_PROJECTIVE_SCHEME = "head"
 
