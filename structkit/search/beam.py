@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from structkit.search.arcstandard import is_final, legal  # noqa: F401 (the same system's rules; SHIFT = 0 here too)
 from structkit.search.jit import njit
 
 # rows of a state
@@ -47,18 +48,6 @@ def reset(S, n):
             S[r, i] = 0
     for i in range(n + 2):
         S[HD, i] = -1
-
-
-@njit
-def legal(a, sp, b, n):
-    if a == 0:
-        return b <= n
-    return sp >= 2
-
-
-@njit
-def is_final(sp, b, n):
-    return b > n and sp == 1
 
 
 @njit
