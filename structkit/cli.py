@@ -367,12 +367,83 @@ def algorithms(name, task) -> None:
             click.echo("    " + "  ".join(f"{r[j]:<{widths[j]}}" for j in range(4)) + "  " + r[4])
 
 
-# ---- tagging -----------------------------------------------------------------------------
+# ---- tagging and parsing collections --------------------------------------------------------
+def _batch_options(fn):
+    """Inputs and outputs for collections, cores and clusters: the same for tag, chunk, ner
+    and parse (``structkit.batch``)."""
+    opts = [
+        click.option("-o", "--output", type=str,
+                     help="Write one stream here instead of standard output (several files: "
+                          "each file's start is marked, '# file = NAME' or a -DOCSTART- row)."),
+        click.option("--output-dir", type=str,
+                     help="Write one output per input into this folder, mirroring the inputs' "
+                          "relative paths, with the output format's suffix (.conll, .conllu, .conllx)."),
+        click.option("--glob", "pattern", type=str,
+                     help="In folders, only files matching this pattern (e.g. '*.txt'; by name, or "
+                          "by relative path when it has a '/'). Folders are read recursively."),
+        click.option("--skip-existing", is_flag=True,
+                     help="With --output-dir: skip inputs whose output is already there (outputs "
+                          "appear only when complete), so an interrupted run resumes."),
+        click.option("--keep-going", is_flag=True,
+                     help="Report a bad file and carry on with the others (its output is dropped); "
+                          "exit 1 at the end if any failed."),
+        click.option("-j", "--jobs", type=str, default=None,
+                     help="Worker processes: an integer, or 'auto' for every core (the default)."),
+        click.option("--dask", "dask_address", type=str, metavar="ADDRESS",
+                     help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or "
+                          "local[:N] for a local cluster of N workers (needs structkit[dask])."),
+        click.option("--shared-fs", is_flag=True,
+                     help="With --dask and --output-dir: workers read the inputs and write the "
+                          "outputs themselves (a file system every worker sees); otherwise blocks "
+                          "go to the workers and results come back to this machine."),
+        click.option("-q", "--quiet", is_flag=True, help="No progress bar on a terminal."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def _run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
+               dask_address, shared_fs, quiet, protect) -> None:
+    """The batch run behind tag/chunk/ner/parse: checks the options, runs, reports failures."""
+    from structkit.batch import collect_inputs, parse_jobs, run
+
+    if output and output_dir:
+        raise UserError("give -o/--output (one stream) or --output-dir (one file per input), not both")
+    if skip_existing and not output_dir:
+        raise UserError("--skip-existing goes with --output-dir")
+    if shared_fs and not (dask_address and output_dir):
+        raise UserError("--shared-fs goes with --dask and --output-dir")
+    n = parse_jobs(jobs)
+    inputs = collect_inputs(list(files), pattern)
+    if dask_address and any(i.path == "-" for i in inputs):
+        raise UserError("--dask reads files, not standard input")
+    show = _progress_enabled(quiet)
+
+    def report(e: UserError) -> None:
+        click.echo(f"structkit: error: {e}", err=True)
+
+    if dask_address:
+        from structkit.distributed import run_dask
+
+        summary = run_dask(job, inputs, dask_address, output=output, output_dir=output_dir,
+                           keep_going=keep_going, skip_existing=skip_existing, shared_fs=shared_fs,
+                           progress=show, protect=protect, on_error=report)
+    else:
+        summary = run(job, inputs, output=output, output_dir=output_dir, jobs=n, keep_going=keep_going,
+                      skip_existing=skip_existing, progress=show, protect=protect, on_error=report)
+    if summary.skipped and show:
+        _say(f"{summary.skipped} of {summary.files} files skipped (output already there)", True)
+    if summary.failed:
+        raise UserError(f"{len(summary.failed)} of {summary.files} files failed (reported above); "
+                        "the others were written")
+
+
 def _tag_command(name: str, task: str, help_text: str):
-    @cli.command(name, help=help_text, short_help=help_text)
+    @cli.command(name, help=help_text + "\n\nFILES may be files, folders (read recursively; see "
+                 "--glob) or '-'; none is standard input.", short_help=help_text)
     @click.option("--model", "model_path", required=True, help="A model trained with `structkit train`.")
     @click.argument("files", nargs=-1)
-    @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
     @click.option("--text", is_flag=True,
                   help="Input is raw text: tokenised (UD English conventions) and split into sentences; "
                        "a blank line ends a paragraph.")
@@ -384,11 +455,10 @@ def _tag_command(name: str, task: str, help_text: str):
     @click.option("--columns", type=str, help="Name the input columns, e.g. 'word,pos' or 'word,pos,label'.")
     @click.option("--depth", type=int,
                   help="Lookahead depth for history-based models (default: the depth trained with).")
-    def command(model_path, files, output, text, no_split, fmt, lang, columns, depth):
-        from structkit.config import resolve_data_path
-        from structkit.io.conll import Sentence, write_conll
-        from structkit.io.conllu import read_raw_text, read_sequence, write_tagged
-        from structkit.io.files import atomic_output
+    @_batch_options
+    def command(model_path, files, text, no_split, fmt, lang, columns, depth, output, output_dir, pattern,
+                skip_existing, keep_going, jobs, dask_address, shared_fs, quiet):
+        from structkit.batch import TagJob
         from structkit.tasks.sequence import SequenceTagger
 
         if not text and (no_split or fmt):
@@ -398,20 +468,12 @@ def _tag_command(name: str, task: str, help_text: str):
         tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
         if depth is not None:
             tagger.check_depth(depth, model_path)
-        paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
-        column, key = tagger.output_column()
-        with atomic_output(output) as out:
-            for path in paths:
-                sents = (read_raw_text(path, lang, "lines" if no_split else "auto") if text
-                         else read_sequence(path))
-                for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
-                    if batch[0].lines is not None and (not text or fmt == "conllu"):
-                        write_tagged(batch, labels, out, column, key)  # CoNLL-U in, CoNLL-U out
-                    elif text:
-                        write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in batch],
-                                    labels, out)
-                    else:
-                        write_conll(batch, labels, out)
+        if text:
+            from structkit.text.tokenize import get_tokenizer
+            get_tokenizer(lang)  # an unknown language is an error before any input is read
+        job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth)
+        _run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
+                   dask_address, shared_fs, quiet, [model_path])
     return command
 
 
@@ -568,23 +630,21 @@ class NotImplementedYet(Exception):
 @cli.command(short_help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: heads and labels.")
 @click.option("--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
 @click.argument("files", nargs=-1)
-@click.option("-o", "--output", type=str, help="Write here instead of standard output.")
 @click.option("--depth", type=int, help="Lookahead depth of a lookahead parser, or of the lookahead inside the beam "
               "of a beam parser (0..3; default: the depth trained with).")
 @click.option("--beam", type=int, help="Beam width of a beam parser (default: the width trained with).")
 @click.option("--tagger", "tagger_path", type=str,
               help="POS-tag the words first with this tagger model (`structkit train --task pos`).")
-def parse(model_path, files, output, depth, beam, tagger_path) -> None:
+@_batch_options
+def parse(model_path, files, depth, beam, tagger_path, output, output_dir, pattern, skip_existing,
+          keep_going, jobs, dask_address, shared_fs, quiet) -> None:
     """Parse CoNLL-X or CoNLL-U files (or `word POS` columns): CoNLL-U comes back as CoNLL-U
     with HEAD and DEPREL predicted and every other line and column as read; other input as
-    CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's."""
-    from structkit.config import resolve_data_path
-    from structkit.io.conllu import is_conllu_file
-    from structkit.io.conllx import read_conllx, write_conllx
-    from structkit.io.files import atomic_output
-    from structkit.tasks.parser import DependencyParser
-
+    CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's. FILES may be files,
+    folders (read recursively; see --glob) or '-'; none is standard input."""
+    from structkit.batch import ParseJob
     from structkit.tasks.labelled import LabelledParser
+    from structkit.tasks.parser import DependencyParser
 
     parser = DependencyParser.load(model_path, command="parse")
     labelled = isinstance(parser, LabelledParser)
@@ -602,63 +662,14 @@ def parse(model_path, files, output, depth, beam, tagger_path) -> None:
             raise UserError("--beam applies to beam parsers (--algo beam, the default)", model_path)
         from structkit.learn.registry import PARAMS
         beam = PARAMS["beam"].check(beam)
-        if not labelled:
-            depth = None
-    kw = {"beam": beam} if labelled else {}
     tagger = None
+    protect = [model_path]
     if tagger_path:
         from structkit.tasks.sequence import SequenceTagger
         tagger = SequenceTagger.load(tagger_path, command="parse --tagger", tasks=("pos",))
-    paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
-    with atomic_output(output) as out:
-        for path in paths:
-            if is_conllu_file(path, by_rows=False):  # CoNLL-X (no UD comments) stays CoNLL-X
-                _parse_conllu(parser, tagger, path, depth, out, **kw)
-                continue
-            sents = read_conllx(path)
-            if tagger is not None:
-                sents = _pos_tagged(tagger, sents, path)
-            for batch, heads, deprels in parser.parse_batches(sents, path, depth, **kw):
-                if deprels is None:  # an unlabelled parse: the input's DEPREL would pass for a prediction
-                    deprels = [["_"] * len(s) for s in batch]
-                write_conllx(batch, out, heads=heads, deprels=deprels)
-
-
-def _parse_conllu(parser, tagger, path: str, depth, out, batch: int = 2048, **kw) -> None:
-    """Parse a CoNLL-U file and write it back with only HEAD and DEPREL changed (and, with a
-    tagger, UPOS and XPOS): comments, ranges, empty nodes and MISC pass through."""
-    import itertools
-
-    from structkit.io.conllu import dep_view, read_conllu, write_parsed
-
-    it = read_conllu(path, check_text=False)
-    while chunk := list(itertools.islice(it, batch)):
-        views = [dep_view(s, path) for s in chunk]
-        if tagger is not None:
-            views = list(_pos_tagged(tagger, views, path))
-            for raw, v in zip(chunk, views):
-                for k, i in enumerate(raw.word_at):
-                    cols = raw.lines[i].split("\t")
-                    cols[3], cols[4] = v.upos[k], v.xpos[k]
-                    raw.lines[i] = "\t".join(cols)
-        for _, heads, deprels in parser.parse_batches(views, path, depth, batch=batch, **kw):
-            write_parsed(chunk, heads, deprels, out)
-
-
-def _pos_tagged(tagger, sentences, path, batch: int = 1024):
-    """Replace each sentence's POS columns with the tagger's predictions (streamed, batched)."""
-    import itertools
-
-    from structkit.io.conll import Sentence
-
-    it = iter(sentences)
-    while chunk := list(itertools.islice(it, batch)):
-        rows = [Sentence([[w] for w in s.words], s.first_line) for s in chunk]
-        for _, labels in tagger.tag_batches(rows, path, text=True, batch=batch):
-            for s, tags in zip(chunk, labels):
-                s.xpos = list(tags)
-                s.upos = list(tags)
-        yield from chunk
+        protect.append(tagger_path)
+    _run_batch(ParseJob(parser, tagger, depth, beam), files, output, output_dir, pattern, skip_existing,
+               keep_going, jobs, dask_address, shared_fs, quiet, protect)
 
 
 # ---- rerank (n-best lists of speech recognition hypotheses) --------------------------------

@@ -15,6 +15,9 @@ class UserError(Exception):
         self.line = line
         super().__init__(self.format())
 
+    def __reduce__(self):  # pickled whole (batch workers send errors back to the writer)
+        return (type(self), (self.message, self.path, self.line))
+
     def format(self) -> str:
         where = ""
         if self.path is not None:

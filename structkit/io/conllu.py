@@ -286,7 +286,8 @@ def is_conllu_file(path: str, by_rows: bool = True) -> bool:
     return _conllu_signs(path, head, line, by_rows)
 
 
-def read_raw_text(path: str, lang: str = "en", split: str = "auto") -> Iterator[Sentence]:
+def read_raw_text(path: str, lang: str = "en", split: str = "auto",
+                  stream: IO | None = None) -> Iterator[Sentence]:
     """Raw text tokenised and split into sentences (``structkit.text``), each as the CoNLL-U
     sentence ``structkit.text.conllu.write_conllu`` writes for it (``# sent_id``, ``# text``,
     multiword tokens, ``SpaceAfter=No``): tagging then fills a column, as for a treebank.
@@ -298,16 +299,19 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto") -> Iterator[
 
     get_tokenizer(lang)  # an unknown language is an error before any input is read
     name = display_name(path)
-    with open_input(path) as f:
-        lines = (line + "\n" for _, line in iter_lines(name, f))
-        n = 0
-        for sent in iter_sentences(lines, lang, split):
-            n += 1
-            buf = io.StringIO()
-            write_conllu([sent], buf, start=n)
-            yield from read_conllu(path, buf.getvalue().splitlines())
-        if n == 0:
-            raise UserError("empty input: no text to tag", name)
+    if stream is None:
+        with open_input(path) as f:
+            yield from read_raw_text(path, lang, split, f)
+        return
+    lines = (line + "\n" for _, line in iter_lines(name, stream))
+    n = 0
+    for sent in iter_sentences(lines, lang, split):
+        n += 1
+        buf = io.StringIO()
+        write_conllu([sent], buf, start=n)
+        yield from read_conllu(path, buf.getvalue().splitlines())
+    if n == 0:
+        raise UserError("empty input: no text to tag", name)
 
 
 # ---- dependency parsing ---------------------------------------------------------------------

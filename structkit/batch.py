@@ -1,0 +1,756 @@
+"""Batch work over collections: files, folders and standard input, tagged or parsed block by
+block on every core (or a Dask cluster), written in input order.
+
+The pipeline, the same whatever runs the blocks:
+
+1. ``collect_inputs`` expands files, folders (recursively, ``--glob``) and '-' into an ordered
+   list of inputs, each with the relative name its output mirrors under ``--output-dir``.
+2. ``iter_blocks`` cuts each input into blocks of whole sentences (about 1 MB, cut after a
+   blank line, each block starting with a non-blank line), read as bytes: memory is a few
+   blocks per worker, whatever the size of the input.
+3. A *job* (``TagJob``, ``ParseJob``) turns one block into output bytes. A block's result does
+   not depend on where the blocks were cut: what must be the same for the whole file (CoNLL-U
+   or columns, the column count) is decided once from its first block (``job.sniff``).
+4. ``run`` sends blocks to an executor (inline, processes, threads or Dask) with a bounded
+   window of blocks in flight and writes the results in input order, so the output is
+   byte-identical to ``--jobs 1``. Each output is written atomically; with ``--keep-going`` a
+   bad file is reported, its output dropped, and the run carries on.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import IO, Any, Callable, Iterator
+
+from structkit.errors import UserError
+
+BLOCK_BYTES = 1 << 20
+
+
+# ---- inputs ---------------------------------------------------------------------------------
+@dataclass
+class Input:
+    path: str               # a readable file, or '-'
+    rel: str                # relative name: mirrored under --output-dir, shown in markers
+
+    @property
+    def name(self) -> str:
+        return "<stdin>" if self.path == "-" else self.path
+
+
+def collect_inputs(specs: list[str] | tuple[str, ...], glob: str | None = None) -> list[Input]:
+    """Files, folders (walked recursively in sorted order; hidden files and folders skipped;
+    files matched against ``glob`` by name, or by relative path when it has a '/') and '-'.
+    No files at all is standard input. A missing file or a folder with no matching file is a
+    UserError, before any work starts."""
+    from structkit.config import resolve_data_path
+
+    if not specs:
+        return [Input("-", "stdin")]
+    out: list[Input] = []
+    for spec in specs:
+        if spec == "-":
+            out.append(Input("-", "stdin"))
+            continue
+        path = spec if os.path.isdir(spec) else resolve_data_path(spec, must_exist=True)
+        if not os.path.isdir(path):
+            out.append(Input(path, os.path.basename(path)))
+            continue
+        found = []
+        for root, dirs, files in os.walk(path, onerror=_walk_error):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for f in sorted(files):
+                if f.startswith("."):
+                    continue
+                full = os.path.join(root, f)
+                rel = os.path.relpath(full, path)
+                if glob and not PurePath(rel).match(glob):
+                    continue
+                if os.path.isfile(full):
+                    found.append(Input(full, rel))
+        if not found:
+            what = f"no file matching {glob!r}" if glob else "no files"
+            raise UserError(f"{what} in this folder", path)
+        out.extend(found)
+    return out
+
+
+def _walk_error(e: OSError) -> None:
+    raise UserError(f"cannot read folder: {e.strerror or e}", e.filename)
+
+
+def output_name(rel: str, ext: str) -> str:
+    """The output's relative path under --output-dir: the input's, with the format's suffix."""
+    p = PurePath(rel)
+    return str(p.with_suffix(ext)) if p.suffix else str(p) + ext
+
+
+# ---- blocks ---------------------------------------------------------------------------------
+_CUT = (b"\n\n", b"\n\r\n")
+
+
+def _cut_point(buf: bytes) -> int:
+    """The last position just after a blank line where buf continues with a non-blank line
+    (so the next block starts with content); -1 if there is none."""
+    end = len(buf)
+    while True:
+        p, n = max((buf.rfind(c, 0, end), len(c)) for c in _CUT)
+        if p < 0:
+            return -1
+        q = p + n
+        if q < len(buf) and buf[q:q + 1] not in (b"\n", b"\r"):
+            return q
+        end = p + n - 1  # look further back (a run of blank lines, or a cut at the very end)
+
+
+def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(first line number, bytes) blocks of whole sentences, about ``target`` bytes each."""
+    buf = b""
+    line = 1
+    while True:
+        data = stream.read(target)
+        if not data:
+            break
+        buf += data
+        if len(buf) < target:
+            continue
+        q = _cut_point(buf)
+        if q <= 0:
+            continue
+        block, buf = buf[:q], buf[q:]
+        yield line, block
+        line += block.count(b"\n")
+    if buf or line == 1:
+        yield line, buf
+
+
+def open_binary(path: str) -> IO[bytes]:
+    if path == "-":
+        if sys.stdin is None:
+            raise UserError("standard input is closed", "<stdin>")
+        return sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise UserError("no such file", path) from None
+    except IsADirectoryError:
+        raise UserError("is a directory, not a file", path) from None
+    except PermissionError:
+        raise UserError("permission denied", path) from None
+    except OSError as e:
+        raise UserError(f"cannot read: {e.strerror or e}", path) from None
+
+
+def relocated(e: UserError, name: str, first_line: int) -> UserError:
+    """A UserError raised reading a block, with its line number counted in the whole file."""
+    if first_line > 1 and e.path == name and e.line is not None:
+        return UserError(e.message, e.path, e.line + first_line - 1)
+    return e
+
+
+# ---- results ----------------------------------------------------------------------------------
+@dataclass
+class Block:
+    """One unit of work: block ``index`` of input ``file`` (with the file's context)."""
+    file: int
+    index: int
+    first_line: int
+    data: bytes
+    ctx: Any
+    name: str
+
+
+@dataclass
+class Result:
+    file: int
+    index: int
+    size: int                       # input bytes (progress)
+    data: bytes = b""
+    tokens: int = 0
+    sentences: int = 0
+    error: UserError | None = None
+
+
+def run_block(job: "Job", b: Block) -> Result:
+    """Process one block; a user error is returned (it belongs to the file, in order)."""
+    try:
+        if b.index > 0 and not b.data.strip():
+            return Result(b.file, b.index, len(b.data))
+        data, tokens, sentences = job.process(b.ctx, b.name, b.data, b.index == 0)
+        return Result(b.file, b.index, len(b.data), data, tokens, sentences)
+    except UserError as e:
+        return Result(b.file, b.index, len(b.data), error=relocated(e, b.name, b.first_line))
+
+
+class Job:
+    """What a batch command does to a block. Subclasses: TagJob, ParseJob."""
+
+    def sniff(self, name: str, head: bytes) -> Any:
+        """What must be fixed for the whole file, from its first block (format, columns)."""
+        return None
+
+    def output_format(self, inp: Input, ctx: Any) -> str:
+        raise NotImplementedError
+
+    def process(self, ctx: Any, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
+        raise NotImplementedError
+
+    def marker(self, fmt: str, name: str, ctx: Any) -> bytes:
+        """The start-of-file mark in a single output stream of several files."""
+        if fmt in ("conllu", "conllx"):
+            return f"# file = {name}\n".encode("utf-8")
+        n = self.output_columns(ctx)
+        cols = ["-DOCSTART-", name] + ["-X-"] * (n - 3) + (["O"] if n >= 3 else [])
+        return ("\t".join(cols) + "\n\n").encode("utf-8")
+
+    def output_columns(self, ctx: Any) -> int:
+        return 2
+
+    def fix_block(self, data: bytes, ctx: Any, sentences_before: int) -> bytes:
+        """Adjust a block's output for what came before it in the file (sentence ids)."""
+        return data
+
+
+EXTENSIONS = {"conllu": ".conllu", "conll": ".conll", "conllx": ".conllx"}
+
+
+# ---- tagging --------------------------------------------------------------------------------
+@dataclass
+class TagContext:
+    conllu: bool
+    n_columns: int | None
+
+
+_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
+
+
+class TagJob(Job):
+    """tag/chunk/ner: a block of CoNLL columns, CoNLL-U or raw text in, tagged rows out."""
+
+    def __init__(self, tagger, columns: str | None = None, text: bool = False,
+                 split: str = "auto", fmt: str | None = None, lang: str = "en",
+                 depth: int | None = None):
+        self.tagger = tagger
+        self.columns = columns
+        self.text = text
+        self.split = split
+        self.fmt = fmt
+        self.lang = lang
+        self.depth = depth
+
+    def sniff(self, name: str, head: bytes) -> TagContext:
+        if self.text:
+            return TagContext(False, None)
+        import io
+
+        from structkit.io.conllu import read_sequence
+
+        first = next(iter(read_sequence(name, io.BytesIO(head))))
+        return TagContext(first.lines is not None, len(first.rows[0]))
+
+    def output_format(self, inp: Input, ctx: TagContext) -> str:
+        if self.text:
+            return "conllu" if self.fmt == "conllu" else "conll"
+        return "conllu" if ctx.conllu else "conll"
+
+    def output_columns(self, ctx: TagContext) -> int:
+        return 2 if self.text or ctx.n_columns is None else ctx.n_columns + 1
+
+    def process(self, ctx: TagContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
+        import io
+
+        from structkit.io.conll import Sentence, read_conll, write_conll
+        from structkit.io.conllu import read_conllu, read_raw_text, write_tagged
+
+        tagger = self.tagger
+        if not self.text and not ctx.conllu and hasattr(tagger, "tag_conll_bytes"):
+            out = tagger.tag_conll_bytes(data, name, 1, self.columns, self.depth, ctx.n_columns)
+            return out, _rows(out), -1
+        stream = io.BytesIO(data)
+        if self.text:
+            sents = read_raw_text(name, self.lang, self.split, stream=stream)
+        elif ctx.conllu:
+            sents = read_conllu(name, stream)
+        else:
+            sents = read_conll(name, stream, n_columns=ctx.n_columns)
+        out = io.StringIO()
+        column, key = tagger.output_column()
+        tokens = sentences = 0
+        for batch, labels in tagger.tag_batches(sents, name, self.columns, self.text, depth=self.depth):
+            tokens += sum(len(s.rows) for s in batch)
+            sentences += len(batch)
+            if batch[0].lines is not None and (not self.text or self.fmt == "conllu"):
+                write_tagged(batch, labels, out, column, key)  # CoNLL-U in, CoNLL-U out
+            elif self.text:
+                write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in batch],
+                            labels, out)
+            else:
+                write_conll(batch, labels, out)
+        text = out.getvalue()
+        if self.text and self.fmt == "conllu" and not first and text.startswith("# newdoc\n"):
+            text = text[len("# newdoc\n"):]  # a block after the first continues the document
+        return text.encode("utf-8"), tokens, sentences
+
+    def fix_block(self, data: bytes, ctx: TagContext, sentences_before: int) -> bytes:
+        if self.text and self.fmt == "conllu" and sentences_before:
+            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
+        return data
+
+
+def _rows(data: bytes) -> int:
+    """Token rows of CoNLL column output (lines less blank lines), for the progress bar."""
+    return data.count(b"\n") - data.count(b"\n\n")
+
+
+# ---- parsing ----------------------------------------------------------------------------------
+@dataclass
+class ParseContext:
+    conllu: bool
+
+
+class ParseJob(Job):
+    """parse: a block of CoNLL-U (written back as CoNLL-U) or CoNLL-X / `word POS` rows."""
+
+    def __init__(self, parser, tagger=None, depth: int | None = None, beam: int | None = None):
+        self.parser = parser
+        self.tagger = tagger
+        self.depth = depth
+        self.beam = beam
+
+    def sniff(self, name: str, head: bytes) -> ParseContext:
+        from structkit.io.conllu import _conllu_signs
+
+        lines = head[:1 << 16].decode("utf-8", "replace").splitlines()[:10000]
+        line = next((ln for ln in lines if ln.strip() and not ln.startswith("#")), "")
+        return ParseContext(_conllu_signs(name, lines, line, by_rows=False))
+
+    def output_format(self, inp: Input, ctx: ParseContext) -> str:
+        return "conllu" if ctx.conllu else "conllx"
+
+    def process(self, ctx: ParseContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
+        import io
+
+        from structkit.tasks.parse_io import parse_stream
+
+        out = io.StringIO()
+        tokens, sentences = parse_stream(self.parser, self.tagger, name, io.BytesIO(data), ctx.conllu,
+                                         out, self.depth, self.beam)
+        return out.getvalue().encode("utf-8"), tokens, sentences
+
+
+# ---- executors ------------------------------------------------------------------------------
+_PROCESS_JOB: Job | None = None
+
+
+def _process_block(b: Block) -> Result:
+    return run_block(_PROCESS_JOB, b)
+
+
+class Executor:
+    """Runs ``run_block(job, block)``; ``submit`` returns an object with ``.result()``."""
+
+    def __init__(self, job: Job):
+        self.job = job
+
+    def submit(self, block: Block):
+        return _Done(run_block(self.job, block))
+
+    def close(self) -> None:
+        pass
+
+
+class _Done:
+    def __init__(self, r: Result):
+        self.r = r
+
+    def result(self) -> Result:
+        return self.r
+
+
+class PoolExecutor(Executor):
+    """Processes (forked: the loaded model is shared, not copied per task) or threads (the
+    numba kernels release the GIL). The pool starts with the second block, so a small input
+    never pays for it."""
+
+    def __init__(self, job: Job, jobs: int, kind: str = "process"):
+        super().__init__(job)
+        self.jobs = jobs
+        self.kind = kind
+        self.pool = None
+        self.count = 0
+
+    def submit(self, block: Block):
+        self.count += 1
+        if self.count == 1:
+            self.first = block
+            return _Lazy(self, block)
+        if self.pool is None:
+            self._start()
+        if self.kind == "thread":
+            return self.pool.submit(run_block, self.job, block)
+        return self.pool.submit(_process_block, block)
+
+    def _start(self) -> None:
+        import concurrent.futures as cf
+
+        if self.kind == "thread":
+            self.pool = cf.ThreadPoolExecutor(self.jobs)
+            return
+        import multiprocessing
+
+        global _PROCESS_JOB
+        _PROCESS_JOB = self.job
+        self.pool = cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
+class _Lazy:
+    """The first block: run in this process when its result is wanted, unless a pool started
+    meanwhile (then it goes to the pool like the others)."""
+
+    def __init__(self, ex: PoolExecutor, block: Block):
+        self.ex = ex
+        self.block = block
+        self.future = None
+
+    def start(self) -> None:
+        if self.ex.pool is not None and self.future is None:
+            self.future = (self.ex.pool.submit(run_block, self.ex.job, self.block) if self.ex.kind == "thread"
+                           else self.ex.pool.submit(_process_block, self.block))
+
+    def result(self) -> Result:
+        self.start()
+        if self.future is not None:
+            return self.future.result()
+        return run_block(self.ex.job, self.block)
+
+
+def parse_jobs(value: str | int | None) -> int:
+    """--jobs: a positive integer, or 'auto' (or nothing) for every core of this machine."""
+    if value is None or value == "auto":
+        return default_jobs()
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        raise UserError(f"--jobs must be a positive integer or 'auto', got {value!r}") from None
+    if not 1 <= n <= 1024:
+        raise UserError(f"--jobs must be 1..1024 or 'auto', got {value!r}")
+    return n
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# ---- the run ----------------------------------------------------------------------------------
+@dataclass
+class Summary:
+    files: int = 0
+    skipped: int = 0
+    failed: list[UserError] = field(default_factory=list)
+    tokens: int = 0
+    sentences: int = 0
+    written: list[str] = field(default_factory=list)
+
+
+def plan_outputs(job: Job, inputs: list[Input], output_dir: str) -> list[str]:
+    """Each input's output path under ``output_dir`` (mirrored relative path, suffix of the
+    output format). Two inputs mapping to one output, or an output that is an input, is a
+    UserError before any work."""
+    outs: list[str] = []
+    seen: dict[str, str] = {}
+    for inp in inputs:
+        fmt = job.output_format(inp, _peek_context(job, inp))
+        out = os.path.join(output_dir, output_name(inp.rel, EXTENSIONS[fmt]))
+        key = os.path.normcase(os.path.abspath(out))
+        if key in seen:
+            raise UserError(f"two inputs would write the same output {out!r}: {seen[key]} and {inp.name}; "
+                            "rename one, or give the folders separately")
+        seen[key] = inp.name
+        outs.append(out)
+    for folder in dict.fromkeys(os.path.dirname(o) for o in outs):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot create folder: {e.strerror or e}", folder) from None
+    return outs
+
+
+def _peek_context(job: Job, inp: Input) -> Any:
+    """The file context from the first block of a file (standard input: decided later)."""
+    if inp.path == "-":
+        return job.sniff("<stdin>", b"") if isinstance(job, TagJob) and job.text else _StdinContext()
+    with open_binary(inp.path) as f:
+        head = next(iter_blocks(f, 1 << 16))[1]
+    try:
+        return job.sniff(inp.name, head)
+    except (UserError, StopIteration):
+        return _StdinContext()  # a bad file is reported in order, when it is processed
+
+
+class _StdinContext:
+    conllu = False
+    n_columns = None
+
+
+def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir: str | None = None,
+        jobs: int = 1, executor: Executor | None = None, keep_going: bool = False,
+        skip_existing: bool = False, progress: bool = False, protect: list[str] = (),
+        block_bytes: int = BLOCK_BYTES, window: int | None = None,
+        on_error: Callable[[UserError], None] | None = None) -> Summary:
+    """Run ``job`` over ``inputs``: one output per input under ``output_dir``, or one stream
+    (``output``, or standard output) with each file's start marked when there are several.
+    ``protect`` lists files no output may be (the model). Returns what was done; the caller
+    decides the exit status from ``summary.failed``."""
+    from structkit.io.files import atomic_output, check_outputs
+
+    outs = plan_outputs(job, inputs, output_dir) if output_dir is not None else None
+    check_outputs(outs if outs is not None else [output],
+                  [i.path for i in inputs if i.path != "-"] + list(protect))
+    todo = list(range(len(inputs)))
+    summary = Summary(files=len(inputs))
+    if skip_existing and outs is not None:
+        done = [k for k in todo if os.path.exists(outs[k])]
+        summary.skipped = len(done)
+        todo = [k for k in todo if not os.path.exists(outs[k])]
+    own = executor is None
+    if executor is None:
+        executor = Executor(job) if jobs <= 1 else PoolExecutor(job, jobs)
+    window = window or max(4, 2 * jobs + 2)
+    bar = _Progress(inputs, todo, summary, progress)
+    marks = outs is None and len(inputs) > 1
+    try:
+        if outs is None:
+            with atomic_output(output, "wb") as sink:
+                _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
+                           lambda k: _Stream(sink), marks, on_error)
+        else:
+            _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
+                       lambda k: _FileSink(outs[k], atomic_output), False, on_error)
+    finally:
+        bar.close()
+        if own:
+            executor.close()
+    return summary
+
+
+class _Stream:
+    """One file's part of a single output stream; on a failure (``--keep-going``) what was
+    written of it is taken back (truncated, or never written: it is held until the file ends
+    when the stream cannot seek)."""
+
+    def __init__(self, sink: IO[bytes]):
+        self.sink = sink
+        try:
+            self.mark = sink.tell() if sink.seekable() else None
+        except (OSError, ValueError):
+            self.mark = None
+        self.held: list[bytes] | None = [] if self.mark is None else None
+
+    def write(self, data: bytes) -> None:
+        if self.held is not None:
+            self.held.append(data)
+        else:
+            self.sink.write(data)
+
+    def commit(self) -> None:
+        if self.held:
+            for d in self.held:
+                self.sink.write(d)
+        self.held = None
+
+    def rollback(self) -> None:
+        if self.mark is not None:
+            self.sink.seek(self.mark)
+            self.sink.truncate()
+        self.held = None
+
+
+class _FileSink:
+    """One output file, written atomically (temporary file, renamed when the file is done)."""
+
+    def __init__(self, path: str, atomic_output):
+        self.path = path
+        self.cm = atomic_output(path, "wb")
+        self.f = self.cm.__enter__()
+
+    def write(self, data: bytes) -> None:
+        self.f.write(data)
+
+    def commit(self) -> None:
+        self.cm.__exit__(None, None, None)
+
+    def rollback(self) -> None:
+        try:
+            raise _Rollback
+        except _Rollback:
+            self.cm.__exit__(*sys.exc_info())
+
+
+class _Rollback(Exception):
+    pass
+
+
+def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
+               sink_for, marks, on_error) -> None:
+    pending: deque = deque()
+    contexts: dict[int, Any] = {}
+    state = {"file": None, "sink": None, "sentences": 0, "failed": set()}
+
+    def blocks() -> Iterator[Block]:
+        for k in todo:
+            inp = inputs[k]
+            try:
+                with _opened(inp.path) as f:
+                    for i, (line, data) in enumerate(iter_blocks(f, block_bytes)):
+                        if i == 0:
+                            try:
+                                contexts[k] = job.sniff(inp.name, data)
+                            except StopIteration:  # no sentence in the file: the job says so
+                                contexts[k] = _StdinContext()
+                            except UserError as e:
+                                yield _Failed(k, relocated(e, inp.name, line))
+                                break
+                        yield Block(k, i, line, data, contexts[k], inp.name)
+            except UserError as e:
+                yield _Failed(k, e)
+
+    def finish_file(ok: bool) -> None:
+        sink = state["sink"]
+        if sink is None:
+            return
+        if ok:
+            sink.commit()
+            summary.written.append(getattr(sink, "path", None))
+        else:
+            sink.rollback()
+        state["sink"] = None
+
+    def handle(r: Result) -> None:
+        k = r.file
+        if k in state["failed"]:
+            return
+        if k != state["file"]:
+            finish_file(True)
+            if state["file"] is not None:
+                bar.file_done()
+            state["file"] = k
+            state["sentences"] = 0
+            state["sink"] = sink_for(k)
+            if marks:
+                fmt = job.output_format(inputs[k], contexts.get(k, _StdinContext()))
+                state["sink"].write(job.marker(fmt, inputs[k].rel if inputs[k].path == "-" else inputs[k].name,
+                                               contexts.get(k)))
+        if r.error is not None:
+            finish_file(False)
+            state["failed"].add(k)
+            state["file"] = None
+            if not keep_going:
+                raise r.error
+            summary.failed.append(r.error)
+            if on_error is not None:
+                on_error(r.error)
+            bar.file_done()
+            return
+        data = job.fix_block(r.data, contexts.get(k), state["sentences"])
+        state["sentences"] += max(r.sentences, 0)
+        state["sink"].write(data)
+        summary.tokens += max(r.tokens, 0)
+        summary.sentences += max(r.sentences, 0)
+        bar.block(r)
+
+    try:
+        for b in blocks():
+            if isinstance(b, _Failed):
+                pending.append(_Done(Result(b.file, 0, 0, error=b.error)))
+            else:
+                pending.append(executor.submit(b))
+            for p in pending:
+                if isinstance(p, _Lazy):
+                    p.start()
+            while len(pending) >= window:
+                handle(pending.popleft().result())
+        while pending:
+            handle(pending.popleft().result())
+        finish_file(True)
+        if state["file"] is not None:
+            bar.file_done()
+    except BaseException:
+        if state["sink"] is not None:
+            state["sink"].rollback()
+        raise
+
+
+@dataclass
+class _Failed:
+    file: int
+    error: UserError
+
+
+class _opened:
+    def __init__(self, path: str):
+        self.path = path
+
+    def __enter__(self) -> IO[bytes]:
+        self.f = open_binary(self.path)
+        return self.f
+
+    def __exit__(self, *exc) -> None:
+        if self.path != "-":
+            self.f.close()
+
+
+class _Progress:
+    """A tqdm bar over the input bytes (time remaining), with files done and tokens/s."""
+
+    def __init__(self, inputs: list[Input], todo: list[int], summary: Summary, enabled: bool):
+        self.bar = None
+        self.summary = summary
+        self.n_files = len(todo)
+        self.files = 0
+        if not enabled:
+            return
+        import time
+
+        from tqdm import tqdm
+
+        sizes = []
+        for k in todo:
+            try:
+                sizes.append(os.path.getsize(inputs[k].path) if inputs[k].path != "-" else None)
+            except OSError:
+                sizes.append(None)
+        total = None if None in sizes else sum(sizes)
+        self.t0 = time.perf_counter()
+        self.bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr,
+                        desc="files 0/%d" % self.n_files, smoothing=0.1, dynamic_ncols=True)
+
+    def block(self, r: Result) -> None:
+        if self.bar is None:
+            return
+        import time
+
+        self.bar.update(r.size)
+        rate = self.summary.tokens / max(time.perf_counter() - self.t0, 1e-9)
+        if self.summary.tokens:
+            self.bar.set_postfix_str(f"{rate / 1000:.0f}k tokens/s", refresh=False)
+
+    def file_done(self) -> None:
+        self.files += 1
+        if self.bar is not None:
+            self.bar.set_description_str(f"files {self.files}/{self.n_files}", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

@@ -1,0 +1,68 @@
+"""Parsing a stream of CoNLL-U or CoNLL-X sentences into an output stream (the body of
+``structkit parse`` and of its batch blocks)."""
+from __future__ import annotations
+
+import itertools
+from typing import IO
+
+
+def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[str],
+                 depth: int | None = None, beam: int | None = None) -> tuple[int, int]:
+    """Parse every sentence of ``stream`` and write it to ``out``: CoNLL-U comes back with only
+    HEAD and DEPREL changed (and, with a POS ``tagger``, UPOS and XPOS); CoNLL-X or `word POS`
+    input is written as CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's.
+    Returns (words, sentences) parsed."""
+    from structkit.tasks.labelled import LabelledParser
+
+    kw = {"beam": beam} if isinstance(parser, LabelledParser) else {}
+    if conllu:
+        return _parse_conllu(parser, tagger, name, stream, depth, out, **kw)
+    from structkit.io.conllx import read_conllx, write_conllx
+
+    sents = read_conllx(name, stream)
+    if tagger is not None:
+        sents = pos_tagged(tagger, sents, name)
+    words = count = 0
+    for batch, heads, deprels in parser.parse_batches(sents, name, depth, **kw):
+        if deprels is None:  # an unlabelled parse: the input's DEPREL would pass for a prediction
+            deprels = [["_"] * len(s) for s in batch]
+        write_conllx(batch, out, heads=heads, deprels=deprels)
+        words += sum(len(s) for s in batch)
+        count += len(batch)
+    return words, count
+
+
+def _parse_conllu(parser, tagger, name: str, stream: IO, depth, out: IO[str], batch: int = 2048,
+                  **kw) -> tuple[int, int]:
+    from structkit.io.conllu import dep_view, read_conllu, write_parsed
+
+    it = read_conllu(name, stream, check_text=False)
+    words = count = 0
+    while chunk := list(itertools.islice(it, batch)):
+        views = [dep_view(s, name) for s in chunk]
+        if tagger is not None:
+            views = list(pos_tagged(tagger, views, name))
+            for raw, v in zip(chunk, views):
+                for k, i in enumerate(raw.word_at):
+                    cols = raw.lines[i].split("\t")
+                    cols[3], cols[4] = v.upos[k], v.xpos[k]
+                    raw.lines[i] = "\t".join(cols)
+        for _, heads, deprels in parser.parse_batches(views, name, depth, batch=batch, **kw):
+            write_parsed(chunk, heads, deprels, out)
+        words += sum(len(v) for v in views)
+        count += len(chunk)
+    return words, count
+
+
+def pos_tagged(tagger, sentences, name: str, batch: int = 1024):
+    """Replace each sentence's POS columns with the tagger's predictions (streamed, batched)."""
+    from structkit.io.conll import Sentence
+
+    it = iter(sentences)
+    while chunk := list(itertools.islice(it, batch)):
+        rows = [Sentence([[w] for w in s.words], s.first_line) for s in chunk]
+        for _, labels in tagger.tag_batches(rows, name, text=True, batch=batch):
+            for s, tags in zip(chunk, labels):
+                s.xpos = list(tags)
+                s.upos = list(tags)
+        yield from chunk

@@ -1,0 +1,335 @@
+"""Batch work over collections (structkit.batch): blocks, ordered parallel output identical to
+a serial run, folders and --output-dir, markers, --skip-existing, --keep-going, output safety."""
+from __future__ import annotations
+
+import io
+import os
+import random
+import stat
+
+import pytest
+
+from structkit import batch
+from structkit.batch import Input, ParseJob, TagJob, collect_inputs, iter_blocks, run
+from structkit.errors import UserError
+from tests.clitools import assert_one_line_error
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = os.path.join(ROOT, "data", "sample")
+
+
+# ---- blocks -----------------------------------------------------------------------------------
+def _random_conll(rng: random.Random) -> bytes:
+    parts = []
+    for _ in range(rng.randrange(0, 40)):
+        for _ in range(rng.randrange(1, 6)):
+            parts.append(rng.choice(["a b", "c d", " ", "x\ty"]) + rng.choice(["\n", "\r\n"]))
+        parts.append(rng.choice(["\n", "\r\n", "\n\n", " \n", "\n\n\n"]))
+    return b"".join(p.encode() for p in parts)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_blocks_cover_the_input_and_start_on_content(seed):
+    rng = random.Random(seed)
+    data = _random_conll(rng)
+    target = rng.choice([1, 3, 8, 20, 64, 1 << 20])
+    blocks = list(iter_blocks(io.BytesIO(data), target))
+    assert b"".join(b for _, b in blocks) == data
+    line = 1
+    for i, (first, b) in enumerate(blocks):
+        assert first == line  # each block's first line is counted in the whole file
+        line += b.count(b"\n")
+        if i > 0:
+            assert b[:1] not in (b"\n", b"\r")  # a later block never starts with a blank line
+        if i < len(blocks) - 1:
+            assert b.endswith(b"\n") and (b.endswith(b"\n\n") or b.endswith(b"\n\r\n"))
+    assert blocks  # even an empty input is one (empty) block: the job reports "empty file"
+
+
+# ---- fixtures ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chunker(tmp_path_factory):
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    cfg = TaggerConfig.for_learner("chunk", "perceptron", epochs=2)
+    return train_tagger(cfg, os.path.join(SAMPLE, "chunk", "train.txt"))
+
+
+@pytest.fixture(scope="module")
+def ud_tagger():
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    cfg = TaggerConfig.for_learner("pos", "perceptron", epochs=1)
+    return train_tagger(cfg, os.path.join(SAMPLE, "ud", "train.conllu"))
+
+
+@pytest.fixture(scope="module")
+def ud_parser():
+    from structkit.tasks.parser import ParserConfig, train_parser
+
+    return train_parser(ParserConfig(algo="beam", epochs=1), os.path.join(SAMPLE, "ud", "train.conllu"))
+
+
+def _serial_tag(tagger, path: str, text: bool = False, fmt: str | None = None) -> bytes:
+    """The whole-file path the tag command took before batches: the reference output."""
+    from structkit.io.conll import Sentence, write_conll
+    from structkit.io.conllu import read_raw_text, read_sequence, write_tagged
+
+    out = io.StringIO()
+    sents = read_raw_text(path) if text else read_sequence(path)
+    column, key = tagger.output_column()
+    for b, labels in tagger.tag_batches(sents, path, None, text):
+        if b[0].lines is not None and (not text or fmt == "conllu"):
+            write_tagged(b, labels, out, column, key)
+        elif text:
+            write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in b], labels, out)
+        else:
+            write_conll(b, labels, out)
+    return out.getvalue().encode()
+
+
+def _run_bytes(job, paths, tmp_path, **kw) -> bytes:
+    out = tmp_path / f"out-{random.random()}.txt"
+    run(job, [Input(p, os.path.basename(p)) for p in paths], output=str(out), **kw)
+    return out.read_bytes()
+
+
+# ---- identical output whatever the blocks and workers --------------------------------------
+@pytest.mark.parametrize("block", [64, 700, 1 << 20])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_columns_identical_to_serial(chunker, tmp_path, block, jobs):
+    path = os.path.join(SAMPLE, "chunk", "test.txt")
+    want = _serial_tag(chunker, path)
+    assert _run_bytes(TagJob(chunker), [path], tmp_path, jobs=jobs, block_bytes=block) == want
+
+
+def test_threads_identical_to_serial(chunker, tmp_path):
+    path = os.path.join(SAMPLE, "chunk", "test.txt")
+    want = _serial_tag(chunker, path)
+    job = TagJob(chunker)
+    got = _run_bytes(job, [path], tmp_path, block_bytes=300,
+                     executor=batch.PoolExecutor(job, 2, kind="thread"))
+    assert got == want
+
+
+@pytest.mark.parametrize("block", [50, 400, 1 << 20])
+def test_conllu_identical_to_serial(ud_tagger, tmp_path, block):
+    path = os.path.join(SAMPLE, "ud", "test.conllu")
+    want = _serial_tag(ud_tagger, path)
+    assert _run_bytes(TagJob(ud_tagger), [path], tmp_path, jobs=2, block_bytes=block) == want
+
+
+@pytest.mark.parametrize("fmt", ["conll", "conllu"])
+@pytest.mark.parametrize("block", [30, 200, 1 << 20])
+def test_raw_text_identical_to_serial(ud_tagger, tmp_path, fmt, block):
+    """Sentence ids continue across blocks, '# newdoc' only opens the file, '# newpar' as read."""
+    text = tmp_path / "in.txt"
+    paras = ["The cat sat. It was happy!", "Dr. Smith went home.\nShe slept.", "Yes.",
+             "A second-to-last paragraph here.", "End of story."]
+    text.write_text("\n\n".join(paras * 3) + "\n")
+    want = _serial_tag(ud_tagger, str(text), text=True, fmt=fmt)
+    job = TagJob(ud_tagger, text=True, fmt=fmt)
+    got = _run_bytes(job, [str(text)], tmp_path, jobs=2, block_bytes=block)
+    assert got == want
+    if fmt == "conllu":
+        assert got.count(b"# newdoc") == 1 and b"# sent_id = 15" in got
+
+
+@pytest.mark.parametrize("block", [100, 1 << 20])
+def test_parse_identical_to_serial(ud_parser, tmp_path, block):
+    from structkit.tasks.parse_io import parse_stream
+
+    path = os.path.join(SAMPLE, "ud", "test.conllu")
+    want = io.StringIO()
+    with open(path, "rb") as f:
+        parse_stream(ud_parser, None, path, f, True, want)
+    got = _run_bytes(ParseJob(ud_parser), [path], tmp_path, jobs=2, block_bytes=block)
+    assert got == want.getvalue().encode()
+
+
+# ---- errors: the file's line, --keep-going ----------------------------------------------------
+def _bad_copy(tmp_path, name="bad.txt") -> str:
+    src = open(os.path.join(SAMPLE, "chunk", "test.txt")).read().splitlines()
+    # a row with one column too many, far from the first block
+    k = len(src) - 5
+    assert src[k].strip()
+    src[k] += " extra"
+    p = tmp_path / name
+    p.write_text("\n".join(src) + "\n")
+    return str(p), k + 1
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_error_names_the_line_in_the_whole_file(chunker, tmp_path, jobs):
+    bad, line = _bad_copy(tmp_path)
+    with pytest.raises(UserError) as ei:
+        _run_bytes(TagJob(chunker), [bad], tmp_path, jobs=jobs, block_bytes=200)
+    assert ei.value.path == bad and ei.value.line == line
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(("out-", ".tmp-"))]  # nothing left
+
+
+def test_keep_going_writes_the_good_files(chunker, tmp_path):
+    good = os.path.join(SAMPLE, "chunk", "test.txt")
+    bad, line = _bad_copy(tmp_path)
+    out = tmp_path / "out"
+    errors = []
+    s = run(TagJob(chunker), [Input(good, "a.txt"), Input(bad, "b.txt"), Input(good, "c.txt")],
+            output_dir=str(out), keep_going=True, jobs=2, block_bytes=300, on_error=errors.append)
+    assert sorted(os.listdir(out)) == ["a.conll", "c.conll"]
+    assert [(e.path, e.line) for e in s.failed] == [(bad, line)] and errors == s.failed
+    assert (out / "a.conll").read_bytes() == _serial_tag(chunker, good)
+
+
+def test_keep_going_in_one_stream_drops_the_bad_file(chunker, tmp_path):
+    good = os.path.join(SAMPLE, "chunk", "test.txt")
+    bad, _ = _bad_copy(tmp_path)
+    out = tmp_path / "all.txt"
+    s = run(TagJob(chunker), [Input(good, "a"), Input(bad, "b"), Input(good, "c")], output=str(out),
+            keep_going=True, block_bytes=300)
+    text = out.read_bytes()
+    assert len(s.failed) == 1
+    assert text.count(b"-DOCSTART-") == 2 and bad.encode() not in text
+    one = _serial_tag(chunker, good)
+    assert text.count(one) == 2
+
+
+def test_without_keep_going_the_run_stops(chunker, tmp_path):
+    good = os.path.join(SAMPLE, "chunk", "test.txt")
+    bad, _ = _bad_copy(tmp_path)
+    out = tmp_path / "out"
+    with pytest.raises(UserError):
+        run(TagJob(chunker), [Input(good, "a.txt"), Input(bad, "b.txt"), Input(good, "c.txt")],
+            output_dir=str(out), block_bytes=300)
+    assert sorted(os.listdir(out)) == ["a.conll"]  # finished before the bad one; nothing partial
+
+
+# ---- collections, output names, markers, resuming -----------------------------------------
+def test_folders_are_walked_in_order_with_glob(tmp_path):
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    for rel in ["d/b.txt", "d/a.txt", "d/sub/c.txt", "d/sub/x.md", "d/.hidden.txt"]:
+        (tmp_path / rel).write_text("w\n")
+    got = collect_inputs([str(tmp_path / "d")], "*.txt")
+    assert [i.rel for i in got] == ["a.txt", "b.txt", os.path.join("sub", "c.txt")]
+    assert [i.rel for i in collect_inputs([str(tmp_path / "d")])][-1] == os.path.join("sub", "x.md")
+    with pytest.raises(UserError, match="no file matching"):
+        collect_inputs([str(tmp_path / "d")], "*.xml")
+    assert collect_inputs([]) == [Input("-", "stdin")]
+
+
+def test_output_dir_mirrors_and_refuses_collisions(chunker, tmp_path):
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    d = tmp_path / "in"
+    (d / "sub").mkdir(parents=True)
+    for rel in ["x.txt", "sub/y.txt"]:
+        (d / rel).write_bytes(open(src, "rb").read())
+    s = run(TagJob(chunker), collect_inputs([str(d)]), output_dir=str(tmp_path / "out"))
+    assert sorted(s.written) == sorted([str(tmp_path / "out" / "sub" / "y.conll"), str(tmp_path / "out" / "x.conll")])
+    (d / "x.conll").write_bytes(open(src, "rb").read())  # x.txt and x.conll would both be x.conll
+    with pytest.raises(UserError, match="same output"):
+        run(TagJob(chunker), collect_inputs([str(d)]), output_dir=str(tmp_path / "out2"))
+
+
+def test_skip_existing_resumes(chunker, tmp_path):
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    inputs = [Input(src, "a.txt"), Input(src, "b.txt")]
+    out = tmp_path / "out"
+    run(TagJob(chunker), inputs[:1], output_dir=str(out))
+    before = os.stat(out / "a.conll").st_mtime_ns
+    s = run(TagJob(chunker), inputs, output_dir=str(out), skip_existing=True)
+    assert s.skipped == 1 and s.written == [str(out / "b.conll")]
+    assert os.stat(out / "a.conll").st_mtime_ns == before
+
+
+def test_one_file_has_no_marker_several_do(chunker, tmp_path):
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    one = _run_bytes(TagJob(chunker), [src], tmp_path)
+    assert b"-DOCSTART-" not in one
+    two = _run_bytes(TagJob(chunker), [src, src], tmp_path)
+    assert two.count(b"-DOCSTART-\t" + src.encode()) == 2 and two.count(one) == 2
+
+
+def test_conllu_stream_marks_files_with_a_comment(ud_tagger, tmp_path):
+    src = os.path.join(SAMPLE, "ud", "test.conllu")
+    two = _run_bytes(TagJob(ud_tagger), [src, src], tmp_path)
+    assert two.count(f"# file = {src}\n".encode()) == 2
+
+
+# ---- the command line ----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def chunk_model(chunker, tmp_path_factory):
+    p = tmp_path_factory.mktemp("m") / "chunk.model"
+    chunker.save(str(p))
+    return str(p)
+
+
+def test_cli_folder_jobs_identical(sk, chunk_model, tmp_path):
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    (tmp_path / "in" / "s").mkdir(parents=True)
+    for rel in ["a.txt", "s/b.txt"]:
+        (tmp_path / "in" / rel).write_bytes(open(src, "rb").read())
+    r1 = sk("chunk", "--model", chunk_model, str(tmp_path / "in"), "-j", "1")
+    r2 = sk("chunk", "--model", chunk_model, str(tmp_path / "in"), "-j", "2")
+    assert r1.code == 0 and r1.out == r2.out and r1.out.count("-DOCSTART-") == 2
+    r = sk("chunk", "--model", chunk_model, str(tmp_path / "in"), "--output-dir", str(tmp_path / "o"))
+    assert r.code == 0 and (tmp_path / "o" / "s" / "b.conll").exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["-j", "0"], "--jobs must be"), (["-j", "two"], "--jobs must be"),
+    (["--skip-existing"], "--skip-existing goes with --output-dir"),
+    (["-o", "x", "--output-dir", "y"], "not both"),
+    (["--shared-fs"], "--shared-fs goes with"),
+])
+def test_cli_bad_batch_options(sk, chunk_model, args, needle):
+    r = sk("chunk", "--model", chunk_model, os.path.join(SAMPLE, "chunk", "test.txt"), *args)
+    assert_one_line_error(r, needle)
+
+
+def test_cli_keep_going_exit_status(sk, chunk_model, tmp_path):
+    bad, line = _bad_copy(tmp_path)
+    good = os.path.join(SAMPLE, "chunk", "test.txt")
+    r = sk("chunk", "--model", chunk_model, good, bad, "--keep-going", "--output-dir", str(tmp_path / "o"))
+    assert r.code == 1 and f"{bad}:{line}:" in r.err and "1 of 2 files failed" in r.err
+    assert os.listdir(tmp_path / "o") == ["test.conll"]
+
+
+# ---- outputs never destroy inputs (issue 16) ---------------------------------------------------
+def test_output_over_an_input_or_the_model_is_refused(sk, chunk_model, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_bytes(open(os.path.join(SAMPLE, "chunk", "test.txt"), "rb").read())
+    before = src.read_bytes()
+    for target in (str(src), chunk_model):
+        r = sk("chunk", "--model", chunk_model, str(src), "-o", target)
+        assert_one_line_error(r, "refusing to write over")
+    assert src.read_bytes() == before
+    link = tmp_path / "link.txt"
+    link.symlink_to(src)
+    assert_one_line_error(sk("chunk", "--model", chunk_model, str(src), "-o", str(link)), "refusing")
+
+
+def test_output_keeps_mode_and_symlink(sk, chunk_model, tmp_path):
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    out = tmp_path / "out.txt"
+    out.write_text("old")
+    os.chmod(out, 0o600)
+    link = tmp_path / "link.txt"
+    link.symlink_to(out)
+    assert sk("chunk", "--model", chunk_model, src, "-o", str(link)).code == 0
+    assert link.is_symlink() and stat.S_IMODE(os.stat(out).st_mode) == 0o600
+    assert out.read_text().startswith("Rockwell") or len(out.read_text()) > 100
+
+
+def test_output_to_a_fifo_and_dev_null(sk, chunk_model, tmp_path):
+    import threading
+
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    assert sk("chunk", "--model", chunk_model, src, "-o", "/dev/null").code == 0
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    t = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    t.start()
+    assert sk("chunk", "--model", chunk_model, src, "-o", str(fifo)).code == 0
+    t.join(10)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got and len(got[0]) > 100
