@@ -29,8 +29,9 @@ mutation:
 	$(BIN)/python scripts/mutation.py
 
 bench:
-	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/pip install --quiet -e '.[bench,dask]'
 	$(BIN)/python scripts/bench.py --out results/bench.json
+	$(BIN)/python scripts/bench_batch.py --out results/bench-batch.json
 	$(BIN)/python scripts/bench_kbest.py
 
 # One target per experiment: each writes results/<name>.json and results/<name>.md.

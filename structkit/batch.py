@@ -723,8 +723,10 @@ class _Progress:
             return
         import time
 
+        import tqdm as _tqdm
         from tqdm import tqdm
 
+        _tqdm.tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked later
         sizes = []
         for k in todo:
             try:

@@ -69,7 +69,7 @@ def connect(address: str):
         if n and not (n.isdigit() and 1 <= int(n) <= 256):
             raise UserError(f"--dask local:N needs N in 1..256, got {address!r}")
         cluster = LocalCluster(n_workers=int(n) if n else default_jobs(), threads_per_worker=1,
-                               processes=True, host="127.0.0.1", dashboard_address=None)
+                               processes=True, host="127.0.0.1", dashboard_address=":0")
         return Client(cluster), cluster
     try:
         return Client(address, timeout="20s"), None

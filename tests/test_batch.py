@@ -333,3 +333,14 @@ def test_output_to_a_fifo_and_dev_null(sk, chunk_model, tmp_path):
     assert sk("chunk", "--model", chunk_model, src, "-o", str(fifo)).code == 0
     t.join(10)
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and got and len(got[0]) > 100
+
+
+def test_progress_bar_counts_bytes_files_and_tokens(chunker, tmp_path, capsys):
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    s = run(TagJob(chunker), [Input(src, "a"), Input(src, "b")], output=str(tmp_path / "o"),
+            progress=True, block_bytes=500)
+    err = capsys.readouterr().err
+    size = os.path.getsize(src) * 2
+    assert "files 2/2" in err and "tokens/s" in err
+    assert f"/{size / 1024:.1f}k" in err or f"/{size / 1024:.2f}k" in err or "100%" in err
+    assert s.tokens == 2 * sum(1 for ln in open(src) if ln.strip())

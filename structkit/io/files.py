@@ -57,10 +57,12 @@ def check_output_path(path: str | None) -> None:
     its folder is missing, is not writable, or it is a directory. Commands call this before
     long work (training, tagging a large file) so the mistake is reported at once, not after
     the work is done."""
-    if path is None or path == "-" or _direct(path):
+    if path is None or path == "-":
         return
     if os.path.isdir(path):
         raise UserError("cannot write: is a directory", path)
+    if _direct(path):
+        return
     folder = os.path.dirname(os.path.abspath(os.path.realpath(path)))
     if not os.path.isdir(folder):
         raise UserError("cannot write: the folder does not exist", path)
@@ -102,7 +104,7 @@ def _direct(path: str) -> bool:
         st = os.stat(path)
     except OSError:
         return False
-    return not stat.S_ISREG(st.st_mode)
+    return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 
 @contextlib.contextmanager
@@ -120,7 +122,7 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
             yield sys.stdout
         sys.stdout.flush()
         return
-    if _direct(path):
+    if _direct(path) and not os.path.isdir(path):
         try:
             f = open(path, mode, encoding=encoding if "b" not in mode else None)
         except OSError as e:

@@ -1,0 +1,146 @@
+"""Batch benchmarks (`make bench`): results/bench-batch.json and .md.
+
+- A folder of 20 raw-text files (about 1 M tokens, sentences of the Penn Treebank POS sample
+  or CoNLL-2000 as plain text) tagged with a POS model (`tag --text DIR`): wall time with
+  --jobs 1 and --jobs 2, the same folder as a shell loop of one command per file, and whether
+  the outputs are identical.
+- Peak RSS (the largest process) tagging CoNLL-2000 test x1 and x10 with a chunk model.
+- The same folder on a Dask LocalCluster of 2 workers (`--dask local:2`), when Dask is installed.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS, dump_json, machine, structkit  # noqa: E402
+
+from structkit.config import resolve_data_path  # noqa: E402
+
+RSS = ("import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+       "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def peak_rss(*args) -> float:
+    """Peak RSS in MB of the largest process of `structkit ARGS` (children included)."""
+    p = subprocess.run([sys.executable, "-c", RSS, sys.executable, "-m", "structkit", *map(str, args)],
+                       capture_output=True, text=True, check=True)
+    code, kb = p.stdout.split()
+    if code != "0":
+        sys.exit(f"structkit {' '.join(map(str, args))} failed")
+    return int(kb) / 1024
+
+
+def make_texts(src: str, folder: Path, n_files: int, tokens: int) -> int:
+    """n_files text files of about tokens/n_files tokens: the corpus's sentences as plain text,
+    one per line, a blank line every 8 sentences. Returns the token count."""
+    from structkit.io.conll import read_conll
+
+    sents = [" ".join(r[0] for r in s.rows) for s in read_conll(src)]
+    per = tokens // n_files
+    k = total = 0
+    for f in range(n_files):
+        lines, n = [], 0
+        while n < per:
+            s = sents[k % len(sents)]
+            k += 1
+            lines.append(s)
+            n += s.count(" ") + 1
+            if len(lines) % 8 == 0:
+                lines.append("")
+        total += n
+        (folder / f"doc{f:02d}.txt").write_text("\n".join(lines) + "\n")
+    return total
+
+
+def md5(path: Path) -> str:
+    return hashlib.md5(path.read_bytes()).hexdigest()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default=str(RESULTS / "bench-batch.json"))
+    ap.add_argument("--tokens", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args()
+    train = resolve_data_path("conll2000/train.txt", must_exist=True)
+    test = resolve_data_path("conll2000/test.txt", must_exist=True)
+    res: dict = {"machine": machine()}
+    with tempfile.TemporaryDirectory() as tmpd:
+        tmp = Path(tmpd)
+        pos_model, chunk_model = tmp / "pos.model", tmp / "chunk.model"
+        structkit("train", "--task", "pos", "--train", train, "--columns", "word,label,-",
+                  "--model", pos_model, "-q")
+        structkit("train", "--task", "chunk", "--train", train, "--model", chunk_model, "-q")
+        texts = tmp / "texts"
+        texts.mkdir()
+        n_tokens = make_texts(train, texts, 20, args.tokens)
+        res["folder"] = {"files": 20, "tokens": n_tokens}
+        print(f"folder of 20 text files, {n_tokens} tokens", flush=True)
+        structkit("tag", "--model", pos_model, "--text", texts / "doc00.txt", "-j", "1")  # warm the cache
+        outs = {}
+        for jobs in ("1", "2"):
+            walls = []
+            for r in range(args.repeat):
+                out = tmp / f"out-j{jobs}.txt"
+                walls.append(structkit("tag", "--model", pos_model, "--text", texts, "-j", jobs, "-o", out)[0])
+            outs[jobs] = md5(tmp / f"out-j{jobs}.txt")
+            res["folder"][f"jobs{jobs}_seconds"] = round(min(walls), 2)
+            print(f"  tag --text DIR --jobs {jobs}: {min(walls):.2f} s", flush=True)
+        t0 = time.perf_counter()
+        for f in sorted(texts.iterdir()):
+            structkit("tag", "--model", pos_model, "--text", f, "-j", "1")
+        loop = time.perf_counter() - t0
+        res["folder"]["shell_loop_seconds"] = round(loop, 2)
+        res["folder"]["speedup_1_to_2"] = round(res["folder"]["jobs1_seconds"] / res["folder"]["jobs2_seconds"], 2)
+        res["folder"]["identical"] = outs["1"] == outs["2"]
+        print(f"  one command per file (shell loop): {loop:.2f} s; speed-up 1->2 jobs "
+              f"{res['folder']['speedup_1_to_2']}x; identical outputs: {res['folder']['identical']}", flush=True)
+        try:
+            import distributed  # noqa: F401
+            wall = structkit("tag", "--model", pos_model, "--text", texts, "--dask", "local:2",
+                             "-o", tmp / "out-dask.txt")[0]
+            res["folder"]["dask_local2_seconds"] = round(wall, 2)
+            res["folder"]["dask_identical"] = md5(tmp / "out-dask.txt") == outs["1"]
+            print(f"  --dask local:2: {wall:.2f} s (cluster start-up included); identical: "
+                  f"{res['folder']['dask_identical']}", flush=True)
+        except ImportError:
+            pass
+
+        big = tmp / "test10.txt"
+        data = Path(test).read_bytes()
+        big.write_bytes((data.rstrip(b"\n") + b"\n\n") * 10)
+        res["memory"] = {}
+        for name, path in (("x1", test), ("x10", big)):
+            for jobs in ("1", "2"):
+                mb = peak_rss("chunk", "--model", chunk_model, path, "-j", jobs)
+                res["memory"][f"{name}_jobs{jobs}_mb"] = round(mb, 1)
+                print(f"peak RSS chunk CoNLL-2000 test {name} --jobs {jobs}: {mb:.0f} MB", flush=True)
+    dump_json(res, Path(args.out))
+    f = res["folder"]
+    m = res["memory"]
+    md = [f"# Batch benchmarks ({res['machine']['date']}, {res['machine']['cores']} cores, commit "
+          f"{res['machine']['commit']})", "",
+          f"Folder of {f['files']} raw-text files, {f['tokens']} tokens, `structkit tag --text DIR` "
+          "with a POS model (best of runs):", "",
+          "| run | wall (s) |", "|---|---|",
+          f"| --jobs 1 | {f['jobs1_seconds']} |", f"| --jobs 2 | {f['jobs2_seconds']} |",
+          f"| one command per file (shell loop) | {f['shell_loop_seconds']} |"]
+    if "dask_local2_seconds" in f:
+        md.append(f"| --dask local:2 (cluster start included) | {f['dask_local2_seconds']} |")
+    md += ["", f"Speed-up from 1 to 2 jobs: {f['speedup_1_to_2']}x; outputs identical: {f['identical']}"
+           + (f"; Dask output identical: {f['dask_identical']}" if "dask_identical" in f else "") + ".", "",
+           "Peak RSS of the largest process, `structkit chunk` on CoNLL-2000 test:", "",
+           "| input | --jobs 1 (MB) | --jobs 2 (MB) |", "|---|---|---|",
+           f"| x1 | {m['x1_jobs1_mb']} | {m['x1_jobs2_mb']} |",
+           f"| x10 | {m['x10_jobs1_mb']} | {m['x10_jobs2_mb']} |", ""]
+    Path(args.out).with_suffix(".md").write_text("\n".join(md))
+
+
+if __name__ == "__main__":
+    main()

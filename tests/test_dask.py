@@ -1,0 +1,96 @@
+"""--dask: a LocalCluster on 127.0.0.1 gives the same output as --jobs 1, also when a worker
+process is killed in the middle of the job (its tasks run again elsewhere, nothing twice)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from structkit.batch import Input, TagJob, run  # noqa: E402
+from structkit.distributed import KILL_ENV, run_dask  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = os.path.join(ROOT, "data", "sample")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    kill = tmp_path_factory.mktemp("kill") / "armed"
+    old = os.environ.get(KILL_ENV)
+    os.environ[KILL_ENV] = str(kill)  # the workers inherit it; a test arms it by creating the file
+    lc = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=":0")
+    client = distributed.Client(lc)
+    yield client, kill
+    client.close()
+    lc.close()
+    if old is None:
+        del os.environ[KILL_ENV]
+    else:
+        os.environ[KILL_ENV] = old
+
+
+@pytest.fixture(scope="module")
+def chunker():
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    return train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=2),
+                        os.path.join(SAMPLE, "chunk", "train.txt"))
+
+
+def _inputs(tmp_path):
+    src = open(os.path.join(SAMPLE, "chunk", "test.txt"), "rb").read()
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    paths = []
+    for rel in ["a.txt", "b.txt", "sub/c.txt"]:
+        (tmp_path / "in" / rel).write_bytes(src)
+        paths.append(Input(str(tmp_path / "in" / rel), rel))
+    return paths
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_dask_stream_equals_local(cluster, chunker, tmp_path, kill):
+    client, armed = cluster
+    inputs = _inputs(tmp_path)
+    local = tmp_path / "local.txt"
+    run(TagJob(chunker), inputs, output=str(local), jobs=1)
+    if kill:
+        armed.write_text("")
+    out = tmp_path / "dask.txt"
+    s = run_dask(TagJob(chunker), inputs, "", output=str(out), client=client, block_bytes=2000)
+    assert out.read_bytes() == local.read_bytes()
+    assert not s.failed
+    if kill:
+        assert not armed.exists()  # a worker did die during this job
+        client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_dask_shared_fs_equals_local(cluster, chunker, tmp_path, kill):
+    client, armed = cluster
+    inputs = _inputs(tmp_path)
+    run(TagJob(chunker), inputs, output_dir=str(tmp_path / "local"), jobs=1)
+    if kill:
+        armed.write_text("")
+    s = run_dask(TagJob(chunker), inputs, "", output_dir=str(tmp_path / "dask"), shared_fs=True, client=client)
+    assert not s.failed and len(s.written) == 3
+    for rel in ["a.conll", "b.conll", "sub/c.conll"]:
+        assert (tmp_path / "dask" / rel).read_bytes() == (tmp_path / "local" / rel).read_bytes()
+    leftovers = [f for _, _, fs in os.walk(tmp_path / "dask") for f in fs if f.startswith(".tmp-")]
+    assert not leftovers
+    if kill:
+        assert not armed.exists()
+        client.wait_for_workers(2, timeout=60)
+
+
+def test_dask_cli_local_cluster(sk, chunker, tmp_path):
+    model = tmp_path / "m.model"
+    chunker.save(str(model))
+    inputs = _inputs(tmp_path)
+    r1 = sk("chunk", "--model", model, tmp_path / "in", "-j", "1")
+    r2 = sk("chunk", "--model", model, tmp_path / "in", "--dask", "local:2")
+    assert r1.code == 0 and r2.code == 0 and r1.out == r2.out and len(inputs) == r1.out.count("-DOCSTART-")
+    r = sk("chunk", "--model", model, tmp_path / "in", "--dask", "local:x")
+    assert r.code == 1 and "local:N" in r.err
