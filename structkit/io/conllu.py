@@ -309,7 +309,17 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
         n += 1
         buf = io.StringIO()
         write_conllu([sent], buf, start=n)
-        yield from read_conllu(path, buf.getvalue().splitlines())
+        # What read_conllu would make of these lines, without re-checking what was just written:
+        # comments, ranges (2-3) and word rows.
+        lines = buf.getvalue().rstrip("\n").split("\n")
+        rows, word_at = [], []
+        for i, ln in enumerate(lines):
+            if ln[0] != "#":
+                cols = ln.split("\t")
+                if "-" not in cols[0]:
+                    word_at.append(i)
+                    rows.append(cols)
+        yield Sentence(rows, 1, lines, word_at)
     if n == 0:
         raise UserError("empty input: no text to tag", name)
 
