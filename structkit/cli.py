@@ -232,7 +232,7 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     Options come from the flags, over a --config file; each is checked against the task and the
     learner (`structkit algorithms NAME` shows what a learner takes)."""
     from structkit.config import load_config, resolve_data_path
-    from structkit.io.files import check_output_path
+    from structkit.io.files import check_outputs
     from structkit.tasks import make_config
 
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
@@ -256,8 +256,8 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     # A bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
     # leaving a model behind). Check both before any work.
-    check_output_path(model_path)
-    check_output_path(metrics_json)
+    # The model over the training data (or the metrics over the model) destroyed a file.
+    check_outputs([model_path, metrics_json], [p for p in (train_path, dev_path, config_path) if p])
     show = _progress_enabled(quiet)
     printer = _TrainPrinter.of(config)
     history: list[dict] = []
@@ -701,12 +701,12 @@ def rerank(model_path, files, output, as_json) -> None:
     """Rerank n-best lists (HyPoradise JSON, JSON lines, or a Kaldi-style directory): writes the
     chosen hypothesis of each utterance, one per line."""
     from structkit.config import resolve_data_path
-    from structkit.io.files import atomic_output, check_output_path
+    from structkit.io.files import atomic_output, check_outputs
     from structkit.tasks.rerank import Reranker
 
     model = Reranker.load(model_path, command="rerank")
-    check_output_path(output)
     paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
+    check_outputs([output], paths + [model_path])
     results = []
     for path in paths:
         ns = model.read(path)

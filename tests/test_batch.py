@@ -344,3 +344,22 @@ def test_progress_bar_counts_bytes_files_and_tokens(chunker, tmp_path, capsys):
     assert "files 2/2" in err and "tokens/s" in err
     assert f"/{size / 1024:.1f}k" in err or f"/{size / 1024:.2f}k" in err or "100%" in err
     assert s.tokens == 2 * sum(1 for ln in open(src) if ln.strip())
+
+
+def test_train_and_rerank_never_overwrite_their_inputs(sk, tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_bytes(open(os.path.join(SAMPLE, "chunk", "train.txt"), "rb").read())
+    before = train.read_bytes()
+    r = sk("train", "--task", "chunk", "--train", train, "--model", train, "--epochs", "1")
+    assert_one_line_error(r, "refusing to write over")
+    r = sk("train", "--task", "chunk", "--train", train, "--model", tmp_path / "m", "--metrics-json",
+           tmp_path / "m", "--epochs", "1")
+    assert_one_line_error(r, "two outputs are the same file")
+    assert train.read_bytes() == before and not (tmp_path / "m").exists()
+    nbest = tmp_path / "n.jsonl"
+    nbest.write_bytes(open(os.path.join(SAMPLE, "nbest", "train.jsonl"), "rb").read())
+    assert sk("train", "--task", "rerank", "--train", nbest, "--model", tmp_path / "r.npz",
+              "--epochs", "1").code == 0
+    for target in (nbest, tmp_path / "r.npz"):
+        assert_one_line_error(sk("rerank", "--model", tmp_path / "r.npz", nbest, "-o", target), "refusing")
+    assert nbest.read_bytes() == open(os.path.join(SAMPLE, "nbest", "train.jsonl"), "rb").read()
