@@ -389,10 +389,20 @@ class PoolExecutor(Executor):
             self.first = block
             return _Lazy(self, block)
         if self.pool is None:
+            if self.kind == "process":
+                self._warm()
             self._start()
         if self.kind == "thread":
             return self.pool.submit(run_block, self.job, block)
         return self.pool.submit(_process_block, block)
+
+    def _warm(self) -> None:
+        """Run the first sentences of the first block here before forking, so that the kernels
+        (numba's import and its cache) are loaded once and shared with the workers."""
+        b = self.first
+        q = _cut_point(b.data[:8192])
+        if q > 0:
+            run_block(self.job, Block(b.file, b.index, b.first_line, b.data[:q], b.ctx, b.name))
 
     def _start(self) -> None:
         import concurrent.futures as cf
