@@ -412,8 +412,11 @@ class PoolExecutor(Executor):
             return
         import multiprocessing
 
+        import gc
+
         global _PROCESS_JOB
         _PROCESS_JOB = self.job
+        gc.freeze()  # the collector would touch (and so copy) every shared page in each worker
         self.pool = cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
 
     def close(self) -> None:
