@@ -11,7 +11,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
-from structkit.features.vocab import Vocab as BaseVocab
+from structkit.features.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
 from structkit.io.files import display_name
 from structkit.learn.registry import Param
 from structkit.model import load_model, save_model
@@ -187,8 +187,8 @@ class DependencyParser:
     def save(self, path: str) -> None:
         rows, cols = np.nonzero(self.W)
         arrays = {"W_rows": rows.astype(np.int64), "W_cols": cols.astype(np.int8),
-                  "W_vals": self.W[rows, cols], "words": np.array(self.words.items, dtype=str),
-                  "tags": np.array(self.tags.items, dtype=str)}
+                  "W_vals": self.W[rows, cols],
+                  **pack_strings("words", self.words.items), **pack_strings("tags", self.tags.items)}
         header = {"task": "parse", "kind": "arc-standard", "config": asdict(self.config), "info": self.info}
         save_model(path, header, arrays)
 
@@ -205,8 +205,8 @@ class DependencyParser:
                 from structkit.tasks.labelled import LabelledParser
 
                 return LabelledParser.from_arrays(config, header, arrays)
-            words = Vocab([str(w) for w in arrays["words"]])
-            tags = Vocab([str(t) for t in arrays["tags"]])
+            words = Vocab(unpack_strings("words", arrays))
+            tags = Vocab(unpack_strings("tags", arrays))
             if words.items[:2] != SPECIAL or tags.items[:2] != SPECIAL:
                 raise ValueError("vocabulary")
             W = np.zeros((1 << config.hash_bits, 3))

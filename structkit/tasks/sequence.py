@@ -12,6 +12,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.features.extract import Encoded, FeatureSpace
+from structkit.features.vocab import pack_strings, unpack_strings
 from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry
@@ -365,8 +366,8 @@ class SequenceTagger:
         arrays.update({
             "W_rows": rows.astype(np.int32), "W_cols": cols.astype(np.int32),
             "W_vals": W[rows, cols], "T": self.weights.T, "T2": self.weights.T2, "H": self.weights.H,
-            "labels": np.array(self.labels, dtype=str),
         })
+        arrays.update(pack_strings("labels", self.labels))
         header = {
             "task": self.config.task, "kind": "sequence",
             "config": asdict(self.config), "features": fh, "n_features": int(W.shape[0]),
@@ -385,7 +386,7 @@ class SequenceTagger:
             config = TaggerConfig(**header["config"])
             config.spec  # an algorithm this structkit does not know is a damaged header
             features = FeatureSpace.from_arrays(header["features"], arrays)
-            labels = [str(s) for s in arrays["labels"]]
+            labels = unpack_strings("labels", arrays)
             L = len(labels)
             nf = int(header["n_features"])
             if nf != features.n_features:
