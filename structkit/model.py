@@ -42,7 +42,8 @@ def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray])
         raise ValueError(f"array name {_HEADER} is reserved")
     full = {"format": FORMAT, "format_version": FORMAT_VERSION,
             "structkit_version": __version__, **header, "checksum": _checksum(arrays)}
-    blob = np.frombuffer(json.dumps(full, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+    # allow_nan=False: a header is standard JSON (no Infinity or NaN), or it is not written
+    blob = np.frombuffer(json.dumps(full, sort_keys=True, allow_nan=False).encode("utf-8"), dtype=np.uint8)
     with atomic_output(path, "wb") as f:
         np.savez_compressed(f, **{_HEADER: blob}, **arrays)
 

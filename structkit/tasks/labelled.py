@@ -189,7 +189,11 @@ class LabelledParser:
             raise ValueError("labels or weights")
         # the table's size comes from the header: checked against its range before allocating
         W = np.zeros((1 << config.hash_bits) + 2 * len(labels) + 1, dtype=np.float32)
-        W[arrays["W_index"].astype(np.int64)] = arrays["W_vals"]
+        index, vals = arrays["W_index"], arrays["W_vals"]
+        if len(index) and (index.dtype.kind not in "iu" or index.min() < 0 or index.max() >= len(W)) \
+                or not np.isfinite(vals).all():
+            raise ValueError("weights out of range or not finite")
+        W[index.astype(np.int64)] = vals
         return cls(config, vocabs, labels, W, header.get("info", {}))
 
 

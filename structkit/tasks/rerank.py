@@ -45,8 +45,8 @@ class RerankConfig:
         from structkit.learn import registry
 
         registry.get(self.algo, "rerank")
-        if not isinstance(self.epochs, int) or self.epochs < 1:
-            raise UserError(f"--epochs must be a positive integer, got {self.epochs}")
+        self.epochs = registry.EPOCHS.check(self.epochs)
+        self.seed = registry.SEED.check(self.seed)  # numpy refuses negative seeds (a traceback)
         try:
             self.features = parse_families(self.features)
         except ValueError as e:
@@ -128,11 +128,20 @@ class Reranker:
             c["features"] = tuple(c["features"])
             c["topic_levels"] = tuple(c["topic_levels"])
             config = RerankConfig(**c)
+            config.validate()  # the checks train makes: a known algo, ranges
             fs = FeatureSpace.from_arrays(header["features"], arrays)
             w = np.zeros(fs.n_features)
-            w[np.asarray(arrays["w_index"], dtype=np.int64)] = arrays["w_value"]
-        except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError) as e:
-            raise UserError(f"damaged model file: {e}", path) from None
+            index, value = arrays["w_index"], arrays["w_value"]
+            if len(index) != len(value) or len(index) and (
+                    index.dtype.kind not in "iu" or index.min() < 0 or index.max() >= len(w)):
+                raise ValueError("weight indices out of range")
+            if not np.isfinite(value).all():
+                raise ValueError("weights that are not finite (NaN or infinity)")
+            w[index.astype(np.int64)] = value
+        except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError, AttributeError) as e:
+            raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
+        except UserError as e:
+            raise UserError(f"damaged model file: {e.message}", path) from None
         return cls(config, fs, w, header.get("info", {}))
 
 

@@ -5,6 +5,7 @@ The adapter between strings and the array-only learners and decoders.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -381,18 +382,24 @@ class SequenceTagger:
 
     @classmethod
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] = TASKS) -> "SequenceTagger":
-        header, arrays = load_model(path, tasks, command)
+        header, arrays = load_model(path, tasks, command, limits=_tagger_limits)
         try:
             config = TaggerConfig(**header["config"])
-            config.spec  # an algorithm this structkit does not know is a damaged header
+            # every field against the parameter table train uses: a known algo, ranges
+            config.validate()
             features = FeatureSpace.from_arrays(header["features"], arrays)
             labels = unpack_strings("labels", arrays)
             L = len(labels)
-            nf = int(header["n_features"])
-            if nf != features.n_features:
+            nf = header["n_features"]
+            if type(nf) is not int or nf != features.n_features:
                 raise ValueError("feature count mismatch")
+            rows, cols, vals = arrays["W_rows"], arrays["W_cols"], arrays["W_vals"]
+            if not (len(rows) == len(cols) == len(vals)) or rows.dtype.kind not in "iu" \
+                    or cols.dtype.kind not in "iu" or (len(rows) and (
+                        rows.min() < 0 or rows.max() >= nf or cols.min() < 0 or cols.max() >= L)):
+                raise ValueError("weight indices out of range")
             W = np.zeros((nf, L))
-            W[arrays["W_rows"], arrays["W_cols"]] = arrays["W_vals"]
+            W[rows, cols] = vals
             T = np.asarray(arrays["T"], dtype=np.float64)
             T2 = np.asarray(arrays["T2"], dtype=np.float64)
             H = np.asarray(arrays["H"], dtype=np.float64) if "H" in arrays else np.zeros((0, 1, 1))
@@ -400,15 +407,42 @@ class SequenceTagger:
                 raise ValueError("transition shapes")
             if config.spec.decoder == "greedy-history" and H.shape != (config.order, L + 1, L):
                 raise ValueError("history weight shapes")
+            if not all(np.isfinite(a).all() for a in (W, T, T2, H)):
+                raise ValueError("weights that are not finite (NaN or infinity)")
             c = header["columns"]
             columns = Columns(c["word"], c["pos"], c["label"], tuple(c.get("names", ())),
                               c.get("label_key"), bool(c.get("conllu", False)))
+            n_cols = c["n_columns"]
+            if type(n_cols) is not int or not 1 <= n_cols <= 10_000 or any(
+                    v is not None and (type(v) is not int or not 0 <= v < n_cols)
+                    for v in (columns.word, columns.pos, columns.label)):
+                raise ValueError("column indices out of range")
             return cls(config, features, labels, Weights(W, T, T2, H), columns, int(c["n_columns"]),
                        header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError) as e:
             raise UserError(f"damaged model file: {e}", path) from None
         except UserError as e:  # e.g. a template string in the header that does not parse
             raise UserError(f"damaged model file: {e.message}", path) from None
+
+
+def _tagger_limits(header: dict, shapes: dict) -> None:
+    """Bounds on a tagger's arrays from its header, checked before they are read: weights
+    ``n_features x labels``, transitions ``(labels + 1)^2`` (x the label order)."""
+    from structkit.features.vocab import packed_size
+
+    nf = header.get("n_features")
+    L = packed_size("labels", shapes)
+    if type(nf) is not int or not 0 <= nf < 1 << 31 or L is None or not 1 <= L <= 1 << 16:
+        raise ValueError("feature or label count out of range")
+    cells = nf * L
+    if cells * 8 > 1 << 34:
+        raise ValueError(f"{nf} features x {L} labels is too large")
+    for name, (dtype, shape) in shapes.items():
+        n = math.prod(shape)
+        bound = (cells if name.startswith("W_") else
+                 (L + 1) ** 3 * 16 if name in ("T", "T2", "H") else None)
+        if bound is not None and n > bound:
+            raise ValueError(f"array {name} of {n} elements for {nf} features x {L} labels")
 
 
 def score_labels(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict:
