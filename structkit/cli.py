@@ -825,10 +825,78 @@ def data_path(name) -> None:
 _NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP, raised where the program is, so the cleanup that SIGINT's
+    KeyboardInterrupt runs (temporary files removed) runs for these too."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame) -> None:
+    raise _Signalled(signum)
+
+
+def _install_signal_handlers() -> None:
+    import signal
+
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        try:
+            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+                signal.signal(sig, _on_signal)
+        except (ValueError, OSError):  # not the main thread, or an embedding that forbids it
+            pass
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so the interpreter's final flush does
+    not fail again (which turned a broken pipe into a silent exit 1)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+    except OSError:
+        pass
+
+
+def _os_error_line(e: OSError) -> str:
+    """One line for an OSError that no command turned into a UserError: the file it is about
+    (standard output when none is named) and the system's reason."""
+    import errno as _errno
+
+    where = e.filename if e.filename is not None else (
+        "standard output" if e.errno in (_errno.ENOSPC, _errno.EPIPE, _errno.EIO, _errno.EFBIG,
+                                         _errno.EDQUOT) else None)
+    reason = e.strerror or str(e) or type(e).__name__
+    if e.errno == _errno.ENOSPC:
+        reason = "no space left on the device (disk full)"
+    return f"structkit: error: {where}: {reason}" if where else f"structkit: error: {reason}"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
+    """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback.
+
+    Exit codes (README, "Exit codes"): 0 success (also when the reader of standard output
+    closed the pipe early, e.g. ``| head``); 1 an error, shown as one line; 2 a usage error;
+    130 interrupted (Ctrl-C); 128 + N killed by signal N that structkit handles (SIGTERM 143,
+    SIGHUP 129), after removing its temporary files."""
+    import os
+
+    _install_signal_handlers()
+    if sys.stdin is None:  # started with standard input closed (<&-)
+        sys.stdin = open(os.devnull)
+    if sys.stdout is None:  # started with standard output closed (>&-)
+        sys.stdout = open(os.devnull, "w")
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
     try:
         rv = cli.main(args=argv, prog_name="structkit", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here, not at exit
     except UserError as e:
         click.echo(f"structkit: error: {e}", err=True)
         sys.exit(1)
@@ -838,6 +906,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("structkit: aborted", err=True)
         sys.exit(130)
+    except SystemExit as e:
+        # Click turns a broken pipe (EPIPE) into a silent exit 1, having wrapped stdout.
+        if e.code == 1 and type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            _quiet_stdout()
+            sys.exit(0)
+        raise
     except _NoArgsIsHelp as e:
         # `structkit` with no arguments printed the whole help as one "error: Usage: ..."
         # message; show the help as Click itself does (stderr, exit 2).
@@ -851,6 +925,22 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("structkit: interrupted", err=True)
         sys.exit(130)
+    except _Signalled as e:
+        import signal
+        click.echo(f"structkit: stopped by {signal.Signals(e.signum).name}", err=True)
+        sys.exit(128 + e.signum)
     except BrokenPipeError:
+        # The reader closed the pipe (`structkit chunk big | head -1`): it wanted no more.
+        # End quietly with success, so `set -o pipefail` scripts do not fail.
+        _quiet_stdout()
         sys.exit(0)
+    except RecursionError:
+        click.echo("structkit: error: input nested too deeply", err=True)
+        sys.exit(1)
+    except OSError as e:
+        if e.errno in (32,):  # EPIPE raised as a plain OSError
+            _quiet_stdout()
+            sys.exit(0)
+        click.echo(_os_error_line(e), err=True)
+        sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)
