@@ -258,6 +258,8 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     # leaving a model behind). Check both before any work.
     check_output_path(model_path)
     check_output_path(metrics_json)
+    for out in (model_path, metrics_json):  # writable folder, checked by writing, before training
+        _check_writable(out)
     show = _progress_enabled(quiet)
     printer = _TrainPrinter.of(config)
     history: list[dict] = []
@@ -272,13 +274,90 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
         model = get_task(config.task).train_function()(config, train_path, dev_path, on_epoch)
     finally:
         report.close()
-    model.save(model_path)
+    writers = [(model_path, model.save)]
     if metrics_json:
-        from structkit.io.files import atomic_output
-        with atomic_output(metrics_json) as f:
-            json.dump(printer.metrics(model, history), f, indent=2)
-            f.write("\n")
+        def write_metrics(tmp: str) -> None:
+            text = json.dumps(_finite(printer.metrics(model, history)), indent=2, allow_nan=False)
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        writers.append((metrics_json, write_metrics))
+    _commit_together(writers)
     _say(f"wrote {model_path}: {printer.summary(model)}", show or verbose)
+
+
+def _check_writable(path: str | None) -> None:
+    """Refuse an output whose folder cannot be written, by creating (and removing) a temporary
+    file there: a read-only folder was only found after the whole training."""
+    import os
+    import tempfile
+
+    if path is None or path == "-":
+        return
+    if os.path.exists(path) and not os.path.isfile(path):
+        # a model is renamed into place: that would replace a device node or FIFO
+        raise UserError("cannot write: not a regular file", path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UserError(f"cannot write: {e.strerror or e}", path) from None
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise UserError("cannot write: permission denied", path)
+
+
+def _commit_together(writers) -> None:
+    """Write each ``(path, write(tmp_path))`` to a temporary file beside its path, and rename
+    them all into place only when every one was written: a failed metrics file leaves the old
+    model alone (and the other way round). OSErrors (a full disk) are one line naming the file."""
+    import os
+    import tempfile
+
+    done: list[tuple[str, str]] = []
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        for path, write in writers:
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path),
+                                       dir=os.path.dirname(os.path.abspath(path)))
+            os.close(fd)
+            done.append((tmp, path))
+            try:
+                write(tmp)
+                os.chmod(tmp, 0o666 & ~umask)
+            except OSError as e:
+                raise UserError(f"cannot write: {_reason(e)}", path) from None
+        for tmp, path in done:
+            try:
+                os.replace(tmp, path)
+            except OSError as e:
+                raise UserError(f"cannot write: {_reason(e)}", path) from None
+    except BaseException:
+        for tmp, _ in done:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+
+
+def _reason(e: OSError) -> str:
+    import errno
+
+    return "no space left on the device (disk full)" if e.errno == errno.ENOSPC else (e.strerror or str(e))
+
+
+def _finite(obj):
+    """``obj`` with every infinite or NaN float replaced by None: JSON has no Infinity."""
+    import math
+
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 class _TrainPrinter:
@@ -451,7 +530,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
         from structkit.eval.tokenize import evaluate_tokenization, report
 
         result = evaluate_tokenization(*(resolve_data_path(f, must_exist=True) for f in files))
-        click.echo(json.dumps(result, sort_keys=True) if as_json else report(result))
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False) if as_json else report(result))
         return
     if label_column is not None and task not in ("pos", "chunk", "ner"):
         raise UserError(f"--label-column does not apply to eval --task {task}")
@@ -462,7 +541,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
         from structkit.eval.files import evaluate_parse_files
 
         result, report = evaluate_parse_files(*(resolve_data_path(f, must_exist=True) for f in files))
-        click.echo(json.dumps(result, sort_keys=True) if as_json else report)
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False) if as_json else report)
         return
     if task == "rerank":
         if model_path:
@@ -478,7 +557,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
 
         result, report = compare_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files),
                                        resolve_data_path(other, must_exist=True))
-        click.echo(json.dumps(result, sort_keys=True) if as_json else report)
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False) if as_json else report)
         return
     known = None
     if model_path:
@@ -508,7 +587,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
     else:
         result, report = evaluate_files(task, paths, known)
     if as_json:
-        click.echo(json.dumps(result, sort_keys=True))
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False))
     else:
         click.echo(report)
 
@@ -677,7 +756,7 @@ def _eval_rerank(files, as_json, other) -> None:
     chosen = read_chosen(resolve_data_path(files[1], must_exist=True), len(ns)) if len(files) == 2 else None
     oth = read_chosen(resolve_data_path(other, must_exist=True), len(ns)) if other is not None else None
     res = evaluate_nbest(ns, chosen, oth)
-    click.echo(json.dumps(res, sort_keys=True) if as_json else wer_report(res))
+    click.echo(json.dumps(_finite(res), sort_keys=True, allow_nan=False) if as_json else wer_report(res))
 
 
 @cli.command(short_help="Choose one hypothesis per utterance from n-best lists with a trained reranker.")
@@ -869,9 +948,18 @@ def _os_error_line(e: OSError) -> str:
     (standard output when none is named) and the system's reason."""
     import errno as _errno
 
-    where = e.filename if e.filename is not None else (
-        "standard output" if e.errno in (_errno.ENOSPC, _errno.EPIPE, _errno.EIO, _errno.EFBIG,
-                                         _errno.EDQUOT) else None)
+    where = e.filename
+    if where is None:  # a write to an open file: the output being written, if one is
+        tb = e.__traceback__
+        while tb is not None:
+            f = tb.tb_frame
+            if f.f_code.co_name == "atomic_output" and isinstance(f.f_locals.get("path"), str) \
+                    and f.f_locals["path"] != "-":
+                where = f.f_locals["path"]
+            tb = tb.tb_next
+    if where is None and e.errno in (_errno.ENOSPC, _errno.EPIPE, _errno.EIO, _errno.EFBIG,
+                                     _errno.EDQUOT):
+        where = "standard output"
     reason = e.strerror or str(e) or type(e).__name__
     if e.errno == _errno.ENOSPC:
         reason = "no space left on the device (disk full)"
