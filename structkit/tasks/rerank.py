@@ -51,11 +51,11 @@ class RerankConfig:
             self.features = parse_families(self.features)
         except ValueError as e:
             raise UserError(f"--features: {e}") from None
-        if not self.lam >= 0:
+        if isinstance(self.lam, bool) or not isinstance(self.lam, (int, float)) or not 0 <= self.lam < float("inf"):
             raise UserError(f"lambda must be >= 0, got {self.lam}")
-        if not isinstance(self.window, int) or self.window < 1:
-            raise UserError(f"window must be a positive integer, got {self.window}")
-        if not isinstance(self.min_cluster, int) or self.min_cluster < 2:
+        if not isinstance(self.window, int) or not 1 <= self.window <= 1 << 20:
+            raise UserError(f"window must be a positive integer (at most {1 << 20}), got {self.window}")
+        if not isinstance(self.min_cluster, int) or not 2 <= self.min_cluster <= 1 << 31:
             raise UserError(f"min_cluster must be an integer >= 2, got {self.min_cluster}")
         levels = tuple(self.topic_levels)
         if not levels or not all(isinstance(k, int) and 1 <= k <= 12 for k in levels):

@@ -27,7 +27,7 @@ COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
                   "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1}
-CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1)
+CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1, cap=2 ** 31 - 1)
 
 
 @dataclass
@@ -255,6 +255,7 @@ class SequenceTagger:
         """The rule for searching to another depth at tagging time: a non-negative integer, and
         only for a history-based model (UserError naming ``where`` otherwise)."""
         registry.PARAMS["depth"].check(depth)
+        registry.check_brute(self.config.search, depth, len(self.labels), where)
         if not self.config.history_based:
             takers = " or ".join(s.name for s in registry.specs(self.config.task) if s.decoder == "lookahead")
             raise UserError(f"--depth applies to history-based models (trained with --algo {takers}); "
@@ -407,6 +408,7 @@ class SequenceTagger:
                 raise ValueError("transition shapes")
             if config.spec.decoder == "greedy-history" and H.shape != (config.order, L + 1, L):
                 raise ValueError("history weight shapes")
+            registry.check_brute(config.search, config.depth, L)
             if not all(np.isfinite(a).all() for a in (W, T, T2, H)):
                 raise ValueError("weights that are not finite (NaN or infinity)")
             c = header["columns"]
