@@ -607,11 +607,12 @@ def dump(model_path, top, pattern) -> None:
 
     tg = SequenceTagger.load(model_path)
     c = tg.config
+    shown_labels = [_printable(x) for x in tg.labels]  # training data may hold escape sequences
     click.echo(f"task {c.task}, algo {c.algo}, {len(tg.labels)} labels, {tg.features.n_features} features, "
-               f"templates: {' '.join(t.text for t in tg.features.templates)}")
-    click.echo("labels: " + " ".join(tg.labels))
+               f"templates: {' '.join(_printable(t.text) for t in tg.features.templates)}")
+    click.echo("labels: " + " ".join(shown_labels))
     T = tg.weights.T
-    names = tg.labels + ["<S/E>"]
+    names = shown_labels + ["<S/E>"]
     order = np.argsort(-np.abs(T), axis=None)[:top]
     click.echo("\nstrongest transitions (previous -> next, <S/E> = sentence boundary):")
     for k in order:
@@ -631,11 +632,19 @@ def dump(model_path, top, pattern) -> None:
         if pattern and pattern not in name:
             continue
         best = np.argsort(-np.abs(W[fid]))[:3]
-        parts = ", ".join(f"{tg.labels[j]} {W[fid, j]:+.3f}" for j in best if W[fid, j] != 0)
-        click.echo(f"  {name}: {parts}")
+        parts = ", ".join(f"{shown_labels[j]} {W[fid, j]:+.3f}" for j in best if W[fid, j] != 0)
+        click.echo(f"  {_printable(name)}: {parts}")
         shown += 1
     if shown == 0:
         click.echo("  (none)")
+
+
+def _printable(s: str) -> str:
+    """``s`` with terminal control characters (ESC, BEL, CR, ...) written as escapes (\\x1b),
+    so showing a model cannot drive the user's terminal."""
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in s)
 
 
 # ---- not yet ----------------------------------------------------------------------------

@@ -187,10 +187,15 @@ class FeatureSpace:
                 raise UserError(f"feature template {t.text!r} has too many possible values "
                                 "for exact ids; use fewer word atoms")
         keys = []
+        most = 0
         for t in self.templates:
             key, fired = self._template_keys(t, attr_ids, offsets)
             uniq, counts = np.unique(key[fired], return_counts=True)
             keys.append(uniq[counts >= cutoff])
+            most = max(most, int(counts.max()) if counts.size else 0)
+        if most and not any(len(k) for k in keys):  # an empty model, silently, otherwise
+            raise UserError(f"--cutoff {cutoff} keeps no features: the most frequent one is seen "
+                            f"{most} times in the training data")
         self.keys = keys
         self.starts = np.concatenate([[0], np.cumsum([len(k) for k in keys])]).astype(np.int64)
         self.fitted = True
