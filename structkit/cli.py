@@ -926,18 +926,24 @@ def _on_signal(signum, frame) -> None:
     raise _Signalled(signum)
 
 
-def _install_signal_handlers() -> None:
+def _install_signal_handlers() -> dict:
+    """Handlers for SIGTERM and SIGHUP where they have the default one; returns what they
+    replaced (restored when ``main`` returns, for in-process callers such as the tests)."""
     import signal
 
+    replaced = {}
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
         if sig is None:
             continue
         try:
-            if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            old = signal.getsignal(sig)
+            if old in (signal.SIG_DFL, None):
                 signal.signal(sig, _on_signal)
+                replaced[sig] = old
         except (ValueError, OSError):  # not the main thread, or an embedding that forbids it
             pass
+    return replaced
 
 
 def _quiet_stdout() -> None:
@@ -983,8 +989,22 @@ def main(argv: list[str] | None = None) -> None:
     130 interrupted (Ctrl-C); 128 + N killed by signal N that structkit handles (SIGTERM 143,
     SIGHUP 129), after removing its temporary files."""
     import os
+    import signal
 
-    _install_signal_handlers()
+    replaced = _install_signal_handlers()
+    try:
+        _main(argv)
+    finally:
+        for sig, old in replaced.items():
+            try:
+                signal.signal(sig, old)
+            except (ValueError, OSError):
+                pass
+
+
+def _main(argv: list[str] | None) -> None:
+    import os
+
     if sys.stdin is None:  # started with standard input closed (<&-)
         sys.stdin = open(os.devnull)
     if sys.stdout is None:  # started with standard output closed (>&-)

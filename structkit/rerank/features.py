@@ -97,7 +97,8 @@ class FeatureSpace:
     def fit(self, ns: NbestSet) -> None:
         """Score scale, TF-IDF bins and topic hierarchy from the training set (references)."""
         if ns.has_scores:
-            rel = np.concatenate([u.scores.max() - u.scores for u in ns.utterances])
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below when not finite
+                rel = np.concatenate([u.scores.max() - u.scores for u in ns.utterances])
             rel = rel[rel > 0]
             self.score_scale = float(np.mean(rel)) if rel.size else 1.0
             if not math.isfinite(self.score_scale):  # e.g. scores of -1e308 and 1e308
