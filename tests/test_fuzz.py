@@ -25,6 +25,14 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from structkit.errors import UserError  # noqa: E402
+# Imported here, not in the first (timed) example: numba's import alone takes a second or two.
+import structkit.config  # noqa: E402,F401
+import structkit.io.conllu  # noqa: E402,F401
+import structkit.io.nbest  # noqa: E402,F401
+import structkit.model  # noqa: E402,F401
+import structkit.tasks  # noqa: E402,F401
+import structkit.tasks.parser  # noqa: E402,F401
+import structkit.tasks.sequence  # noqa: E402,F401
 
 FUZZ_EXAMPLES = int(os.environ.get("STRUCTKIT_FUZZ_EXAMPLES", "150"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -199,6 +207,12 @@ def _model() -> tuple[bytes, dict, dict]:
     return _MODEL["bytes"], _MODEL["header"], _MODEL["arrays"]
 
 
+@pytest.fixture(scope="module")
+def valid_model():
+    """The model is trained (and numba compiled) outside the timed examples."""
+    return _model()
+
+
 def _load_tagger(path: str) -> None:
     from structkit.tasks.sequence import SequenceTagger
 
@@ -206,8 +220,8 @@ def _load_tagger(path: str) -> None:
 
 
 @fuzz
-@given(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=8), st.floats(0, 1))
-def test_fuzz_model_bytes(flips, keep):
+@given(flips=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 255)), max_size=8), keep=st.floats(0, 1))
+def test_fuzz_model_bytes(valid_model, flips, keep):
     data = bytearray(_model()[0])
     for where, value in flips:
         data[min(int(where * len(data)), len(data) - 1)] = value
@@ -224,9 +238,9 @@ HEADER_PATHS = [("config", "algo"), ("config", "depth"), ("config", "epochs"), (
 
 
 @fuzz
-@given(st.lists(st.tuples(st.sampled_from(HEADER_PATHS), json_value), min_size=1, max_size=3),
-       st.sampled_from(["none", "shape", "nan", "negative", "drop"]), st.booleans())
-def test_fuzz_model_header_and_arrays(changes, array_change, fix_checksum):
+@given(changes=st.lists(st.tuples(st.sampled_from(HEADER_PATHS), json_value), min_size=1, max_size=3),
+       array_change=st.sampled_from(["none", "shape", "nan", "negative", "drop"]), fix_checksum=st.booleans())
+def test_fuzz_model_header_and_arrays(valid_model, changes, array_change, fix_checksum):
     import copy
 
     import structkit.model as model_mod
