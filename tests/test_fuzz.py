@@ -118,11 +118,14 @@ def test_fuzz_conllu_and_conllx_readers(lines):
     loads_or_user_error(read_treebank, path)
 
 
+def _containers(inner: st.SearchStrategy) -> st.SearchStrategy:
+    return st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4))
+
+
 json_value = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70),
               st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=10)),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)),
-    max_leaves=12)
+    _containers, max_leaves=12)
 hyp = st.one_of(st.fixed_dictionaries({"text": st.one_of(st.text(max_size=20), json_value),
                                        "score": st.one_of(st.floats(allow_nan=True), json_value)}),
                 st.text(max_size=20), json_value)
@@ -157,7 +160,7 @@ def test_fuzz_nbest_reader(utts, layout, depth):
 toml_key = st.sampled_from(["task", "algo", "epochs", "seed", "depth", "k", "nr", "cutoff", "templates",
                             "columns", "margin", "C", "window", "min_cluster", "label_order", "search",
                             "name", "bogus", "hash_bits", "beam", "order", "features", "topic_levels"])
-toml_value = st.one_of(st.integers(-2 ** 70, 2 ** 70).map(str), st.floats().map(lambda f: repr(f).replace("nan", "nan").replace("inf", "inf")),
+toml_value = st.one_of(st.integers(-2 ** 70, 2 ** 70).map(str), st.floats().map(repr),
                        st.text(max_size=10).map(lambda s: json.dumps(s)), st.sampled_from(
                            ['"chunk"', '"pos"', '"parse"', '"rerank"', '"lookahead"', '"brute"', "true",
                             "[1, 2]", '["w[0]", "x"]', "{a = 1}", "[[[]]]", "1979-05-27", "'''x'''"]))
