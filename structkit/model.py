@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import zipfile
 import zlib
 from typing import Any
@@ -61,6 +62,10 @@ _DTYPE_KINDS = "biufU"             # bool, integers, floats, unicode: never obje
 _CHUNK = 1 << 22
 
 
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
 class _Damaged(Exception):
     """A model file that fails a check; the loader turns it into one UserError line."""
 
@@ -86,27 +91,15 @@ def _parse_header(raw: bytes) -> Any:
         return int(s)
 
     # Nesting is measured before parsing: json's C scanner recurses once per level.
-    depth = deepest = 0
     text = raw.decode("utf-8")
     if text.count("[") + text.count("{") > MAX_HEADER_DEPTH:
-        in_str = esc = False
-        for ch in text:
-            if in_str:
-                if esc:
-                    esc = False
-                elif ch == "\\":
-                    esc = True
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-            elif ch in "[{":
+        depth = 0
+        for m in _BRACKETS.finditer(_STRINGS.sub('""', text)):
+            if m.group() in "[{":
                 depth += 1
-                if depth > deepest:
-                    deepest = depth
-                    if deepest > MAX_HEADER_DEPTH:
-                        raise _Damaged(f"header nested more than {MAX_HEADER_DEPTH} levels deep")
-            elif ch in "]}":
+                if depth > MAX_HEADER_DEPTH:
+                    raise _Damaged(f"header nested more than {MAX_HEADER_DEPTH} levels deep")
+            else:
                 depth -= 1
     return json.loads(text, parse_constant=bad_constant, parse_int=parse_int)
 
