@@ -514,3 +514,27 @@ def test_eval_compare_streams(tmp_path):
         tracemalloc.stop()
     assert result["tokens"] == 4000 * len(rows)
     assert peak < size  # the two files (and their parsed rows) are never held
+
+
+def test_read_only_model_folder_refused_before_training(sk, tmp_path, monkeypatch):
+    # As root a folder cannot be made unwritable: the refusal mkstemp gives is simulated.
+    import tempfile
+
+    import structkit.tasks.sequence as seq
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and os.path.samefile(dir, ro):
+            raise PermissionError(errno.EACCES, "Permission denied", str(ro))
+        return real(*args, dir=dir, **kwargs)
+
+    def trained(*args, **kwargs):
+        raise AssertionError("training ran")
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(seq, "train_tagger", trained)
+    r = sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", ro / "m.npz")
+    assert_one_line_error(r, str(ro / "m.npz"), "cannot write: Permission denied")
