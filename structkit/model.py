@@ -24,7 +24,11 @@ from structkit.errors import UserError
 from structkit.io.files import atomic_output
 
 FORMAT = "structkit-model"
-FORMAT_VERSION = 1
+# 2: vocabularies and labels as offsets + UTF-8 bytes (NAME__off, NAME__utf8) instead of
+# fixed-width string arrays; a structkit that reads only version 1 says so instead of calling
+# the file damaged. Version 1 files are still read (the loaders take either layout).
+FORMAT_VERSION = 2
+READS_VERSIONS = (1, 2)
 _HEADER = "__header__"
 
 
@@ -189,9 +193,10 @@ def _read_model(path: str, tasks, command, limits) -> tuple[dict, dict[str, np.n
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise _NotModel("unknown format")
         version = header.get("format_version")
-        if version != FORMAT_VERSION:
+        if type(version) is not int or version not in READS_VERSIONS:
             raise UserError(f"model file format version {str(version)[:20]} is not supported by this "
-                            f"structkit (it reads version {FORMAT_VERSION}); retrain the model", path)
+                            f"structkit (it reads versions {READS_VERSIONS[0]} to {READS_VERSIONS[-1]}); "
+                            "retrain the model, or use the structkit that wrote it", path)
         task = header.get("task")
         if tasks is not None and task not in tasks:
             how = f" (`structkit {command}` needs a {' or '.join(tasks)} model)" if command else ""
