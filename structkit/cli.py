@@ -946,6 +946,30 @@ def _install_signal_handlers() -> dict:
     return replaced
 
 
+class _ClosedStdout:
+    """Standard output when the process was started without one (``>&-``): commands that
+    write nothing there run as usual; a write is the one-line error 'standard output: closed'
+    (it was discarded without a word, or a traceback)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "closed (the command was started with standard output closed)")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def buffer(self):
+        return self
+
+
 def _quiet_stdout() -> None:
     """After a broken pipe: point stdout at /dev/null, so the interpreter's final flush does
     not fail again (which turned a broken pipe into a silent exit 1)."""
@@ -973,7 +997,7 @@ def _os_error_line(e: OSError) -> str:
                 where = f.f_locals["path"]
             tb = tb.tb_next
     if where is None and e.errno in (_errno.ENOSPC, _errno.EPIPE, _errno.EIO, _errno.EFBIG,
-                                     _errno.EDQUOT):
+                                     _errno.EDQUOT, _errno.EBADF):
         where = "standard output"
     reason = e.strerror or str(e) or type(e).__name__
     if e.errno == _errno.ENOSPC:
@@ -1007,8 +1031,8 @@ def _main(argv: list[str] | None) -> None:
 
     if sys.stdin is None:  # started with standard input closed (<&-)
         sys.stdin = open(os.devnull)
-    if sys.stdout is None:  # started with standard output closed (>&-)
-        sys.stdout = open(os.devnull, "w")
+    if sys.stdout is None:  # started with standard output closed (>&-): writing to it fails
+        sys.stdout = _ClosedStdout()
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")
     try:

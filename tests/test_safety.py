@@ -414,6 +414,15 @@ def test_closed_standard_streams(model_file, redirect):
     assert len(p.stderr.decode().splitlines()) <= 1
     if redirect == "<&-":
         assert p.returncode == 1 and "no sentences" in p.stderr.decode()
+    else:
+        assert p.returncode == 1 and "standard output: closed" in p.stderr.decode()
+
+
+def test_closed_stdout_is_fine_for_a_command_that_prints_nothing(tmp_path):
+    cmd = " ".join(f"'{a}'" for a in _sk_cmd("train", "--task", "chunk", "--train", CHUNK_TRAIN,
+                                              "--model", tmp_path / "m.npz", "--epochs", "1"))
+    p = subprocess.run(["sh", "-c", f"exec {cmd} >&-"], capture_output=True, env=_env(), timeout=300)
+    assert p.returncode == 0 and p.stderr == b"" and (tmp_path / "m.npz").exists()
 
 
 def test_broken_pipe_ends_quietly_with_success(model_file, tmp_path):
