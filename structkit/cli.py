@@ -258,6 +258,8 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     # leaving a model behind). Check both before any work.
     # The model over the training data (or the metrics over the model) destroyed a file.
     check_outputs([model_path, metrics_json], [p for p in (train_path, dev_path, config_path) if p])
+    for out in (model_path, metrics_json):  # writable folder, checked by writing, before training
+        _check_writable(out)
     show = _progress_enabled(quiet)
     printer = _TrainPrinter.of(config)
     history: list[dict] = []
@@ -272,13 +274,94 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
         model = get_task(config.task).train_function()(config, train_path, dev_path, on_epoch)
     finally:
         report.close()
-    model.save(model_path)
+    writers = [(model_path, model.save)]
     if metrics_json:
-        from structkit.io.files import atomic_output
-        with atomic_output(metrics_json) as f:
-            json.dump(printer.metrics(model, history), f, indent=2)
-            f.write("\n")
+        def write_metrics(tmp: str) -> None:
+            text = json.dumps(_finite(printer.metrics(model, history)), indent=2, allow_nan=False)
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        writers.append((metrics_json, write_metrics))
+    _commit_together(writers)
     _say(f"wrote {model_path}: {printer.summary(model)}", show or verbose)
+
+
+def _check_writable(path: str | None) -> None:
+    """Refuse an output whose folder cannot be written, by creating (and removing) a temporary
+    file there: a read-only folder was only found after the whole training."""
+    import os
+    import tempfile
+
+    if path is None or path == "-":
+        return
+    if os.path.exists(path) and not os.path.isfile(path):
+        # a model is renamed into place: that would replace a device node or FIFO
+        raise UserError("cannot write: not a regular file", path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UserError(f"cannot write: {e.strerror or e}", path) from None
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise UserError("cannot write: permission denied", path)
+
+
+def _commit_together(writers) -> None:
+    """Write each ``(path, write(tmp_path))`` to a temporary file beside its path, and rename
+    them all into place only when every one was written: a failed metrics file leaves the old
+    model alone (and the other way round). OSErrors (a full disk) are one line naming the file."""
+    import os
+    import tempfile
+
+    done: list[tuple[str, str]] = []
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        for path, write in writers:
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path),
+                                       dir=os.path.dirname(os.path.abspath(path)))
+            os.close(fd)
+            done.append((tmp, path))
+            try:
+                write(tmp)
+                try:  # an existing file keeps its permissions
+                    mode = os.stat(path).st_mode & 0o7777
+                except OSError:
+                    mode = 0o666 & ~umask
+                os.chmod(tmp, mode)
+            except OSError as e:
+                raise UserError(f"cannot write: {_reason(e)}", path) from None
+        for tmp, path in done:
+            try:
+                os.replace(tmp, path)
+            except OSError as e:
+                raise UserError(f"cannot write: {_reason(e)}", path) from None
+    except BaseException:
+        for tmp, _ in done:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+
+
+def _reason(e: OSError) -> str:
+    import errno
+
+    return "no space left on the device (disk full)" if e.errno == errno.ENOSPC else (e.strerror or str(e))
+
+
+def _finite(obj):
+    """``obj`` with every infinite or NaN float replaced by None: JSON has no Infinity."""
+    import math
+
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
 
 
 class _TrainPrinter:
@@ -513,7 +596,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
         from structkit.eval.tokenize import evaluate_tokenization, report
 
         result = evaluate_tokenization(*(resolve_data_path(f, must_exist=True) for f in files))
-        click.echo(json.dumps(result, sort_keys=True) if as_json else report(result))
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False) if as_json else report(result))
         return
     if label_column is not None and task not in ("pos", "chunk", "ner"):
         raise UserError(f"--label-column does not apply to eval --task {task}")
@@ -524,7 +607,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
         from structkit.eval.files import evaluate_parse_files
 
         result, report = evaluate_parse_files(*(resolve_data_path(f, must_exist=True) for f in files))
-        click.echo(json.dumps(result, sort_keys=True) if as_json else report)
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False) if as_json else report)
         return
     if task == "rerank":
         if model_path:
@@ -540,7 +623,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
 
         result, report = compare_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files),
                                        resolve_data_path(other, must_exist=True))
-        click.echo(json.dumps(result, sort_keys=True) if as_json else report)
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False) if as_json else report)
         return
     known = None
     if model_path:
@@ -570,7 +653,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
     else:
         result, report = evaluate_files(task, paths, known)
     if as_json:
-        click.echo(json.dumps(result, sort_keys=True))
+        click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False))
     else:
         click.echo(report)
 
@@ -590,11 +673,12 @@ def dump(model_path, top, pattern) -> None:
 
     tg = SequenceTagger.load(model_path)
     c = tg.config
+    shown_labels = [_printable(x) for x in tg.labels]  # training data may hold escape sequences
     click.echo(f"task {c.task}, algo {c.algo}, {len(tg.labels)} labels, {tg.features.n_features} features, "
-               f"templates: {' '.join(t.text for t in tg.features.templates)}")
-    click.echo("labels: " + " ".join(tg.labels))
+               f"templates: {' '.join(_printable(t.text) for t in tg.features.templates)}")
+    click.echo("labels: " + " ".join(shown_labels))
     T = tg.weights.T
-    names = tg.labels + ["<S/E>"]
+    names = shown_labels + ["<S/E>"]
     order = np.argsort(-np.abs(T), axis=None)[:top]
     click.echo("\nstrongest transitions (previous -> next, <S/E> = sentence boundary):")
     for k in order:
@@ -614,11 +698,19 @@ def dump(model_path, top, pattern) -> None:
         if pattern and pattern not in name:
             continue
         best = np.argsort(-np.abs(W[fid]))[:3]
-        parts = ", ".join(f"{tg.labels[j]} {W[fid, j]:+.3f}" for j in best if W[fid, j] != 0)
-        click.echo(f"  {name}: {parts}")
+        parts = ", ".join(f"{shown_labels[j]} {W[fid, j]:+.3f}" for j in best if W[fid, j] != 0)
+        click.echo(f"  {_printable(name)}: {parts}")
         shown += 1
     if shown == 0:
         click.echo("  (none)")
+
+
+def _printable(s: str) -> str:
+    """``s`` with terminal control characters (ESC, BEL, CR, ...) written as escapes (\\x1b),
+    so showing a model cannot drive the user's terminal."""
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in s)
 
 
 # ---- not yet ----------------------------------------------------------------------------
@@ -688,7 +780,7 @@ def _eval_rerank(files, as_json, other) -> None:
     chosen = read_chosen(resolve_data_path(files[1], must_exist=True), len(ns)) if len(files) == 2 else None
     oth = read_chosen(resolve_data_path(other, must_exist=True), len(ns)) if other is not None else None
     res = evaluate_nbest(ns, chosen, oth)
-    click.echo(json.dumps(res, sort_keys=True) if as_json else wer_report(res))
+    click.echo(json.dumps(_finite(res), sort_keys=True, allow_nan=False) if as_json else wer_report(res))
 
 
 @cli.command(short_help="Choose one hypothesis per utterance from n-best lists with a trained reranker.")
@@ -836,10 +928,131 @@ def data_path(name) -> None:
 _NoArgsIsHelp = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP, raised where the program is, so the cleanup that SIGINT's
+    KeyboardInterrupt runs (temporary files removed) runs for these too."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _on_signal(signum, frame) -> None:
+    raise _Signalled(signum)
+
+
+def _install_signal_handlers() -> dict:
+    """Handlers for SIGTERM and SIGHUP where they have the default one; returns what they
+    replaced (restored when ``main`` returns, for in-process callers such as the tests)."""
+    import signal
+
+    replaced = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        try:
+            old = signal.getsignal(sig)
+            if old in (signal.SIG_DFL, None):
+                signal.signal(sig, _on_signal)
+                replaced[sig] = old
+        except (ValueError, OSError):  # not the main thread, or an embedding that forbids it
+            pass
+    return replaced
+
+
+class _ClosedStdout:
+    """Standard output when the process was started without one (``>&-``): commands that
+    write nothing there run as usual; a write is the one-line error 'standard output: closed'
+    (it was discarded without a word, or a traceback)."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "closed (the command was started with standard output closed)")
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def buffer(self):
+        return self
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null, so the interpreter's final flush does
+    not fail again (which turned a broken pipe into a silent exit 1)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+    except OSError:
+        pass
+
+
+def _os_error_line(e: OSError) -> str:
+    """One line for an OSError that no command turned into a UserError: the file it is about
+    (standard output when none is named) and the system's reason."""
+    import errno as _errno
+
+    where = e.filename
+    if where is None:  # a write to an open file: the output being written, if one is
+        tb = e.__traceback__
+        while tb is not None:
+            f = tb.tb_frame
+            if f.f_code.co_name == "atomic_output" and isinstance(f.f_locals.get("path"), str) \
+                    and f.f_locals["path"] != "-":
+                where = f.f_locals["path"]
+            tb = tb.tb_next
+    if where is None and e.errno in (_errno.ENOSPC, _errno.EPIPE, _errno.EIO, _errno.EFBIG,
+                                     _errno.EDQUOT, _errno.EBADF):
+        where = "standard output"
+    reason = e.strerror or str(e) or type(e).__name__
+    if e.errno == _errno.ENOSPC:
+        reason = "no space left on the device (disk full)"
+    return f"structkit: error: {where}: {reason}" if where else f"structkit: error: {reason}"
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback."""
+    """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback.
+
+    Exit codes (README, "Exit codes"): 0 success (also when the reader of standard output
+    closed the pipe early, e.g. ``| head``); 1 an error, shown as one line; 2 a usage error;
+    130 interrupted (Ctrl-C); 128 + N killed by signal N that structkit handles (SIGTERM 143,
+    SIGHUP 129), after removing its temporary files."""
+    import os
+    import signal
+
+    replaced = _install_signal_handlers()
+    try:
+        _main(argv)
+    finally:
+        for sig, old in replaced.items():
+            try:
+                signal.signal(sig, old)
+            except (ValueError, OSError):
+                pass
+
+
+def _main(argv: list[str] | None) -> None:
+    import os
+
+    if sys.stdin is None:  # started with standard input closed (<&-)
+        sys.stdin = open(os.devnull)
+    if sys.stdout is None:  # started with standard output closed (>&-): writing to it fails
+        sys.stdout = _ClosedStdout()
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")
     try:
         rv = cli.main(args=argv, prog_name="structkit", standalone_mode=False)
+        sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here, not at exit
     except UserError as e:
         click.echo(f"structkit: error: {e}", err=True)
         sys.exit(1)
@@ -849,6 +1062,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("structkit: aborted", err=True)
         sys.exit(130)
+    except SystemExit as e:
+        # Click turns a broken pipe (EPIPE) into a silent exit 1, having wrapped stdout.
+        if e.code == 1 and type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            _quiet_stdout()
+            sys.exit(0)
+        raise
     except _NoArgsIsHelp as e:
         # `structkit` with no arguments printed the whole help as one "error: Usage: ..."
         # message; show the help as Click itself does (stderr, exit 2).
@@ -862,6 +1081,22 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         click.echo("structkit: interrupted", err=True)
         sys.exit(130)
+    except _Signalled as e:
+        import signal
+        click.echo(f"structkit: stopped by {signal.Signals(e.signum).name}", err=True)
+        sys.exit(128 + e.signum)
     except BrokenPipeError:
+        # The reader closed the pipe (`structkit chunk big | head -1`): it wanted no more.
+        # End quietly with success, so `set -o pipefail` scripts do not fail.
+        _quiet_stdout()
         sys.exit(0)
+    except RecursionError:
+        click.echo("structkit: error: input nested too deeply", err=True)
+        sys.exit(1)
+    except OSError as e:
+        if e.errno in (32,):  # EPIPE raised as a plain OSError
+            _quiet_stdout()
+            sys.exit(0)
+        click.echo(_os_error_line(e), err=True)
+        sys.exit(1)
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -33,6 +33,8 @@ def load_config(path: str) -> dict[str, Any]:
         raise UserError("no such config file", path) from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"not valid TOML: {e}", path) from None
+    except RecursionError:
+        raise UserError("not valid TOML: nested too deeply", path) from None
     except UnicodeDecodeError as e:
         raise UserError(f"not valid TOML: not UTF-8 text ({e.reason} at byte {e.start})", path) from None
     except OSError as e:

@@ -1,7 +1,7 @@
 """Model files: one ``.npz`` archive, never pickle.
 
-The archive holds numpy arrays only (loaded with ``allow_pickle=False``, so a model file from a
-stranger cannot run code) and a JSON header stored as bytes in the array ``__header__``: format
+The archive holds numpy arrays only (read by :func:`load_model`'s own checked reader, which
+refuses object arrays, so a model file from a stranger cannot run code) and a JSON header stored as bytes in the array ``__header__``: format
 name and version, task, and whatever the task adapter records (labels, templates, config, a
 checksum of the training data). A sha256 over all arrays is kept in the header and checked on
 load, so a damaged file is refused instead of silently predicting nonsense. Files are written
@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 import zipfile
 import zlib
 from typing import Any
@@ -22,7 +24,11 @@ from structkit.errors import UserError
 from structkit.io.files import atomic_output
 
 FORMAT = "structkit-model"
-FORMAT_VERSION = 1
+# 2: vocabularies and labels as offsets + UTF-8 bytes (NAME__off, NAME__utf8) instead of
+# fixed-width string arrays; a structkit that reads only version 1 says so instead of calling
+# the file damaged. Version 1 files are still read (the loaders take either layout).
+FORMAT_VERSION = 2
+READS_VERSIONS = (1, 2)
 _HEADER = "__header__"
 
 
@@ -41,56 +47,236 @@ def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray])
         raise ValueError(f"array name {_HEADER} is reserved")
     full = {"format": FORMAT, "format_version": FORMAT_VERSION,
             "structkit_version": __version__, **header, "checksum": _checksum(arrays)}
-    blob = np.frombuffer(json.dumps(full, sort_keys=True).encode("utf-8"), dtype=np.uint8)
+    # allow_nan=False: a header is standard JSON (no Infinity or NaN), or it is not written
+    blob = np.frombuffer(json.dumps(full, sort_keys=True, allow_nan=False).encode("utf-8"), dtype=np.uint8)
     with atomic_output(path, "wb") as f:
         np.savez_compressed(f, **{_HEADER: blob}, **arrays)
 
 
-def load_model(path: str, tasks: tuple[str, ...] | None = None,
-               command: str | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+# Limits of what a model file may declare, checked before anything is allocated.
+MAX_MEMBERS = 4096                 # arrays in one archive
+MAX_HEADER_BYTES = 64 << 20        # the JSON header
+MAX_HEADER_DEPTH = 64              # nesting of the JSON header
+MAX_INT_DIGITS = 20                # integers in the JSON header (2**64 has 20 digits)
+MAX_NPY_HEADER = 1 << 16           # an .npy member's own header
+# The arrays of a model may not declare more than this in total (STRUCTKIT_MAX_MODEL_BYTES
+# overrides); a task's loader also bounds each array by what its header says (``limits``).
+MAX_MODEL_BYTES = 8 << 30
+_DTYPE_KINDS = "biufU"             # bool, integers, floats, unicode: never object, void or raw
+_CHUNK = 1 << 22
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class _Damaged(Exception):
+    """A model file that fails a check; the loader turns it into one UserError line."""
+
+
+def _max_model_bytes() -> int:
+    import os
+
+    try:
+        return int(os.environ.get("STRUCTKIT_MAX_MODEL_BYTES", MAX_MODEL_BYTES))
+    except ValueError:
+        return MAX_MODEL_BYTES
+
+
+def _parse_header(raw: bytes) -> Any:
+    """The JSON header: no non-standard constants, integers of bounded size, bounded nesting."""
+
+    def bad_constant(name: str):
+        raise _Damaged(f"header holds {name}")
+
+    def parse_int(s: str) -> int:
+        if len(s.lstrip("-")) > MAX_INT_DIGITS:
+            raise _Damaged(f"header holds an integer of {len(s)} digits")
+        return int(s)
+
+    # Nesting is measured before parsing: json's C scanner recurses once per level.
+    text = raw.decode("utf-8")
+    if text.count("[") + text.count("{") > MAX_HEADER_DEPTH:
+        depth = 0
+        for m in _BRACKETS.finditer(_STRINGS.sub('""', text)):
+            if m.group() in "[{":
+                depth += 1
+                if depth > MAX_HEADER_DEPTH:
+                    raise _Damaged(f"header nested more than {MAX_HEADER_DEPTH} levels deep")
+            else:
+                depth -= 1
+    return json.loads(text, parse_constant=bad_constant, parse_int=parse_int)
+
+
+def _npy_header(f, name: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:
+    """(dtype, shape, fortran order, header length) of an .npy member, read from its first
+    bytes only. Object, structured and raw dtypes are refused (no pickle, no surprises)."""
+    from numpy.lib import format as npf
+
+    head = f.read(10)
+    if len(head) < 10 or head[:6] != npf.MAGIC_PREFIX:
+        raise _Damaged(f"{name} is not an .npy array")
+    major = head[6]
+    if major == 1:
+        hlen = int.from_bytes(head[8:10], "little")
+        extra = b""
+    elif major in (2, 3):
+        extra = f.read(2)
+        hlen = int.from_bytes(head[8:10] + extra, "little")
+    else:
+        raise _Damaged(f"{name}: unknown .npy version {major}")
+    if hlen > MAX_NPY_HEADER:
+        raise _Damaged(f"{name}: .npy header of {hlen} bytes")
+    text = f.read(hlen)
+    if len(text) != hlen:
+        raise _Damaged(f"{name}: truncated .npy header")
+    import ast
+
+    try:
+        d = ast.literal_eval(text.decode("latin1" if major < 3 else "utf-8"))
+    except (ValueError, SyntaxError, MemoryError, RecursionError, UnicodeDecodeError):
+        raise _Damaged(f"{name}: unreadable .npy header") from None
+    if not isinstance(d, dict) or set(d) != {"descr", "fortran_order", "shape"}:
+        raise _Damaged(f"{name}: unreadable .npy header")
+    descr, fortran, shape = d["descr"], d["fortran_order"], d["shape"]
+    if not isinstance(descr, str) or not isinstance(fortran, bool) or not isinstance(shape, tuple) \
+            or len(shape) > 8 or not all(type(n) is int and 0 <= n < 1 << 62 for n in shape):
+        raise _Damaged(f"{name}: bad .npy shape or dtype")
+    try:
+        dtype = np.dtype(descr)
+    except (TypeError, ValueError):
+        raise _Damaged(f"{name}: unknown dtype {descr[:40]!r}") from None
+    if dtype.kind not in _DTYPE_KINDS or dtype.fields is not None or dtype.subdtype is not None \
+            or dtype.itemsize > 1 << 24:
+        raise _Damaged(f"{name}: dtype {descr[:40]!r} is not allowed in a model file")
+    return dtype, shape, fortran, 10 + len(extra) + hlen
+
+
+class _NotModel(Exception):
+    """A file that is not a structkit model at all."""
+
+
+def _read_model(path: str, tasks, command, limits) -> tuple[dict, dict[str, np.ndarray]]:
+    """Header and arrays of a model file, every size checked before it is allocated and the
+    checksum computed while the members stream in."""
+    with open(path, "rb") as fh, zipfile.ZipFile(fh) as z:
+        infos = z.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise _Damaged(f"{len(infos)} archive members")
+        members: dict[str, zipfile.ZipInfo] = {}
+        for info in infos:
+            if not info.filename.endswith(".npy"):
+                raise _NotModel("an archive member is not an array")
+            name = info.filename[:-4]
+            if name in members:
+                raise _Damaged(f"two members named {name}")
+            members[name] = info
+        if _HEADER not in members:
+            raise _NotModel("no header")
+        hinfo = members.pop(_HEADER)
+        if hinfo.file_size > MAX_HEADER_BYTES:
+            raise _Damaged(f"header of {hinfo.file_size} bytes")
+        total = sum(i.file_size for i in members.values())
+        cap = _max_model_bytes()
+        if total > cap:
+            raise _Damaged(f"its arrays declare {total} bytes (the limit is {cap}; "
+                           "STRUCTKIT_MAX_MODEL_BYTES raises it)")
+        with z.open(hinfo) as f:
+            dtype, shape, _, hl = _npy_header(f, _HEADER)
+            if dtype != np.uint8 or len(shape) != 1 or hl + shape[0] != hinfo.file_size:
+                raise _Damaged("unreadable header")
+            raw = f.read(shape[0])
+        try:
+            header = _parse_header(raw)
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            raise _Damaged("unreadable header") from None
+        if not isinstance(header, dict) or header.get("format") != FORMAT:
+            raise _NotModel("unknown format")
+        version = header.get("format_version")
+        if type(version) is not int or version not in READS_VERSIONS:
+            raise UserError(f"model file format version {str(version)[:20]} is not supported by this "
+                            f"structkit (it reads versions {READS_VERSIONS[0]} to {READS_VERSIONS[-1]}); "
+                            "retrain the model, or use the structkit that wrote it", path)
+        task = header.get("task")
+        if tasks is not None and task not in tasks:
+            how = f" (`structkit {command}` needs a {' or '.join(tasks)} model)" if command else ""
+            raise UserError(f"this model was trained for task {str(task)[:40]!r}{how}", path)
+        layout = {}
+        for name in sorted(members):
+            info = members[name]
+            with z.open(info) as f:
+                dtype, shape, fortran, hl = _npy_header(f, name)
+            nbytes = math.prod(shape) * dtype.itemsize
+            if hl + nbytes != info.file_size:
+                raise _Damaged(f"array {name} declares {math.prod(shape)} elements of {dtype} "
+                               f"in a member of {info.file_size} bytes")
+            layout[name] = (dtype, shape, fortran, hl)
+        if limits is not None:
+            limits(header, {n: (d, s) for n, (d, s, _, _) in layout.items()})
+        h = hashlib.sha256()
+        arrays: dict[str, np.ndarray] = {}
+        for name in sorted(members):
+            dtype, shape, fortran, hl = layout[name]
+            a = np.empty(shape[::-1] if fortran else shape, dtype=dtype)
+            buf = a.reshape(-1).view(np.uint8) if a.size else np.zeros(0, np.uint8)
+            with z.open(members[name]) as f:
+                f.read(hl)
+                pos = 0
+                while pos < len(buf):
+                    n = f.readinto(memoryview(buf)[pos:pos + _CHUNK])
+                    if not n:
+                        raise _Damaged(f"array {name} is truncated")
+                    pos += n
+                if f.read(1):
+                    raise _Damaged(f"array {name} is longer than declared")
+            if fortran:
+                a = a.T
+            c = np.ascontiguousarray(a)
+            h.update(f"{name}:{c.dtype.str}:{c.shape}".encode())
+            if fortran:
+                h.update(c.tobytes())
+            else:
+                for i in range(0, len(buf), _CHUNK):
+                    h.update(buf[i:i + _CHUNK])
+            arrays[name] = a
+    if header.get("checksum") != h.hexdigest():
+        raise _Damaged("checksum mismatch")
+    return header, arrays
+
+
+def load_model(path: str, tasks: tuple[str, ...] | None = None, command: str | None = None,
+               limits=None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Read and verify a model file; ``tasks`` lists the tasks the caller can use.
 
-    Every failure (missing, not a model, damaged, other format version, wrong task) is a
-    UserError naming the file.
+    Nothing is allocated before it is checked: the archive's member sizes against a total
+    limit, each array's .npy header (dtype, shape) against its member's declared size, then
+    ``limits(header, {name: (dtype, shape)})`` (the task's bounds derived from the header; it
+    raises ValueError) -- and only then are the arrays read, the checksum computed as they
+    stream. numpy's own loader is not used (no pickle either way).
+
+    Every failure (missing, unreadable, not a model, damaged, other format version, wrong
+    task) is a UserError naming the file.
     """
     try:
-        z = np.load(path, allow_pickle=False)
-        # A plain .npy file loads as an ndarray, which is not a context manager (TypeError
-        # traceback); only an .npz archive can be a model.
-        if not isinstance(z, np.lib.npyio.NpzFile):
-            raise ValueError("not an .npz archive")
-        with z:
-            arrays = {name: z[name] for name in z.files}
+        return _read_model(path, tasks, command, limits)
     except FileNotFoundError:
         raise UserError("no such model file", path) from None
     except IsADirectoryError:
         raise UserError("is a directory, not a model file", path) from None
+    except PermissionError:
+        raise UserError("cannot read the model file: permission denied", path) from None
+    except _NotModel as e:
+        raise UserError(f"not a structkit model file ({e})", path) from None
+    except _Damaged as e:
+        raise UserError(f"damaged model file: {e}", path) from None
+    except ValueError as e:  # from ``limits``: the arrays do not fit the header
+        raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
+    except MemoryError:
+        raise UserError("damaged model file, or too large for this machine's memory", path) from None
     # Zlib.error (damaged compressed data inside the archive) is not an OSError or
-    # ValueError and escaped as a traceback.
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError, zipfile.LargeZipFile,
-            zlib.error) as e:
+    # ValueError; RuntimeError is an encrypted member, NotImplementedError an unknown
+    # compression method.
+    except (zipfile.BadZipFile, OSError, EOFError, KeyError, zipfile.LargeZipFile, zlib.error,
+            RuntimeError, NotImplementedError) as e:
         kind = "zlib.error" if isinstance(e, zlib.error) else type(e).__name__
         raise UserError(f"not a structkit model file, or a damaged one ({kind})", path) from None
-    # NpzFile returns the raw bytes of a zip member that is not an .npy file; a zip that
-    # merely holds such a member is not a model (``bytes`` has no ``.tobytes`` below).
-    if not all(isinstance(a, np.ndarray) for a in arrays.values()):
-        raise UserError("not a structkit model file (an archive member is not an array)", path)
-    if _HEADER not in arrays:
-        raise UserError("not a structkit model file (no header)", path)
-    try:
-        header = json.loads(arrays.pop(_HEADER).tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise UserError("damaged model file: unreadable header", path) from None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise UserError("not a structkit model file (unknown format)", path)
-    version = header.get("format_version")
-    if version != FORMAT_VERSION:
-        raise UserError(f"model file format version {version} is not supported by this structkit "
-                        f"(it reads version {FORMAT_VERSION}); retrain the model", path)
-    if header.get("checksum") != _checksum(arrays):
-        raise UserError("damaged model file: checksum mismatch", path)
-    task = header.get("task")
-    if tasks is not None and task not in tasks:
-        how = f" (`structkit {command}` needs a {' or '.join(tasks)} model)" if command else ""
-        raise UserError(f"this model was trained for task {task!r}{how}", path)
-    return header, arrays

@@ -184,18 +184,21 @@ def compare_files(task: str, files: tuple[str, ...], other: str) -> tuple[dict, 
     from structkit.eval.significance import mcnemar
 
     second = (other,) if len(files) == 1 else (files[0], other)
-    gold, pred_a, pred_b = [], [], []
     end = object()
-    for i, (ta, tb) in enumerate(itertools.zip_longest(sentence_triples(task, files),
-                                                       sentence_triples(task, second), fillvalue=end)):
-        if ta is end or tb is end or ta[0] != tb[0] or ta[1] != tb[1]:
-            raise UserError(f"sentence {i + 1} does not line up with the first system's input "
-                            "(the two systems must label the same tokens, with the same gold labels)",
-                            display_name(other))
-        gold.append(ta[1])
-        pred_a.append(ta[2])
-        pred_b.append(tb[2])
-    result = {"task": task, **mcnemar(gold, pred_a, pred_b)}
+
+    def lined_up():
+        for i, (ta, tb) in enumerate(itertools.zip_longest(sentence_triples(task, files),
+                                                           sentence_triples(task, second), fillvalue=end)):
+            if ta is end or tb is end or ta[0] != tb[0] or ta[1] != tb[1]:
+                raise UserError(f"sentence {i + 1} does not line up with the first system's input "
+                                "(the two systems must label the same tokens, with the same gold "
+                                "labels)", display_name(other))
+            yield ta[1], ta[2], tb[2]
+
+    # Streamed: mcnemar reads the three in lockstep, so tee holds one sentence at a time
+    # (both files were held in memory: 63 -> 443 MB at 10x the data).
+    t_gold, t_a, t_b = itertools.tee(lined_up(), 3)
+    result = {"task": task, **mcnemar((t[0] for t in t_gold), (t[1] for t in t_a), (t[2] for t in t_b))}
     report = (f"McNemar's test on {result['tokens']} tokens: first system right and second wrong "
               f"{result['a_only']}, second right and first wrong {result['b_only']}; exact p = "
               f"{result['exact_p']:.4g} (chi-square {result['chi2']:.2f}, p = {result['chi2_p']:.4g}); "

@@ -187,10 +187,15 @@ class FeatureSpace:
                 raise UserError(f"feature template {t.text!r} has too many possible values "
                                 "for exact ids; use fewer word atoms")
         keys = []
+        most = 0
         for t in self.templates:
             key, fired = self._template_keys(t, attr_ids, offsets)
             uniq, counts = np.unique(key[fired], return_counts=True)
             keys.append(uniq[counts >= cutoff])
+            most = max(most, int(counts.max()) if counts.size else 0)
+        if most and not any(len(k) for k in keys):  # an empty model, silently, otherwise
+            raise UserError(f"--cutoff {cutoff} keeps no features: the most frequent one is seen "
+                            f"{most} times in the training data")
         self.keys = keys
         self.starts = np.concatenate([[0], np.cumsum([len(k) for k in keys])]).astype(np.int64)
         self.fitted = True
@@ -236,29 +241,35 @@ class FeatureSpace:
     # ---- storage ----------------------------------------------------------------------
     def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
         """(JSON-able header, arrays) for the model file."""
-        arrays = {f"vocab_{a}": np.array(self.vocab[a], dtype=str) for a in self.attrs}
+        from structkit.features.vocab import pack_strings
+
+        arrays: dict[str, np.ndarray] = {}
+        for a in self.attrs:  # offsets + UTF-8 bytes: linear in the characters, not n x longest
+            arrays.update(pack_strings(f"vocab_{a}", self.vocab[a]))
         for j, k in enumerate(self.keys):
             arrays[f"keys_{j}"] = k
         if self.uses_lexicon:
-            arrays["lexicon_words"] = np.array(list(self.lexicon), dtype=str)
-            arrays["lexicon_classes"] = np.array(list(self.lexicon.values()), dtype=str)
+            arrays.update(pack_strings("lexicon_words", self.lexicon))
+            arrays.update(pack_strings("lexicon_classes", self.lexicon.values()))
         return {"templates": [t.text for t in self.templates], "attrs": self.attrs}, arrays
 
     @classmethod
     def from_arrays(cls, header: dict, arrays: dict[str, np.ndarray]) -> "FeatureSpace":
+        from structkit.features.vocab import unpack_strings
+
         fs = cls(header["templates"])
         if fs.attrs != header["attrs"]:
             raise ValueError("attribute list does not match the templates")
         for a in fs.attrs:
-            fs.vocab[a] = [str(s) for s in arrays[f"vocab_{a}"]]
+            fs.vocab[a] = unpack_strings(f"vocab_{a}", arrays)
             if fs.vocab[a][:len(SPECIALS)] != SPECIALS:
                 raise ValueError(f"vocabulary of {a} is damaged")
             fs._index[a] = {s: i for i, s in enumerate(fs.vocab[a]) if i >= len(SPECIALS)}
         fs.keys = [np.asarray(arrays[f"keys_{j}"], dtype=np.int64) for j in range(len(fs.templates))]
         fs.starts = np.concatenate([[0], np.cumsum([len(k) for k in fs.keys])]).astype(np.int64)
         if fs.uses_lexicon:
-            fs.lexicon = dict(zip((str(w) for w in arrays["lexicon_words"]),
-                                  (str(c) for c in arrays["lexicon_classes"])))
+            fs.lexicon = dict(zip(unpack_strings("lexicon_words", arrays),
+                                  unpack_strings("lexicon_classes", arrays)))
         fs.fitted = True
         return fs
 

@@ -128,6 +128,13 @@ class Columns:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def cr_only_error(name: str, lineno: int) -> UserError:
+    """A carriage return inside a line: the file ends its lines with CR alone (classic Mac),
+    which made a whole file one line ("found 6837 columns")."""
+    return UserError("line endings are CR only (a carriage return inside a line); convert with "
+                     "`tr '\\r' '\\n' < FILE > NEW` or `dos2unix -c mac FILE`", name, lineno)
+
+
 def read_conll(path: str, stream: IO[str] | None = None, digest: "hashlib._Hash | None" = None,
                n_columns: int | None = None) -> Iterator[Sentence]:
     """Stream sentences from a CoNLL column file ('-' is stdin).
@@ -157,6 +164,8 @@ def read_conll(path: str, stream: IO[str] | None = None, digest: "hashlib._Hash 
                 yield Sentence(rows, first)
                 rows = []
             continue
+        if "\r" in line:
+            raise cr_only_error(name, lineno)
         cols = line.split("\t") if "\t" in line else line.split()
         cols = [c.strip() for c in cols]
         if any(c == "" for c in cols):

@@ -100,6 +100,9 @@ class _Sentence:
             return
         cols = line.split("\t")
         if len(cols) != 10:
+            if "\r" in line:
+                from structkit.io.conll import cr_only_error
+                raise cr_only_error(name, lineno)
             raise UserError(f"expected 10 tab-separated columns (CoNLL-U), found {len(cols)}",
                             name, lineno)
         if not self.first_line:

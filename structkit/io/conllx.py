@@ -211,6 +211,9 @@ def _read(name: str, stream: IO[str]) -> Iterator[DepSentence]:
     def token_row(lineno: int, line: str) -> None:
         nonlocal ncols, ncols_line
         cols = _split(line)
+        if "\r" in line and len(cols) != ncols:
+            from structkit.io.conll import cr_only_error
+            raise cr_only_error(name, lineno)
         if ncols is None:
             if len(cols) not in (CONLL_COLUMNS, SIMPLE_COLUMNS):
                 raise UserError(f"expected {CONLL_COLUMNS} tab-separated columns (CoNLL-X/"

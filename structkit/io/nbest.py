@@ -160,6 +160,8 @@ def _read_hyporadise(path: str, text: str) -> NbestSet:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         raise UserError(f"not valid JSON: {e.msg} (column {e.colno})", where, e.lineno) from None
+    except RecursionError:
+        raise UserError("JSON nested too deeply", where) from None
     if not isinstance(data, list):
         raise UserError("a HyPoradise n-best file must be one JSON array of utterances", where, 1)
     # Line numbers: where each top-level object starts (cheap scan of the decoder positions).
@@ -235,6 +237,8 @@ def _read_jsonl(path: str, lines: list[tuple[int, str]]) -> NbestSet:
             obj = json.loads(line)
         except json.JSONDecodeError as e:
             raise UserError(f"not valid JSON: {e.msg} (column {e.colno})", where, lineno) from None
+        except RecursionError:
+            raise UserError("JSON nested too deeply", where, lineno) from None
         if not isinstance(obj, dict):
             raise UserError(f"expected a JSON object per line, got {type(obj).__name__}", where, lineno)
         for key in ("id", "group", "reference"):
@@ -423,6 +427,8 @@ def read_chosen(path: str, n: int) -> list[str]:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
                     raise UserError(f"not valid JSON: {e.msg} (column {e.colno})", where, lineno) from None
+                except RecursionError:
+                    raise UserError("JSON nested too deeply", where, lineno) from None
                 if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                     raise UserError("a JSON line of chosen hypotheses needs a 'text' string", where, lineno)
                 out.append(_norm(obj["text"]))

@@ -41,6 +41,9 @@ def _perceptron(config, n_features: int, n_labels: int):
 
 def _history(config, n_features: int, n_labels: int):
     from structkit.learn.perceptron import AveragedPerceptron
+    from structkit.learn.spec import check_brute
+
+    check_brute(config.search, config.depth, n_labels)  # the labels are known from here on
 
     return AveragedPerceptron(n_features, n_labels, "lookahead", config.label_order == 2,
                               config.direction == "rtl", config.depth or 0, config.margin,

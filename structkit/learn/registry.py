@@ -15,10 +15,10 @@ from __future__ import annotations
 from structkit.errors import UserError
 
 __all__ = ["Param", "LearnerSpec", "register", "unregister", "get", "specs", "names", "param",
-           "PARAMS", "EPOCHS", "SEED", "alternatives", "default_report"]
+           "PARAMS", "EPOCHS", "SEED", "BRUTE_LIMIT", "check_brute", "alternatives", "default_report"]
 
-from structkit.learn.spec import (EPOCHS, PARAMS, SEED, LearnerSpec, Param,  # noqa: E402,F401
-                                  alternatives, default_report, param)
+from structkit.learn.spec import (BRUTE_LIMIT, EPOCHS, PARAMS, SEED, LearnerSpec,  # noqa: E402,F401
+                                  Param, alternatives, check_brute, default_report, param)
 
 _REGISTRY: list[LearnerSpec] = []
 

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from structkit.errors import UserError
 
-__all__ = ["Param", "LearnerSpec", "PARAMS", "EPOCHS", "SEED", "param", "alternatives",
+__all__ = ["Param", "LearnerSpec", "PARAMS", "EPOCHS", "SEED", "BRUTE_LIMIT", "check_brute", "param", "alternatives",
            "default_report"]
 
 
@@ -26,6 +26,11 @@ class Param:
     high: float | None = None
     positive: bool = False
     choices: tuple = ()
+    # An upper bound derived from cost (time or memory grows with the value), for a parameter
+    # whose range has no natural top: refused with its own message, so an integer >= 2^63
+    # never reaches numba and a huge value never becomes a MemoryError or a hang.
+    cap: int | None = None
+    cap_why: str = "the cost grows with it"
     # Where a learner that does not take this parameter is told so: a format string over
     # {flag}, {value}, {algo} and {takers} (the algorithms that take it).
     elsewhere: str = "{flag} does not apply to --algo {algo} (it is taken by {takers})"
@@ -41,7 +46,8 @@ class Param:
         if self.kind is int:
             if self.low is not None and self.high is not None:
                 return f"{self.low:g}..{self.high:g}"
-            return ">= 1" if self.low == 1 else ">= 0" if self.low == 0 else "any integer"
+            text = ">= 1" if self.low == 1 else ">= 0" if self.low == 0 else "any integer"
+            return text + (f", at most {self.cap:,}" if self.cap is not None else "")
         if self.positive:
             return "> 0"
         return ">= 0" if self.low == 0 else "any number"
@@ -60,6 +66,8 @@ class Param:
                     bad = True
             elif not bad and self.low is not None and value < self.low:
                 bad = True
+            if not bad and self.cap is not None and value > self.cap:
+                raise UserError(f"{self.flag} must be at most {self.cap:,} ({self.cap_why}), got {value!r}")
             if bad:
                 if self.low is not None and self.high is not None:
                     what = f"an integer from {self.low:g} to {self.high:g}"
@@ -143,10 +151,24 @@ def param(name: str, **changes) -> Param:
 
 # The options every task shares, and the parameters learners share: one definition each, so
 # every task and learner says the same thing.
-EPOCHS = Param("epochs", int, 10, "Passes over the training data.", low=1)
-SEED = Param("seed", int, 0, "Seed for shuffling and random choices: same seed, same model.", low=0)
+EPOCHS = Param("epochs", int, 10, "Passes over the training data.", low=1, cap=10_000)
+# numpy's and numba's generators take seeds below 2^32
+SEED = Param("seed", int, 0, "Seed for shuffling and random choices: same seed, same model.", low=0,
+             cap=2 ** 32 - 1, cap_why="seeds are 32-bit")
+# Brute-force lookahead visits L^(D+1) label sequences per decision (L labels, depth D); past
+# this it is refused and --search dp (the same result in O(D L^2)) is suggested.
+BRUTE_LIMIT = 10 ** 6
+
+
+def check_brute(search: str | None, depth: int | None, n_labels: int, where: str | None = None) -> None:
+    """Refuse ``--search brute`` whose L^(D+1) sequences per decision pass BRUTE_LIMIT."""
+    if search == "brute" and depth and n_labels ** (depth + 1) > BRUTE_LIMIT:
+        raise UserError(f"--search brute at --depth {depth} visits {n_labels}^{depth + 1} label "
+                        f"sequences per decision ({n_labels} labels), more than {BRUTE_LIMIT:,}; "
+                        "use --search dp (the same result, O(depth x labels^2))", where)
 PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("depth", int, 1, "Lookahead search depth D: each decision looks D decisions ahead.", low=0,
+          cap=64,
           elsewhere="{flag} applies to history-based learners ({takers}); exact Viterbi already "
                     "searches the whole sentence"),
     Param("margin", float, 0.0, "Margin C of the lookahead perceptron (Figure 3).", low=0,
@@ -158,10 +180,10 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
           elsewhere="{flag} applies to {takers}; --algo {algo} tags left to right only (--direction ltr)"),
     Param("search", str, "dp", "Lookahead search: dp (exact window DP) or brute (Figure 2); same result.",
           choices=("dp", "brute")),
-    Param("k", int, 1, "How many loss-augmented best sequences an update uses.", low=1),
+    Param("k", int, 1, "How many loss-augmented best sequences an update uses.", low=1, cap=1000),
     Param("C", float, 1.0, "C of the max-margin objective (slack penalty / step cap).", positive=True),
     Param("tau", float, 1e-3, "KKT tolerance of the SMO solver.", low=0),
-    Param("nr", int, 5, "Reprocess steps (PROCESSOLD + OPTIMIZE) per new example.", low=0),
+    Param("nr", int, 5, "Reprocess steps (PROCESSOLD + OPTIMIZE) per new example.", low=0, cap=1000),
     Param("beam", int, 8, "Beam width of the labelled beam parser (1 = greedy).", low=1, high=256),
     Param("hash_bits", int, 22, "Size of the hashed weight table: 2^hash_bits entries.", low=16, high=28),
     Param("order", int, 1, "Markov order K of the label history (greedy models).", low=1, high=10,

@@ -20,6 +20,7 @@ features seen while extracting the training data get a column.
 from __future__ import annotations
 
 from collections import Counter
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,9 +97,14 @@ class FeatureSpace:
     def fit(self, ns: NbestSet) -> None:
         """Score scale, TF-IDF bins and topic hierarchy from the training set (references)."""
         if ns.has_scores:
-            rel = np.concatenate([u.scores.max() - u.scores for u in ns.utterances])
+            with np.errstate(over="ignore", invalid="ignore"):  # refused below when not finite
+                rel = np.concatenate([u.scores.max() - u.scores for u in ns.utterances])
             rel = rel[rel > 0]
             self.score_scale = float(np.mean(rel)) if rel.size else 1.0
+            if not math.isfinite(self.score_scale):  # e.g. scores of -1e308 and 1e308
+                from structkit.errors import UserError
+                raise UserError("the recogniser scores span more than a float can hold "
+                                f"(mean gap {self.score_scale}); rescale them", ns.path)
         if "backoff" in self.families or "topic" in self.families:
             names, docs = group_docs(ns, [u.reference or "" for u in ns.utterances])
             self.tfidf = TfIdf.fit(docs)
@@ -243,6 +249,15 @@ class FeatureSpace:
 
     @classmethod
     def from_arrays(cls, h: dict, arrays: dict[str, np.ndarray]) -> "FeatureSpace":
+        if not isinstance(h, dict) or not isinstance(h.get("bins"), dict) or not all(
+                type(v) is int and 0 <= v < 1 << 20 for v in h["bins"].values()):
+            raise ValueError("bins must map feature names to small non-negative integers")
+        scale = h.get("score_scale")
+        if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                                  or not math.isfinite(scale) or scale <= 0):
+            raise ValueError("score_scale must be a positive finite number")
+        if type(h.get("n_features")) is not int or h["n_features"] < 0:
+            raise ValueError("n_features must be a non-negative integer")
         fs = cls(tuple(h["families"]), tuple(h["topic_levels"]), int(h["min_cluster"]), int(h["seed"]))
         blob = arrays["feature_names"].tobytes().decode("utf-8")
         names = blob.split("\n") if blob else []

@@ -19,6 +19,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence
+from structkit.features.vocab import pack_strings, unpack_strings
 from structkit.model import save_model
 
 PSEUDO_PROJECTIVE_SCHEME = "head"
@@ -168,9 +169,9 @@ class LabelledParser:
     def save(self, path: str) -> None:
         nz = np.flatnonzero(self.W)
         arrays = {"W_index": nz.astype(np.int32 if self.config.hash_bits <= 31 else np.int64),
-                  "W_vals": self.W[nz].astype(np.float32), "labels": np.array(self.labels, dtype=str)}
+                  "W_vals": self.W[nz].astype(np.float32), **pack_strings("labels", self.labels)}
         for k, v in self.vocabs.items():
-            arrays["vocab_" + k] = np.array(v.items, dtype=str)
+            arrays.update(pack_strings("vocab_" + k, v.items))
         header = {"task": "parse", "kind": self.kind, "config": asdict(self.config), "info": self.info}
         save_model(path, header, arrays)
 
@@ -180,15 +181,20 @@ class LabelledParser:
 
         from structkit.tasks.parser import SPECIAL
 
-        vocabs = {k: Vocab([str(w) for w in arrays["vocab_" + k]]) for k in ("words", "tags", "lemmas", "feats")}
+        vocabs = {k: Vocab(unpack_strings("vocab_" + k, arrays)) for k in ("words", "tags", "lemmas", "feats")}
+        labels = unpack_strings("labels", arrays)
         if any(v.items[:len(SPECIAL)] != SPECIAL for v in vocabs.values()):
             raise ValueError("vocabulary")
-        if not len(arrays["labels"]) or len(arrays["W_index"]) != len(arrays["W_vals"]):
+        if not labels or len(arrays["W_index"]) != len(arrays["W_vals"]):
             raise ValueError("labels or weights")
         # the table's size comes from the header: checked against its range before allocating
-        W = np.zeros((1 << config.hash_bits) + 2 * len(arrays["labels"]) + 1, dtype=np.float32)
-        W[arrays["W_index"].astype(np.int64)] = arrays["W_vals"]
-        return cls(config, vocabs, [str(x) for x in arrays["labels"]], W, header.get("info", {}))
+        W = np.zeros((1 << config.hash_bits) + 2 * len(labels) + 1, dtype=np.float32)
+        index, vals = arrays["W_index"], arrays["W_vals"]
+        if len(index) and (index.dtype.kind not in "iu" or index.min() < 0 or index.max() >= len(W)) \
+                or not np.isfinite(vals).all():
+            raise ValueError("weights out of range or not finite")
+        W[index.astype(np.int64)] = vals
+        return cls(config, vocabs, labels, W, header.get("info", {}))
 
 
 def label_scores(sentences: list[DepSentence], heads: list[list[int]], deprels: list[list[str]]) -> dict:

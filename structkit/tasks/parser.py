@@ -3,6 +3,7 @@ model files. The adapter between CoNLL-X/CoNLL-U files and the array-only numba 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Iterator
@@ -11,7 +12,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
-from structkit.features.vocab import Vocab as BaseVocab
+from structkit.features.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
 from structkit.io.files import display_name
 from structkit.learn.registry import Param
 from structkit.model import load_model, save_model
@@ -187,14 +188,14 @@ class DependencyParser:
     def save(self, path: str) -> None:
         rows, cols = np.nonzero(self.W)
         arrays = {"W_rows": rows.astype(np.int64), "W_cols": cols.astype(np.int8),
-                  "W_vals": self.W[rows, cols], "words": np.array(self.words.items, dtype=str),
-                  "tags": np.array(self.tags.items, dtype=str)}
+                  "W_vals": self.W[rows, cols],
+                  **pack_strings("words", self.words.items), **pack_strings("tags", self.tags.items)}
         header = {"task": "parse", "kind": "arc-standard", "config": asdict(self.config), "info": self.info}
         save_model(path, header, arrays)
 
     @classmethod
     def load(cls, path: str, command: str | None = None):
-        header, arrays = load_model(path, ("parse",), command)
+        header, arrays = load_model(path, ("parse",), command, limits=_parser_limits)
         try:
             config = ParserConfig(**header["config"])
             try:
@@ -205,15 +206,34 @@ class DependencyParser:
                 from structkit.tasks.labelled import LabelledParser
 
                 return LabelledParser.from_arrays(config, header, arrays)
-            words = Vocab([str(w) for w in arrays["words"]])
-            tags = Vocab([str(t) for t in arrays["tags"]])
+            words = Vocab(unpack_strings("words", arrays))
+            tags = Vocab(unpack_strings("tags", arrays))
             if words.items[:2] != SPECIAL or tags.items[:2] != SPECIAL:
                 raise ValueError("vocabulary")
+            rows, cols, vals = arrays["W_rows"], arrays["W_cols"], arrays["W_vals"]
+            if not (len(rows) == len(cols) == len(vals)) or (len(rows) and (
+                    rows.min() < 0 or rows.max() >= 1 << config.hash_bits or cols.min() < 0
+                    or cols.max() > 2)) or not np.isfinite(vals).all():
+                raise ValueError("weights out of range or not finite")
             W = np.zeros((1 << config.hash_bits, 3))
-            W[arrays["W_rows"], arrays["W_cols"].astype(np.int64)] = arrays["W_vals"]
+            W[rows, cols.astype(np.int64)] = vals
             return cls(config, words, tags, W, header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError) as e:
             raise UserError(f"damaged model file: {e}", path) from None
+
+
+def _parser_limits(header: dict, shapes: dict) -> None:
+    """Bounds on a parser's arrays from its header (its hash table size), checked before
+    they are read."""
+    config = header.get("config")
+    bits = config.get("hash_bits") if isinstance(config, dict) else None
+    from structkit.learn.registry import PARAMS
+
+    if type(bits) is not int or not HASH_BITS.low <= bits <= max(HASH_BITS.high, PARAMS["hash_bits"].high):
+        raise ValueError(f"hash_bits out of range ({str(bits)[:20]})")
+    for name, (dtype, shape) in shapes.items():
+        if name.startswith("W_") and math.prod(shape) > 3 << bits:
+            raise ValueError(f"array {name} of {math.prod(shape)} elements for a table of 2^{bits}")
 
 
 def read_treebank(path: str, digest=None) -> list[DepSentence]:

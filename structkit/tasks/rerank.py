@@ -45,17 +45,17 @@ class RerankConfig:
         from structkit.learn import registry
 
         registry.get(self.algo, "rerank")
-        if not isinstance(self.epochs, int) or self.epochs < 1:
-            raise UserError(f"--epochs must be a positive integer, got {self.epochs}")
+        self.epochs = registry.EPOCHS.check(self.epochs)
+        self.seed = registry.SEED.check(self.seed)  # numpy refuses negative seeds (a traceback)
         try:
             self.features = parse_families(self.features)
         except ValueError as e:
             raise UserError(f"--features: {e}") from None
-        if not self.lam >= 0:
+        if isinstance(self.lam, bool) or not isinstance(self.lam, (int, float)) or not 0 <= self.lam < float("inf"):
             raise UserError(f"lambda must be >= 0, got {self.lam}")
-        if not isinstance(self.window, int) or self.window < 1:
-            raise UserError(f"window must be a positive integer, got {self.window}")
-        if not isinstance(self.min_cluster, int) or self.min_cluster < 2:
+        if not isinstance(self.window, int) or not 1 <= self.window <= 1 << 20:
+            raise UserError(f"window must be a positive integer (at most {1 << 20}), got {self.window}")
+        if not isinstance(self.min_cluster, int) or not 2 <= self.min_cluster <= 1 << 31:
             raise UserError(f"min_cluster must be an integer >= 2, got {self.min_cluster}")
         levels = tuple(self.topic_levels)
         if not levels or not all(isinstance(k, int) and 1 <= k <= 12 for k in levels):
@@ -128,11 +128,20 @@ class Reranker:
             c["features"] = tuple(c["features"])
             c["topic_levels"] = tuple(c["topic_levels"])
             config = RerankConfig(**c)
+            config.validate()  # the checks train makes: a known algo, ranges
             fs = FeatureSpace.from_arrays(header["features"], arrays)
             w = np.zeros(fs.n_features)
-            w[np.asarray(arrays["w_index"], dtype=np.int64)] = arrays["w_value"]
-        except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError) as e:
-            raise UserError(f"damaged model file: {e}", path) from None
+            index, value = arrays["w_index"], arrays["w_value"]
+            if len(index) != len(value) or len(index) and (
+                    index.dtype.kind not in "iu" or index.min() < 0 or index.max() >= len(w)):
+                raise ValueError("weight indices out of range")
+            if not np.isfinite(value).all():
+                raise ValueError("weights that are not finite (NaN or infinity)")
+            w[index.astype(np.int64)] = value
+        except (KeyError, ValueError, TypeError, IndexError, UnicodeDecodeError, AttributeError) as e:
+            raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
+        except UserError as e:
+            raise UserError(f"damaged model file: {e.message}", path) from None
         return cls(config, fs, w, header.get("info", {}))
 
 

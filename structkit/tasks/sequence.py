@@ -5,6 +5,7 @@ The adapter between strings and the array-only learners and decoders.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -12,6 +13,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.features.extract import Encoded, FeatureSpace
+from structkit.features.vocab import pack_strings, unpack_strings
 from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry
@@ -25,7 +27,7 @@ COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
                   "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1}
-CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1)
+CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1, cap=2 ** 31 - 1)
 
 
 @dataclass
@@ -253,6 +255,7 @@ class SequenceTagger:
         """The rule for searching to another depth at tagging time: a non-negative integer, and
         only for a history-based model (UserError naming ``where`` otherwise)."""
         registry.PARAMS["depth"].check(depth)
+        registry.check_brute(self.config.search, depth, len(self.labels), where)
         if not self.config.history_based:
             takers = " or ".join(s.name for s in registry.specs(self.config.task) if s.decoder == "lookahead")
             raise UserError(f"--depth applies to history-based models (trained with --algo {takers}); "
@@ -365,8 +368,8 @@ class SequenceTagger:
         arrays.update({
             "W_rows": rows.astype(np.int32), "W_cols": cols.astype(np.int32),
             "W_vals": W[rows, cols], "T": self.weights.T, "T2": self.weights.T2, "H": self.weights.H,
-            "labels": np.array(self.labels, dtype=str),
         })
+        arrays.update(pack_strings("labels", self.labels))
         header = {
             "task": self.config.task, "kind": "sequence",
             "config": asdict(self.config), "features": fh, "n_features": int(W.shape[0]),
@@ -380,18 +383,24 @@ class SequenceTagger:
 
     @classmethod
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] = TASKS) -> "SequenceTagger":
-        header, arrays = load_model(path, tasks, command)
+        header, arrays = load_model(path, tasks, command, limits=_tagger_limits)
         try:
             config = TaggerConfig(**header["config"])
-            config.spec  # an algorithm this structkit does not know is a damaged header
+            # every field against the parameter table train uses: a known algo, ranges
+            config.validate()
             features = FeatureSpace.from_arrays(header["features"], arrays)
-            labels = [str(s) for s in arrays["labels"]]
+            labels = unpack_strings("labels", arrays)
             L = len(labels)
-            nf = int(header["n_features"])
-            if nf != features.n_features:
+            nf = header["n_features"]
+            if type(nf) is not int or nf != features.n_features:
                 raise ValueError("feature count mismatch")
+            rows, cols, vals = arrays["W_rows"], arrays["W_cols"], arrays["W_vals"]
+            if not (len(rows) == len(cols) == len(vals)) or rows.dtype.kind not in "iu" \
+                    or cols.dtype.kind not in "iu" or (len(rows) and (
+                        rows.min() < 0 or rows.max() >= nf or cols.min() < 0 or cols.max() >= L)):
+                raise ValueError("weight indices out of range")
             W = np.zeros((nf, L))
-            W[arrays["W_rows"], arrays["W_cols"]] = arrays["W_vals"]
+            W[rows, cols] = vals
             T = np.asarray(arrays["T"], dtype=np.float64)
             T2 = np.asarray(arrays["T2"], dtype=np.float64)
             H = np.asarray(arrays["H"], dtype=np.float64) if "H" in arrays else np.zeros((0, 1, 1))
@@ -399,15 +408,43 @@ class SequenceTagger:
                 raise ValueError("transition shapes")
             if config.spec.decoder == "greedy-history" and H.shape != (config.order, L + 1, L):
                 raise ValueError("history weight shapes")
+            registry.check_brute(config.search, config.depth, L)
+            if not all(np.isfinite(a).all() for a in (W, T, T2, H)):
+                raise ValueError("weights that are not finite (NaN or infinity)")
             c = header["columns"]
             columns = Columns(c["word"], c["pos"], c["label"], tuple(c.get("names", ())),
                               c.get("label_key"), bool(c.get("conllu", False)))
+            n_cols = c["n_columns"]
+            if type(n_cols) is not int or not 1 <= n_cols <= 10_000 or any(
+                    v is not None and (type(v) is not int or not 0 <= v < n_cols)
+                    for v in (columns.word, columns.pos, columns.label)):
+                raise ValueError("column indices out of range")
             return cls(config, features, labels, Weights(W, T, T2, H), columns, int(c["n_columns"]),
                        header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError) as e:
             raise UserError(f"damaged model file: {e}", path) from None
         except UserError as e:  # e.g. a template string in the header that does not parse
             raise UserError(f"damaged model file: {e.message}", path) from None
+
+
+def _tagger_limits(header: dict, shapes: dict) -> None:
+    """Bounds on a tagger's arrays from its header, checked before they are read: weights
+    ``n_features x labels``, transitions ``(labels + 1)^2`` (x the label order)."""
+    from structkit.features.vocab import packed_size
+
+    nf = header.get("n_features")
+    L = packed_size("labels", shapes)
+    if type(nf) is not int or not 0 <= nf < 1 << 31 or L is None or not 1 <= L <= 1 << 16:
+        raise ValueError("feature or label count out of range")
+    cells = nf * L
+    if cells * 8 > 1 << 34:
+        raise ValueError(f"{nf} features x {L} labels is too large")
+    for name, (dtype, shape) in shapes.items():
+        n = math.prod(shape)
+        bound = (cells if name.startswith("W_") else
+                 (L + 1) ** 3 * 16 if name in ("T", "T2", "H") else None)
+        if bound is not None and n > bound:
+            raise ValueError(f"array {name} of {n} elements for {nf} features x {L} labels")
 
 
 def score_labels(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict:
