@@ -547,7 +547,7 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
         if outs is None:
             with atomic_output(output, "wb") as sink:
                 _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
-                           lambda k: _Stream(sink), marks, on_error)
+                           lambda k: _Stream(sink, keep_going), marks, on_error)
         else:
             _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
                        lambda k: _FileSink(outs[k], atomic_output), False, on_error)
@@ -559,35 +559,51 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
 
 
 class _Stream:
-    """One file's part of a single output stream; on a failure (``--keep-going``) what was
-    written of it is taken back (truncated, or never written: it is held until the file ends
-    when the stream cannot seek)."""
+    """One file's part of a single output stream. With ``--keep-going`` what was written of a
+    file that then fails is taken back: truncated in a regular file, or, where the stream is
+    not one (a pipe), held in a spooled temporary file until the file ends. Without it, a
+    failure ends the run and the stream's own cleanup applies."""
 
-    def __init__(self, sink: IO[bytes]):
+    def __init__(self, sink: IO[bytes], keep_going: bool):
+        import stat
+        import tempfile
+
         self.sink = sink
+        self.mark = None
+        self.held = None
+        if not keep_going:
+            return
         try:
-            self.mark = sink.tell() if sink.seekable() else None
-        except (OSError, ValueError):
-            self.mark = None
-        self.held: list[bytes] | None = [] if self.mark is None else None
+            regular = stat.S_ISREG(os.fstat(sink.fileno()).st_mode)
+        except (OSError, ValueError, AttributeError):
+            regular = False
+        if regular:
+            self.mark = sink.tell()
+        else:
+            self.held = tempfile.SpooledTemporaryFile(max_size=16 << 20)
 
     def write(self, data: bytes) -> None:
-        if self.held is not None:
-            self.held.append(data)
-        else:
-            self.sink.write(data)
+        (self.held or self.sink).write(data)
 
     def commit(self) -> None:
-        if self.held:
-            for d in self.held:
-                self.sink.write(d)
-        self.held = None
+        if self.held is not None:
+            import shutil
+
+            self.held.seek(0)
+            shutil.copyfileobj(self.held, self.sink)
+            self.held.close()
+            self.held = None
 
     def rollback(self) -> None:
         if self.mark is not None:
-            self.sink.seek(self.mark)
-            self.sink.truncate()
-        self.held = None
+            try:
+                self.sink.seek(self.mark)
+                self.sink.truncate()
+            except (OSError, ValueError):
+                pass
+        if self.held is not None:
+            self.held.close()
+            self.held = None
 
 
 class _FileSink:
