@@ -388,7 +388,8 @@ def _tag_command(name: str, task: str, help_text: str):
         from structkit.config import resolve_data_path
         from structkit.io.conll import Sentence, write_conll
         from structkit.io.conllu import read_raw_text, read_sequence, write_tagged
-        from structkit.io.files import atomic_output
+        from structkit.io.files import atomic_output, open_input
+        from structkit.tasks.fastpath import tag_column_file
         from structkit.tasks.sequence import SequenceTagger
 
         if not text and (no_split or fmt):
@@ -402,6 +403,18 @@ def _tag_command(name: str, task: str, help_text: str):
         column, key = tagger.output_column()
         with atomic_output(output) as out:
             for path in paths:
+                if not text:
+                    with open_input(path) as f:
+                        rest = tag_column_file(tagger, f, path, columns, depth, out)
+                    if rest is None:
+                        continue   # a column file, tagged by the fast path
+                    sents = read_sequence(path, rest)
+                    for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
+                        if batch[0].lines is not None:
+                            write_tagged(batch, labels, out, column, key)
+                        else:
+                            write_conll(batch, labels, out)
+                    continue
                 sents = (read_raw_text(path, lang, "lines" if no_split else "auto") if text
                          else read_sequence(path))
                 for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
