@@ -385,6 +385,8 @@ def _tag_command(name: str, task: str, help_text: str):
     @click.option("--depth", type=int,
                   help="Lookahead depth for history-based models (default: the depth trained with).")
     def command(model_path, files, output, text, no_split, fmt, lang, columns, depth):
+        import gc
+
         from structkit.config import resolve_data_path
         from structkit.io.conll import Sentence, write_conll
         from structkit.io.conllu import read_raw_text, read_sequence, write_tagged
@@ -396,7 +398,14 @@ def _tag_command(name: str, task: str, help_text: str):
             raise UserError(f"{'--no-split' if no_split else '--format'} goes with --text")
         if text and columns:
             raise UserError("--columns does not apply to --text (raw text has no columns)")
-        tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
+        # The collector would scan the model's objects (and numba's) over and over while they
+        # are built; frozen, they are never scanned again, nor torn down one by one at exit.
+        gc.disable()
+        try:
+            tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
+        finally:
+            gc.freeze()
+            gc.enable()
         if depth is not None:
             tagger.check_depth(depth, model_path)
         paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
@@ -425,6 +434,7 @@ def _tag_command(name: str, task: str, help_text: str):
                                     labels, out)
                     else:
                         write_conll(batch, labels, out)
+        gc.freeze()   # a quick exit: nothing left for the collector to scan
     return command
 
 

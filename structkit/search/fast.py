@@ -321,85 +321,153 @@ def word_types(data, ws, we, slots, buf, off):
 @njit
 def attribute_matrix(data, ids, known_rows, unk_rows, word_cols, pos_col, ps, pe, pslots, pbuf, poff,
                      pos_ids, bias_col, bias_id, n_attrs):
-    """Token attribute ids [n_tokens, n_attrs]: the word attributes (columns ``word_cols`` of
+    """Token attribute ids [n_attrs, n_tokens]: the word attributes (columns ``word_cols`` of
     the rows of known and unknown words), the POS tag's id (``pos_ids`` of its table index,
     UNK if unseen) in ``pos_col`` and the bias in ``bias_col`` (-1: not used)."""
     n = len(ids)
-    A = np.empty((n, n_attrs), dtype=np.int64)
+    A = np.empty((n_attrs, n), dtype=np.int64)
     nw = len(word_cols)
     for t in range(n):
         i = ids[t]
         if i >= 0:
             for k in range(nw):
-                A[t, word_cols[k]] = known_rows[i, k]
+                A[word_cols[k], t] = known_rows[i, k]
         else:
             for k in range(nw):
-                A[t, word_cols[k]] = unk_rows[-i - 1, k]
+                A[word_cols[k], t] = unk_rows[-i - 1, k]
         if pos_col >= 0:
             j = lookup(pslots, pbuf, poff, data, ps[t], pe[t])
-            A[t, pos_col] = UNK if j < 0 else pos_ids[j]
+            A[pos_col, t] = UNK if j < 0 else pos_ids[j]
         if bias_col >= 0:
-            A[t, bias_col] = bias_id
+            A[bias_col, t] = bias_id
     return A
 
 
 # ---- features and decoding -------------------------------------------------------------------
 @njit
-def feature_of(A, t, a, n, j, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, keys,
-               starts, fid_map):
-    """The feature id (through ``fid_map``) of template j at token t of the sentence of n
-    tokens from a, or -1 (not fired, not a known key, or mapped away): the key is the
-    template's atoms' attribute ids read as one mixed-radix number, BOS/EOS past the ends."""
-    key = 0
-    for q in range(n_atoms[j]):
-        off = atom_off[j, q]
-        p = t - a + off
-        if off == 0:
-            v = A[t, atom_attr[j, q]]
-        elif p < 0:
-            v = BOS
-        elif p >= n:
-            v = EOS
-        else:
-            v = A[t + off, atom_attr[j, q]]
-        if v == ABSENT:
-            return -1
-        key = key * atom_radix[j, q] + v
-    if dense_off[j] >= 0:
-        return dense[dense_off[j] + key]
-    lo = starts[j]
-    hi = starts[j + 1]
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if keys[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo < starts[j + 1] and keys[lo] == key:
-        return fid_map[lo]
-    return -1
+def _mix(key):
+    return (np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)
 
 
 @njit
-def featurise(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, keys, starts,
-              fid_map):
+def build_key_tables(keys, starts, fid_map, multi):
+    """Hash tables (key -> feature id through ``fid_map``) of the templates j with multi[j]:
+    slots of table j are hkeys/hvals[hoff[j]:hoff[j] + hmask[j] + 1]; a key whose id maps to -1
+    is left out. Returns (hkeys, hvals, hoff, hmask)."""
+    n_tpl = len(starts) - 1
+    hoff = np.zeros(n_tpl + 1, dtype=np.int64)
+    hmask = np.zeros(n_tpl, dtype=np.int64)
+    for j in range(n_tpl):
+        cap = 0
+        if multi[j]:
+            cap = 4
+            live = 0
+            for i in range(starts[j], starts[j + 1]):
+                if fid_map[i] >= 0:
+                    live += 1
+            while cap < 2 * live + 2:
+                cap *= 2
+        hmask[j] = cap - 1
+        hoff[j + 1] = hoff[j] + cap
+    hkeys = np.zeros(hoff[n_tpl], dtype=np.int64)
+    hvals = np.full(hoff[n_tpl], -1, dtype=np.int32)
+    for j in range(n_tpl):
+        if not multi[j]:
+            continue
+        mask = np.uint64(hmask[j])
+        for i in range(starts[j], starts[j + 1]):
+            f = fid_map[i]
+            if f < 0:
+                continue
+            h = _mix(keys[i]) & mask
+            while hvals[hoff[j] + h] >= 0:
+                h = (h + np.uint64(1)) & mask
+            hkeys[hoff[j] + h] = keys[i]
+            hvals[hoff[j] + h] = f
+    return hkeys, hvals, hoff, hmask
+
+
+@njit
+def template_ids(A, a, n, j, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, hkeys,
+                 hvals, hoff, hmask, fids):
+    """fids[i] = the feature id of template j at token a + i of the sentence of n tokens from
+    a, or -1 (not fired or not a live key). The key is the template's atoms' attribute ids
+    (``A[attr, token]``) read as one mixed-radix number, BOS/EOS past the sentence's ends;
+    a template with a small key space (a single atom, POS n-grams) looks it up in its
+    ``dense`` table (offset dense_off[j] >= 0), others in their hash table."""
+    na = n_atoms[j]
+    if na == 1:
+        k = atom_attr[j, 0]
+        off = atom_off[j, 0]
+        d = dense_off[j]
+        for i in range(n):
+            p = i + off
+            if p < 0:
+                v = BOS
+            elif p >= n:
+                v = EOS
+            else:
+                v = A[k, a + p]
+            fids[i] = -1 if v == ABSENT else dense[d + v]
+        return
+    mask = np.uint64(hmask[j])
+    base = hoff[j]
+    for i in range(n):
+        key = 0
+        fired = True
+        for q in range(na):
+            p = i + atom_off[j, q]
+            if p < 0:
+                v = BOS
+            elif p >= n:
+                v = EOS
+            else:
+                v = A[atom_attr[j, q], a + p]
+            if v == ABSENT:
+                fired = False
+                break
+            key = key * atom_radix[j, q] + v
+        f = -1
+        if fired and dense_off[j] >= 0:
+            f = dense[dense_off[j] + key]
+        elif fired:
+            h = _mix(key) & mask
+            while True:
+                g = hvals[base + h]
+                if g < 0:
+                    break
+                if hkeys[base + h] == key:
+                    f = g
+                    break
+                h = (h + np.uint64(1)) & mask
+        fids[i] = f
+
+
+@njit
+def featurise(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, hkeys, hvals,
+              hoff, hmask):
     """CSR feature ids (indptr, indices) of every token, in template order."""
-    n = A.shape[0]
+    n = A.shape[1]
     n_tpl = len(n_atoms)
-    indptr = np.zeros(n + 1, dtype=np.int64)
-    indices = np.empty(n * n_tpl, dtype=np.int32)
-    m = 0
+    ids = np.empty((n, n_tpl), dtype=np.int32)
+    fids = np.empty(max_length(offsets), dtype=np.int32)
     for s in range(len(offsets) - 1):
         a = offsets[s]
         b = offsets[s + 1]
-        for t in range(a, b):
-            for j in range(n_tpl):
-                f = feature_of(A, t, a, b - a, j, n_atoms, atom_attr, atom_off, atom_radix, dense,
-                               dense_off, keys, starts, fid_map)
-                if f >= 0:
-                    indices[m] = f
-                    m += 1
-            indptr[t + 1] = m
+        for j in range(n_tpl):
+            template_ids(A, a, b - a, j, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off,
+                         hkeys, hvals, hoff, hmask, fids)
+            for i in range(b - a):
+                ids[a + i, j] = fids[i]
+    indptr = np.zeros(n + 1, dtype=np.int64)
+    indices = np.empty(n * n_tpl, dtype=np.int32)
+    m = 0
+    for t in range(n):
+        for j in range(n_tpl):
+            if ids[t, j] >= 0:
+                indices[m] = ids[t, j]
+                m += 1
+        indptr[t + 1] = m
     return indptr, indices[:m].copy()
 
 
@@ -412,17 +480,17 @@ def viterbi_rows(E, n, T, out, delta, back, best):
     for y in range(L):
         delta[0, y] = T[L, y] + E[0, y]
     for t in range(1, n):
+        bt = back[t]
         for y in range(L):
             best[y] = -np.inf
-            back[t, y] = 0
+            bt[y] = 0
         for z in range(L):
             dz = delta[t - 1, z]
-            Tz = T[z]
             for y in range(L):
-                s = dz + Tz[y]
-                if s > best[y]:
-                    best[y] = s
-                    back[t, y] = z
+                s = dz + T[z, y]
+                c = s > best[y]
+                best[y] = s if c else best[y]
+                bt[y] = z if c else bt[y]
         for y in range(L):
             delta[t, y] = best[y] + E[t, y]
     top = -np.inf
@@ -464,35 +532,35 @@ def max_length(offsets):
 
 
 @njit
-def tag_viterbi(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, keys, starts,
-                fid_map, W, T, out):
-    """Features, emissions and Viterbi in one pass per sentence: label ids into ``out``. ``W``
-    holds the rows ``fid_map`` maps features to (a model's non-zero rows); each token's
-    emission sums its features' rows in template order, as ``emissions`` does."""
+def tag_viterbi(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, hkeys, hvals,
+                hoff, hmask, W, T, out):
+    """Features, emissions and Viterbi, sentence by sentence: label ids into ``out``. ``W``
+    holds the rows the tables map features to (a model's non-zero rows); each token's
+    emissions add its features' rows in template order, as ``emissions`` does."""
     L = W.shape[1]
     m = max_length(offsets)
     E = np.empty((m, L))
     delta = np.empty((m, L))
     back = np.empty((m, L), dtype=np.int32)
     best = np.empty(L)
+    fids = np.empty(m, dtype=np.int32)
     n_tpl = len(n_atoms)
     for s in range(len(offsets) - 1):
         a = offsets[s]
         b = offsets[s + 1]
-        if b == a:
+        n = b - a
+        if n == 0:
             continue
-        for t in range(a, b):
-            row = E[t - a]
-            for y in range(L):
-                row[y] = 0.0
-            for j in range(n_tpl):
-                f = feature_of(A, t, a, b - a, j, n_atoms, atom_attr, atom_off, atom_radix, dense,
-                               dense_off, keys, starts, fid_map)
+        E[:n] = 0.0
+        for j in range(n_tpl):
+            template_ids(A, a, n, j, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off,
+                         hkeys, hvals, hoff, hmask, fids)
+            for i in range(n):
+                f = fids[i]
                 if f >= 0:
-                    wf = W[f]
                     for y in range(L):
-                        row[y] += wf[y]
-        viterbi_rows(E, b - a, T, out[a:b], delta, back, best)
+                        E[i, y] += W[f, y]
+        viterbi_rows(E, n, T, out[a:b], delta, back, best)
 
 
 @njit

@@ -40,6 +40,10 @@ SMALL_BYTES = 64 * 1024
 # A block with more tokens than this builds (once per tagger) the table of the model's words.
 KNOWN_TABLE_TOKENS = 20000
 
+# A template with at most this many possible keys (a single atom, POS n-grams) gets a direct
+# table of feature ids; the others (word n-grams) a hash table of their known keys.
+DENSE_KEYS = 1 << 20
+
 _locks: dict[int, threading.Lock] = {}
 _locks_lock = threading.Lock()
 
@@ -134,8 +138,9 @@ class Prepared:
                      if fs.keys else np.zeros(0, dtype=np.int64))
         dense, dense_off, at = [], np.full(n_tpl, -1, dtype=np.int64), 0
         for j, t in enumerate(tpls):
-            if len(t.atoms) == 1:
-                table = np.full(len(fs.vocab[t.atoms[0][0]]), -1, dtype=np.int32)
+            space = int(np.prod([len(fs.vocab[a]) for a, _ in t.atoms], dtype=object))
+            if space <= DENSE_KEYS:
+                table = np.full(space, -1, dtype=np.int32)
                 k = fs.keys[j]
                 table[k] = self.fid_map[self.starts[j]:self.starts[j] + len(k)]
                 dense.append(table)
@@ -151,6 +156,7 @@ class Prepared:
         else:
             self.pos_buf, self.pos_off = np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
             self.pos_ids = np.zeros(0, dtype=np.int64)
+        self.multi = self.dense_off < 0
         self.pos_slots = None
         self.lab_buf, self.lab_off = _pack(tagger.labels)
         self.known = None    # (slots, buf, off, rows) of the model's words, built on demand
@@ -162,6 +168,10 @@ class Prepared:
         if self.pos_slots is None:
             from structkit.search.fast import build_table
 
+            from structkit.search.fast import build_key_tables
+
+            self.hkeys, self.hvals, self.hoff, self.hmask = build_key_tables(
+                self.keys, self.starts, self.fid_map, self.multi)
             self.pos_slots = build_table(self.pos_buf, self.pos_off)
 
     def known_words(self, tagger: "SequenceTagger"):
@@ -209,11 +219,12 @@ def fast_supported(tagger: "SequenceTagger") -> bool:
 
 def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int = 1,
               columns_spec: str | None = None, depth: int | None = None,
-              n_columns: int | None = None) -> tuple[bytes, int | None]:
-    """(output bytes, the column count of the block's rows) for a block of a column file."""
+              n_columns: int | None = None, force: bool = False) -> tuple[bytes, int | None]:
+    """(output bytes, the column count of the block's rows) for a block of a column file;
+    ``force``: the kernels even for a small block before numba is loaded."""
     from structkit.search.jit import numba_loaded
 
-    if not fast_supported(tagger) or (len(data) < SMALL_BYTES and not numba_loaded()):
+    if not fast_supported(tagger) or (len(data) < SMALL_BYTES and not numba_loaded() and not force):
         return slow_bytes(tagger, data, path, first_line, columns_spec, depth, n_columns)
     if first_line == 1 and _looks_conllu(data, path):
         return slow_bytes(tagger, data, path, first_line, columns_spec, depth, n_columns)
@@ -255,13 +266,13 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
     out = np.zeros(n_tok, dtype=np.int32)
     if viterbi:
         fast.tag_viterbi(A, offsets, p.n_atoms, p.atom_attr, p.atom_off, p.atom_radix, p.dense,
-                         p.dense_off, p.keys, p.starts, p.fid_map, p.W, p.T, out)
+                         p.dense_off, p.hkeys, p.hvals, p.hoff, p.hmask, p.W, p.T, out)
     else:
         from structkit.features.extract import Encoded
 
         indptr, indices = fast.featurise(A, offsets, p.n_atoms, p.atom_attr, p.atom_off,
-                                         p.atom_radix, p.dense, p.dense_off, p.keys, p.starts,
-                                         p.fid_map)
+                                         p.atom_radix, p.dense, p.dense_off, p.hkeys, p.hvals,
+                                         p.hoff, p.hmask)
         out = tagger.predict_ids(Encoded(indptr, indices, offsets, None), depth=depth)
     return fast.write_rows(arr, cs, ce, tab, offsets, out, p.lab_buf, p.lab_off).tobytes(), ncols
 
