@@ -414,15 +414,17 @@ def _tag_command(name: str, task: str, help_text: str):
             for path in paths:
                 if not text:
                     with open_input(path) as f:
+                        # column files go block by block through the fast path; what it leaves
+                        # (CoNLL-U, ...) comes back as the lines read so far and the rest
                         rest = tag_column_file(tagger, f, path, columns, depth, out)
-                    if rest is None:
-                        continue   # a column file, tagged by the fast path
-                    sents = read_sequence(path, rest)
-                    for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
-                        if batch[0].lines is not None:
-                            write_tagged(batch, labels, out, column, key)
-                        else:
-                            write_conll(batch, labels, out)
+                        if rest is None:
+                            continue
+                        sents = read_sequence(path, rest)
+                        for batch, labels in tagger.tag_batches(sents, path, columns, text, depth=depth):
+                            if batch[0].lines is not None:
+                                write_tagged(batch, labels, out, column, key)
+                            else:
+                                write_conll(batch, labels, out)
                     continue
                 sents = (read_raw_text(path, lang, "lines" if no_split else "auto") if text
                          else read_sequence(path))

@@ -44,13 +44,16 @@ KNOWN_TABLE_TOKENS = 20000
 # table of feature ids; the others (word n-grams) a hash table of their known keys.
 DENSE_KEYS = 1 << 20
 
-_locks: dict[int, threading.Lock] = {}
 _locks_lock = threading.Lock()
 
 
 def _lock_of(tagger) -> threading.Lock:
-    with _locks_lock:
-        return _locks.setdefault(id(tagger), threading.Lock())
+    """The tagger's own lock for building its Prepared arrays."""
+    lock = tagger.__dict__.get("_fast_lock")
+    if lock is None:
+        with _locks_lock:
+            lock = tagger.__dict__.setdefault("_fast_lock", threading.Lock())
+    return lock
 
 
 # ---- word attributes, per distinct word --------------------------------------------------------
