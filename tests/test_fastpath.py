@@ -341,6 +341,34 @@ def test_numpy_viterbi_and_compact_emissions_vs_decode_corpus(ties):
         E2 = np.zeros_like(E)
         fast.emissions_rows(enc.indptr, enc.indices, W, 0, enc.n_tokens, E2)
         assert np.array_equal(E, E2)
+        got = np.zeros(enc.n_tokens, dtype=np.int32)
+        fast.decode_rows(enc.indptr, fid_map[enc.indices], enc.offsets, np.ascontiguousarray(W[nz]), T, got)
+        assert got.tolist() == ref.tolist()
+
+
+def test_predict_ids_on_compact_rows_as_on_full_weights(taggers):
+    """A tagger decodes with its compact W; the labels are those of the full W."""
+    rng = np.random.default_rng(15)
+    for name in ("chunk", "ner", "pos"):
+        tagger = taggers[name]
+        data = random_file(rng, n_sent=30, ncols=tagger.n_columns, odd=False)
+        sents = list(read_conll("f", io.BytesIO(data)))
+        words = [r[0] for s in sents for r in s.rows]
+        pos = [r[1] for s in sents for r in s.rows] if tagger.features.uses_pos else None
+        offsets = np.concatenate([[0], np.cumsum([len(s) for s in sents])]).astype(np.int64)
+        enc = tagger.encode(words, pos, offsets)
+        ref = np.zeros(len(words), dtype=np.int32)
+        decode_corpus(enc.indptr, enc.indices, offsets, tagger.weights.W, tagger.weights.T, ref)
+        assert tagger.predict_ids(enc).tolist() == ref.tolist()
+        assert tagger.predict_ids(enc, tagger.weights).tolist() == ref.tolist()
+    # new weights on a tagger: its compact rows follow
+    tagger = train_tagger(TaggerConfig(task="chunk", epochs=1), str(SAMPLE / "chunk" / "train.txt"))
+    data = (SAMPLE / "chunk" / "test.txt").read_bytes()
+    before = old_path(tagger, data)
+    assert tagger.tag_conll_bytes(data, "t") == before
+    W = tagger.weights
+    tagger.weights = Weights(-W.W, -W.T)
+    assert tagger.tag_conll_bytes(data, "t") == old_path(tagger, data) != before
 
 
 def test_tag_viterbi_vs_decode_corpus(taggers):

@@ -524,6 +524,25 @@ def emissions_rows(indptr, indices, W, a, b, out):
 
 
 @njit
+def decode_rows(indptr, indices, offsets, W, T, out):
+    """``structkit.search.viterbi.decode_corpus`` on CSR ids of W's rows (-1: a zero row,
+    skipped): the labels of a model's compact W."""
+    L = W.shape[1]
+    m = max_length(offsets)
+    E = np.empty((m, L))
+    delta = np.empty((m, L))
+    back = np.empty((m, L), dtype=np.int32)
+    best = np.empty(L)
+    for s in range(len(offsets) - 1):
+        a = offsets[s]
+        b = offsets[s + 1]
+        if b == a:
+            continue
+        emissions_rows(indptr, indices, W, a, b, E)
+        viterbi_rows(E, b - a, T, out[a:b], delta, back, best)
+
+
+@njit
 def max_length(offsets):
     m = 1
     for s in range(len(offsets) - 1):

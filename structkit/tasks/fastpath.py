@@ -106,6 +106,7 @@ class Prepared:
 
     def __init__(self, tagger: "SequenceTagger", compact: bool):
         fs = tagger.features
+        self.source = (tagger.weights, fs)   # rebuilt if the tagger gets other weights
         self.attrs = list(fs.attrs)
         self.word_attrs = [a for a in self.attrs if a in WORD_ATTRS or a in LEXICON_ATTRS]
         self.word_cols = np.array([self.attrs.index(a) for a in self.word_attrs], dtype=np.int64)
@@ -199,12 +200,13 @@ def prepared(tagger: "SequenceTagger", compact: bool, known: bool) -> Prepared:
     """The tagger's Prepared arrays (built once, under a lock)."""
     cache = tagger.__dict__.get("_fast_prepared")
     p = cache.get(compact) if cache else None
-    if p is not None and p.pos_slots is not None and (not known or p.known is not None):
+    if (p is not None and p.pos_slots is not None and (not known or p.known is not None)
+            and p.source[0] is tagger.weights and p.source[1] is tagger.features):
         return p
     with _lock_of(tagger):
         cache = tagger.__dict__.setdefault("_fast_prepared", {})
         p = cache.get(compact)
-        if p is None:
+        if p is None or p.source[0] is not tagger.weights or p.source[1] is not tagger.features:
             p = Prepared(tagger, compact)
         p.kernels_ready()
         if known:

@@ -255,6 +255,15 @@ class SequenceTagger:
                 and not numba_loaded()):
             # a few sentences: numpy, not numba's import (0.4 s), and the same labels
             return viterbi_numpy(enc, self.weights)
+        if weights is None and self.config.spec.decoder == "viterbi":
+            # the model's own weights: only their non-zero rows (a third of a chunker's W)
+            from structkit.search.fast import decode_rows
+            from structkit.tasks.fastpath import prepared
+
+            p = prepared(self, True, False)
+            out = np.zeros(enc.n_tokens, dtype=np.int32)
+            decode_rows(enc.indptr, p.fid_map[enc.indices], enc.offsets, p.W, p.T, out)
+            return out
         return decode(self.config.spec.decoder, enc, weights or self.weights, self.config, depth)
 
     def check_depth(self, depth: int, where: str | None = None) -> None:
