@@ -92,11 +92,14 @@ def word_attribute_ids(features, attrs: list[str], words: list[str]) -> np.ndarr
     """[len(words), len(attrs)] attribute ids of each word, as the feature space looks them
     up on new text (``FeatureSpace._attribute_ids`` with grow=False)."""
     out = np.empty((len(words), len(attrs)), dtype=np.int64)
+    index = getattr(features, "_index", None)
     for k, a in enumerate(attrs):
-        idx = features._index[a]
-        get = idx.get
-        out[:, k] = [ABSENT if v is None else get(v, UNK)
-                     for v in _values(a, words, features.lexicon)] if words else []
+        values = _values(a, words, features.lexicon)
+        if index is not None and hasattr(index.get(a), "get"):
+            get = index[a].get     # the vocabulary's dict: _lookup without a call per value
+            out[:, k] = [ABSENT if v is None else get(v, UNK) for v in values] if words else []
+        else:
+            out[:, k] = [features._lookup(a, v, False) for v in values] if words else []
     return out
 
 
@@ -112,7 +115,7 @@ class Prepared:
         self.word_cols = np.array([self.attrs.index(a) for a in self.word_attrs], dtype=np.int64)
         self.pos_col = self.attrs.index("p") if "p" in self.attrs else -1
         self.bias_col = self.attrs.index("bias") if "bias" in self.attrs else -1
-        self.bias_id = fs._index["bias"].get("1", UNK) if self.bias_col >= 0 else 0
+        self.bias_id = fs._lookup("bias", "1", False) if self.bias_col >= 0 else 0
         tpls = fs.templates
         n_tpl = len(tpls)
         width = max(len(t.atoms) for t in tpls)
@@ -124,7 +127,7 @@ class Prepared:
             for q, (a, off) in enumerate(t.atoms):
                 self.atom_attr[j, q] = self.attrs.index(a)
                 self.atom_off[j, q] = off
-                self.atom_radix[j, q] = len(fs.vocab[a])
+                self.atom_radix[j, q] = fs._radix(a)
         nf = fs.n_features
         W = tagger.weights.W
         if compact:
@@ -142,7 +145,7 @@ class Prepared:
                      if fs.keys else np.zeros(0, dtype=np.int64))
         dense, dense_off, at = [], np.full(n_tpl, -1, dtype=np.int64), 0
         for j, t in enumerate(tpls):
-            space = int(np.prod([len(fs.vocab[a]) for a, _ in t.atoms], dtype=object))
+            space = int(np.prod([fs._radix(a) for a, _ in t.atoms], dtype=object))
             if space <= DENSE_KEYS:
                 table = np.full(space, -1, dtype=np.int32)
                 k = fs.keys[j]
@@ -154,9 +157,9 @@ class Prepared:
         self.dense_off = dense_off
         # the POS tags the model knows, as bytes
         if self.pos_col >= 0:
-            tags = fs.vocab["p"][4:]
+            tags = [str(t) for t in list(fs.vocab["p"])[4:]]
             self.pos_buf, self.pos_off = _pack(tags)
-            self.pos_ids = np.arange(4, 4 + len(tags), dtype=np.int64)
+            self.pos_ids = np.array([fs._lookup("p", t, False) for t in tags], dtype=np.int64)
         else:
             self.pos_buf, self.pos_off = np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
             self.pos_ids = np.zeros(0, dtype=np.int64)
@@ -182,7 +185,7 @@ class Prepared:
         if self.known is None:
             from structkit.search.fast import build_table
 
-            words = tagger.features.vocab["w"][4:] if "w" in tagger.features.vocab else []
+            words = [str(w) for w in list(tagger.features.vocab["w"])[4:]] if "w" in tagger.features.attrs else []
             buf, off = _pack(words)
             rows = word_attribute_ids(tagger.features, self.word_attrs, words)
             self.known = (build_table(buf, off), buf, off, rows)
