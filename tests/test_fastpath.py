@@ -533,3 +533,15 @@ def test_cli_chunk_column_file_as_old_path(taggers, tmp_path, sk):
     loaded = SequenceTagger.load(str(model))
     assert out.read_bytes() == old_path(loaded, data, str(f)) + old_path(
         loaded, (SAMPLE / "chunk" / "test.txt").read_bytes())
+
+
+def test_tagger_pickles_after_fast_tagging(taggers):
+    """A batch layer may send a tagger to worker processes: its fast-path state stays behind."""
+    import pickle
+
+    tagger = taggers["chunk"]
+    data = (SAMPLE / "chunk" / "test.txt").read_bytes()
+    out = tagger.tag_conll_bytes(data, "t")
+    copy = pickle.loads(pickle.dumps(tagger))
+    assert not any(k.startswith("_fast_") for k in vars(copy))
+    assert copy.tag_conll_bytes(data, "t") == out

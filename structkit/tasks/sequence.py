@@ -243,6 +243,10 @@ class SequenceTagger:
         self.n_columns = n_columns
         self.info = info or {}
 
+    def __getstate__(self) -> dict:
+        # the fast path's arrays and lock (structkit.tasks.fastpath) are rebuilt where needed
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_fast_")}
+
     # ---- decoding ---------------------------------------------------------------------
     def predict_ids(self, enc: Encoded, weights: Weights | None = None,
                     depth: int | None = None) -> np.ndarray:
