@@ -359,6 +359,8 @@ def tag_column_file(tagger: "SequenceTagger", f, path: str, columns_spec: str | 
     stream ``out``; None when done. For input the block path does not take (CoNLL-U, a model
     whose templates read named columns) nothing is written and the lines read so far, followed
     by the rest of the stream, are returned for the reader."""
+    if isinstance(f, io.TextIOBase):   # a text stream (standard input without .buffer)
+        return f
     blocks = iter_blocks(f)
     n_columns = None
     for data, first_line in blocks:
