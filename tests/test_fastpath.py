@@ -545,3 +545,38 @@ def test_tagger_pickles_after_fast_tagging(taggers):
     copy = pickle.loads(pickle.dumps(tagger))
     assert not any(k.startswith("_fast_") for k in vars(copy))
     assert copy.tag_conll_bytes(data, "t") == out
+
+
+def test_iter_blocks_cut_after_blank_lines():
+    rng = np.random.default_rng(16)
+    for _ in range(200):
+        data = random_file(rng, n_sent=int(rng.integers(1, 6)))
+        if rng.random() < 0.3:
+            data = b"\n \n\r\n" + data
+        size = int(rng.integers(1, 40))
+        blocks = list(fastpath.iter_blocks(io.BytesIO(data), size))
+        assert b"".join(b for b, _ in blocks) == data
+        line = 1
+        for k, (b, first) in enumerate(blocks):
+            assert first == line
+            line += b.count(b"\n")
+            if k < len(blocks) - 1:   # every block but the last ends with a blank line
+                last = b[:-1].rsplit(b"\n", 1)[-1] if b.endswith(b"\n") else None
+                assert last is not None and last.strip() == b"" and b"\n" in b[:-1]
+
+
+def test_cli_file_starting_with_blank_lines(taggers, tmp_path, sk, monkeypatch):
+    """Small blocks: the first ones hold no sentence and are joined to the next."""
+    model = tmp_path / "m.model"
+    taggers["chunk"].save(str(model))
+    data = b"\n\n \n" * 50 + (SAMPLE / "chunk" / "test.txt").read_bytes()
+    f = tmp_path / "in.txt"
+    f.write_bytes(data)
+    real = fastpath.iter_blocks
+    monkeypatch.setattr(fastpath, "iter_blocks", lambda stream, size=0: real(stream, 16))
+    out = tmp_path / "out.txt"
+    assert sk("chunk", "--model", str(model), str(f), "-o", str(out)).code == 0
+    assert out.read_bytes() == old_path(SequenceTagger.load(str(model)), data, str(f))
+    f.write_bytes(b"\n\n \n" * 50)
+    r = sk("chunk", "--model", str(model), str(f))
+    assert r.code == 1 and "empty file" in r.err

@@ -18,6 +18,7 @@ words.
 from __future__ import annotations
 
 import io
+import re
 import threading
 from itertools import chain, repeat
 from typing import TYPE_CHECKING
@@ -332,25 +333,46 @@ def slow_bytes(tagger: "SequenceTagger", data: bytes, path: str, first_line: int
     return out.getvalue().encode("utf-8"), ncols
 
 
+_BLANK = re.compile(rb"\n[ \t\r\x0b\x0c\x1c-\x1f]*\n")
+
+
+def _last_blank(window: bytes) -> int:
+    """The position just past the last blank line (a line of ASCII whitespace after a line
+    break) in ``window``, or -1; the last 64 KiB are searched first."""
+    for start in (max(0, len(window) - (1 << 16)), 0):
+        end = -1
+        for m in _BLANK.finditer(window, start):
+            end = m.end()
+        if end >= 0 or start == 0:
+            return end
+    return -1
+
+
 def iter_blocks(stream, size: int = 1 << 22):
     """(block, its first line number) of a binary stream, each block about ``size`` bytes and
-    ending just after a blank line (so on a sentence boundary), or at the end of the stream."""
-    pending = b""
+    ending just after a blank line (so on a sentence boundary), or at the end of the stream.
+    Each byte is searched about once, however long the stretch without a blank line."""
+    parts: list[bytes] = []
+    tail = b""      # the last bytes read, where a blank line may start
     line = 1
     while True:
         chunk = stream.read(size)
         if not chunk:
-            if pending:
-                yield pending, line
+            if parts:
+                yield b"".join(parts), line
             return
-        pending += chunk
-        i = max(pending.rfind(b"\n\n"), pending.rfind(b"\n\r\n"))
-        if i < 0:
+        window = tail + chunk
+        cut = _last_blank(window) - len(tail)
+        tail = window[-(1 << 10):] if len(window) > 1 << 10 else window
+        if cut <= 0:
+            parts.append(chunk)
             continue
-        cut = pending.index(b"\n", i + 1) + 1
-        block, pending = pending[:cut], pending[cut:]
+        parts.append(chunk[:cut])
+        block = b"".join(parts)
         yield block, line
         line += block.count(b"\n")
+        parts = [chunk[cut:]] if cut < len(chunk) else []
+        tail = chunk[cut:][-(1 << 10):]
 
 
 def tag_column_file(tagger: "SequenceTagger", f, path: str, columns_spec: str | None,
@@ -363,7 +385,13 @@ def tag_column_file(tagger: "SequenceTagger", f, path: str, columns_spec: str | 
         return f
     blocks = iter_blocks(f)
     n_columns = None
+    head = b""   # leading blocks without a token row, joined to the first that has one
     for data, first_line in blocks:
+        if n_columns is None and not _has_token_row(head + data):
+            head += data
+            continue
+        if head:
+            data, first_line, head = head + data, 1, b""
         if first_line == 1 and (not fast_supported(tagger) or _looks_conllu(data, path)):
             return chain(io.BytesIO(data), f)
         result, n_columns = tag_block(tagger, data, path, first_line, columns_spec, depth, n_columns)
@@ -374,6 +402,20 @@ def tag_column_file(tagger: "SequenceTagger", f, path: str, columns_spec: str | 
         else:
             out.write(result.decode("utf-8"))
     if n_columns is None:
-        # an empty input: the reader's error
-        return chain(io.BytesIO(b""), f)
+        # no token row at all: the reader's error
+        return chain(io.BytesIO(head), f)
     return None
+
+
+def _has_token_row(data: bytes) -> bool:
+    """Whether a line of ``data`` is more than ASCII whitespace and not a document marker
+    (stops at the first such line)."""
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line = data[start:end].strip(b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
+        if line and not line.startswith((b"-DOCSTART-", b"###MEDLINE:")):
+            return True
+        start = end + 1
+    return False
