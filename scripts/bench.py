@@ -6,6 +6,9 @@ Measures, on CoNLL-2000 with the numba cache warm:
   installed (`make bench` installs it), run in this same command as the baseline;
 - tagging throughput with a loaded model, feature extraction included (tokens/s);
 - wall time of a second `structkit chunk` of a one-sentence file (start-up cost);
+- end-to-end tagging of CoNLL-2000 test x10: the whole `structkit chunk` command, and in one
+  process the block path (``tag_conll_bytes``) against the old reader/tag_batches/writer path,
+  with two threads on two blocks against one; CRFsuite's tagger on the same features;
 - lookahead training at depth 2 (`--algo lookahead`): exact window DP against the paper's
   depth-first brute-force search, 10 epochs on CoNLL-2000, both as whole `structkit train`
   commands and as the learning epochs alone (features computed once, outside the timing).
@@ -25,8 +28,9 @@ from common import RESULTS, dump_json, machine, structkit, write_slice  # noqa: 
 from structkit.config import resolve_data_path  # noqa: E402
 
 
-def crfsuite_baseline(train_path: str, epochs: int) -> dict | None:
-    """CRFsuite's averaged perceptron on exactly our feature strings (plus its label bigrams)."""
+def crfsuite_baseline(train_path: str, epochs: int, keep: Path | None = None) -> dict | None:
+    """CRFsuite's averaged perceptron on exactly our feature strings (plus its label bigrams);
+    ``keep``: where to leave its model file (for the tagging comparison)."""
     try:
         import pycrfsuite
     except ImportError:
@@ -47,11 +51,138 @@ def crfsuite_baseline(train_path: str, epochs: int) -> dict | None:
         trainer.append(xseq, c.labels[o[k]:o[k + 1]])
     t1 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        trainer.train(str(Path(tmp) / "crf.model"))
+        trainer.train(str(keep or Path(tmp) / "crf.model"))
     t2 = time.perf_counter()
     return {"append_seconds": round(t1 - t0, 2), "train_seconds": round(t2 - t1, 2),
             "total_seconds": round(t2 - t0, 2), "version": pycrfsuite.__version__
             if hasattr(pycrfsuite, "__version__") else "?"}
+
+
+def crfsuite_tagging(crf_model: Path, train_path: str, test_path: str, repeat: int) -> dict | None:
+    """pycrfsuite.Tagger on the same feature strings as ours: tokens/s of its tagging alone
+    (the feature strings are built beforehand, outside the timing)."""
+    try:
+        import pycrfsuite
+    except ImportError:
+        return None
+    from structkit.features.extract import FeatureSpace
+    from structkit.tasks.sequence import read_labelled
+
+    c = read_labelled(train_path, None)
+    fs = FeatureSpace("chunk")
+    fs.fit_transform(c.words, c.pos, c.offsets)
+    t = read_labelled(test_path, None)
+    indptr, indices = fs.transform(t.words, t.pos, t.offsets)
+    names = {}
+    o = t.offsets
+    xseqs = [[[names.setdefault(f, fs.feature_name(f)) for f in indices[indptr[k]:indptr[k + 1]]]
+              for k in range(o[s], o[s + 1])] for s in range(len(o) - 1)]
+    tagger = pycrfsuite.Tagger()
+    tagger.open(str(crf_model))
+    rates = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for x in xseqs:
+            tagger.tag(x)
+        rates.append(int(o[-1]) / (time.perf_counter() - t0))
+    return {"tokens": int(o[-1]), "tokens_per_second": round(statistics.median(rates))}
+
+
+def end_to_end_tagging(model: Path, test: str, tmp: Path, repeat: int) -> dict:
+    """Tagging CoNLL-2000 test x10 (474k tokens): the whole `structkit chunk` command (start-up
+    included), and in one process the block path (tag_conll_bytes: read, features, decode,
+    write) against the reader -> tag_batches -> write_conll path it replaced; and the wall
+    time of two threads tagging two halves against one thread tagging both."""
+    import io
+    import threading
+
+    from structkit.io.conll import write_conll
+    from structkit.io.conllu import read_sequence
+    from structkit.tasks.fastpath import iter_blocks
+    from structkit.tasks.sequence import SequenceTagger
+
+    data = Path(test).read_bytes() * 10
+    big = tmp / "test10.txt"
+    big.write_bytes(data)
+    n_tok = sum(1 for line in data.split(b"\n") if line.strip())
+    structkit("chunk", "--model", model, big, "-o", tmp / "warm10.out")   # numba cache warm
+    walls = [structkit("chunk", "--model", model, big, "-o", tmp / "big.out")[0] for _ in range(repeat)]
+    tagger = SequenceTagger.load(str(model))
+    tagger.tag_conll_bytes(next(iter_blocks(io.BytesIO(data), 100000))[0], str(big))   # kernels loaded
+
+    def fast_run():
+        t0 = time.perf_counter()
+        out = tagger.tag_conll_bytes(big.read_bytes(), str(big))
+        return time.perf_counter() - t0, out
+
+    def old_run():
+        t0 = time.perf_counter()
+        buf = io.StringIO()
+        for batch, labels in tagger.tag_batches(read_sequence(str(big)), str(big)):
+            write_conll(batch, labels, buf)
+        return time.perf_counter() - t0, buf.getvalue().encode("utf-8")
+
+    fast_t, old_t, same = [], [], True
+    for _ in range(repeat):
+        tf, a = fast_run()
+        to, b = old_run()
+        fast_t.append(tf)
+        old_t.append(to)
+        same = same and a == b == (tmp / "big.out").read_bytes()
+    # two blocks: one thread after the other, then two threads at once
+    half = [b for b, _ in iter_blocks(io.BytesIO(data), len(data) // 2)]
+    first, rest = half[0], b"".join(half[1:])
+    serial, threaded = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for b in (first, rest):
+            tagger.tag_conll_bytes(b, str(big))
+        serial.append(time.perf_counter() - t0)
+        ths = [threading.Thread(target=tagger.tag_conll_bytes, args=(b, str(big))) for b in (first, rest)]
+        t0 = time.perf_counter()
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        threaded.append(time.perf_counter() - t0)
+    # what two threads can gain on this machine now: an existing nogil kernel (the UTF-8 check
+    # of the scanner) on two buffers, one thread after the other and at once (other work on
+    # the machine lowers both figures alike)
+    from structkit.search.fast import utf8_plain
+
+    import numpy as np
+
+    bufs = [np.frombuffer(data * 4, dtype=np.uint8) for _ in range(2)]
+    utf8_plain(bufs[0][:10], 0)
+    cal_s, cal_t = [], []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for b in bufs:
+            utf8_plain(b, 0)
+        cal_s.append(time.perf_counter() - t0)
+        ths = [threading.Thread(target=utf8_plain, args=(b, 0)) for b in bufs]
+        t0 = time.perf_counter()
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        cal_t.append(time.perf_counter() - t0)
+    out = {"tokens": n_tok,
+           "calibration_thread_speedup": round(min(cal_s) / min(cal_t), 2),
+           "command_wall_seconds": [round(w, 2) for w in walls],
+           "command_tokens_per_second": round(n_tok / min(walls)),
+           "in_process_tokens_per_second": round(n_tok / min(fast_t)),
+           "in_process_old_path_tokens_per_second": round(n_tok / min(old_t)),
+           "identical_output": bool(same),
+           "two_blocks_one_thread_seconds": round(min(serial), 3),
+           "two_blocks_two_threads_seconds": round(min(threaded), 3),
+           "thread_speedup": round(min(serial) / min(threaded), 2)}
+    print(f"tagging CoNLL-2000 test x10 ({n_tok} tokens): `structkit chunk` {min(walls):.2f} s wall, "
+          f"{out['command_tokens_per_second']:,} tokens/s with start-up; in process (read, features, decode, "
+          f"write) {out['in_process_tokens_per_second']:,} tokens/s, old path "
+          f"{out['in_process_old_path_tokens_per_second']:,}; identical output: {same}; two blocks, 2 threads "
+          f"vs 1: {out['thread_speedup']}x (a plain nogil kernel: {out['calibration_thread_speedup']}x)", flush=True)
+    return out
 
 
 def lookahead_bench(train: str, tmp: Path, repeat: int) -> dict:
@@ -148,7 +279,7 @@ def main() -> None:
         res["train_chunk_conll2000_10_epochs"] = {"wall_seconds": [round(t, 2) for t in times],
                                                   "best": round(min(times), 2)}
         print(f"structkit train, CoNLL-2000, 10 epochs: best {min(times):.2f} s of {times}")
-        base = crfsuite_baseline(train, 10)
+        base = crfsuite_baseline(train, 10, keep=tmp / "crf.model")
         if base is not None:
             res["crfsuite_ap_10_epochs"] = base
             print(f"CRFsuite averaged perceptron, same features, 10 epochs: train {base['train_seconds']} s "
@@ -164,7 +295,7 @@ def main() -> None:
         load_s = time.perf_counter() - t0
         sents = list(read_conll(test))
         n_tok = sum(len(s) for s in sents)
-        list(tagger.tag_batches(sents[:10], test))
+        list(tagger.tag_batches(sents, test))   # warm: kernels loaded, compact weights built
         rates = []
         for _ in range(args.repeat):
             t0 = time.perf_counter()
@@ -182,6 +313,12 @@ def main() -> None:
         walls = [structkit("chunk", "--model", model, one)[0] for _ in range(3)]
         res["one_sentence_chunk_wall_seconds"] = [round(w, 2) for w in walls]
         print(f"`structkit chunk` of a one-sentence file: {', '.join(f'{w:.2f}' for w in walls)} s wall")
+        res["tagging_end_to_end"] = end_to_end_tagging(model, test, tmp, args.repeat)
+        crf_tag = crfsuite_tagging(tmp / "crf.model", train, test, args.repeat) if base is not None else None
+        if crf_tag is not None:
+            res["crfsuite_tagging"] = crf_tag
+            print(f"CRFsuite tagger (pycrfsuite.Tagger, same features, feature strings prepared): "
+                  f"{crf_tag['tokens_per_second']:,} tokens/s", flush=True)
         res["lookahead_depth2"] = lookahead_bench(train, tmp, args.repeat)
         res["parser"] = parser_bench(tmp, args.repeat)
     dump_json(res, Path(args.out))
@@ -196,7 +333,20 @@ def main() -> None:
     tp = res["tagging_throughput"]
     lines += [f"| tagging throughput, loaded model, features included (median of {args.repeat}) | "
               f"{tp['median']:,} tokens/s |",
-              f"| model load | {tp['model_load_seconds']} s |",
+              f"| model load | {tp['model_load_seconds']} s |"]
+    ee = res["tagging_end_to_end"]
+    lines += [f"| tagging CoNLL-2000 test x10 ({ee['tokens']:,} tokens): `structkit chunk` wall, best of {args.repeat} "
+              f"(tokens/s, start-up included) | {min(ee['command_wall_seconds'])} s ({ee['command_tokens_per_second']:,}) |",
+              f"| the same in one process, read + features + decode + write: block path / old path | "
+              f"{ee['in_process_tokens_per_second']:,} / {ee['in_process_old_path_tokens_per_second']:,} tokens/s; "
+              f"identical output: {'yes' if ee['identical_output'] else 'NO'} |",
+              f"| two blocks of it, two threads vs one (tag_conll_bytes) | {ee['two_blocks_two_threads_seconds']} s vs "
+              f"{ee['two_blocks_one_thread_seconds']} s ({ee['thread_speedup']}x; a plain nogil kernel on this machine at "
+              f"the time: {ee['calibration_thread_speedup']}x) |"]
+    if "crfsuite_tagging" in res:
+        lines.append(f"| CRFsuite tagger (pycrfsuite.Tagger), same features, CoNLL-2000 test, tagging alone | "
+                     f"{res['crfsuite_tagging']['tokens_per_second']:,} tokens/s |")
+    lines += [
               f"| `structkit chunk` one sentence, wall (3 runs) | "
               f"{', '.join(str(w) for w in res['one_sentence_chunk_wall_seconds'])} s |"]
     la = res["lookahead_depth2"]

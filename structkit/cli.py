@@ -541,6 +541,8 @@ def _tag_command(name: str, task: str, help_text: str):
     @_batch_options
     def command(model_path, files, text, no_split, fmt, lang, columns, depth, output, output_dir, pattern,
                 skip_existing, keep_going, jobs, dask_address, shared_fs, quiet):
+        import gc
+
         from structkit.batch import TagJob
         from structkit.tasks.sequence import SequenceTagger
 
@@ -548,7 +550,14 @@ def _tag_command(name: str, task: str, help_text: str):
             raise UserError(f"{'--no-split' if no_split else '--format'} goes with --text")
         if text and columns:
             raise UserError("--columns does not apply to --text (raw text has no columns)")
-        tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
+        # The collector would scan the model's objects (and numba's) over and over while they
+        # are built; frozen, they are never scanned again, nor torn down one by one at exit.
+        gc.disable()
+        try:
+            tagger = SequenceTagger.load(model_path, command=name, tasks=(task,))
+        finally:
+            gc.freeze()
+            gc.enable()
         if depth is not None:
             tagger.check_depth(depth, model_path)
         if text:
@@ -557,6 +566,7 @@ def _tag_command(name: str, task: str, help_text: str):
         job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth)
         _run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
                    dask_address, shared_fs, quiet, [model_path])
+        gc.freeze()  # a quick exit: nothing left for the collector to scan
     return command
 
 

@@ -30,6 +30,40 @@ def _greedy_history(enc, w, config, depth, out) -> None:
     greedy_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.H, out)
 
 
+def viterbi_numpy(enc, w) -> np.ndarray:
+    """``structkit.search.viterbi.decode_corpus`` in numpy, for a few sentences without numba:
+    each token's emissions sum its features' W rows in CSR order, and each Viterbi step takes
+    the first (lowest) best predecessor, so the labels are the kernel's."""
+    W, T = w.W, w.T
+    L = W.shape[1]
+    n = enc.n_tokens
+    indptr, indices = enc.indptr, enc.indices
+    counts = np.diff(indptr)
+    E = np.zeros((n, L))
+    for k in range(int(counts.max()) if n else 0):
+        tok = np.flatnonzero(counts > k)
+        E[tok] += W[indices[indptr[tok] + k]]
+    out = np.zeros(n, dtype=np.int32)
+    trans = T[:L, :L]
+    for s in range(enc.n_sentences):
+        a, b = int(enc.offsets[s]), int(enc.offsets[s + 1])
+        if b == a:
+            continue
+        back = np.zeros((b - a, L), dtype=np.int64)
+        delta = T[L, :L] + E[a]
+        for t in range(1, b - a):
+            scores = delta[:, None] + trans
+            arg = np.argmax(scores, axis=0)
+            back[t] = arg
+            delta = scores[arg, np.arange(L)] + E[a + t]
+        y = int(np.argmax(delta + T[:L, L]))
+        out[b - 1] = y
+        for t in range(b - a - 1, 0, -1):
+            y = int(back[t, y])
+            out[a + t - 1] = y
+    return out
+
+
 # name -> decode(encoded corpus, weights, config, depth override or None, out label ids)
 DECODERS: dict[str, Callable] = {"viterbi": _viterbi, "lookahead": _lookahead,
                                  "greedy-history": _greedy_history}

@@ -3,14 +3,85 @@
 Kernels are compiled lazily on first call (never at import, so ``structkit --help`` is instant)
 and cached on disk so the second run of a command does not recompile. Set
 ``STRUCTKIT_NO_CACHE=1`` for read-only installs where the cache cannot be written.
+
+numba itself is imported only when a kernel is first called (its import costs 0.35-0.45 s):
+``njit`` returns a :class:`LazyKernel`, which builds the numba dispatcher on first use. A kernel
+that calls another finds it in its module's globals; before the caller is compiled, the lazy
+callees it names there are swapped for their dispatchers (so numba sees, and can inline, them),
+and numba is also taught to type a ``LazyKernel`` as its dispatcher.
 """
 from __future__ import annotations
 
 import os
-
-from numba import njit as _njit
+import threading
 
 CACHE = os.environ.get("STRUCTKIT_NO_CACHE", "") in ("", "0")
+
+_lock = threading.RLock()
+_typeof_registered = False
+
+
+def _register_typeof() -> None:
+    global _typeof_registered
+    if _typeof_registered:
+        return
+    from numba.extending import typeof_impl
+
+    @typeof_impl.register(LazyKernel)
+    def _typeof_lazy(val, c):
+        return typeof_impl(val.dispatcher, c)
+
+    _typeof_registered = True
+
+
+def _code_names(code) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _code_names(const)
+    return names
+
+
+class LazyKernel:
+    """A numba kernel compiled on first call; calls and attributes (``py_func``,
+    ``signatures``...) go to the numba dispatcher, created (and numba imported) on first use."""
+
+    def __init__(self, fn, kwargs: dict):
+        self.py_func = fn
+        self._kwargs = kwargs
+        self._dispatcher = None
+        self.__name__ = fn.__name__
+        self.__qualname__ = fn.__qualname__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__wrapped__ = fn
+
+    @property
+    def dispatcher(self):
+        d = self._dispatcher
+        if d is None:
+            with _lock:
+                if self._dispatcher is None:
+                    _register_typeof()
+                    g = self.py_func.__globals__
+                    for name in _code_names(self.py_func.__code__):
+                        v = g.get(name)
+                        if isinstance(v, LazyKernel):
+                            g[name] = v.dispatcher
+                    self._dispatcher = _compile(self.py_func, self._kwargs)
+                d = self._dispatcher
+        return d
+
+    def __call__(self, *args, **kwargs):
+        return self.dispatcher(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_dispatcher", "_kwargs", "py_func"):
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
+
+    def __repr__(self) -> str:
+        return f"<lazy numba kernel {self.__qualname__}>"
 
 
 def _compile(fn, kwargs):
@@ -18,6 +89,8 @@ def _compile(fn, kwargs):
     with no writable HOME or __pycache__: numba's "no locator available"), caching is turned
     off for the rest of the run, with one notice on stderr."""
     global CACHE
+    from numba import njit as _njit
+
     if not kwargs.get("cache"):
         return _njit(**kwargs)(fn)
     try:
@@ -35,10 +108,17 @@ def _compile(fn, kwargs):
 
 
 def njit(fn=None, **kwargs):
-    """``numba.njit`` with structkit's defaults (on-disk cache unless disabled or unwritable)."""
-    if "cache" not in kwargs:
-        kwargs["cache"] = CACHE
+    """``numba.njit`` with structkit's defaults (on-disk cache unless disabled, nogil), made
+    lazy: numba is imported and the dispatcher built when the kernel is first called."""
+    kwargs.setdefault("cache", CACHE)
     kwargs.setdefault("nogil", True)
     if fn is None:
-        return lambda f: _compile(f, kwargs)
-    return _compile(fn, kwargs)
+        return lambda f: LazyKernel(f, dict(kwargs))
+    return LazyKernel(fn, dict(kwargs))
+
+
+def numba_loaded() -> bool:
+    """Whether numba has been imported in this process (a kernel then costs no import)."""
+    import sys
+
+    return "numba" in sys.modules

@@ -27,6 +27,9 @@ COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
                   "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1}
+# Up to this many tokens, the model's own Viterbi decoding runs in numpy when numba has not
+# been imported yet (a one-sentence command need not pay for numba's import).
+SMALL_TOKENS = 5000
 CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1, cap=2 ** 31 - 1)
 
 
@@ -242,13 +245,31 @@ class SequenceTagger:
         self.n_columns = n_columns
         self.info = info or {}
 
+    def __getstate__(self) -> dict:
+        # the fast path's arrays and lock (structkit.tasks.fastpath) are rebuilt where needed
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_fast_")}
+
     # ---- decoding ---------------------------------------------------------------------
     def predict_ids(self, enc: Encoded, weights: Weights | None = None,
                     depth: int | None = None) -> np.ndarray:
         """Label ids for an encoded corpus: Viterbi, or lookahead search to the model's depth
         (or ``depth``)."""
-        from structkit.search.decoders import decode
+        from structkit.search.decoders import decode, viterbi_numpy
+        from structkit.search.jit import numba_loaded
 
+        if (weights is None and self.config.spec.decoder == "viterbi" and enc.n_tokens <= SMALL_TOKENS
+                and not numba_loaded()):
+            # a few sentences: numpy, not numba's import (0.4 s), and the same labels
+            return viterbi_numpy(enc, self.weights)
+        if weights is None and self.config.spec.decoder == "viterbi":
+            # the model's own weights: only their non-zero rows (a third of a chunker's W)
+            from structkit.search.fast import decode_rows
+            from structkit.tasks.fastpath import prepared
+
+            p = prepared(self, True, False)
+            out = np.zeros(enc.n_tokens, dtype=np.int32)
+            decode_rows(enc.indptr, p.fid_map[enc.indices], enc.offsets, p.W, p.T, out)
+            return out
         return decode(self.config.spec.decoder, enc, weights or self.weights, self.config, depth)
 
     def check_depth(self, depth: int, where: str | None = None) -> None:
@@ -359,6 +380,25 @@ class SequenceTagger:
                 buf = []
         if buf:
             yield buf, flush()
+
+    def tag_conll_bytes(self, data: bytes, path: str, first_line: int = 1,
+                        columns_spec: str | None = None, depth: int | None = None,
+                        n_columns: int | None = None) -> bytes:
+        """Tag a block of complete sentences of a CoNLL column file (UTF-8 bytes; ``first_line``
+        is the line number of its first line in the file ``path``, for messages; ``n_columns``
+        the column count of the file's first row, which every row must have) and return the
+        bytes ``structkit chunk/tag/ner`` write for them: each row, a space (a tab if a column
+        holds whitespace), the predicted label; a blank line after each sentence. Errors are
+        the reader's UserErrors, naming ``path`` and the line. A block without sentences gives
+        b"" (the "empty file" error if it starts the file, ``first_line`` 1).
+
+        Thread-safe; the work runs in numba kernels that release the GIL
+        (``structkit.tasks.fastpath``), with the reader and ``tag_batches`` as the fallback for
+        what they do not handle (CoNLL-U, templates reading named columns, lookahead search is
+        decoded by its own kernels)."""
+        from structkit.tasks.fastpath import tag_block
+
+        return tag_block(self, data, path, first_line, columns_spec, depth, n_columns)[0]
 
     # ---- storage ----------------------------------------------------------------------
     def save(self, path: str) -> None:
