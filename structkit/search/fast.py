@@ -205,6 +205,13 @@ def scan_conll(data, start, expected, docstart, medline):
                 in_sent = False
             ls = nxt
             continue
+        # a carriage return inside a token line (CR-only line endings): the reader's error
+        e2 = le
+        while e2 > ls and data[e2 - 1] == 13:
+            e2 -= 1
+        for k2 in range(ls, e2):
+            if data[k2] == 13:
+                return SLOW, 0, empty2, empty2, empty1, emptyo
         if ncols < 0:
             nc, inner = _split_line(data, ls, le, probe_s, probe_e, 0)
             if nc < 0:
