@@ -84,15 +84,20 @@ class LazyKernel:
         return f"<lazy numba kernel {self.__qualname__}>"
 
 
+def _njit(**kwargs):
+    """``numba.njit``, imported on first use."""
+    from numba import njit
+
+    return njit(**kwargs)
+
+
 def _compile(fn, kwargs):
     """``_njit(**kwargs)(fn)``; where the on-disk cache cannot be written (a read-only install
     with no writable HOME or __pycache__: numba's "no locator available"), caching is turned
     off for the rest of the run, with one notice on stderr."""
     global CACHE
-    from numba import njit as _njit
-
-    if not kwargs.get("cache"):
-        return _njit(**kwargs)(fn)
+    if not kwargs.get("cache") or not CACHE:  # off, or found unwritable by an earlier kernel
+        return _njit(**{**kwargs, "cache": False})(fn)
     try:
         return _njit(**kwargs)(fn)
     except RuntimeError as e:
