@@ -34,39 +34,47 @@ def _best(data, s, v, NF, L):
 
 def reference_ipm(data, NF, L, jobs, seed, epochs):
     """Iterative parameter mixing of the averaged structured perceptron, plainly: every epoch
-    each shard (in turn) trains a copy of the mixed (w, u) from the counter c over its sentences
-    in its order; then w and u are the shards' mean and c the largest shard counter. Returns the
-    averaged weights w - u / c (flat layout of seqref.F)."""
+    each shard (in turn) trains a copy of the mixed weights w from the counter c over its
+    sentences in its order, adding c * update to its own accumulator u_i; then w is the shards'
+    mean and c the largest shard counter. Returns the averaged weights w - mean(u_i) / c (flat
+    layout of seqref.F): the average of the mixed weight vector over training."""
     dim = NF * L + (L + 1) ** 2
-    w, u, c = np.zeros(dim), np.zeros(dim), 1.0
+    w, c = np.zeros(dim), 1.0
+    us = [np.zeros(dim) for _ in range(jobs)]
     parts = ipm.shards(len(data.offsets) - 1, jobs, seed)
     for epoch in range(1, epochs + 1):
         states = []
         for i, part in enumerate(parts):
-            wi, ui, ci = w.copy(), u.copy(), c
+            wi, ci = w.copy(), c
             for s in ipm.shard_order(part, epoch, seed, i):
                 gold = sentence(data, s)
                 pred = _best(data, s, wi, NF, L)
                 if pred != gold:
                     d = F(data, s, gold, NF, L) - F(data, s, pred, NF, L)
                     wi += d
-                    ui += ci * d
+                    us[i] += ci * d
                 ci += 1.0
-            states.append((wi, ui, ci))
+            states.append((wi, ci))
         w = states[0][0].copy()
-        u = states[0][1].copy()
-        for wi, ui, _ in states[1:]:
+        for wi, _ in states[1:]:
             w += wi
-            u += ui
         w /= jobs
-        u /= jobs
-        c = max(ci for _, _, ci in states)
+        c = max(ci for _, ci in states)
+    u = us[0].copy()
+    for ui in us[1:]:
+        u += ui
+    u /= jobs
     return w - u / c
 
 
 def mixed(learner, data, jobs, seed, epochs, **kw):
     pm = ipm.ParameterMixing(learner, data, jobs, seed, **kw)
     stats = [pm.epoch(e) for e in range(1, epochs + 1)]
+    before = pm.averaged()
+    pm.finish()
+    after = learner.averaged()
+    for a, b in zip(before, after):
+        assert np.array_equal(a, b)
     return learner, stats
 
 
@@ -188,9 +196,14 @@ def test_mix_is_the_mean_in_shard_order():
     out = FirstOrder(np.empty((70, 3)), np.empty((4, 4)))
     ipm.mix(states, out, block=16)
     _same(list(out), want)
+    out2 = FirstOrder(np.empty((70, 3)), np.empty((4, 4)))
+    ipm.mix(states, out2, block=8, parts=3)
+    _same(list(out2), want)
     ipm.mix(states, states[0], write_back=True, block=50)
     for s in states:
         _same(list(s), want)
+    with pytest.raises(ValueError):
+        ipm.mix(states, states[1])
 
 
 # ---- the option: API, command line, config -------------------------------------------------------
@@ -212,6 +225,15 @@ def test_api_jobs_one_is_the_serial_model_and_jobs_two_is_deterministic():
     assert two.config.jobs == 2 and serial.config.jobs == 1
     assert two.score(CHUNK_TEST)["f1"] > 0
     assert two.history_[0]["train_accuracy"] > 0
+
+
+def test_dev_scoring_does_not_change_the_mixed_model():
+    from structkit.api import Tagger
+
+    plain = Tagger(task="chunk", epochs=3, jobs=2).fit(CHUNK_TRAIN)
+    scored = Tagger(task="chunk", epochs=3, jobs=2).fit(CHUNK_TRAIN, dev=CHUNK_TEST)
+    _same(_weights(plain), _weights(scored))
+    assert "dev" in scored.history_[-1]
 
 
 def test_api_mapper_reaches_the_trainer():

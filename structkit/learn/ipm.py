@@ -18,6 +18,9 @@ mixture of the shards' weight vectors at time t -- each shard's update d made at
 enters the mixed w as d / N and the mixed u as c * d / N. Its average w - u / c is therefore
 the average of the mixed weight vector over all of training, and mixing never breaks the
 accumulator identity. With one shard the mixed state is the shard's state, bit for bit.
+Kernels only add to u and never read it, so u is mixed lazily: each shard keeps adding to its
+own u_i across epochs (the mean is the same), and the mean is formed only when the average is
+read (:meth:`ParameterMixing.averaged`, :meth:`ParameterMixing.finish`).
 
 Execution. The per-shard work is the picklable top-level function :func:`train_shard` of a
 :class:`ShardJob`; the trainer maps it over the shards with a ``mapper`` callable that has the
@@ -28,8 +31,9 @@ mapper (a process pool, a Dask client's ``map`` + ``gather``) is sent, per shard
 
 * ``kernel``: the learner's :class:`EpochKernel` (its algorithm and hyper-parameters, a few
   numbers);
-* ``w`` and ``u``: the mixed weights and accumulators (the ``FirstOrder``/``SecondOrder``
-  namedtuples of numpy arrays: 2 x n_features x n_labels float64 -- the big part), and ``c``;
+* ``w``, ``u`` and ``c``: the mixed weights and the shard's own accumulators (each a
+  ``FirstOrder``/``SecondOrder`` namedtuple of numpy arrays, n_features x n_labels float64
+  plus the small transition tables -- the big part), and the counter;
 * ``data``/``sentences``: the shard's own sentences as a kernel ``Corpus`` (the same every
   epoch: a cluster should ship it once and reuse it), and
 * ``epoch``, ``seed`` and ``shard``, from which the shard's sentence order is drawn;
@@ -166,42 +170,66 @@ def train_shard(job: ShardJob) -> ShardResult:
     return ShardResult(w, u, c, stats)
 
 
-def mix(states: list[tuple], out: tuple, write_back: bool = False, block: int = 1 << 15) -> None:
+def _mix_range(states: list[tuple], out: tuple, f: int, lo: int, hi: int, write_back: bool,
+               block: int) -> None:
+    """:func:`mix` of the elements [lo, hi) of field f (flattened)."""
+    n = len(states)
+    dst = out[f].reshape(-1)
+    first = states[0][f] is out[f]
+    srcs = [s[f].reshape(-1) for s in states]
+    others = [x for s, x in zip(states, srcs) if s[f] is not out[f]]
+    for a in range(lo, hi, block):
+        b = min(a + block, hi)
+        d = dst[a:b]
+        if not first:
+            np.copyto(d, srcs[0][a:b])
+        for x in srcs[1:]:
+            np.add(d, x[a:b], out=d)
+        if n > 1:
+            np.divide(d, n, out=d)
+        if write_back:
+            for x in others:
+                np.copyto(x[a:b], d)
+
+
+def mix(states: list[tuple], out: tuple, write_back: bool = False, block: int = 1 << 15,
+        mapper: Mapper = map, parts: int = 1) -> None:
     """out = the uniform average of ``states`` (weight namedtuples of the same shapes), summed
     in shard order then divided by N; with ``write_back`` every state is set to it as well.
-    Done by blocks that stay in cache. ``out`` may be one of ``states``."""
-    n = len(states)
+    Done by blocks that stay in cache, in ``parts`` ranges run by ``mapper`` (the result does not
+    depend on them). ``out`` may be the first of ``states``, no other."""
     if any(s is out for s in states[1:]):
         raise ValueError("out may only be the first state")
+    tasks = []
     for f in range(len(out)):
-        dst = out[f].reshape(-1)
-        first = states[0][f] is out[f]
-        srcs = [s[f].reshape(-1) for s in states]
-        others = [x for s, x in zip(states, srcs) if s[f] is not out[f]]
-        for a in range(0, dst.size, block):
-            b = min(a + block, dst.size)
-            d = dst[a:b]
-            if not first:
-                np.copyto(d, srcs[0][a:b])
-            for s in srcs[1:]:
-                np.add(d, s[a:b], out=d)
-            if n > 1:
-                np.divide(d, n, out=d)
-            if write_back:
-                for s in others:
-                    np.copyto(s[a:b], d)
+        size = out[f].size
+        step = -(-size // (parts * block)) * block if size > block else size
+        tasks += [(f, a, min(a + step, size)) for a in range(0, size, max(step, 1))]
+    for _ in mapper(lambda t: _mix_range(states, out, *t, write_back, block), tasks):
+        pass
+
+
+def _like(w: tuple) -> tuple:
+    """A private copy of w for a shard; an all-zero array is allocated lazily (calloc), so
+    pages a shard never writes cost nothing."""
+    return type(w)(*(a.copy() if a.any() else np.zeros(a.shape, a.dtype) for a in w))
 
 
 class ParameterMixing:
     """Train an averaged online learner (its ``w``, ``u``, ``c`` and :meth:`epoch_kernel`) by
-    iterative parameter mixing over ``jobs`` shards of ``data``; call :meth:`epoch` once per
-    epoch, then read the learner (``averaged()``) as after serial training.
+    iterative parameter mixing over ``jobs`` shards of ``data``: call :meth:`epoch` once per
+    epoch (:meth:`averaged` gives the averaged weights at any time), then :meth:`finish`, after
+    which the learner holds the mixed state (``learner.averaged()`` as after serial training).
+
+    The accumulators are mixed lazily: kernels only add to u and never read it, so each shard
+    keeps its own u_i across epochs and the mixed u is their mean, formed when it is needed
+    (``averaged``, ``finish``); the weights are mixed after every epoch.
 
     ``mapper(fn, jobs)`` runs the shards (``Executor.map`` semantics); by default a thread pool
     of ``jobs`` threads. ``shared_memory`` (default: True for the default mapper, False for any
     other) says that jobs run in this process: shards then train in private buffers allocated
-    once and share the whole corpus; otherwise each job carries copies of the weights and its
-    shard's sub-corpus. Either way the model is the same."""
+    once and share the whole corpus; otherwise each job carries copies of the weights and of
+    its shard's accumulators, and its shard's sub-corpus. Either way the model is the same."""
 
     def __init__(self, learner, data, jobs: int, seed: int, mapper: Mapper | None = None,
                  shared_memory: bool | None = None):
@@ -222,43 +250,37 @@ class ParameterMixing:
         else:
             self.data = [sub_corpus(X, p) for p in self.parts]
             self.sentences = [np.arange(len(p)) for p in self.parts]
-        self._buffers: list[tuple[tuple, tuple]] | None = None
+        # the shards' weights (shared memory only: shard 0 trains in the learner's own arrays)
+        # and accumulators (shard 0's is the learner's u until finish() mixes them)
+        self._w: list[tuple] | None = None
+        self._u: list[tuple] = [learner.u] + [_like(learner.u) for _ in range(self.jobs - 1)]
         self.n_epochs = 0
 
-    def _states(self) -> list[tuple[tuple, tuple]]:
-        """The shards' (w, u): shard 0 trains in the learner's own arrays, the others in copies
-        made once (mixing writes the mixed state back into every one)."""
-        if self._buffers is None:
-            lw, lu = self.learner.w, self.learner.u
-            self._buffers = [(lw, lu)] + [(_copy(lw), _copy(lu)) for _ in range(self.jobs - 1)]
-        return self._buffers
-
-    def _map(self, jobs: list[ShardJob]) -> list[ShardResult]:
-        if self.mapper is not None:
-            return list(self.mapper(train_shard, jobs))
-        if len(jobs) == 1:
-            return [train_shard(jobs[0])]
-        with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix="structkit-ipm") as pool:
-            return list(pool.map(train_shard, jobs))
+    def _weights(self) -> list[tuple]:
+        if self._w is None:
+            lw = self.learner.w
+            self._w = [lw] + [_like(lw) for _ in range(self.jobs - 1)]
+        return self._w
 
     def epoch(self, epoch: int | None = None) -> dict:
-        """One epoch: every shard from the current mixed state, then mixing. ``epoch`` (from 1)
-        seeds the shards' orders; by default one more than the last. Returns the stats of
-        ``learner.epoch`` (summed over shards), with ``shard_seconds``-free counters only."""
+        """One epoch: every shard from the current mixed weights, then mixing. ``epoch`` (from
+        1) seeds the shards' orders; by default one more than the last. Returns the counters of
+        ``learner.epoch`` summed over the shards (and the training accuracy where known)."""
         self.n_epochs = self.n_epochs + 1 if epoch is None else int(epoch)
         lr = self.learner
         base = ShardJob(self.kernel, lr.w, lr.u, float(lr.c), self.data[0], self.parts[0],
-                        self.n_epochs, self.seed, 0)
-        if self.shared_memory:
-            states = self._states()
-            jobs = [replace(base, w=w, u=u, data=self.data[i], sentences=self.sentences[i], shard=i,
-                            inplace=True) for i, (w, u) in enumerate(states)]
+                        self.n_epochs, self.seed, 0, inplace=self.shared_memory)
+        ws = self._weights() if self.shared_memory else [lr.w] * self.jobs
+        jobs = [replace(base, w=ws[i], u=self._u[i], data=self.data[i], sentences=self.sentences[i],
+                        shard=i) for i in range(self.jobs)]
+        if self.mapper is None and self.jobs > 1:
+            with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="structkit-ipm") as pool:
+                results = list(pool.map(train_shard, jobs))
+                mix([r.w for r in results], lr.w, write_back=True, mapper=pool.map, parts=self.jobs)
         else:
-            jobs = [replace(base, data=self.data[i], sentences=self.sentences[i], shard=i)
-                    for i in range(self.jobs)]
-        results = self._map(jobs)
-        mix([r.w for r in results], lr.w, write_back=self.shared_memory)
-        mix([r.u for r in results], lr.u, write_back=self.shared_memory)
+            results = list((self.mapper or map)(train_shard, jobs))
+            mix([r.w for r in results], lr.w, write_back=self.shared_memory)
+        self._u = [r.u for r in results]
         lr.c = max(r.c for r in results)
         stats: dict = {}
         for k in _COUNTS:
@@ -267,3 +289,20 @@ class ParameterMixing:
         if "train_token_errors" in stats:
             stats["train_accuracy"] = 100.0 * (1 - stats["train_token_errors"] / max(self.n_tokens, 1))
         return stats
+
+    def averaged(self):
+        """The averaged weights of the mixed learner now: w - mean(u_i) / c (no state changes)."""
+        lr = self.learner
+        u = type(lr.u)(*(np.empty_like(a) for a in lr.u))
+        mix(self._u, u)
+        return type(lr.w)(*(a - b / lr.c for a, b in zip(lr.w, u)))
+
+    def finish(self) -> None:
+        """Mix the accumulators into the learner's u (every shard's is set to it as well, so
+        training may go on)."""
+        lr = self.learner
+        if self._u[0] is lr.u:  # shared memory: shard 0 accumulates in the learner's u
+            mix(self._u, lr.u, write_back=True)
+        else:  # the workers' copies: they never change an accumulator they are sent
+            mix(self._u, lr.u)
+            self._u = [lr.u] * self.jobs

@@ -501,12 +501,14 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
         stats["epoch"] = epoch
         stats["epoch_seconds"] = time.perf_counter() - te
         if dev_enc is not None:
-            ids = tagger.predict_ids(dev_enc, learner.averaged())
+            ids = tagger.predict_ids(dev_enc, (mixing or learner).averaged())
             o = dev.offsets
             pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
             stats["dev"] = score_labels(config.task, dev_gold, pred)
         if on_epoch is not None:
             on_epoch(epoch, stats)
+    if mixing is not None:
+        mixing.finish()
     tagger.weights = learner.averaged()
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
