@@ -102,6 +102,14 @@ def test_shards_are_a_seeded_balanced_partition():
     assert not np.array_equal(o1, ipm.shard_order(parts[0], 3, 3, 0))
 
 
+def test_more_jobs_than_sentences_makes_no_empty_shard():
+    data = make_data(np.random.default_rng(1), 3, 3, 5)
+    pm = ipm.ParameterMixing(AveragedPerceptron(5, 3), data, 8, 0)
+    assert pm.jobs == 3 and all(len(p) == 1 for p in pm.parts)
+    pm.epoch()
+    pm.finish()
+
+
 def test_sub_corpus_keeps_the_sentences():
     data = make_data(np.random.default_rng(0), 12, 3, 9)
     from structkit.models.chain import corpus

@@ -237,7 +237,8 @@ class ParameterMixing:
             raise ValueError("jobs must be >= 1")
         self.learner = learner
         self.kernel: EpochKernel = learner.epoch_kernel()
-        self.jobs = int(jobs)
+        # no empty shards: an untrained copy of the weights would only dilute the mixture
+        self.jobs = max(1, min(int(jobs), len(data.offsets) - 1))
         self.seed = int(seed)
         self.mapper = mapper
         self.shared_memory = mapper is None if shared_memory is None else bool(shared_memory)
