@@ -26,6 +26,38 @@ from common import RESULTS, dump_json, machine, structkit, write_slice  # noqa: 
 TRAIN, TEST = "conll2000/train.txt", "conll2000/test.txt"
 
 
+def capacity() -> dict:
+    """How much of a second core this machine gives now: a CPU-bound nogil numba loop run twice
+    in a row against twice at once on two threads (2.0 = two free cores), and the load
+    average. Other work on a shared machine shows here first."""
+    import os
+    import threading
+
+    from numba import njit
+
+    @njit(nogil=True)
+    def spin(n):
+        s = 0.0
+        for i in range(n):
+            s += (i % 7) * 0.5
+        return s
+
+    spin(10)
+    n = 100_000_000
+    t = time.perf_counter()
+    spin(n)
+    spin(n)
+    seq = time.perf_counter() - t
+    th = [threading.Thread(target=spin, args=(n,)) for _ in range(2)]
+    t = time.perf_counter()
+    for x in th:
+        x.start()
+    for x in th:
+        x.join()
+    par = time.perf_counter() - t
+    return {"two_thread_speedup": round(seq / par, 2), "load_average": round(os.getloadavg()[0], 2)}
+
+
 def arrays_sha(path: Path) -> str:
     import numpy as np
 
@@ -130,6 +162,11 @@ def report(res: dict) -> str:
         f"(epochs alone {statistics.median(s['epoch_seconds']) / statistics.median(p['epoch_seconds']):.2f}x). "
         "The rest of the wall time (start-up, reading and featurising, writing the model) is serial.",
         "",
+        "Cores free during the run (a CPU-bound nogil loop on two threads against one, before and "
+        "after; 2.0 = two free cores) and the load average: "
+        + "; ".join(f"{c['two_thread_speedup']:.2f}x, load {c['load_average']:.2f}" for c in res["capacity"])
+        + ".",
+        "",
         "## Threads or processes (in-process, same corpus, one run each)",
         "",
         "| mapper | train s | epochs s | first epoch s | weights |",
@@ -158,11 +195,12 @@ def main() -> None:
     ap.add_argument("--json", default=str(RESULTS / "ipm.json"))
     ap.add_argument("--no-mappers", action="store_true", help="skip the threads/processes comparison")
     args = ap.parse_args()
+    before = capacity()
     with tempfile.TemporaryDirectory() as d:
         cli = cli_rounds(Path(d), args.rounds)
-    res = {"machine": machine(), "rounds": args.rounds,
-           "cli": {str(k): v for k, v in cli.items()},
-           "mappers": {} if args.no_mappers else mapper_runs()}
+    mappers = {} if args.no_mappers else mapper_runs()
+    res = {"machine": machine(), "rounds": args.rounds, "capacity": [before, capacity()],
+           "cli": {str(k): v for k, v in cli.items()}, "mappers": mappers}
     dump_json(res, Path(args.json))
     if not args.no_mappers:
         Path(args.out).write_text(report(res))
