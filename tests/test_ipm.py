@@ -75,6 +75,8 @@ def mixed(learner, data, jobs, seed, epochs, **kw):
     after = learner.averaged()
     for a, b in zip(before, after):
         assert np.array_equal(a, b)
+    for a, b in zip(pm.averaged(), after):
+        assert np.array_equal(a, b)
     return learner, stats
 
 
@@ -212,6 +214,11 @@ def test_mix_is_the_mean_in_shard_order():
         _same(list(s), want)
     with pytest.raises(ValueError):
         ipm.mix(states, states[1])
+    us = [FirstOrder(rng.normal(size=(70, 3)), rng.normal(size=(4, 4))) for _ in range(3)]
+    avg = FirstOrder(np.empty((70, 3)), np.empty((4, 4)))
+    for t in ipm._ranges(avg, 3, 8):
+        ipm._average_range(states[0], us, 7.0, avg, *t, 8)
+    _same(list(avg), [w - ((a + b + c) / 3) / 7.0 for w, a, b, c in zip(states[0], *us)])
 
 
 # ---- the option: API, command line, config -------------------------------------------------------

@@ -200,13 +200,37 @@ def mix(states: list[tuple], out: tuple, write_back: bool = False, block: int = 
     depend on them). ``out`` may be the first of ``states``, no other."""
     if any(s is out for s in states[1:]):
         raise ValueError("out may only be the first state")
+    for _ in mapper(lambda t: _mix_range(states, out, *t, write_back, block), _ranges(out, parts, block)):
+        pass
+
+
+def _ranges(arrays: tuple, parts: int, block: int) -> list[tuple[int, int, int]]:
+    """(field, lo, hi): each array's flat elements in about ``parts`` ranges of whole blocks."""
     tasks = []
-    for f in range(len(out)):
-        size = out[f].size
+    for f in range(len(arrays)):
+        size = arrays[f].size
         step = -(-size // (parts * block)) * block if size > block else size
         tasks += [(f, a, min(a + step, size)) for a in range(0, size, max(step, 1))]
-    for _ in mapper(lambda t: _mix_range(states, out, *t, write_back, block), tasks):
-        pass
+    return tasks
+
+
+def _average_range(w: tuple, us: list[tuple], c: float, out: tuple, f: int, lo: int, hi: int,
+                   block: int) -> None:
+    """out = w - mean(us) / c over the elements [lo, hi) of field f, the mean summed as
+    :func:`mix` sums it and the rest as ``Averaged.averaged`` computes it."""
+    n = len(us)
+    o, a_ = out[f].reshape(-1), w[f].reshape(-1)
+    xs = [u[f].reshape(-1) for u in us]
+    for a in range(lo, hi, block):
+        b = min(a + block, hi)
+        d = o[a:b]
+        np.copyto(d, xs[0][a:b])
+        for x in xs[1:]:
+            np.add(d, x[a:b], out=d)
+        if n > 1:
+            np.divide(d, n, out=d)
+        np.divide(d, c, out=d)
+        np.subtract(a_[a:b], d, out=d)
 
 
 def _like(w: tuple) -> tuple:
@@ -255,6 +279,7 @@ class ParameterMixing:
         # and accumulators (shard 0's is the learner's u until finish() mixes them)
         self._w: list[tuple] | None = None
         self._u: list[tuple] = [learner.u] + [_like(learner.u) for _ in range(self.jobs - 1)]
+        self._finished = True  # the learner's u is the mixed one (until an epoch)
         self.n_epochs = 0
 
     def _weights(self) -> list[tuple]:
@@ -268,6 +293,7 @@ class ParameterMixing:
         1) seeds the shards' orders; by default one more than the last. Returns the counters of
         ``learner.epoch`` summed over the shards (and the training accuracy where known)."""
         self.n_epochs = self.n_epochs + 1 if epoch is None else int(epoch)
+        self._finished = False
         lr = self.learner
         base = ShardJob(self.kernel, lr.w, lr.u, float(lr.c), self.data[0], self.parts[0],
                         self.n_epochs, self.seed, 0, inplace=self.shared_memory)
@@ -292,15 +318,26 @@ class ParameterMixing:
         return stats
 
     def averaged(self):
-        """The averaged weights of the mixed learner now: w - mean(u_i) / c (no state changes)."""
+        """The averaged weights of the mixed learner now: w - mean(u_i) / c, the same numbers
+        as ``learner.averaged()`` after :meth:`finish` (no state changes; by ranges on the
+        shard threads with the default mapper)."""
         lr = self.learner
-        u = type(lr.u)(*(np.empty_like(a) for a in lr.u))
-        mix(self._u, u)
-        return type(lr.w)(*(a - b / lr.c for a, b in zip(lr.w, u)))
+        out = type(lr.w)(*(np.empty_like(a) for a in lr.w))
+        us = [lr.u] if self._finished else self._u
+        block = 1 << 15
+        tasks = _ranges(out, self.jobs, block)
+        run = lambda t: _average_range(lr.w, us, float(lr.c), out, *t, block)  # noqa: E731
+        if self.mapper is None and self.jobs > 1:
+            with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="structkit-ipm") as pool:
+                list(pool.map(run, tasks))
+        else:
+            list(map(run, tasks))
+        return out
 
     def finish(self) -> None:
         """Mix the accumulators into the learner's u (every shard's is set to it as well, so
         training may go on)."""
+        self._finished = True
         lr = self.learner
         if self._u[0] is lr.u:  # shared memory: shard 0 accumulates in the learner's u
             mix(self._u, lr.u, write_back=True)

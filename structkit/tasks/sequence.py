@@ -507,9 +507,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
             stats["dev"] = score_labels(config.task, dev_gold, pred)
         if on_epoch is not None:
             on_epoch(epoch, stats)
-    if mixing is not None:
-        mixing.finish()
-    tagger.weights = learner.averaged()
+    tagger.weights = (mixing or learner).averaged()
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
