@@ -5,9 +5,9 @@ The training sentences are split once into ``jobs`` shards (a seeded permutation
 turn, so shards differ by at most one sentence). Each epoch, every shard is trained for one
 epoch by the learner's own kernel, all from the same weights (the mixed weights of the previous
 epoch), in a seeded order of its own; then the shards' weights are mixed by the uniform average
-(mu_i = 1/N; the paper's other rule, weighting by each shard's mistakes, was not used). The
-result depends only on the data, the learner's options, the seed and N: never on the mapper or
-on thread timing.
+(mu_i = 1/N; the paper's other rule, weighting by each shard's mistakes, is neither
+implemented nor measured here). The result depends only on the data, the learner's options,
+the seed and N: never on the mapper or on thread timing.
 
 Averaging. An averaged learner (``structkit.models.chain.Averaged``) holds its weights w, the
 accumulator u (u += c * update, c counting examples from 1) and c; its average is w - u / c.
@@ -38,7 +38,9 @@ mapper (a process pool, a Dask client's ``map`` + ``gather``) is sent, per shard
   epoch: a cluster should ship it once and reuse it), and
 * ``epoch``, ``seed`` and ``shard``, from which the shard's sentence order is drawn;
 
-and returns a :class:`ShardResult`: its (w_i, u_i, c_i) and the epoch's counters.
+and returns a :class:`ShardResult`: its (w_i, u_i, c_i) and the epoch's counters. Only w_i
+is needed after every epoch (for the mixing); u_i is only ever added to, so a cluster may keep
+it on its worker between epochs and bring it back when the average is read.
 """
 from __future__ import annotations
 
