@@ -272,8 +272,9 @@ def test_api_mapper_reaches_the_trainer():
     _same([models[0].weights.W, models[0].weights.T], [models[1].weights.W, models[1].weights.T])
 
 
-@pytest.mark.parametrize("value,needle", [(0, "jobs must be a positive integer, got 0"),
-                                          (-2, "jobs must be a positive integer, got -2"),
+@pytest.mark.parametrize("value,needle", [(0, "jobs must be an integer from 1 to 256, got 0"),
+                                          (-2, "jobs must be an integer from 1 to 256, got -2"),
+                                          (257, "jobs must be an integer from 1 to 256, got 257"),
                                           ("2", "jobs must be int"),
                                           (1.5, "jobs must be int"),
                                           (True, "jobs must be int")])
@@ -292,7 +293,7 @@ def test_api_unmixable_learner_refuses_jobs():
     Tagger(task="chunk", algo="kbest-sdm", jobs=1)  # serial: fine
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5"])
+@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5", "1000"])
 def test_cli_bad_jobs_is_one_line(sk, tmp_path, value):
     from clitools import assert_one_line_error
 
@@ -351,7 +352,7 @@ def test_cli_and_config_agree(sk, tmp_path):
     assert "--jobs" not in sk("algorithms", "kbest-sdm").out
 
 
-@pytest.mark.parametrize("value", ["0", "-3", '"2"', "2.0", "true"])
+@pytest.mark.parametrize("value", ["0", "-3", "300", '"2"', "2.0", "true"])
 def test_config_bad_jobs(sk, tmp_path, value):
     from clitools import assert_one_line_error
 

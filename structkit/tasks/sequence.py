@@ -24,7 +24,8 @@ COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 # The learner parameters of the sequence tasks, and the value stored for a learner that does
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
-                  "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1, "jobs": 1}
+                  "jobs": 1,
+                  "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1}
 CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1)
 
 
