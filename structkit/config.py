@@ -49,7 +49,8 @@ def load_config(path: str) -> dict[str, Any]:
     if unknown:
         raise UserError(f"unknown config key(s): {', '.join(sorted(unknown))} "
                         f"(known: {', '.join(sorted(train_keys | META_KEYS))}, data.train/dev/test)", path)
-    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k", "nr", "window", "min_cluster"):
+    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k", "nr", "window", "min_cluster",
+              "jobs"):
         if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
             raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)
     for k in ("margin", "C", "tau", "lambda"):

@@ -78,24 +78,25 @@ def _greedy_depth(config) -> None:
 
 # ---- the history-based and exact perceptrons ------------------------------------------------
 HISTORY = (param("margin"), param("label_order"), param("direction"), param("search"))
+JOBS = param("jobs")  # iterative parameter mixing (structkit.learn.ipm): the learners with epoch_kernel()
 SPECS.append(LearnerSpec(
-    "perceptron", "averaged structured perceptron, exact first-order Viterbi", COLLINS, SEQ, (),
+    "perceptron", "averaged structured perceptron, exact first-order Viterbi", COLLINS, SEQ, (JOBS,),
     "viterbi", 10, _perceptron, family="perceptron"))
 SPECS.append(LearnerSpec(
     "greedy", "history-based averaged perceptron, one decision at a time (lookahead depth 0)",
-    TSURUOKA, SEQ, HISTORY, "lookahead", 10, _history, check=_greedy_depth,
+    TSURUOKA, SEQ, (*HISTORY, JOBS), "lookahead", 10, _history, check=_greedy_depth,
     fixed={"depth": 0}, family="lookahead"))
 SPECS.append(LearnerSpec(
     "lookahead", "history-based margin perceptron with depth-D lookahead search", TSURUOKA, SEQ,
-    (param("depth"), *HISTORY), "lookahead", 10, _history, family="lookahead"))
+    (param("depth"), *HISTORY, JOBS), "lookahead", 10, _history, family="lookahead"))
 
 # ---- k-best max-margin learners (Mancev & Todorovic) ------------------------------------------
 K, C, TAU = param("k"), param("C"), param("tau")
 for name, algo, summary, ps in (
-        ("kbest-perceptron", "perceptron", "k-best perceptron (eq. 36)", (K,)),
-        ("kbest-pa", "pa", "k-best passive-aggressive (eqs. 22-25)", (K, C)),
-        ("kbest-rpa", "rpa", "k-best restricted PA (eqs. 26-28, Algorithm 4)", (K, C)),
-        ("kbest-mira", "mira", "k-best MIRA: each example's QP by SMO (Algorithm 1)", (K, C, TAU)),
+        ("kbest-perceptron", "perceptron", "k-best perceptron (eq. 36)", (K, JOBS)),
+        ("kbest-pa", "pa", "k-best passive-aggressive (eqs. 22-25)", (K, C, JOBS)),
+        ("kbest-rpa", "rpa", "k-best restricted PA (eqs. 26-28, Algorithm 4)", (K, C, JOBS)),
+        ("kbest-mira", "mira", "k-best MIRA: each example's QP by SMO (Algorithm 1)", (K, C, TAU, JOBS)),
         ("kbest-sdm", "sdm", "k-best SDM: working sets kept across epochs, SMO (Algorithm 2)", (K, C, TAU)),
         ("kbest-larank", "larank", "k-best LaRank: ProcessNew, ProcessOld, Optimize (Algorithm 3)",
          (K, C, TAU, param("nr")))):

@@ -185,3 +185,14 @@ class KBestLearner(Averaged):
                     "dropped": int(dropped)}
         self.c, updates, top_loss = _KERNELS[self.algo](*args, self.C)
         return {"train_updates": int(updates), "train_top_loss": int(top_loss)}
+
+    def epoch_kernel(self):
+        """This learner's epoch as a worker runs it (``structkit.learn.ipm``). SDM and LaRank
+        keep per-example working sets (dual state) across epochs, which parameter mixing
+        cannot combine: they have none."""
+        from structkit.learn.ipm import EpochKernel
+
+        if self.algo in ("sdm", "larank"):
+            raise ValueError(f"k-best {self.algo} keeps working sets across epochs and cannot be "
+                             "trained by parameter mixing")
+        return EpochKernel("kbest", (self.algo, self.k, self.C, self.tau, self.max_steps))

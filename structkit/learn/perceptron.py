@@ -94,3 +94,12 @@ class AveragedPerceptron(Averaged):
         # history) whose best action was wrong, and updates = those plus margin violations.
         return {"train_token_errors": int(wrong), "train_updates": int(updates),
                 "train_accuracy": 100.0 * (1 - wrong / max(data.n_tokens, 1))}
+
+    def epoch_kernel(self):
+        """This learner's epoch as a worker runs it (``structkit.learn.ipm``)."""
+        from structkit.learn.ipm import EpochKernel
+
+        if self.method == "viterbi":
+            return EpochKernel("viterbi")
+        return EpochKernel("lookahead", (self.second_order, self.reverse, self.depth, self.margin,
+                                         self.use_dp))

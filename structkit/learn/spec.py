@@ -189,4 +189,10 @@ PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("order", int, 1, "Markov order K of the label history (greedy models).", low=1, high=10,
           elsewhere="{flag} applies to the greedy OLaRank learners ({takers}); --algo {algo} is "
                     "first order"),
+    Param("jobs", int, 1, "Train on N threads by iterative parameter mixing (McDonald et al. 2010): "
+                          "N seeded shards trained from the same weights each epoch, then averaged. "
+                          "1 trains serially; N > 1 gives a different (seed-determined) model; "
+                          "each thread keeps its own copy of the weights.", low=1, high=256,
+          elsewhere="{flag} {value} applies to the learners trained by parameter mixing ({takers}); "
+                    "--algo {algo} trains on one core (--jobs 1)"),
 )}

@@ -26,6 +26,7 @@ COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
 # The learner parameters of the sequence tasks, and the value stored for a learner that does
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
+                  "jobs": 1,
                   "k": 1, "C": 1.0, "tau": 1e-3, "nr": 1, "order": 1}
 # Up to this many tokens, the model's own Viterbi decoding runs in numpy when numba has not
 # been imported yet (a one-sentence command need not pay for numba's import).
@@ -58,6 +59,7 @@ class TaggerConfig:
     tau: float | None = None         # KKT tolerance of the SMO solvers
     nr: int | None = None            # LaRank/OLaRank reprocess steps per new example
     order: int | None = None         # OLaRank greedy models: Markov order K of the label history
+    jobs: int | None = None          # threads: > 1 trains by iterative parameter mixing (default 1)
 
     @classmethod
     def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
@@ -502,8 +504,10 @@ def main_score(task: str) -> str:
 
 
 def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = None,
-                 on_epoch: Callable[[int, dict], None] | None = None) -> SequenceTagger:
-    """Read, featurise, train for ``config.epochs`` epochs; report each epoch to ``on_epoch``."""
+                 on_epoch: Callable[[int, dict], None] | None = None, *,
+                 mapper: Callable | None = None) -> SequenceTagger:
+    """Read, featurise, train for ``config.epochs`` epochs; report each epoch to ``on_epoch``.
+    ``mapper``: how the shards of ``config.jobs`` > 1 run (see :func:`train_tagger_on`)."""
     import time
 
     config.validate()
@@ -523,16 +527,19 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
         return dev
 
     return train_tagger_on(config, corpus, read_dev if dev_path is not None else None, on_epoch,
-                           display_name(train_path), digest.hexdigest(), t0)
+                           display_name(train_path), digest.hexdigest(), t0, mapper=mapper)
 
 
 def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                     dev: Corpus | Callable[[], Corpus] | None = None,
                     on_epoch: Callable[[int, dict], None] | None = None,
                     train_name: str | None = None, train_sha256: str | None = None,
-                    t0: float | None = None) -> SequenceTagger:
+                    t0: float | None = None, *, mapper: Callable | None = None) -> SequenceTagger:
     """Featurise and train on an in-memory corpus (``config`` validated); ``dev`` may be a
-    function that reads it, called once the training data is featurised."""
+    function that reads it, called once the training data is featurised. With ``config.jobs``
+    N > 1 the learner is trained by iterative parameter mixing over N shards
+    (``structkit.learn.ipm``), the shards run by ``mapper`` (``Executor.map`` semantics;
+    default: N threads); with N = 1 serially, and ``mapper`` is not used."""
     import time
 
     if t0 is None:
@@ -560,20 +567,25 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     spec = config.spec
     learner = spec.build(config, features.n_features, len(labels))
     rng = np.random.default_rng(config.seed)
+    mixing = None
+    if (config.jobs or 1) > 1:
+        from structkit.learn.ipm import ParameterMixing
+
+        mixing = ParameterMixing(learner, train, config.jobs, config.seed, mapper)
     n_calls = spec.epoch_calls(config)
     for epoch in range(1, n_calls + 1):
         te = time.perf_counter()
-        stats = learner.epoch(train, rng)
+        stats = learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch)
         stats["epoch"] = epoch
         stats["epoch_seconds"] = time.perf_counter() - te
         if dev_enc is not None:
-            ids = tagger.predict_ids(dev_enc, learner.averaged())
+            ids = tagger.predict_ids(dev_enc, (mixing or learner).averaged())
             o = dev.offsets
             pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
             stats["dev"] = score_labels(config.task, dev_gold, pred)
         if on_epoch is not None:
             on_epoch(epoch, stats)
-    tagger.weights = learner.averaged()
+    tagger.weights = (mixing or learner).averaged()
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
