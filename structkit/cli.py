@@ -222,11 +222,14 @@ def _opt(*args, group: str, **kwargs):
 @_opt("--features", type=str, group="Reranking (rerank)",
       help="Feature families, comma-separated from ngram, trigger, backoff, topic (or all, or none). "
            "The recogniser's score and rank are always used. [default: ngram]")
+@_opt("--dask", "dask_address", type=str, metavar="ADDRESS", group="Learner",
+      help="With --jobs N: train the N shards of parameter mixing on a Dask cluster (a scheduler "
+           "address, or local[:W]); needs structkit[dask].")
 @_opt("--metrics-json", type=str, group="Output", help="Write the per-epoch scores to this JSON file.")
 @_opt("-q", "--quiet", is_flag=True, group="Output", help="No progress bar or summary.")
 @_opt("-v", "--verbose", is_flag=True, group="Output", help="Print one line per epoch, even in a pipe.")
 def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, verbose, templates=None,
-          **options) -> None:
+          dask_address=None, **options) -> None:
     """Train a model and write it to --model.
 
     Options come from the flags, over a --config file; each is checked against the task and the
@@ -270,10 +273,25 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
         report(epoch, printer.line(stats), stats["epoch_seconds"])
 
     from structkit.tasks import get_task
+    kw, close = {}, None
+    if dask_address:
+        if config.task not in ("pos", "chunk", "ner") or (getattr(config, "jobs", None) or 1) < 2:
+            raise UserError("--dask trains the shards of parameter mixing: give --jobs N (N >= 2) "
+                            "with a learner that mixes (`structkit algorithms`)")
+        from structkit.distributed import connect, dask_mapper
+        client, cluster = connect(dask_address)
+        kw["mapper"] = dask_mapper(client)
+
+        def close() -> None:
+            client.close()
+            if cluster is not None:
+                cluster.close()
     try:
-        model = get_task(config.task).train_function()(config, train_path, dev_path, on_epoch)
+        model = get_task(config.task).train_function()(config, train_path, dev_path, on_epoch, **kw)
     finally:
         report.close()
+        if close is not None:
+            close()
     writers = [(model_path, model.save)]
     if metrics_json:
         def write_metrics(tmp: str) -> None:

@@ -34,6 +34,17 @@ def _maybe_die() -> None:
         os._exit(1)
 
 
+class die_then:
+    """``fn`` behind the fault hook (tests: a worker dies in the middle of training)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args):
+        _maybe_die()
+        return self.fn(*args)
+
+
 def dask_block(job: Job, block: Block) -> Result:
     _maybe_die()
     return run_block(job, block)
@@ -53,6 +64,15 @@ class DaskExecutor(Executor):
 
     def submit(self, block: Block):
         return self.client.submit(dask_block, self.job_future, block, pure=False)
+
+
+def dask_mapper(client):
+    """``Executor.map`` semantics on a Dask client, for parameter mixing's shards
+    (``structkit.learn.ipm``): the shards of one epoch are tasks, their results in order. A
+    shard lost with its worker is run again by the scheduler."""
+    def mapper(fn, items):
+        return client.gather(client.map(fn, list(items), pure=False))
+    return mapper
 
 
 def connect(address: str):

@@ -94,3 +94,52 @@ def test_dask_cli_local_cluster(sk, chunker, tmp_path):
     assert r1.code == 0 and r2.code == 0 and r1.out == r2.out and len(inputs) == r1.out.count("-DOCSTART-")
     r = sk("chunk", "--model", model, tmp_path / "in", "--dask", "local:x")
     assert r.code == 1 and "local:N" in r.err
+
+
+@pytest.mark.parametrize("kill", [False, True])
+def test_parameter_mixing_on_dask_equals_threads(cluster, kill):
+    """train --jobs 2 --dask: the shards as Dask tasks give the model the local threads give,
+    also when a worker dies during an epoch."""
+    import numpy as np
+
+    from structkit.distributed import dask_mapper
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    client, armed = cluster
+    train = os.path.join(SAMPLE, "chunk", "train.txt")
+    local = train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=3, jobs=2), train)
+    if kill:
+        armed.write_text("")
+    remote = train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=3, jobs=2), train,
+                          mapper=_dying(dask_mapper(client)) if kill else dask_mapper(client))
+    assert local.labels == remote.labels
+    for a, b in zip(local.weights, remote.weights):
+        assert np.array_equal(a, b)
+    if kill:
+        assert not armed.exists()
+        client.wait_for_workers(2, timeout=120)
+
+
+def _dying(mapper):
+    """A mapper whose first shard, on its worker, kills that worker (the fault hook)."""
+    from structkit.distributed import die_then
+
+    def m(fn, items):
+        return mapper(die_then(fn), items)
+    return m
+
+
+def test_train_cli_dask(sk, tmp_path):
+    train = os.path.join(SAMPLE, "chunk", "train.txt")
+    r = sk("train", "--task", "chunk", "--train", train, "--jobs", "2", "--epochs", "2",
+           "--dask", "local:2", "--model", tmp_path / "d.model")
+    assert r.code == 0, r.err
+    r2 = sk("train", "--task", "chunk", "--train", train, "--jobs", "2", "--epochs", "2",
+            "--model", tmp_path / "t.model")
+    assert r2.code == 0
+    test = os.path.join(SAMPLE, "chunk", "test.txt")
+    a = sk("chunk", "--model", tmp_path / "d.model", test)
+    b = sk("chunk", "--model", tmp_path / "t.model", test)
+    assert a.out == b.out and a.out
+    r = sk("train", "--task", "chunk", "--train", train, "--dask", "local:2", "--model", tmp_path / "x")
+    assert r.code == 1 and "--jobs N" in r.err
