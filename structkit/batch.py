@@ -27,6 +27,7 @@ from pathlib import PurePath
 from typing import IO, Any, Callable, Iterator
 
 from structkit.errors import UserError
+from structkit.io.files import open_input
 
 BLOCK_BYTES = 1 << 20
 
@@ -126,23 +127,6 @@ def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES) -> Iterator[tuple[
         line += block.count(b"\n")
     if buf or line == 1:
         yield line, buf
-
-
-def open_binary(path: str) -> IO[bytes]:
-    if path == "-":
-        if sys.stdin is None:
-            raise UserError("standard input is closed", "<stdin>")
-        return sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
-    try:
-        return open(path, "rb")
-    except FileNotFoundError:
-        raise UserError("no such file", path) from None
-    except IsADirectoryError:
-        raise UserError("is a directory, not a file", path) from None
-    except PermissionError:
-        raise UserError("permission denied", path) from None
-    except OSError as e:
-        raise UserError(f"cannot read: {e.strerror or e}", path) from None
 
 
 def relocated(e: UserError, name: str, first_line: int) -> UserError:
@@ -504,7 +488,7 @@ def _peek_context(job: Job, inp: Input) -> Any:
     """The file context from the first block of a file (standard input: decided later)."""
     if inp.path == "-":
         return job.sniff("<stdin>", b"") if isinstance(job, TagJob) and job.text else _StdinContext()
-    with open_binary(inp.path) as f:
+    with open_input(inp.path) as f:
         head = next(iter_blocks(f, 1 << 16))[1]
     try:
         return job.sniff(inp.name, head)
@@ -641,7 +625,7 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
         for k in todo:
             inp = inputs[k]
             try:
-                with _opened(inp.path) as f:
+                with open_input(inp.path) as f:
                     for i, (line, data) in enumerate(iter_blocks(f, block_bytes)):
                         if i == 0:
                             try:
@@ -725,19 +709,6 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
 class _Failed:
     file: int
     error: UserError
-
-
-class _opened:
-    def __init__(self, path: str):
-        self.path = path
-
-    def __enter__(self) -> IO[bytes]:
-        self.f = open_binary(self.path)
-        return self.f
-
-    def __exit__(self, *exc) -> None:
-        if self.path != "-":
-            self.f.close()
 
 
 class _Progress:

@@ -22,6 +22,8 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
     Bytes, so that ``iter_lines`` decodes line by line and can name the exact line of a
     decoding error (a text stream decodes in blocks and loses the line)."""
     if path == "-":
+        if sys.stdin is None:
+            raise UserError("standard input is closed", "<stdin>")
         yield sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
         return
     try:
@@ -32,6 +34,8 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
         raise UserError("is a directory, not a file", path) from None
     except PermissionError:
         raise UserError("permission denied", path) from None
+    except OSError as e:
+        raise UserError(f"cannot read: {e.strerror or e}", path) from None
     with f:
         yield f
 
