@@ -194,7 +194,7 @@ def _opt(*args, group: str, **kwargs):
       help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
            "CoNLL-X/U for parse, n-best lists for rerank.")
 @_opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
-@_opt("--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
+@_opt("-m", "--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
 @_opt("--config", "config_path", type=str, group="Data and model",
       help="TOML config (any option below, and a [data] table); flags override its values.")
 @_opt("--algo", type=Choice(_algo_names), metavar="NAME", group="Learner",
@@ -543,7 +543,7 @@ def _run_batch(job, files, output, output_dir, pattern, skip_existing, keep_goin
 def _tag_command(name: str, task: str, help_text: str):
     @cli.command(name, help=help_text + "\n\nFILES may be files, folders (read recursively; see "
                  "--glob) or '-'; none is standard input.", short_help=help_text)
-    @click.option("--model", "model_path", required=True, help="A model trained with `structkit train`.")
+    @click.option("-m", "--model", "model_path", required=True, help="A model trained with `structkit train`.")
     @click.argument("files", nargs=-1)
     @click.option("--text", is_flag=True,
                   help="Input is raw text: tokenised (UD English conventions) and split into sentences; "
@@ -688,7 +688,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
 
 # ---- dump --------------------------------------------------------------------------------
 @cli.command(short_help="Show a tagging model: labels, strongest transitions and features by name.")
-@click.option("--model", "model_path", required=True, help="A tagging model.")
+@click.option("-m", "--model", "model_path", required=True, help="A tagging model.")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many features to show.")
 @click.option("--feature", "pattern", type=str,
@@ -748,7 +748,7 @@ class NotImplementedYet(Exception):
 
 
 @cli.command(short_help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: heads and labels.")
-@click.option("--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
+@click.option("-m", "--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
 @click.argument("files", nargs=-1)
 @click.option("--depth", type=int, help="Lookahead depth of a lookahead parser, or of the lookahead inside the beam "
               "of a beam parser (0..3; default: the depth trained with).")
@@ -812,7 +812,7 @@ def _eval_rerank(files, as_json, other) -> None:
 
 
 @cli.command(short_help="Choose one hypothesis per utterance from n-best lists with a trained reranker.")
-@click.option("--model", "model_path", required=True, help="A reranker trained with `structkit train --task rerank`.")
+@click.option("-m", "--model", "model_path", required=True, help="A reranker trained with `structkit train --task rerank`.")
 @click.argument("files", nargs=-1)
 @click.option("-o", "--output", type=str, help="Write here instead of standard output.")
 @click.option("--json", "as_json", is_flag=True,

@@ -363,3 +363,16 @@ def test_train_and_rerank_never_overwrite_their_inputs(sk, tmp_path):
     for target in (nbest, tmp_path / "r.npz"):
         assert_one_line_error(sk("rerank", "--model", tmp_path / "r.npz", nbest, "-o", target), "refusing")
     assert nbest.read_bytes() == open(os.path.join(SAMPLE, "nbest", "train.jsonl"), "rb").read()
+
+
+def test_parse_never_overwrites_the_gold_file(sk, tmp_path):
+    from structkit.tasks.parser import ParserConfig, train_parser
+
+    model = tmp_path / "p.model"
+    train_parser(ParserConfig(algo="beam", epochs=1), os.path.join(SAMPLE, "ud", "train.conllu")).save(str(model))
+    gold = tmp_path / "gold.conllu"
+    gold.write_bytes(open(os.path.join(SAMPLE, "ud", "test.conllu"), "rb").read())
+    before = gold.read_bytes()
+    r = sk("parse", "-m", model, gold, "-o", gold)  # -m is --model
+    assert_one_line_error(r, "refusing to write over")
+    assert gold.read_bytes() == before
