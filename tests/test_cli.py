@@ -302,7 +302,7 @@ def test_dump_feature_filter(sk, models):
 
 
 @pytest.mark.parametrize("args, needle, code", [
-    (["rerank"], "Missing option '--model'", 2),
+    (["rerank"], "Missing option '-m' / '--model'", 2),
     (["eval", "--task", "rerank", "x"], "x: no such file", 1),
     (["train", "--task", "rerank", "--train", CHUNK_TRAIN, "--model", "m"], "chunk_train.txt:1: expected", 1)])
 def test_rerank_misuse_is_one_line(sk, args, needle, code):
@@ -347,7 +347,7 @@ def test_train_bad_option_values(sk, tmp_path, extra, needle):
 @pytest.mark.parametrize("args, needle", [
     (["train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", "m.npz", "--epochs", "abc"],
      "'abc' is not a valid integer"),
-    (["train", "--task", "chunk", "--train", CHUNK_TRAIN], "Missing option '--model'"),
+    (["train", "--task", "chunk", "--train", CHUNK_TRAIN], "Missing option '-m' / '--model'"),
     (["train", "--bogus"], "No such option"),
     (["dump", "--model", "m.npz", "--top", "0"], "--top"),
     (["nosuchcommand"], "No such command"),
