@@ -334,6 +334,17 @@ def _process_block(b: Block) -> Result:
     return run_block(_PROCESS_JOB, b)
 
 
+def _worker_init() -> None:
+    """A worker leaves Ctrl-C to the command (which stops the pool and cleans up) instead of
+    printing its own traceback; SIGTERM and SIGHUP end it as the default does."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+
+
 class Executor:
     """Runs ``run_block(job, block)``; ``submit`` returns an object with ``.result()``."""
 
@@ -401,7 +412,8 @@ class PoolExecutor(Executor):
         global _PROCESS_JOB
         _PROCESS_JOB = self.job
         gc.freeze()  # the collector would touch (and so copy) every shared page in each worker
-        self.pool = cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"))
+        self.pool = cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
+                                           initializer=_worker_init)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -683,6 +695,15 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
         summary.sentences += max(r.sentences, 0)
         bar.block(r)
 
+    def result(p) -> Result:
+        from concurrent.futures import BrokenExecutor
+
+        try:
+            return p.result()
+        except BrokenExecutor:  # a worker process was killed (out of memory, a signal)
+            raise UserError("a worker process died (out of memory, or killed); nothing of the "
+                            "unfinished file was written; rerun with fewer --jobs") from None
+
     try:
         for b in blocks():
             if isinstance(b, _Failed):
@@ -693,9 +714,9 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
                 if isinstance(p, _Lazy):
                     p.start()
             while len(pending) >= window:
-                handle(pending.popleft().result())
+                handle(result(pending.popleft()))
         while pending:
-            handle(pending.popleft().result())
+            handle(result(pending.popleft()))
         finish_file(True)
         if state["file"] is not None:
             bar.file_done()

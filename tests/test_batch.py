@@ -376,3 +376,22 @@ def test_parse_never_overwrites_the_gold_file(sk, tmp_path):
     r = sk("parse", "-m", model, gold, "-o", gold)  # -m is --model
     assert_one_line_error(r, "refusing to write over")
     assert gold.read_bytes() == before
+
+
+def test_a_killed_worker_process_is_one_line(chunker, tmp_path, monkeypatch):
+    """A worker that dies (the OOM killer, a signal) ends the run with a user error and no
+    partial output, not a BrokenProcessPool traceback."""
+    path = os.path.join(SAMPLE, "chunk", "test.txt")
+    real = batch.run_block
+
+    def dying(job, b):
+        if b.index == 2 and os.getpid() != parent:
+            os._exit(9)
+        return real(job, b)
+
+    parent = os.getpid()
+    monkeypatch.setattr(batch, "run_block", dying)
+    out = tmp_path / "out.txt"
+    with pytest.raises(UserError, match="worker process died"):
+        run(TagJob(chunker), [Input(path, "t")], output=str(out), jobs=2, block_bytes=300)
+    assert not out.exists() and not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
