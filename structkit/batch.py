@@ -217,7 +217,8 @@ class TagJob(Job):
 
     def __init__(self, tagger, columns: str | None = None, text: bool = False,
                  split: str = "auto", fmt: str | None = None, lang: str = "en",
-                 depth: int | None = None):
+                 depth: int | None = None, scores: bool = False):
+        self.scores = scores
         self.tagger = tagger
         self.columns = columns
         self.text = text
@@ -251,7 +252,7 @@ class TagJob(Job):
         from structkit.io.conllu import read_conllu, read_raw_text, write_tagged
 
         tagger = self.tagger
-        if not self.text and not ctx.conllu and hasattr(tagger, "tag_conll_bytes"):
+        if not self.text and not ctx.conllu and not self.scores:
             out = tagger.tag_conll_bytes(data, name, 1, self.columns, self.depth, ctx.n_columns)
             return out, _rows(out), -1
         stream = io.BytesIO(data)
@@ -264,10 +265,13 @@ class TagJob(Job):
         out = io.StringIO()
         column, key = tagger.output_column()
         tokens = sentences = 0
-        for batch, labels in tagger.tag_batches(sents, name, self.columns, self.text, depth=self.depth):
+        for batch, labels, *margins in tagger.tag_batches(sents, name, self.columns, self.text,
+                                                          depth=self.depth, margins=self.scores):
             tokens += sum(len(s.rows) for s in batch)
             sentences += len(batch)
-            if batch[0].lines is not None and (not self.text or self.fmt == "conllu"):
+            if margins:
+                _write_scored(batch, labels, margins[0], out, column, key, self.text, self.fmt)
+            elif batch[0].lines is not None and (not self.text or self.fmt == "conllu"):
                 write_tagged(batch, labels, out, column, key)  # CoNLL-U in, CoNLL-U out
             elif self.text:
                 write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in batch],
@@ -283,6 +287,26 @@ class TagJob(Job):
         if self.text and self.fmt == "conllu" and sentences_before:
             return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
         return data
+
+
+def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:
+    """Tagged output with each token's margin (``--scores``): a last column after the label in
+    CoNLL columns, ``Margin=`` in MISC in CoNLL-U."""
+    from structkit.io.conll import Sentence, write_conll
+    from structkit.io.conllu import set_key, write_tagged
+
+    if batch[0].lines is not None and (not text or fmt == "conllu"):
+        for s, ms in zip(batch, margins):
+            for i, m in zip(s.word_at, ms):
+                cols = s.lines[i].split("\t")
+                cols[9] = set_key(cols[9], "Margin", f"{m:.3f}")
+                s.lines[i] = "\t".join(cols)
+        write_tagged(batch, labels, out, column, key)
+        return
+    rows = ([[r[1]] for r in s.rows] if text else s.rows for s in batch)
+    scored = [Sentence([r + [lab] for r, lab in zip(rs, labs)], s.first_line)
+              for rs, labs, s in zip(rows, labels, batch)]
+    write_conll(scored, [[f"{m:.3f}" for m in ms] for ms in margins], out)
 
 
 def _rows(data: bytes) -> int:

@@ -556,9 +556,13 @@ def _tag_command(name: str, task: str, help_text: str):
     @click.option("--columns", type=str, help="Name the input columns, e.g. 'word,pos' or 'word,pos,label'.")
     @click.option("--depth", type=int,
                   help="Lookahead depth for history-based models (default: the depth trained with).")
+    @click.option("--scores", is_flag=True,
+                  help="Add each token's margin: the best sequence's score minus the best with another "
+                       "label at that token (max-marginals; a last column, or Margin= in CoNLL-U MISC). "
+                       "Small margins are the doubtful tags.")
     @_batch_options
-    def command(model_path, files, text, no_split, fmt, lang, columns, depth, output, output_dir, pattern,
-                skip_existing, keep_going, jobs, dask_address, shared_fs, quiet):
+    def command(model_path, files, text, no_split, fmt, lang, columns, depth, scores, output, output_dir,
+                pattern, skip_existing, keep_going, jobs, dask_address, shared_fs, quiet):
         import gc
 
         from structkit.batch import TagJob
@@ -581,7 +585,10 @@ def _tag_command(name: str, task: str, help_text: str):
         if text:
             from structkit.text.tokenize import get_tokenizer
             get_tokenizer(lang)  # an unknown language is an error before any input is read
-        job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth)
+        if scores and tagger.config.spec.decoder != "viterbi":
+            raise UserError(f"--scores gives margins for Viterbi models (perceptron, k-best learners, "
+                            f"...); this model decodes with {tagger.config.spec.decoder}", model_path)
+        job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth, scores)
         _run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
                    dask_address, shared_fs, quiet, [model_path])
         gc.freeze()  # a quick exit: nothing left for the collector to scan

@@ -92,3 +92,59 @@ def decode_corpus(indptr, indices, offsets, W, T, out):
             continue
         emissions(indptr, indices, W, a, b, E)
         viterbi(E, b - a, T, out[a:b])
+
+
+@njit
+def max_marginals(E, n, T, m):
+    """m[t, y] = the score of the best label sequence that puts label y at token t (a max
+    forward pass and a max backward pass: m = alpha + beta), for emissions E[:n]."""
+    L = E.shape[1]
+    alpha = np.empty((n, L))
+    beta = np.empty((n, L))
+    for y in range(L):
+        alpha[0, y] = T[L, y] + E[0, y]
+        beta[n - 1, y] = T[y, L]
+    for t in range(1, n):
+        for y in range(L):
+            best = -np.inf
+            for z in range(L):
+                s = alpha[t - 1, z] + T[z, y]
+                if s > best:
+                    best = s
+            alpha[t, y] = best + E[t, y]
+    for t in range(n - 2, -1, -1):
+        for y in range(L):
+            best = -np.inf
+            for z in range(L):
+                s = T[y, z] + E[t + 1, z] + beta[t + 1, z]
+                if s > best:
+                    best = s
+            beta[t, y] = best
+    for t in range(n):
+        for y in range(L):
+            m[t, y] = alpha[t, y] + beta[t, y]
+
+
+@njit
+def margins_corpus(indptr, indices, offsets, W, T, labels, out):
+    """out[t] = how much the best sequence with ``labels[t]`` at token t outscores the best
+    sequence with any other label there (0 on a tie; +inf with a single label): the margin of
+    each decoded label, from max-marginals."""
+    L = W.shape[1]
+    n_max = max_length(offsets)
+    E = np.empty((n_max, L))
+    M = np.empty((n_max, L))
+    for s in range(len(offsets) - 1):
+        a = offsets[s]
+        b = offsets[s + 1]
+        if b == a:
+            continue
+        emissions(indptr, indices, W, a, b, E)
+        max_marginals(E, b - a, T, M)
+        for t in range(b - a):
+            y = labels[a + t]
+            other = -np.inf
+            for z in range(L):
+                if z != y and M[t, z] > other:
+                    other = M[t, z]
+            out[a + t] = M[t, y] - other

@@ -274,6 +274,19 @@ class SequenceTagger:
             return out
         return decode(self.config.spec.decoder, enc, weights or self.weights, self.config, depth)
 
+    def predict_margins(self, enc: Encoded, ids: np.ndarray) -> np.ndarray:
+        """Per token, the margin of its label ``ids[t]``: the best sequence's score with that
+        label at t minus the best with another label there (max-marginals; Viterbi models)."""
+        if self.config.spec.decoder != "viterbi":
+            raise UserError(f"--scores gives margins for Viterbi models (perceptron, k-best "
+                            f"learners, ...); this one decodes with {self.config.spec.decoder}")
+        from structkit.search.viterbi import margins_corpus
+
+        out = np.zeros(enc.n_tokens)
+        margins_corpus(enc.indptr, enc.indices, enc.offsets, self.weights.W, self.weights.T,
+                       np.ascontiguousarray(ids, dtype=np.int32), out)
+        return out
+
     def check_depth(self, depth: int, where: str | None = None) -> None:
         """The rule for searching to another depth at tagging time: a non-negative integer, and
         only for a history-based model (UserError naming ``where`` otherwise)."""
@@ -347,9 +360,10 @@ class SequenceTagger:
             "use --columns to name them")
 
     def tag_batches(self, sentences: Iterable[Sentence], path: str, columns_spec: str | None = None,
-                    text: bool = False, batch: int = 4096,
-                    depth: int | None = None) -> Iterator[tuple[list[Sentence], list[list[str]]]]:
-        """Tag sentences in batches (streamed); yields (sentences, predicted label lists)."""
+                    text: bool = False, batch: int = 4096, depth: int | None = None,
+                    margins: bool = False) -> Iterator[tuple[list[Sentence], list[list[str]]]]:
+        """Tag sentences in batches (streamed); yields (sentences, predicted label lists), and
+        with ``margins`` a third item: each token's margin (``predict_margins``)."""
         columns: Columns | None = None
         buf: list[Sentence] = []
 
@@ -361,9 +375,14 @@ class SequenceTagger:
                                 + (" (--text input is words only)" if text else ""),
                                 display_name(path))
             extra = column_values(buf, columns, self.features.column_attrs, path)
-            ids = self.predict_ids(self.encode(words, pos, offsets, extra), depth=depth)
+            enc = self.encode(words, pos, offsets, extra)
+            ids = self.predict_ids(enc, depth=depth)
             lab = np.array(self.labels, dtype=object)[ids]
-            return [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
+            labels = [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
+            if not margins:
+                return labels
+            m = self.predict_margins(enc, ids)
+            return labels, [m[offsets[i]:offsets[i + 1]].tolist() for i in range(len(buf))]
 
         for s in sentences:
             if columns is None and text:
@@ -378,10 +397,10 @@ class SequenceTagger:
                                     f"input has {len(s.rows[0])}", display_name(path), s.first_line)
             buf.append(s)
             if len(buf) >= batch:
-                yield buf, flush()
+                yield (buf, *flush()) if margins else (buf, flush())
                 buf = []
         if buf:
-            yield buf, flush()
+            yield (buf, *flush()) if margins else (buf, flush())
 
     def tag_conll_bytes(self, data: bytes, path: str, first_line: int = 1,
                         columns_spec: str | None = None, depth: int | None = None,
