@@ -175,11 +175,13 @@ def plot(results: list[dict]) -> None:
             a.set_xscale("log")
             a.set_xticks(res["grid"]["ks"], [str(k) for k in res["grid"]["ks"]])
             a.set_xlabel("k")
-            a.legend(fontsize=7)
         ax.set_ylabel(f"test {key}")
         axt.set_yscale("log")
         axt.set_ylabel("training time (s), chosen epochs")
-    fig.tight_layout()
+    # one legend for all panels, below them, where it covers no data point
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(RESULTS / "kbest.png", dpi=110)
 
 

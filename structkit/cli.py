@@ -3,6 +3,7 @@ the work is done in ``structkit.tasks``."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -429,6 +430,31 @@ class _TrainPrinter:
             what = f"{info['n_features']} features, {len(model.labels)} labels"
         return f"{what}, {info['train_tokens']} training tokens, {info['train_seconds']:.1f} s"
 
+
+
+# ---- plot -----------------------------------------------------------------------------------
+@cli.command(short_help="Draw learning curves (train and dev per epoch) from --metrics-json files.")
+@click.argument("files", nargs=-1)
+@click.option("-o", "--output", required=True, help="The picture to write (.png, .svg or .pdf).")
+@click.option("--metric", type=str, help="The dev score to draw (f1, accuracy, uas, las, wer; "
+              "default: the task's main one).")
+@click.option("--title", type=str, help="A title for the plot.")
+def plot(files, output, metric, title) -> None:
+    """Draw the learning curves of one or more training runs on one plot: the dev score per
+    epoch (solid) and the training accuracy of each pass (dashed), one colour per run.
+
+    \b
+    structkit train --task ner --train conll2002/esp.train --dev conll2002/esp.testa \\
+        --epochs 15 --model m --metrics-json run.json
+    structkit plot run.json other.json -o curves.png"""
+    from structkit.io.files import check_outputs
+    from structkit.plot import plot as draw
+
+    if os.path.splitext(output)[1].lower() not in (".png", ".svg", ".pdf"):
+        raise UserError("-o must end in .png, .svg or .pdf", output)
+    check_outputs([output], list(files))
+    curves = draw(list(files), output, metric, title)
+    click.echo(f"wrote {output}: {len(curves)} run(s)", err=True)
 
 
 # ---- algorithms ---------------------------------------------------------------------------
