@@ -432,6 +432,60 @@ class _TrainPrinter:
 
 
 
+# ---- explain ----------------------------------------------------------------------------------
+@cli.command(short_help="Why each token got its label: runner-up, margin and the features for each.")
+@click.option("-m", "--model", "model_path", required=True, help="A tagging model (Viterbi decoding).")
+@click.argument("file", required=False)
+@click.option("--text", "text", type=str, help="Explain this sentence (tokenised) instead of a file's.")
+@click.option("--sentence", "sentence_no", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Which sentence of FILE (1-based).")
+@click.option("--token", type=click.IntRange(min=1), help="Only this token (1-based).")
+@click.option("--top", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
+              help="Features shown for each side.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per token.")
+def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
+    """For each token of a sentence (of FILE, CoNLL columns or CoNLL-U, or --text): the predicted
+    label, the runner-up (the label of the best sequence with another label there) and the margin
+    between the two sequences' scores, then the features and transitions that push towards each
+    with their weight differences (the neighbours' labels as predicted). Viterbi models only."""
+    import itertools
+
+    from structkit.explain import explain_sentence, report
+    from structkit.tasks.sequence import SequenceTagger
+
+    if (file is None) == (text is None):
+        raise UserError("give a FILE (or '-') or --text SENTENCE")
+    tagger = SequenceTagger.load(model_path, command="explain")
+    if text is not None:
+        import io
+
+        from structkit.io.conllu import read_raw_text
+
+        stream = io.BytesIO(text.encode("utf-8"))
+        sent = next(iter(read_raw_text("--text", "en", "auto", stream=stream)))
+        expl = explain_sentence(tagger, sent, "--text", text=True)
+    else:
+        from structkit.config import resolve_data_path
+        from structkit.io.conllu import read_sequence
+
+        path = resolve_data_path(file, must_exist=True) if file != "-" else "-"
+        sent = next(itertools.islice(read_sequence(path), sentence_no - 1, None), None)
+        if sent is None:
+            raise UserError(f"there is no sentence {sentence_no}", path)
+        expl = explain_sentence(tagger, sent, path)
+    if token is not None and token > len(expl):
+        raise UserError(f"--token {token}: the sentence has {len(expl)} tokens")
+    if as_json:
+        for e in expl:
+            if token is None or e.index == token:
+                click.echo(json.dumps({"index": e.index, "word": e.word, "label": e.label,
+                                       "runner_up": e.runner_up,
+                                       "margin": e.margin if e.margin != float("inf") else None,
+                                       "features": [[p.name, p.weight] for p in e.pushes[:2 * top]]}))
+        return
+    click.echo(report(expl, top, token))
+
+
 # ---- plot -----------------------------------------------------------------------------------
 @cli.command(short_help="Draw learning curves (train and dev per epoch) from --metrics-json files.")
 @click.argument("files", nargs=-1)
