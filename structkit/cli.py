@@ -800,6 +800,13 @@ def dump(model_path, top, pattern) -> None:
         a, b = divmod(int(k), T.shape[1])
         if T[a, b] != 0:
             click.echo(f"  {names[a]:>12} -> {names[b]:<12} {T[a, b]:+.3f}")
+    H = tg.weights.H
+    if H.size and np.any(H):  # greedy order-K history models (OLaRank greedy): H[s, a, b]
+        click.echo(f"\nstrongest history weights (the label s tokens back -> this label; order {H.shape[0]}):")
+        for k in np.argsort(-np.abs(H), axis=None)[:top]:
+            s_, a, b = np.unravel_index(int(k), H.shape)
+            if H[s_, a, b] != 0:
+                click.echo(f"  {s_ + 1} back {names[a]:>12} -> {names[b]:<12} {H[s_, a, b]:+.3f}")
     W = tg.weights.W
     strength = np.abs(W).max(axis=1) if W.size else np.zeros(0)
     ids = np.argsort(-strength, kind="stable")

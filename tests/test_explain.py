@@ -70,3 +70,20 @@ def test_explain_text_and_refusals(sk, tmp_path):
     assert sk("train", "--task", "chunk", "--train", os.path.join(SAMPLE, "chunk", "train.txt"), "--algo",
               "greedy", "--epochs", "1", "-m", g).code == 0
     assert_one_line_error(sk("explain", "-m", g, TEST), "explain covers Viterbi models")
+
+
+def test_dump_shows_history_weights_of_greedy_models(sk, tmp_path):
+    from structkit.tasks.sequence import SequenceTagger
+
+    g = tmp_path / "olg.model"
+    assert sk("train", "--task", "chunk", "--train", os.path.join(SAMPLE, "chunk", "train.txt"), "--algo",
+              "olarank-greedy", "-m", g).code == 0
+    r = sk("dump", "-m", g, "--top", "3")
+    assert r.code == 0 and "strongest history weights" in r.out
+    tg = SequenceTagger.load(str(g))
+    H = tg.weights.H
+    s_, a, b = np.unravel_index(int(np.argmax(np.abs(H))), H.shape)
+    names = tg.labels + ["<S/E>"]
+    first = r.out.split("strongest history weights")[1].splitlines()[1].split()
+    assert first[:5] == [str(s_ + 1), "back", names[a], "->", names[b]]
+    assert float(first[5]) == pytest.approx(H[s_, a, b], abs=1e-3)
