@@ -217,6 +217,9 @@ def _opt(*args, group: str, **kwargs):
 @_opt("--label-column", type=str, group="Sequence tasks (pos, chunk, ner)",
       help="CoNLL-U: the column to learn, upos, xpos, or a key of feats or misc such as misc.NER. "
            "[default: upos for pos; chunk and ner must name one]")
+@_opt("--scheme", type=str, group="Sequence tasks (pos, chunk, ner)",
+      help="Chunk/ner label scheme: iob1, iob2, iobes or bilou. [default: auto, detected from "
+           "the training labels]")
 @_opt("--cutoff", type=int, group="Sequence tasks (pos, chunk, ner)",
       help="Keep features seen at least this often. [default: 1]")
 @_opt("--features", type=str, group="Reranking (rerank)",
@@ -428,7 +431,8 @@ class _TrainPrinter:
         else:
             what = f"{info['n_features']} features, {len(model.labels)} labels"
             if "scheme" in info:
-                what += f" ({info['scheme'].upper()} scheme, detected)"
+                how = "detected" if info.get("scheme_detected", True) else "given"
+                what += f" ({info['scheme'].upper()} scheme, {how})"
         return f"{what}, {info['train_tokens']} training tokens, {info['train_seconds']:.1f} s"
 
 

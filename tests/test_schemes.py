@@ -314,3 +314,24 @@ def test_eval_compare_pos_accuracy_side_by_side(sk, tmp_path):
     res = json.loads(sk("eval", "--task", "pos", f1, "--compare", f2, "--json").out)
     assert res["first"] == {"accuracy": 75.0} and res["second"] == {"accuracy": 75.0}
     assert res["difference"] == {"accuracy": 0.0} and res["a_only"] == 1 and res["b_only"] == 1
+
+
+def test_train_scheme_option(sk, tmp_path):
+    rows = [line.split() for line in NER_TRAIN.read_text().splitlines()]
+    sents = [list(g) for k, g in itertools.groupby(rows, bool) if k]
+    train = tmp_path / "train.bilou"
+    train.write_text("\n\n".join("\n".join(" ".join(r[:-1] + [lab]) for r, lab in
+                                           zip(s, convert([r[-1] for r in s], "iob2", "bilou")))
+                                 for s in sents) + "\n\n")
+    model = tmp_path / "m.model"
+    r = sk("train", "--task", "ner", "--train", train, "--model", model, "--epochs", "1", "-v",
+           "--scheme", "bilou")
+    assert r.code == 0, r.err
+    assert "(BILOU scheme, given)" in r.err
+    assert_one_line_error(sk("train", "--task", "ner", "--train", train, "--model", model,
+                             "--scheme", "iobes"), "unknown label", "(IOBES)", code=1)
+    assert_one_line_error(sk("train", "--task", "ner", "--train", train, "--model", model,
+                             "--scheme", "bioes"), "--scheme must be auto, iob1, iob2, iobes, bilou",
+                          code=1)
+    assert_one_line_error(sk("train", "--task", "pos", "--train", train, "--model", model,
+                             "--scheme", "iob2"), "--scheme applies to --task chunk or ner", code=1)

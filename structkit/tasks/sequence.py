@@ -60,6 +60,7 @@ class TaggerConfig:
     nr: int | None = None            # LaRank/OLaRank reprocess steps per new example
     order: int | None = None         # OLaRank greedy models: Markov order K of the label history
     jobs: int | None = None          # threads: > 1 trains by iterative parameter mixing (default 1)
+    scheme: str | None = None        # chunk/ner label scheme: iob1, iob2, iobes, bilou (None: detected)
 
     @classmethod
     def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
@@ -102,6 +103,15 @@ class TaggerConfig:
                 raise UserError(shared.elsewhere.format(flag=shared.flag, value=value, algo=self.algo,
                                                         takers=takers))
             setattr(self, name, stored)
+        if self.scheme is not None:
+            from structkit.eval.schemes import SCHEMES
+
+            scheme = str(self.scheme).lower()
+            if scheme not in ("auto",) + SCHEMES:
+                raise UserError(f"--scheme must be auto, {', '.join(SCHEMES)}; got {self.scheme!r}")
+            if self.task not in ("chunk", "ner"):
+                raise UserError(f"--scheme applies to --task chunk or ner, not {self.task}")
+            self.scheme = None if scheme == "auto" else scheme
         if self.label_column is not None and not isinstance(self.label_column, str):
             raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
         # templates stay None until the training data says which default fits (CoNLL-U or columns)
@@ -556,7 +566,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff,
                                              extra, corpus.labels)
     labels = sorted(set(corpus.labels))
-    scheme = label_scheme(config.task, corpus, train_name)
+    scheme = label_scheme(config.task, corpus, train_name, config.scheme)
     index = {l: i for i, l in enumerate(labels)}
     y = np.fromiter((index[l] for l in corpus.labels), dtype=np.int32, count=len(corpus.labels))
     train = Encoded(indptr, indices, corpus.offsets, y)
@@ -598,15 +608,23 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                    "train_seconds": round(time.perf_counter() - t0, 3)}
     if scheme is not None:
         tagger.info["scheme"] = scheme
+        tagger.info["scheme_detected"] = config.scheme is None
     return tagger
 
 
-def label_scheme(task: str, corpus: Corpus, name: str | None) -> str | None:
-    """The phrase label scheme of chunk/ner training labels (None for pos): detected from the
-    labels; a UserError when they mix IOBES and BILOU prefixes."""
+def label_scheme(task: str, corpus: Corpus, name: str | None, given: str | None = None) -> str | None:
+    """The phrase label scheme of chunk/ner training labels (None for pos): ``given`` (every
+    label must use its prefixes: a UserError at the first that does not) or detected from the
+    labels (a UserError when they mix IOBES and BILOU prefixes)."""
     if task not in ("chunk", "ner"):
         return None
     from structkit.eval.schemes import SchemeDetector
+
+    if given is not None:
+        from structkit.eval.files import check_labels
+        for s, a in zip(corpus.sentences, corpus.offsets):
+            check_labels(task, corpus.labels[a:a + len(s)], name or "<training data>", s.first_line, given)
+        return given
 
     detector = SchemeDetector()
     for sent in corpus.label_sentences():
