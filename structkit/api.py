@@ -283,11 +283,12 @@ class Tagger(_Estimator):
                     raise UserError(f"{what}: sentence {i + 1}, label {k + 1} must be a non-empty "
                                     f"string, got {lab!r}")
             if config.task in ("chunk", "ner"):
-                from structkit.eval.chunks import first_bad_tag
-                k = first_bad_tag(labels)
+                from structkit.eval.schemes import bad_label
+                k = bad_label(labels, None)
                 if k is not None:
                     raise UserError(f"{what}: sentence {i + 1}, token {k + 1}: unknown label "
-                                    f"{labels[k]!r}: {config.task} labels are O or B-/I-/E-TYPE")
+                                    f"{labels[k]!r}: {config.task} labels are O or "
+                                    "B-/I-/E-/S-/L-/U-TYPE")
             sentences.append(Sentence([r + [lab] for r, lab in zip(rows, labels)], i + 1))
         try:
             corpus = corpus_from_sentences(sentences, config.columns, what, config.task)
@@ -412,12 +413,12 @@ class Tagger(_Estimator):
                     raise UserError(f"score: sentence {i + 1} has {len(p)} tokens but {len(g)} "
                                     "gold labels")
         if task in ("chunk", "ner"):
-            from structkit.eval.chunks import first_bad_tag
+            from structkit.eval.schemes import bad_label
             for i, g in enumerate(gold):
-                k = first_bad_tag(g)
+                k = bad_label(g, None)
                 if k is not None:
                     raise UserError(f"score: sentence {i + 1}, token {k + 1}: unknown gold label "
-                                    f"{g[k]!r}: {task} labels are O or B-/I-/E-TYPE")
+                                    f"{g[k]!r}: {task} labels are O or B-/I-/E-/S-/L-/U-TYPE")
         result, _ = evaluate_sentences(task, zip(words, gold, pred))
         return result
 

@@ -218,6 +218,9 @@ def _opt(*args, group: str, **kwargs):
 @_opt("--label-column", type=str, group="Sequence tasks (pos, chunk, ner)",
       help="CoNLL-U: the column to learn, upos, xpos, or a key of feats or misc such as misc.NER. "
            "[default: upos for pos; chunk and ner must name one]")
+@_opt("--scheme", type=str, group="Sequence tasks (pos, chunk, ner)",
+      help="Chunk/ner label scheme: iob1, iob2, iobes or bilou. [default: auto, detected from "
+           "the training labels]")
 @_opt("--cutoff", type=int, group="Sequence tasks (pos, chunk, ner)",
       help="Keep features seen at least this often. [default: 1]")
 @_opt("--features", type=str, group="Reranking (rerank)",
@@ -428,6 +431,9 @@ class _TrainPrinter:
                     "skipped: not projective or not single-rooted)")
         else:
             what = f"{info['n_features']} features, {len(model.labels)} labels"
+            if "scheme" in info:
+                how = "detected" if info.get("scheme_detected", True) else "given"
+                what += f" ({info['scheme'].upper()} scheme, {how})"
         return f"{what}, {info['train_tokens']} training tokens, {info['train_seconds']:.1f} s"
 
 
@@ -692,8 +698,11 @@ _tag_command("ner", "ner", "Find named entities in CoNLL files; writes each row 
 @click.option("--model", "model_path", type=str,
               help="The model that tagged the file: adds accuracy on words unseen in training.")
 @click.option("--compare", "other", type=str,
-              help="Another system's output on the same tokens: McNemar's test between the two.")
-def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
+              help="Another system's output on the same tokens: both systems' scores side by side, "
+                   "and McNemar's test between the two.")
+@click.option("--scheme", type=str, default="auto", show_default=True,
+              help="Chunk/ner label scheme: auto (detected from the gold labels), iob1, iob2, iobes or bilou.")
+def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> None:
     """Score tagged output: FILE with gold second-to-last and prediction last (conlleval's
     layout), or GOLD PRED as two files that line up token by token (columns or CoNLL-U).
 
@@ -703,7 +712,18 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
     Penn Treebank convention (punctuation excluded) and the CoNLL 2018 one (every word, LAS on
     the universal DEPREL), root accuracy, complete match and a per-label table.
     --task tokenize compares the tokens, words and sentences of two CoNLL-U files by their
-    characters, as the CoNLL 2018 shared task does."""
+    characters, as the CoNLL 2018 shared task does.
+
+    Chunk and NER labels may be in IOB1, IOB2, IOBES or BILOU (--scheme; detected from the gold
+    labels by default, and named in the report). IOB1/IOB2 are scored exactly as conlleval;
+    IOBES/BILOU phrases are read by the same start/end rules and scored on exact matches."""
+    from structkit.eval.schemes import SCHEMES
+
+    scheme = scheme.lower()
+    if scheme not in ("auto",) + SCHEMES:
+        raise UserError(f"--scheme must be auto, {', '.join(SCHEMES)}; got {scheme!r}")
+    if scheme != "auto" and task not in ("chunk", "ner"):
+        raise UserError(f"--scheme applies to eval --task chunk or ner, not {task}")
     if task == "tokenize":
         if len(files) != 2:
             raise UserError(f"eval --task tokenize takes two CoNLL-U files, GOLD PRED; got {len(files)}")
@@ -737,7 +757,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
         from structkit.eval.files import compare_files
 
         result, report = compare_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files),
-                                       resolve_data_path(other, must_exist=True))
+                                       resolve_data_path(other, must_exist=True), scheme)
         click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False) if as_json else report)
         return
     known = None
@@ -764,9 +784,10 @@ def eval_cmd(task, files, as_json, label_column, model_path, other) -> None:
         from structkit.eval.files import evaluate_sentences
         from structkit.eval.tags import conllu_label_triples
 
-        result, report = evaluate_sentences(task, conllu_label_triples(task, *paths, label_column), known)
+        result, report = evaluate_sentences(task, conllu_label_triples(task, *paths, label_column), known,
+                                            scheme)
     else:
-        result, report = evaluate_files(task, paths, known)
+        result, report = evaluate_files(task, paths, known, scheme)
     if as_json:
         click.echo(json.dumps(_finite(result), sort_keys=True, allow_nan=False))
     else:

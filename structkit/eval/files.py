@@ -11,19 +11,39 @@ from structkit.io.conll import read_conll
 from structkit.io.files import display_name
 
 
-def check_labels(task: str, labels: list[str], path: str, first_line: int) -> None:
-    """Chunk and NER labels must be phrase tags conlleval can read; a UserError names the line."""
+def check_labels(task: str, labels: list[str], path: str, first_line: int,
+                 scheme: str | None = "iob2") -> None:
+    """Chunk and NER labels must be phrase tags of ``scheme`` (iob1/iob2: the tags conlleval
+    reads; None: any of IOB1, IOB2, IOBES, BILOU); a UserError names the line."""
     if task == "pos":
         return
-    k = first_bad_tag(labels)
+    if scheme in ("iob1", "iob2"):
+        k = first_bad_tag(labels)
+        if k is not None:
+            raise UserError(f"unknown label {labels[k]!r}: {task} labels are O or B-/I-/E-TYPE "
+                            "(IOB1, IOB2 or IOE, as conlleval reads them)",
+                            display_name(path), first_line + k)
+        return
+    from structkit.eval.schemes import bad_label
+
+    k = bad_label(labels, scheme)
     if k is not None:
-        raise UserError(f"unknown label {labels[k]!r}: {task} labels are O or B-/I-/E-TYPE "
-                        "(IOB1, IOB2 or IOE, as conlleval reads them)",
+        allowed = {None: "B-/I-/E-/S-/L-/U-TYPE (IOB1, IOB2, IOBES or BILOU)",
+                   "iobes": "B-/I-/E-/S-TYPE (IOBES)", "bilou": "B-/I-/L-/U-TYPE (BILOU)"}[scheme]
+        raise UserError(f"unknown label {labels[k]!r}: {task} labels are O or {allowed}",
                         display_name(path), first_line + k)
 
 
-def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[str], list[str], list[str]]]:
-    """Yield (words, gold, predicted) per sentence from one or two files."""
+def scheme_arg(scheme: str | None) -> str | None:
+    """--scheme's value as the label check wants it: None for auto (any scheme's letters)."""
+    return None if scheme in (None, "auto") else scheme
+
+
+def sentence_triples(task: str, files: tuple[str, ...],
+                     scheme: str | None = "auto") -> Iterator[tuple[list[str], list[str], list[str]]]:
+    """Yield (words, gold, predicted) per sentence from one or two files; chunk and ner
+    labels are checked against ``scheme`` (auto: any scheme's letters)."""
+    scheme = scheme_arg(scheme)
     if len(files) == 1:
         path = files[0]
         for s in read_conll(path):
@@ -40,8 +60,8 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
                                 "eval GOLD PRED", display_name(path), s.first_line)
             gold = [r[-2] for r in s.rows]
             pred = [r[-1] for r in s.rows]
-            check_labels(task, gold, path, s.first_line)
-            check_labels(task, pred, path, s.first_line)
+            check_labels(task, gold, path, s.first_line, scheme)
+            check_labels(task, pred, path, s.first_line, scheme)
             yield [r[0] for r in s.rows], gold, pred
         return
     gpath, ppath = files
@@ -73,20 +93,63 @@ def sentence_triples(task: str, files: tuple[str, ...]) -> Iterator[tuple[list[s
                             display_name(ppath), ps.first_line)
         gold = [r[-1] for r in gs.rows]
         pred = [r[-1] for r in ps.rows]
-        check_labels(task, gold, gpath, gs.first_line)
-        check_labels(task, pred, ppath, ps.first_line)
+        check_labels(task, gold, gpath, gs.first_line, scheme)
+        check_labels(task, pred, ppath, ps.first_line, scheme)
         yield [r[0] for r in gs.rows], gold, pred
 
 
-def evaluate_files(task: str, files: tuple[str, ...], known_words: set[str] | None = None) -> tuple[dict, str]:
+def evaluate_files(task: str, files: tuple[str, ...], known_words: set[str] | None = None,
+                   scheme: str = "auto") -> tuple[dict, str]:
     """Score tagged files; returns (result dict in percent, human-readable report)."""
-    return evaluate_sentences(task, sentence_triples(task, files), known_words)
+    return evaluate_sentences(task, sentence_triples(task, files, scheme), known_words, scheme)
+
+
+class SchemeScorer:
+    """Phrase scores under a given label scheme, or under the one detected from the gold labels
+    (``auto``: conlleval's counter and the IOBES/BILOU phrase counter both run, and the one the
+    scheme needs is reported)."""
+
+    def __init__(self, scheme: str = "auto") -> None:
+        from structkit.eval.schemes import PhraseCounter, SchemeDetector, make_counter
+
+        self.given = scheme_arg(scheme)
+        self.detector = SchemeDetector()
+        if self.given is None:
+            self.iob, self.phrase = ChunkCounter(), PhraseCounter("iobes")
+        else:
+            self.counter = make_counter(self.given)
+
+    def add_sentence(self, gold, pred) -> None:
+        self.detector.add(gold)
+        if self.given is not None:
+            self.counter.add_sentence(gold, pred)
+        else:
+            self.iob.add_sentence(gold, pred)
+            self.phrase.add_sentence(gold, pred)
+
+    @property
+    def scheme(self) -> str:
+        if self.given is not None:
+            return self.given
+        if self.detector.mixed():
+            raise UserError("the gold labels mix IOBES (S-/E-) and BILOU (U-/L-) prefixes; "
+                            "name the scheme with --scheme")
+        return self.detector.scheme
+
+    def score(self):
+        if self.given is not None:
+            return self.counter.score()
+        return (self.iob if self.scheme in ("iob1", "iob2") else self.phrase).score()
+
+    def describe(self) -> str:
+        return f"label scheme: {self.scheme} ({'given' if self.given else 'detected'})"
 
 
 def evaluate_sentences(task: str, triples: Iterable[tuple[list[str], list[str], list[str]]],
-                       known_words: set[str] | None = None) -> tuple[dict, str]:
-    """Score (words, gold, predicted) per sentence; returns (result dict in percent, report)."""
-    counter = ChunkCounter() if task != "pos" else None
+                       known_words: set[str] | None = None, scheme: str = "auto") -> tuple[dict, str]:
+    """Score (words, gold, predicted) per sentence; returns (result dict in percent, report).
+    Chunk and ner phrases are read in ``scheme`` (auto: detected from the gold labels)."""
+    counter = SchemeScorer(scheme) if task != "pos" else None
     tokens = correct = unk = unk_correct = sentences = 0
     for words, gold, pred in triples:
         sentences += 1
@@ -109,7 +172,9 @@ def evaluate_sentences(task: str, triples: Iterable[tuple[list[str], list[str], 
         d = score.to_dict()
         d.pop("accuracy")
         result.update(d)
+        result["scheme"] = counter.scheme
         lines.append(score.format_report().rstrip("\n"))
+        lines.append(counter.describe())
     else:
         lines.append(f"processed {tokens} tokens in {sentences} sentences; "
                      f"accuracy: {result['accuracy']:6.2f}%")
@@ -177,30 +242,74 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
     return {"task": "parse", **scores}, format_report(scores)
 
 
-def compare_files(task: str, files: tuple[str, ...], other: str) -> tuple[dict, str]:
-    """McNemar's test between the predictions in ``files`` (one conlleval-layout file, or GOLD
-    PRED) and those in ``other`` (same layout: a conlleval file, or a prediction file lining up
-    with GOLD), on token-level correctness."""
+def compare_files(task: str, files: tuple[str, ...], other: str,
+                  scheme: str = "auto") -> tuple[dict, str]:
+    """Both systems' scores side by side and McNemar's test between the predictions in
+    ``files`` (one conlleval-layout file, or GOLD PRED) and those in ``other`` (same layout: a
+    conlleval file, or a prediction file lining up with GOLD), on token-level correctness.
+
+    The result holds McNemar's figures at the top level (as before), ``first`` and ``second``
+    (accuracy, and for chunk/ner precision, recall, F1) and ``difference`` (first minus second)."""
     from structkit.eval.significance import mcnemar
 
     second = (other,) if len(files) == 1 else (files[0], other)
     end = object()
+    scorers = (_SystemScore(task, scheme), _SystemScore(task, scheme))
 
     def lined_up():
-        for i, (ta, tb) in enumerate(itertools.zip_longest(sentence_triples(task, files),
-                                                           sentence_triples(task, second), fillvalue=end)):
+        for i, (ta, tb) in enumerate(itertools.zip_longest(sentence_triples(task, files, scheme),
+                                                           sentence_triples(task, second, scheme),
+                                                           fillvalue=end)):
             if ta is end or tb is end or ta[0] != tb[0] or ta[1] != tb[1]:
                 raise UserError(f"sentence {i + 1} does not line up with the first system's input "
                                 "(the two systems must label the same tokens, with the same gold "
                                 "labels)", display_name(other))
+            scorers[0].add(ta[1], ta[2])
+            scorers[1].add(tb[1], tb[2])
             yield ta[1], ta[2], tb[2]
 
     # Streamed: mcnemar reads the three in lockstep, so tee holds one sentence at a time
-    # (both files were held in memory: 63 -> 443 MB at 10x the data).
+    # (both files were held in memory: 63 -> 443 MB at 10x the data). The two systems' scores
+    # are counted on the way.
     t_gold, t_a, t_b = itertools.tee(lined_up(), 3)
     result = {"task": task, **mcnemar((t[0] for t in t_gold), (t[1] for t in t_a), (t[2] for t in t_b))}
-    report = (f"McNemar's test on {result['tokens']} tokens: first system right and second wrong "
+    first, second_s = scorers[0].result(), scorers[1].result()
+    result["first"], result["second"] = first, second_s
+    result["difference"] = {k: first[k] - second_s[k] for k in first}
+    if task != "pos":
+        result["scheme"] = scorers[0].counter.scheme
+    rows = [("", "first", "second", "difference")]
+    rows += [(k, f"{first[k]:.2f}", f"{second_s[k]:.2f}", f"{result['difference'][k]:+.2f}")
+             for k in first]
+    widths = [max(len(r[j]) for r in rows) for j in range(4)]
+    table = "\n".join(f"{r[0]:<{widths[0]}}  " + "  ".join(f"{r[j]:>{widths[j]}}" for j in (1, 2, 3))
+                      for r in rows)
+    report = (f"{table}\n"
+              f"McNemar's test on {result['tokens']} tokens: first system right and second wrong "
               f"{result['a_only']}, second right and first wrong {result['b_only']}; exact p = "
               f"{result['exact_p']:.4g} (chi-square {result['chi2']:.2f}, p = {result['chi2_p']:.4g}); "
               f"better: {dict(a='first', b='second', tie='neither')[result['better']]}")
+    if task != "pos":
+        report += "\n" + scorers[0].counter.describe()
     return result, report
+
+
+class _SystemScore:
+    """One system's accuracy (and phrase P/R/F1 for chunk/ner), counted sentence by sentence."""
+
+    def __init__(self, task: str, scheme: str) -> None:
+        self.tokens = self.correct = 0
+        self.counter = SchemeScorer(scheme) if task != "pos" else None
+
+    def add(self, gold, pred) -> None:
+        self.tokens += len(gold)
+        self.correct += sum(g == p for g, p in zip(gold, pred))
+        if self.counter is not None:
+            self.counter.add_sentence(gold, pred)
+
+    def result(self) -> dict:
+        out = {"accuracy": 100.0 * self.correct / max(self.tokens, 1)}
+        if self.counter is not None:
+            s = self.counter.score()
+            out |= {"precision": s.precision, "recall": s.recall, "f1": s.f1}
+        return out

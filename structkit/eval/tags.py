@@ -133,16 +133,16 @@ def conllu_label_triples(task: str, gold_path: str, pred_path: str, label_column
                          ) -> Iterator[tuple[list[str], list[str], list[str]]]:
     """(words, gold, predicted) per sentence from the ``label_column`` of two CoNLL-U files,
     for chunk and ner scoring."""
-    from structkit.eval.chunks import first_bad_tag
+    from structkit.eval.schemes import bad_label
 
     get = _label_getter(label_column)
     for gs, ps in aligned(gold_path, pred_path):
         gold = [get(r) for r in gs.rows]
         pred = [get(r) for r in ps.rows]
         for labels, path, sent in ((gold, gold_path, gs), (pred, pred_path, ps)):
-            k = first_bad_tag(labels)
+            k = bad_label(labels, None)
             if k is not None:
                 raise UserError(f"unknown label {labels[k]!r} in {label_column}: {task} labels are O "
-                                f"or B-/I-/E-TYPE (IOB1, IOB2 or IOE, as conlleval reads them)",
+                                f"or B-/I-/E-/S-/L-/U-TYPE (IOB1, IOB2, IOBES or BILOU)",
                                 display_name(path), sent.line_of(k))
         yield [r[1] for r in gs.rows], gold, pred

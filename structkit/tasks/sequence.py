@@ -60,6 +60,7 @@ class TaggerConfig:
     nr: int | None = None            # LaRank/OLaRank reprocess steps per new example
     order: int | None = None         # OLaRank greedy models: Markov order K of the label history
     jobs: int | None = None          # threads: > 1 trains by iterative parameter mixing (default 1)
+    scheme: str | None = None        # chunk/ner label scheme: iob1, iob2, iobes, bilou (None: detected)
 
     @classmethod
     def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
@@ -102,6 +103,15 @@ class TaggerConfig:
                 raise UserError(shared.elsewhere.format(flag=shared.flag, value=value, algo=self.algo,
                                                         takers=takers))
             setattr(self, name, stored)
+        if self.scheme is not None:
+            from structkit.eval.schemes import SCHEMES
+
+            scheme = str(self.scheme).lower()
+            if scheme not in ("auto",) + SCHEMES:
+                raise UserError(f"--scheme must be auto, {', '.join(SCHEMES)}; got {self.scheme!r}")
+            if self.task not in ("chunk", "ner"):
+                raise UserError(f"--scheme applies to --task chunk or ner, not {self.task}")
+            self.scheme = None if scheme == "auto" else scheme
         if self.label_column is not None and not isinstance(self.label_column, str):
             raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
         # templates stay None until the training data says which default fits (CoNLL-U or columns)
@@ -178,7 +188,7 @@ def read_labelled(path: str, columns_spec: str | None, digest=None, task: str | 
                   label_column: str | None = None) -> Corpus:
     """Read a labelled file whole (training or development data): CoNLL columns or CoNLL-U
     (labels from ``label_column``, UPOS for pos by default); with ``task`` chunk or ner, every
-    label must be a phrase tag (O, B-/I-/E-TYPE)."""
+    label must be a phrase tag (O, B-/I-/E-/S-/L-/U-TYPE: IOB1, IOB2, IOBES or BILOU)."""
     from structkit.io.conllu import read_sequence
 
     return corpus_from_sentences(list(read_sequence(path, digest=digest)), columns_spec, path, task,
@@ -213,7 +223,7 @@ def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, p
     if task in ("chunk", "ner"):
         from structkit.eval.files import check_labels
         for s, a in zip(sentences, offsets):
-            check_labels(task, labels[a:a + len(s)], path, s.first_line)
+            check_labels(task, labels[a:a + len(s)], path, s.first_line, None)
     return Corpus(sentences, words, pos, labels, offsets, n, columns)
 
 
@@ -508,13 +518,18 @@ def _tagger_limits(header: dict, shapes: dict) -> None:
             raise ValueError(f"array {name} of {n} elements for {nf} features x {L} labels")
 
 
-def score_labels(task: str, gold: list[list[str]], pred: list[list[str]]) -> dict:
-    """accuracy for pos; conlleval precision/recall/F1 (and accuracy) for chunk and ner."""
+def score_labels(task: str, gold: list[list[str]], pred: list[list[str]],
+                 scheme: str = "iob2") -> dict:
+    """accuracy for pos; conlleval precision/recall/F1 (and accuracy) for chunk and ner, with
+    phrases read in ``scheme`` (IOBES and BILOU by the same phrase rules)."""
     if task == "pos":
         from structkit.eval.accuracy import token_accuracy
         return {"accuracy": token_accuracy(gold, pred)["accuracy"]}
-    from structkit.eval.chunks import conlleval
-    s = conlleval(gold, pred)
+    from structkit.eval.schemes import make_counter
+    counter = make_counter(scheme)
+    for i, (g, p) in enumerate(zip(gold, pred)):
+        counter.add_sentence(g, p)
+    s = counter.score()
     return {"accuracy": s.accuracy, "precision": s.precision, "recall": s.recall, "f1": s.f1}
 
 
@@ -570,6 +585,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff,
                                              extra, corpus.labels)
     labels = sorted(set(corpus.labels))
+    scheme = label_scheme(config.task, corpus, train_name, config.scheme)
     index = {l: i for i, l in enumerate(labels)}
     y = np.fromiter((index[l] for l in corpus.labels), dtype=np.int32, count=len(corpus.labels))
     train = Encoded(indptr, indices, corpus.offsets, y)
@@ -601,7 +617,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
             ids = tagger.predict_ids(dev_enc, (mixing or learner).averaged())
             o = dev.offsets
             pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
-            stats["dev"] = score_labels(config.task, dev_gold, pred)
+            stats["dev"] = score_labels(config.task, dev_gold, pred, scheme or "iob2")
         if on_epoch is not None:
             on_epoch(epoch, stats)
     tagger.weights = (mixing or learner).averaged()
@@ -609,4 +625,30 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
+    if scheme is not None:
+        tagger.info["scheme"] = scheme
+        tagger.info["scheme_detected"] = config.scheme is None
     return tagger
+
+
+def label_scheme(task: str, corpus: Corpus, name: str | None, given: str | None = None) -> str | None:
+    """The phrase label scheme of chunk/ner training labels (None for pos): ``given`` (every
+    label must use its prefixes: a UserError at the first that does not) or detected from the
+    labels (a UserError when they mix IOBES and BILOU prefixes)."""
+    if task not in ("chunk", "ner"):
+        return None
+    from structkit.eval.schemes import SchemeDetector
+
+    if given is not None:
+        from structkit.eval.files import check_labels
+        for s, a in zip(corpus.sentences, corpus.offsets):
+            check_labels(task, corpus.labels[a:a + len(s)], name or "<training data>", s.first_line, given)
+        return given
+
+    detector = SchemeDetector()
+    for sent in corpus.label_sentences():
+        detector.add(sent)
+    if detector.mixed():
+        raise UserError("the training labels mix IOBES (S-/E-) and BILOU (U-/L-) prefixes",
+                        name or "<training data>")
+    return detector.scheme
