@@ -182,6 +182,11 @@ def _algo_names() -> list[str]:
 
 
 # ---- train -------------------------------------------------------------------------------
+def _selection_help(name: str) -> str:
+    from structkit.learn import selection
+    return getattr(selection, name)
+
+
 def _opt(*args, group: str, **kwargs):
     return click.option(*args, cls=GroupedOption, group=group, **kwargs)
 
@@ -194,6 +199,8 @@ def _opt(*args, group: str, **kwargs):
       help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
            "CoNLL-X/U for parse, n-best lists for rerank.")
 @_opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
+@_opt("--dev-split", type=float, group="Data and model", metavar="F", help=_selection_help("DEV_SPLIT_HELP"))
+@_opt("--patience", type=int, group="Data and model", metavar="N", help=_selection_help("PATIENCE_HELP"))
 @_opt("-m", "--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
 @_opt("--config", "config_path", type=str, group="Data and model",
       help="TOML config (any option below, and a [data] table); flags override its values.")
@@ -427,7 +434,12 @@ class _TrainPrinter:
                     "skipped: not projective or not single-rooted)")
         else:
             what = f"{info['n_features']} features, {len(model.labels)} labels"
-        return f"{what}, {info['train_tokens']} training tokens, {info['train_seconds']:.1f} s"
+        kept = ""
+        if info.get("selected_epoch") is not None:
+            (name, score), = info["selected_dev"].items()
+            kept = (f", epoch {info['selected_epoch']} of {info['epochs_run']} kept "
+                    f"(best dev {name} {score:.2f})")
+        return f"{what}, {info['train_tokens']} training tokens{kept}, {info['train_seconds']:.1f} s"
 
 
 

@@ -16,7 +16,7 @@ from structkit.features.extract import Encoded, FeatureSpace
 from structkit.features.vocab import pack_strings, unpack_strings
 from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
-from structkit.learn import registry
+from structkit.learn import registry, selection
 from structkit.models.chain import Weights
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
@@ -60,6 +60,8 @@ class TaggerConfig:
     nr: int | None = None            # LaRank/OLaRank reprocess steps per new example
     order: int | None = None         # OLaRank greedy models: Markov order K of the label history
     jobs: int | None = None          # threads: > 1 trains by iterative parameter mixing (default 1)
+    dev_split: float | None = None   # hold out every round(1/F)-th training sentence as dev data
+    patience: int | None = None      # with dev data: stop after this many epochs without a better score
 
     @classmethod
     def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
@@ -102,6 +104,8 @@ class TaggerConfig:
                 raise UserError(shared.elsewhere.format(flag=shared.flag, value=value, algo=self.algo,
                                                         takers=takers))
             setattr(self, name, stored)
+        self.dev_split = selection.check_dev_split(self.dev_split)
+        self.patience = selection.check_patience(self.patience)
         if self.label_column is not None and not isinstance(self.label_column, str):
             raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
         # templates stay None until the training data says which default fits (CoNLL-U or columns)
@@ -414,7 +418,7 @@ class SequenceTagger:
         arrays.update(pack_strings("labels", self.labels))
         header = {
             "task": self.config.task, "kind": "sequence",
-            "config": asdict(self.config), "features": fh, "n_features": int(W.shape[0]),
+            "config": selection.header_config(asdict(self.config)), "features": fh, "n_features": int(W.shape[0]),
             "columns": {"word": self.columns.word, "pos": self.columns.pos,
                         "label": self.columns.label, "n_columns": self.n_columns,
                         "names": list(self.columns.names), "label_key": self.columns.label_key,
@@ -511,9 +515,18 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     import time
 
     config.validate()
+    selection.check_with_dev(config, dev_path)
     t0 = time.perf_counter()
     digest = hashlib.sha256()
     corpus = read_labelled(train_path, config.columns, digest, config.task, config.label_column)
+    if config.dev_split is not None:
+        keep, held = selection.split_every(len(corpus.sentences), config.dev_split)
+        name = display_name(train_path)
+        sub = lambda idx: corpus_from_sentences([corpus.sentences[i] for i in idx], config.columns,  # noqa: E731
+                                                name, config.task, config.label_column)
+        corpus, held_out = sub(keep), sub(held)
+        return train_tagger_on(config, corpus, held_out, on_epoch, name, digest.hexdigest(), t0,
+                               mapper=mapper)
 
     def read_dev() -> Corpus:
         dev = read_labelled(dev_path, config.columns, task=config.task, label_column=config.label_column)
@@ -573,21 +586,30 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
         mixing = ParameterMixing(learner, train, config.jobs, config.seed, mapper)
     n_calls = spec.epoch_calls(config)
+    key = main_score(config.task)
+    selector = selection.Selector(lambda d: d[key], config.patience, selection.copy_weights)
     for epoch in range(1, n_calls + 1):
         te = time.perf_counter()
         stats = learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch)
         stats["epoch"] = epoch
         stats["epoch_seconds"] = time.perf_counter() - te
+        stop = False
         if dev_enc is not None:
-            ids = tagger.predict_ids(dev_enc, (mixing or learner).averaged())
+            averaged = (mixing or learner).averaged()
+            ids = tagger.predict_ids(dev_enc, averaged)
             o = dev.offsets
             pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
             stats["dev"] = score_labels(config.task, dev_gold, pred)
+            stop = selector.update(epoch, stats["dev"], averaged)
         if on_epoch is not None:
             on_epoch(epoch, stats)
-    tagger.weights = (mixing or learner).averaged()
+        if stop:
+            break
+    tagger.weights = (mixing or learner).averaged() if selector.weights is None else selector.weights
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
+    if selector.weights is not None:
+        tagger.info |= selector.info(key) | {"dev_sentences": len(dev.offsets) - 1}
     return tagger
