@@ -434,6 +434,9 @@ class _TrainPrinter:
                     "skipped: not projective or not single-rooted)")
         else:
             what = f"{info['n_features']} features, {len(model.labels)} labels"
+            chosen = getattr(model, "default_templates", None)
+            if chosen:
+                what += f", templates {chosen}" + (" (the input has no POS column)" if chosen.endswith("-nopos") else "")
         kept = ""
         if info.get("selected_epoch") is not None:
             (name, score), = info["selected_dev"].items()

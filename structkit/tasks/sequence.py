@@ -111,8 +111,16 @@ class TaggerConfig:
         # templates stay None until the training data says which default fits (CoNLL-U or columns)
 
     def default_templates(self, columns: Columns) -> str:
-        """The task's template set; POS tagging on CoNLL-U gets the UD set (words only)."""
-        return "ud" if columns.conllu and self.task == "pos" else self.task
+        """The task's template set for the columns the training data has: POS tagging on
+        CoNLL-U gets the UD set (words only); input without a POS column (JNLPBA: word and
+        label) gets the task's no-POS variant (ner-nopos, chunk-nopos)."""
+        from structkit.features.templates import TEMPLATE_SETS
+
+        if columns.conllu and self.task == "pos":
+            return "ud"
+        if columns.pos is None and f"{self.task}-nopos" in TEMPLATE_SETS:
+            return f"{self.task}-nopos"
+        return self.task
 
 
 def default_algo(task: str, train_path: str | None) -> str:
@@ -250,6 +258,7 @@ class SequenceTagger:
         self.columns = columns
         self.n_columns = n_columns
         self.info = info or {}
+        self.default_templates: str | None = None  # set by training when the default set was chosen
 
     def __getstate__(self) -> dict:
         # the fast path's arrays and lock (structkit.tasks.fastpath) are rebuilt where needed
@@ -557,8 +566,9 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
     if t0 is None:
         t0 = time.perf_counter()
+    chosen = None
     if config.templates is None:
-        config.templates = config.default_templates(corpus.columns)
+        config.templates = chosen = config.default_templates(corpus.columns)
     features = FeatureSpace(config.templates)
     extra = corpus.column_values(features.column_attrs, train_name or "<training data>")
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff,
@@ -610,6 +620,9 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
+    # the default set, adapted to the columns: the train summary says which (not in the header,
+    # which already names the set in its config: a model is what it was before)
+    tagger.default_templates = chosen
     if selector.weights is not None:
         tagger.info |= selector.info(key) | {"dev_sentences": len(dev.offsets) - 1}
     return tagger
