@@ -282,9 +282,6 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
     digest = hashlib.sha256() if train_path != "-" else None
     sentences = read_treebank(train_path, digest)
     read_dev = (lambda: read_treebank(dev_path)) if dev_path else None
-    if config.dev_split is not None:
-        keep, held = selection.split_every(len(sentences), config.dev_split)
-        sentences, read_dev = [sentences[i] for i in keep], [sentences[i] for i in held]
     return train_parser_on(config, sentences, read_dev, on_epoch, display_name(train_path),
                            digest.hexdigest() if digest else None, t0)
 
@@ -301,6 +298,10 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
 
     if t0 is None:
         t0 = time.perf_counter()
+    selection.check_with_dev(config, dev)
+    if config.dev_split is not None:   # every round(1/F)-th sentence held out
+        keep, held = selection.split_every(len(sentences), config.dev_split)
+        sentences, dev = [sentences[i] for i in keep], [sentences[i] for i in held]
     if config.algo == "beam":
         from structkit.tasks.labelled import train_labelled
 

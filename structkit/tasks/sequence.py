@@ -150,6 +150,12 @@ class Corpus:
     n_columns: int
     columns: Columns
 
+    def subset(self, idx: list[int]) -> "Corpus":
+        """The sentences at ``idx`` (in that order), as a corpus."""
+        sentences = [self.sentences[i] for i in idx]
+        words, pos, labels, offsets = columns_from(sentences, self.columns)
+        return Corpus(sentences, words, pos, labels, offsets, self.n_columns, self.columns)
+
     def label_sentences(self) -> list[list[str]]:
         assert self.labels is not None
         o = self.offsets
@@ -528,14 +534,6 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     t0 = time.perf_counter()
     digest = hashlib.sha256()
     corpus = read_labelled(train_path, config.columns, digest, config.task, config.label_column)
-    if config.dev_split is not None:
-        keep, held = selection.split_every(len(corpus.sentences), config.dev_split)
-        name = display_name(train_path)
-        sub = lambda idx: corpus_from_sentences([corpus.sentences[i] for i in idx], config.columns,  # noqa: E731
-                                                name, config.task, config.label_column)
-        corpus, held_out = sub(keep), sub(held)
-        return train_tagger_on(config, corpus, held_out, on_epoch, name, digest.hexdigest(), t0,
-                               mapper=mapper)
 
     def read_dev() -> Corpus:
         dev = read_labelled(dev_path, config.columns, task=config.task, label_column=config.label_column)
@@ -558,7 +556,9 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                     train_name: str | None = None, train_sha256: str | None = None,
                     t0: float | None = None, *, mapper: Callable | None = None) -> SequenceTagger:
     """Featurise and train on an in-memory corpus (``config`` validated); ``dev`` may be a
-    function that reads it, called once the training data is featurised. With ``config.jobs``
+    function that reads it, called once the training data is featurised; with
+    ``config.dev_split`` it is held out of ``corpus`` instead. With dev data the best dev
+    epoch's averaged weights are kept (``structkit.learn.selection``). With ``config.jobs``
     N > 1 the learner is trained by iterative parameter mixing over N shards
     (``structkit.learn.ipm``), the shards run by ``mapper`` (``Executor.map`` semantics;
     default: N threads); with N = 1 serially, and ``mapper`` is not used."""
@@ -566,6 +566,10 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
     if t0 is None:
         t0 = time.perf_counter()
+    selection.check_with_dev(config, dev)
+    if config.dev_split is not None:   # every round(1/F)-th sentence held out, before featurising
+        keep, held = selection.split_every(len(corpus.sentences), config.dev_split)
+        corpus, dev = corpus.subset(keep), corpus.subset(held)
     chosen = None
     if config.templates is None:
         config.templates = chosen = config.default_templates(corpus.columns)
