@@ -402,7 +402,7 @@ class _TrainPrinter:
         if config.task == "rerank":
             return cls(config, config.epochs,
                        lambda s: f"updates {s['train_updates']}, mistakes {s['train_mistakes']}",
-                       lambda d: f"dev WER {100 * d['wer']:.2f}%")
+                       lambda d: f"dev WER {d['wer']:.2f}%")
         if config.task == "parse":
             return cls(config, config.epochs, default_report, lambda d: f"dev uas {d['uas']:.2f}")
         from structkit.tasks.sequence import main_score

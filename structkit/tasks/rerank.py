@@ -172,15 +172,17 @@ def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
     p = Perceptron(fs.n_features, config.algo, config.lam)
     best = (np.inf, 0, None)
     history = []
+    rng = np.random.default_rng(config.seed)   # shuffled each epoch, as the other learners are
+    n_utt = len(rows.starts) - 1
     for ep in range(1, config.epochs + 1):
         te = time.perf_counter()
-        st = p.epoch(rows, loss)
+        st = p.epoch(rows, loss, rng.permutation(n_utt).astype(np.int64))
         stats = {"epoch": ep, "train_updates": st["updates"], "train_mistakes": st["mistakes"],
                  "epoch_seconds": time.perf_counter() - te}
         if dev_rows is not None:
             idx, _ = decode(dev_rows, p.averaged())
             errs = sum(int(e[k]) for e, k in zip(dev_edits, idx))
-            stats["dev"] = {"wer": errs / max(dev_words, 1)}
+            stats["dev"] = {"wer": 100.0 * errs / max(dev_words, 1)}   # a percentage, as every score
             if stats["dev"]["wer"] < best[0]:
                 best = (stats["dev"]["wer"], ep, p.averaged())
         history.append(stats)
@@ -233,8 +235,8 @@ def evaluate_nbest(ns: NbestSet, chosen: list[str] | None = None,
     words = np.array([len(u.reference.split()) for u in ns.utterances])
     n_words = int(words.sum())
 
-    def wer(e) -> float:
-        return float(np.sum(e)) / n_words if n_words else 0.0
+    def wer(e) -> float:   # a percentage, as every score in structkit's JSON
+        return 100.0 * float(np.sum(e)) / n_words if n_words else 0.0
 
     first = np.array([int(e[0]) for e in edits])
     oracle = np.array([int(e.min()) for e in edits])
@@ -260,7 +262,7 @@ def wer_report(res: dict) -> str:
              f"{res['reference_words']} reference words"]
 
     def row(name, r):
-        return f"{name:<10} WER {100 * r['wer']:6.2f}%  ({r['errors']} word errors)"
+        return f"{name:<10} WER {r['wer']:6.2f}%  ({r['errors']} word errors)"
     lines.append(row("1-best", res["one_best"]))
     if "chosen" in res:
         lines.append(row("chosen", res["chosen"]))
