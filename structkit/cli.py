@@ -428,7 +428,9 @@ class _TrainPrinter:
         info = model.info
         if self.config.task == "rerank":
             return (f"{info['n_features']} features, {info['train_utterances']} training utterances, "
-                    f"epoch {info['chosen_epoch']} kept, {info['train_seconds']:.1f} s")
+                    f"epoch {info['chosen_epoch']} kept"
+                    + (f" of {info['epochs_run']} (best dev WER {info['selected_dev']['wer']:.2f}%)"
+                       if "selected_dev" in info else "") + f", {info['train_seconds']:.1f} s")
         if self.config.task == "parse":
             what = (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "
                     "skipped: not projective or not single-rooted)")

@@ -174,3 +174,28 @@ def test_default_templates_keep_pos_when_the_file_has_it(chunk_slice, tmp_path):
     assert model.config.templates == "chunk-nopos"
     assert TaggerConfig(task="ner").default_templates(Columns.default(2)) == "ner-nopos"
     assert TaggerConfig(task="pos").default_templates(Columns.default(2)) == "pos"
+
+
+def test_reranker_dev_split_and_patience(tmp_path):
+    from structkit.io.nbest import read_nbest
+    from structkit.tasks.rerank import RerankConfig, Reranker, train_on
+
+    train = read_nbest("tests/fixtures/nbest/train_hyporadise.json")
+    seen = []
+    cfg = RerankConfig(epochs=10, dev_split=0.25, patience=2)
+    cfg.validate()
+    m = train_on(cfg, train, on_epoch=lambda e, s: seen.append(s["dev"]["wer"]))
+    best = min(seen)
+    assert m.info["selected_epoch"] == m.info["chosen_epoch"] == seen.index(best) + 1
+    assert m.info["selected_dev"] == {"wer": best} and m.info["epochs_run"] == len(seen)
+    assert len(seen) == min(10, seen.index(best) + 1 + 2)
+    assert m.info["train_utterances"] == len(train) - len(range(0, len(train), 4))
+    m.save(str(tmp_path / "r.npz"))
+    assert Reranker.load(str(tmp_path / "r.npz")).config.patience == 2
+    plain = RerankConfig(epochs=1)
+    plain.validate()
+    train_on(plain, train).save(str(tmp_path / "p.npz"))
+    header, _ = load_model(str(tmp_path / "p.npz"), ("rerank",), None)
+    assert "dev_split" not in header["config"] and "selected_epoch" not in header["info"]
+    with pytest.raises(UserError, match="--patience needs development data"):
+        train_on(RerankConfig(patience=1), train)
