@@ -142,7 +142,8 @@ def test_parser_keeps_the_best_dev_epoch(corpus, tmp_path):
     for algo, key in (("lookahead", "uas"), ("beam", "las")):
         seen = {}
         cfg = ParserConfig(algo=algo, epochs=4, dev_split=0.2, **({"beam": 2} if algo == "beam" else {}))
-        parser = train_parser(cfg, str(path), on_epoch=lambda e, s: seen.__setitem__(e, s["dev"][key]))
+        parser = train_parser(cfg, str(path),
+                              on_epoch=lambda e, s, seen=seen, key=key: seen.__setitem__(e, s["dev"][key]))
         best = max(seen.values())
         assert parser.info["selected_epoch"] == min(e for e, v in seen.items() if v == best)
         assert parser.info["selected_dev"] == {key: best}
@@ -167,7 +168,8 @@ def test_default_templates_keep_pos_when_the_file_has_it(chunk_slice, tmp_path):
     model = train_tagger(TaggerConfig(task="chunk", epochs=1), chunk_slice)
     assert model.config.templates == "chunk" and model.default_templates == "chunk"
     # word and label only: chunking falls back to its no-POS set, which reads no POS
-    rows = [ln.split() for ln in open(chunk_slice, encoding="utf-8")]
+    with open(chunk_slice, encoding="utf-8") as f:
+        rows = [ln.split() for ln in f]
     nopos = tmp_path / "nopos.txt"
     nopos.write_text("".join(f"{r[0]} {r[-1]}\n" if r else "\n" for r in rows), encoding="utf-8")
     model = train_tagger(TaggerConfig(task="chunk", epochs=1), str(nopos))

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 from structkit.errors import UserError
 
-__all__ = ["DEV_SPLIT", "PATIENCE", "check_dev_split", "check_patience", "split_every", "Selector",
-           "header_config", "copy_weights", "check_with_dev"]
+__all__ = ["DEV_SPLIT", "PATIENCE", "Selector", "check_dev_split", "check_patience", "check_with_dev",
+           "copy_weights", "header_config", "split_every"]
 
 DEV_SPLIT_HELP = ("Hold out every round(1/F)-th training sentence as development data (0.1: every "
                   "10th), for model selection; not with --dev.")
