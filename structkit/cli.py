@@ -438,7 +438,8 @@ class _TrainPrinter:
             what = f"{info['n_features']} features, {len(model.labels)} labels"
             chosen = getattr(model, "default_templates", None)
             if chosen:
-                what += f", templates {chosen}" + (" (the input has no POS column)" if chosen.endswith("-nopos") else "")
+                why = " (the input has no POS column)" if chosen.endswith("-nopos") else ""
+                what += f", templates {chosen}{why}"
         kept = ""
         if info.get("selected_epoch") is not None:
             (name, score), = info["selected_dev"].items()

@@ -195,7 +195,8 @@ class DependencyParser:
         arrays = {"W_rows": rows.astype(np.int64), "W_cols": cols.astype(np.int8),
                   "W_vals": self.W[rows, cols],
                   **pack_strings("words", self.words.items), **pack_strings("tags", self.tags.items)}
-        header = {"task": "parse", "kind": "arc-standard", "config": selection.header_config(asdict(self.config)), "info": self.info}
+        header = {"task": "parse", "kind": "arc-standard",
+                  "config": selection.header_config(asdict(self.config)), "info": self.info}
         save_model(path, header, arrays)
 
     @classmethod
