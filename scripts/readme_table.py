@@ -147,10 +147,10 @@ def build_table(results: Path = RESULTS) -> str:
     a = d["atis"]
     r = next(r for r in a["rows"] if r["label"] == "loss-sensitive perceptron, n-grams")
     top = min(a["rows"], key=lambda r: r["wer"])
-    out.append(f"| ATIS n-best reranking (WER; recogniser 1-best {100 * a['one_best']['wer']:.2f}, "
-               f"oracle {100 * a['oracle']['wer']:.2f}) | loss-sensitive perceptron, n-grams, "
+    out.append(f"| ATIS n-best reranking (WER; recogniser 1-best {a['one_best']['wer']:.2f}, "
+               f"oracle {a['oracle']['wer']:.2f}) | loss-sensitive perceptron, n-grams, "
                f"{d['config']['epochs']} epochs (the paper's main comparison, fixed in advance; "
-               f"no dev set) | - | {100 * r['wer']:.2f} % WER | {100 * top['wer']:.2f} ({top['label']}) "
+               f"no dev set) | - | {r['wer']:.2f} % WER | {top['wer']:.2f} ({top['label']}) "
                f"| {_s(r['train_seconds'])} (learner on loaded n-best lists: features and epochs) |")
     return "\n".join(out)
 

@@ -50,7 +50,7 @@ def make_config(exp: dict, algo: str, features: str) -> RerankConfig:
 
 
 def score(ns, chosen_err: np.ndarray, first: np.ndarray, base_d: np.ndarray | None, words: int) -> dict:
-    r = {"errors": int(chosen_err.sum()), "wer": float(chosen_err.sum()) / words,
+    r = {"errors": int(chosen_err.sum()), "wer": 100.0 * float(chosen_err.sum()) / words,
          "vs_one_best": _group_sign_test(ns.groups, chosen_err, first)}
     if base_d is not None:
         r["vs_perceptron_ngrams"] = _group_sign_test(ns.groups, chosen_err, base_d)
@@ -66,8 +66,8 @@ def run_atis(exp: dict) -> dict:
     oracle = np.array([e.min() for e in edits])
     out = {"utterances": len(test), "groups": len(set(test.groups)), "train_utterances": len(train),
            "train_groups": len(set(train.groups)), "reference_words": words,
-           "one_best": {"errors": int(first.sum()), "wer": float(first.sum()) / words},
-           "oracle": {"errors": int(oracle.sum()), "wer": float(oracle.sum()) / words}, "rows": []}
+           "one_best": {"errors": int(first.sum()), "wer": 100.0 * float(first.sum()) / words},
+           "oracle": {"errors": int(oracle.sum()), "wer": 100.0 * float(oracle.sum()) / words}, "rows": []}
     base_d = None
     for label, algo, feats in ROWS:
         cfg = make_config(exp, algo, feats)
@@ -84,7 +84,7 @@ def run_atis(exp: dict) -> dict:
                "n_features": m.info["n_features"], "train_seconds": t_train,
                "rerank_seconds": t_test, **score(test, err, first, base_d, words)}
         out["rows"].append(row)
-        print(f"ATIS  {label:<48} WER {100 * row['wer']:.2f}  p(1-best) {row['vs_one_best']['p']:.2g} "
+        print(f"ATIS  {label:<48} WER {row['wer']:.2f}  p(1-best) {row['vs_one_best']['p']:.2g} "
               f"train {t_train:.1f}s", file=sys.stderr)
     return out
 
@@ -102,8 +102,8 @@ def run_cv(exp: dict, name: str, path: str) -> dict:
     out = {"name": name, "file": path, "utterances": len(ns), "groups": len(order),
            "grouping": "window" if ns.windowed else "given", "has_scores": ns.has_scores,
            "reference_words": words,
-           "one_best": {"errors": int(first.sum()), "wer": float(first.sum()) / words},
-           "oracle": {"errors": int(oracle.sum()), "wer": float(oracle.sum()) / words}, "rows": []}
+           "one_best": {"errors": int(first.sum()), "wer": 100.0 * float(first.sum()) / words},
+           "oracle": {"errors": int(oracle.sum()), "wer": 100.0 * float(oracle.sum()) / words}, "rows": []}
     base_d = None
     for label, algo, feats in ROWS:
         cfg = make_config(exp, algo, feats)
@@ -122,14 +122,14 @@ def run_cv(exp: dict, name: str, path: str) -> dict:
             for i, c in zip(te_idx, idx):
                 err[i] = edits[i][c]
                 fe += err[i]
-            fold_wer.append(fe / max(sum(len(ns.utterances[i].reference.split()) for i in te_idx), 1))
+            fold_wer.append(100.0 * fe / max(sum(len(ns.utterances[i].reference.split()) for i in te_idx), 1))
         if base_d is None:
             base_d = err
         row = {"label": label, "algo": algo, "features": list(cfg.features),
                "train_seconds_all_folds": t_train, "fold_wer": fold_wer,
                **score(ns, err, first, base_d, words)}
         out["rows"].append(row)
-        print(f"{name:<5} {label:<48} WER {100 * row['wer']:.2f}  p(1-best) {row['vs_one_best']['p']:.2g}",
+        print(f"{name:<5} {label:<48} WER {row['wer']:.2f}  p(1-best) {row['vs_one_best']['p']:.2g}",
               file=sys.stderr)
     return out
 
@@ -147,8 +147,8 @@ def cli_timing(config_path: str, exp: dict) -> dict:
             "eval": json.loads(p.stdout)}
 
 
-def pct(x: float) -> str:
-    return f"{100 * x:.2f}"
+def pct(x: float) -> str:   # WER is a percentage in the JSON, as every score
+    return f"{x:.2f}"
 
 
 def pval(p: float) -> str:

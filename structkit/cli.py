@@ -183,6 +183,11 @@ def _algo_names() -> list[str]:
 
 
 # ---- train -------------------------------------------------------------------------------
+def _selection_help(name: str) -> str:
+    from structkit.learn import selection
+    return getattr(selection, name)
+
+
 def _opt(*args, group: str, **kwargs):
     return click.option(*args, cls=GroupedOption, group=group, **kwargs)
 
@@ -195,6 +200,8 @@ def _opt(*args, group: str, **kwargs):
       help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
            "CoNLL-X/U for parse, n-best lists for rerank.")
 @_opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
+@_opt("--dev-split", type=float, group="Data and model", metavar="F", help=_selection_help("DEV_SPLIT_HELP"))
+@_opt("--patience", type=int, group="Data and model", metavar="N", help=_selection_help("PATIENCE_HELP"))
 @_opt("-m", "--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
 @_opt("--config", "config_path", type=str, group="Data and model",
       help="TOML config (any option below, and a [data] table); flags override its values.")
@@ -399,7 +406,7 @@ class _TrainPrinter:
         if config.task == "rerank":
             return cls(config, config.epochs,
                        lambda s: f"updates {s['train_updates']}, mistakes {s['train_mistakes']}",
-                       lambda d: f"dev WER {100 * d['wer']:.2f}%")
+                       lambda d: f"dev WER {d['wer']:.2f}%")
         if config.task == "parse":
             return cls(config, config.epochs, default_report, lambda d: f"dev uas {d['uas']:.2f}")
         from structkit.tasks.sequence import main_score
@@ -425,7 +432,9 @@ class _TrainPrinter:
         info = model.info
         if self.config.task == "rerank":
             return (f"{info['n_features']} features, {info['train_utterances']} training utterances, "
-                    f"epoch {info['chosen_epoch']} kept, {info['train_seconds']:.1f} s")
+                    f"epoch {info['chosen_epoch']} kept"
+                    + (f" of {info['epochs_run']} (best dev WER {info['selected_dev']['wer']:.2f}%)"
+                       if "selected_dev" in info else "") + f", {info['train_seconds']:.1f} s")
         if self.config.task == "parse":
             what = (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "
                     "skipped: not projective or not single-rooted)")
@@ -434,7 +443,16 @@ class _TrainPrinter:
             if "scheme" in info:
                 how = "detected" if info.get("scheme_detected", True) else "given"
                 what += f" ({info['scheme'].upper()} scheme, {how})"
-        return f"{what}, {info['train_tokens']} training tokens, {info['train_seconds']:.1f} s"
+            chosen = getattr(model, "default_templates", None)
+            if chosen:
+                why = " (the input has no POS column)" if chosen.endswith("-nopos") else ""
+                what += f", templates {chosen}{why}"
+        kept = ""
+        if info.get("selected_epoch") is not None:
+            (name, score), = info["selected_dev"].items()
+            kept = (f", epoch {info['selected_epoch']} of {info['epochs_run']} kept "
+                    f"(best dev {name} {score:.2f})")
+        return f"{what}, {info['train_tokens']} training tokens{kept}, {info['train_seconds']:.1f} s"
 
 
 

@@ -126,6 +126,8 @@ TEMPLATE_SETS["ud"] = (["bias"] + _window("w", 2) + _window("lw", 1) + _WORD_BIG
                                               "amb[0]|w[-1]", "amb[0]|w[1]"])
 # NER on text without a POS column (e.g. JNLPBA): the NER set less its POS templates.
 TEMPLATE_SETS["ner-nopos"] = [t for t in TEMPLATE_SETS["ner"] if "p[" not in t]
+# Chunking without a POS column: the chunk set less its POS n-grams (the default on such input).
+TEMPLATE_SETS["chunk-nopos"] = [t for t in TEMPLATE_SETS["chunk"] if not t.startswith("p[")]
 
 
 def resolve_templates(spec: str | list[str]) -> list[Template]:

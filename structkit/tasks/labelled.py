@@ -18,9 +18,12 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.learn.selection import Selector, header_config
 from structkit.io.conllx import DepSentence
 from structkit.features.vocab import pack_strings, unpack_strings
 from structkit.model import save_model
+
+SELECT_KEY = "las"  # the labelled parser keeps the epoch of the best dev LAS (CoNLL 2018)
 
 PSEUDO_PROJECTIVE_SCHEME = "head"
 
@@ -172,7 +175,7 @@ class LabelledParser:
                   "W_vals": self.W[nz].astype(np.float32), **pack_strings("labels", self.labels)}
         for k, v in self.vocabs.items():
             arrays.update(pack_strings("vocab_" + k, v.items))
-        header = {"task": "parse", "kind": self.kind, "config": asdict(self.config), "info": self.info}
+        header = {"task": "parse", "kind": self.kind, "config": header_config(asdict(self.config)), "info": self.info}
         save_model(path, header, arrays)
 
     @classmethod
@@ -268,6 +271,7 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     rng = np.random.default_rng(config.seed)
     groups = parser.groups
     avg = None
+    selector = Selector(lambda d: d[SELECT_KEY], config.patience)
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
@@ -283,15 +287,23 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
             np.subtract(W, avg, out=avg)
             H, D = parser.parse_sentences(dev_sents, W=avg)
             stats["dev"] = label_scores(dev_sents, H, D)
+        stop = dev_sents is not None and selector.update(epoch, stats["dev"], avg)
         if on_epoch is not None:
             on_epoch(epoch, stats)
+        if stop:
+            break
     del avg
-    U /= np.float32(c)
-    W -= U
+    if selector.weights is not None:
+        W = selector.weights
+    else:
+        U /= np.float32(c)
+        W -= U
     del U
     parser.W = W
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(offsets[-1]), "labels": L,
                    "train_seconds": round(time.perf_counter() - t0, 3)}
+    if selector.weights is not None:
+        parser.info |= selector.info(SELECT_KEY)
     return parser

@@ -14,6 +14,7 @@ from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
 from structkit.features.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
 from structkit.io.files import display_name
+from structkit.learn import selection
 from structkit.learn.registry import Param
 from structkit.model import load_model, save_model
 
@@ -46,6 +47,8 @@ class ParserConfig:
     #                            beam, xpos for lookahead/greedy (the same on ptb-dep)
     beam: int | None = None    # beam width of --algo beam (1 = greedy)
     templates: list | tuple | None = None  # template groups of --algo beam (BEAM_GROUPS)
+    dev_split: float | None = None  # hold out every round(1/F)-th training sentence as dev data
+    patience: int | None = None     # with dev data: stop after this many epochs without a better score
 
     def validate(self) -> None:
         if self.algo not in ("lookahead", "greedy", "beam"):
@@ -89,6 +92,8 @@ class ParserConfig:
         self.seed = registry.SEED.check(self.seed)
         self.hash_bits = HASH_BITS.check(self.hash_bits)
         self.pos = POS.check(self.pos)
+        self.dev_split = selection.check_dev_split(self.dev_split)
+        self.patience = selection.check_patience(self.patience)
 
 
 def pos_column(s: DepSentence, which: str) -> list[str]:
@@ -190,7 +195,8 @@ class DependencyParser:
         arrays = {"W_rows": rows.astype(np.int64), "W_cols": cols.astype(np.int8),
                   "W_vals": self.W[rows, cols],
                   **pack_strings("words", self.words.items), **pack_strings("tags", self.tags.items)}
-        header = {"task": "parse", "kind": "arc-standard", "config": asdict(self.config), "info": self.info}
+        header = {"task": "parse", "kind": "arc-standard",
+                  "config": selection.header_config(asdict(self.config)), "info": self.info}
         save_model(path, header, arrays)
 
     @classmethod
@@ -272,6 +278,7 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
                  on_epoch: Callable[[int, dict], None] | None = None) -> DependencyParser:
     """Read, encode, check which trees the oracle can build, train; report each epoch."""
     config.validate()
+    selection.check_with_dev(config, dev_path)
     t0 = time.perf_counter()
     digest = hashlib.sha256() if train_path != "-" else None
     sentences = read_treebank(train_path, digest)
@@ -292,6 +299,10 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
 
     if t0 is None:
         t0 = time.perf_counter()
+    selection.check_with_dev(config, dev)
+    if config.dev_split is not None:   # every round(1/F)-th sentence held out
+        keep, held = selection.split_every(len(sentences), config.dev_split)
+        sentences, dev = [sentences[i] for i in keep], [sentences[i] for i in held]
     if config.algo == "beam":
         from structkit.tasks.labelled import train_labelled
 
@@ -314,6 +325,7 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
     U = np.zeros_like(W)
     c = 1.0
     rng = np.random.default_rng(config.seed)
+    selector = selection.Selector(lambda d: d["uas"], config.patience)
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
@@ -325,13 +337,20 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
                  "train_mistakes": int(mistakes), "train_updates": int(updates),
                  "train_accuracy": 100.0 * (1 - mistakes / max(decisions, 1))}
+        stop = False
         if dev_tb is not None:
-            stats["dev"] = attachment(dev_tb, parser.parse_encoded(dev_tb, W=W - U / c))
+            averaged = W - U / c
+            stats["dev"] = attachment(dev_tb, parser.parse_encoded(dev_tb, W=averaged))
+            stop = selector.update(epoch, stats["dev"], averaged)
         if on_epoch is not None:
             on_epoch(epoch, stats)
-    parser.W = W - U / c
+        if stop:
+            break
+    parser.W = W - U / c if selector.weights is None else selector.weights
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(train.offsets[-1]),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
+    if selector.weights is not None:
+        parser.info |= selector.info("uas")
     return parser

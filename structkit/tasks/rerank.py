@@ -20,6 +20,7 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.files import display_name
 from structkit.io.nbest import DEFAULT_WINDOW, NbestSet, read_nbest
+from structkit.learn import selection
 from structkit.model import load_model, save_model
 from structkit.rerank.features import FAMILIES, FeatureSpace, parse_families
 from structkit.rerank.learner import Perceptron, decode
@@ -40,6 +41,8 @@ class RerankConfig:
     min_cluster: int = 25
     topic_levels: tuple = (1, 2, 3)
     seed: int = 0
+    dev_split: float | None = None  # hold out every round(1/F)-th training utterance as dev data
+    patience: int | None = None     # with dev data: stop after this many epochs without a lower WER
 
     def validate(self) -> None:
         from structkit.learn import registry
@@ -47,6 +50,8 @@ class RerankConfig:
         registry.get(self.algo, "rerank")
         self.epochs = registry.EPOCHS.check(self.epochs)
         self.seed = registry.SEED.check(self.seed)  # numpy refuses negative seeds (a traceback)
+        self.dev_split = selection.check_dev_split(self.dev_split)
+        self.patience = selection.check_patience(self.patience)
         try:
             self.features = parse_families(self.features)
         except ValueError as e:
@@ -114,7 +119,7 @@ class Reranker:
         fh, arrays = self.features.to_arrays()
         nz = np.flatnonzero(self.weights)
         arrays.update({"w_index": nz.astype(np.int64), "w_value": self.weights[nz]})
-        cfg = asdict(self.config)
+        cfg = selection.header_config(asdict(self.config))
         cfg["features"] = list(cfg["features"])
         cfg["topic_levels"] = list(cfg["topic_levels"])
         save_model(path, {"task": "rerank", "kind": "rerank", "config": cfg, "features": fh,
@@ -150,6 +155,10 @@ def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
              on_epoch: Callable[[int, dict], None] | None = None) -> Reranker:
     """Train on in-memory n-best sets (``train`` and ``dev`` need references)."""
     t0 = time.perf_counter()
+    selection.check_with_dev(config, dev)
+    if config.dev_split is not None:   # every round(1/F)-th utterance held out
+        keep, held = selection.split_every(len(train), config.dev_split)
+        train, dev = train.subset(keep), train.subset(held)
     train.require_references("training")
     if dev is not None:
         dev.require_references("the dev set")
@@ -172,37 +181,44 @@ def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
     p = Perceptron(fs.n_features, config.algo, config.lam)
     best = (np.inf, 0, None)
     history = []
+    rng = np.random.default_rng(config.seed)   # shuffled each epoch, as the other learners are
+    n_utt = len(rows.starts) - 1
     for ep in range(1, config.epochs + 1):
         te = time.perf_counter()
-        st = p.epoch(rows, loss)
+        st = p.epoch(rows, loss, rng.permutation(n_utt).astype(np.int64))
         stats = {"epoch": ep, "train_updates": st["updates"], "train_mistakes": st["mistakes"],
                  "epoch_seconds": time.perf_counter() - te}
         if dev_rows is not None:
             idx, _ = decode(dev_rows, p.averaged())
             errs = sum(int(e[k]) for e, k in zip(dev_edits, idx))
-            stats["dev"] = {"wer": errs / max(dev_words, 1)}
+            stats["dev"] = {"wer": 100.0 * errs / max(dev_words, 1)}   # a percentage, as every score
             if stats["dev"]["wer"] < best[0]:
                 best = (stats["dev"]["wer"], ep, p.averaged())
         history.append(stats)
         if on_epoch is not None:
             on_epoch(ep, stats)
+        if dev_rows is not None and config.patience is not None and ep - best[1] >= config.patience:
+            break
     if best[2] is not None:
         model.weights, chosen_epoch = best[2], best[1]
+        selected = {"selected_epoch": best[1], "selected_dev": {"wer": best[0]}, "epochs_run": len(history)}
     else:
         model.weights, chosen_epoch = p.averaged(), config.epochs
+        selected = {}
     model.info = {
         "train_utterances": len(train), "train_hypotheses": int(rows.n_rows),
         "train_groups": len(set(train.groups)), "n_features": fs.n_features,
         "nonzero_weights": int(np.count_nonzero(model.weights)), "chosen_epoch": chosen_epoch,
         "feature_seconds": t_feat, "train_seconds": time.perf_counter() - t0,
         "epochs": history,
-    }
+    } | selected
     return model
 
 
 def train_reranker(config: RerankConfig, train_path: str, dev_path: str | None = None,
                    on_epoch: Callable[[int, dict], None] | None = None) -> Reranker:
     config.validate()
+    selection.check_with_dev(config, dev_path)
     train = read_nbest(train_path, window=config.window)
     dev = read_nbest(dev_path, window=config.window) if dev_path else None
     return train_on(config, train, dev, on_epoch)
@@ -233,8 +249,8 @@ def evaluate_nbest(ns: NbestSet, chosen: list[str] | None = None,
     words = np.array([len(u.reference.split()) for u in ns.utterances])
     n_words = int(words.sum())
 
-    def wer(e) -> float:
-        return float(np.sum(e)) / n_words if n_words else 0.0
+    def wer(e) -> float:   # a percentage, as every score in structkit's JSON
+        return 100.0 * float(np.sum(e)) / n_words if n_words else 0.0
 
     first = np.array([int(e[0]) for e in edits])
     oracle = np.array([int(e.min()) for e in edits])
@@ -260,7 +276,7 @@ def wer_report(res: dict) -> str:
              f"{res['reference_words']} reference words"]
 
     def row(name, r):
-        return f"{name:<10} WER {100 * r['wer']:6.2f}%  ({r['errors']} word errors)"
+        return f"{name:<10} WER {r['wer']:6.2f}%  ({r['errors']} word errors)"
     lines.append(row("1-best", res["one_best"]))
     if "chosen" in res:
         lines.append(row("chosen", res["chosen"]))

@@ -16,7 +16,7 @@ from structkit.features.extract import Encoded, FeatureSpace
 from structkit.features.vocab import pack_strings, unpack_strings
 from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
-from structkit.learn import registry
+from structkit.learn import registry, selection
 from structkit.models.chain import Weights
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
@@ -61,6 +61,8 @@ class TaggerConfig:
     order: int | None = None         # OLaRank greedy models: Markov order K of the label history
     jobs: int | None = None          # threads: > 1 trains by iterative parameter mixing (default 1)
     scheme: str | None = None        # chunk/ner label scheme: iob1, iob2, iobes, bilou (None: detected)
+    dev_split: float | None = None   # hold out every round(1/F)-th training sentence as dev data
+    patience: int | None = None      # with dev data: stop after this many epochs without a better score
 
     @classmethod
     def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
@@ -112,13 +114,23 @@ class TaggerConfig:
             if self.task not in ("chunk", "ner"):
                 raise UserError(f"--scheme applies to --task chunk or ner, not {self.task}")
             self.scheme = None if scheme == "auto" else scheme
+        self.dev_split = selection.check_dev_split(self.dev_split)
+        self.patience = selection.check_patience(self.patience)
         if self.label_column is not None and not isinstance(self.label_column, str):
             raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
         # templates stay None until the training data says which default fits (CoNLL-U or columns)
 
     def default_templates(self, columns: Columns) -> str:
-        """The task's template set; POS tagging on CoNLL-U gets the UD set (words only)."""
-        return "ud" if columns.conllu and self.task == "pos" else self.task
+        """The task's template set for the columns the training data has: POS tagging on
+        CoNLL-U gets the UD set (words only); input without a POS column (JNLPBA: word and
+        label) gets the task's no-POS variant (ner-nopos, chunk-nopos)."""
+        from structkit.features.templates import TEMPLATE_SETS
+
+        if columns.conllu and self.task == "pos":
+            return "ud"
+        if columns.pos is None and f"{self.task}-nopos" in TEMPLATE_SETS:
+            return f"{self.task}-nopos"
+        return self.task
 
 
 def default_algo(task: str, train_path: str | None) -> str:
@@ -147,6 +159,12 @@ class Corpus:
     offsets: np.ndarray
     n_columns: int
     columns: Columns
+
+    def subset(self, idx: list[int]) -> "Corpus":
+        """The sentences at ``idx`` (in that order), as a corpus."""
+        sentences = [self.sentences[i] for i in idx]
+        words, pos, labels, offsets = columns_from(sentences, self.columns)
+        return Corpus(sentences, words, pos, labels, offsets, self.n_columns, self.columns)
 
     def label_sentences(self) -> list[list[str]]:
         assert self.labels is not None
@@ -256,6 +274,7 @@ class SequenceTagger:
         self.columns = columns
         self.n_columns = n_columns
         self.info = info or {}
+        self.default_templates: str | None = None  # set by training when the default set was chosen
 
     def __getstate__(self) -> dict:
         # the fast path's arrays and lock (structkit.tasks.fastpath) are rebuilt where needed
@@ -443,7 +462,7 @@ class SequenceTagger:
         arrays.update(pack_strings("labels", self.labels))
         header = {
             "task": self.config.task, "kind": "sequence",
-            "config": asdict(self.config), "features": fh, "n_features": int(W.shape[0]),
+            "config": selection.header_config(asdict(self.config)), "features": fh, "n_features": int(W.shape[0]),
             "columns": {"word": self.columns.word, "pos": self.columns.pos,
                         "label": self.columns.label, "n_columns": self.n_columns,
                         "names": list(self.columns.names), "label_key": self.columns.label_key,
@@ -545,6 +564,7 @@ def train_tagger(config: TaggerConfig, train_path: str, dev_path: str | None = N
     import time
 
     config.validate()
+    selection.check_with_dev(config, dev_path)
     t0 = time.perf_counter()
     digest = hashlib.sha256()
     corpus = read_labelled(train_path, config.columns, digest, config.task, config.label_column)
@@ -570,7 +590,9 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                     train_name: str | None = None, train_sha256: str | None = None,
                     t0: float | None = None, *, mapper: Callable | None = None) -> SequenceTagger:
     """Featurise and train on an in-memory corpus (``config`` validated); ``dev`` may be a
-    function that reads it, called once the training data is featurised. With ``config.jobs``
+    function that reads it, called once the training data is featurised; with
+    ``config.dev_split`` it is held out of ``corpus`` instead. With dev data the best dev
+    epoch's averaged weights are kept (``structkit.learn.selection``). With ``config.jobs``
     N > 1 the learner is trained by iterative parameter mixing over N shards
     (``structkit.learn.ipm``), the shards run by ``mapper`` (``Executor.map`` semantics;
     default: N threads); with N = 1 serially, and ``mapper`` is not used."""
@@ -578,8 +600,13 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
     if t0 is None:
         t0 = time.perf_counter()
+    selection.check_with_dev(config, dev)
+    if config.dev_split is not None:   # every round(1/F)-th sentence held out, before featurising
+        keep, held = selection.split_every(len(corpus.sentences), config.dev_split)
+        corpus, dev = corpus.subset(keep), corpus.subset(held)
+    chosen = None
     if config.templates is None:
-        config.templates = config.default_templates(corpus.columns)
+        config.templates = chosen = config.default_templates(corpus.columns)
     features = FeatureSpace(config.templates)
     extra = corpus.column_values(features.column_attrs, train_name or "<training data>")
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff,
@@ -608,19 +635,26 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
         mixing = ParameterMixing(learner, train, config.jobs, config.seed, mapper)
     n_calls = spec.epoch_calls(config)
+    key = main_score(config.task)
+    selector = selection.Selector(lambda d: d[key], config.patience, selection.copy_weights)
     for epoch in range(1, n_calls + 1):
         te = time.perf_counter()
         stats = learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch)
         stats["epoch"] = epoch
         stats["epoch_seconds"] = time.perf_counter() - te
+        stop = False
         if dev_enc is not None:
-            ids = tagger.predict_ids(dev_enc, (mixing or learner).averaged())
+            averaged = (mixing or learner).averaged()
+            ids = tagger.predict_ids(dev_enc, averaged)
             o = dev.offsets
             pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
             stats["dev"] = score_labels(config.task, dev_gold, pred, scheme or "iob2")
+            stop = selector.update(epoch, stats["dev"], averaged)
         if on_epoch is not None:
             on_epoch(epoch, stats)
-    tagger.weights = (mixing or learner).averaged()
+        if stop:
+            break
+    tagger.weights = (mixing or learner).averaged() if selector.weights is None else selector.weights
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
@@ -628,6 +662,11 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     if scheme is not None:
         tagger.info["scheme"] = scheme
         tagger.info["scheme_detected"] = config.scheme is None
+    # the default set, adapted to the columns: the train summary says which (not in the header,
+    # which already names the set in its config: a model is what it was before)
+    tagger.default_templates = chosen
+    if selector.weights is not None:
+        tagger.info |= selector.info(key) | {"dev_sentences": len(dev.offsets) - 1}
     return tagger
 
 
