@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.search.jit import njit
+from structkit.search.viterbi import viterbi_ws as viterbi_rows  # noqa: F401  (the fast path decodes with it)
 
 OK, SLOW = 0, 1
 ABSENT, BOS, EOS, UNK = 0, 1, 2, 3   # as in structkit.features.extract
@@ -476,41 +477,6 @@ def featurise(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, dense
                 m += 1
         indptr[t + 1] = m
     return indptr, indices[:m].copy()
-
-
-@njit
-def viterbi_rows(E, n, T, out, delta, back, best):
-    """``structkit.search.viterbi.viterbi`` with the label loop innermost (the same sums in
-    the same order, the same ties: the lowest best predecessor, the lowest best final label);
-    ``delta``/``back`` [>= n, L] and ``best`` [L] are work space. Returns the best score."""
-    L = E.shape[1]
-    for y in range(L):
-        delta[0, y] = T[L, y] + E[0, y]
-    for t in range(1, n):
-        bt = back[t]
-        for y in range(L):
-            best[y] = -np.inf
-            bt[y] = 0
-        for z in range(L):
-            dz = delta[t - 1, z]
-            for y in range(L):
-                s = dz + T[z, y]
-                c = s > best[y]
-                best[y] = s if c else best[y]
-                bt[y] = z if c else bt[y]
-        for y in range(L):
-            delta[t, y] = best[y] + E[t, y]
-    top = -np.inf
-    arg = 0
-    for y in range(L):
-        s = delta[n - 1, y] + T[y, L]
-        if s > top:
-            top = s
-            arg = y
-    out[n - 1] = arg
-    for t in range(n - 1, 0, -1):
-        out[t - 1] = back[t, out[t]]
-    return top
 
 
 @njit

@@ -36,12 +36,16 @@ def viterbi(E, n, T, out):
     backwards wins (deterministic, not lexicographic). Returns the best score.
     """
     L = E.shape[1]
-    delta = np.empty((n, L))
-    back = np.empty((n, L), dtype=np.int32)
-    top = np.empty(L)
+    return viterbi_ws(E, n, T, out, np.empty((n, L)), np.empty((n, L), dtype=np.int32), np.empty(L))
+
+
+@njit
+def viterbi_ws(E, n, T, out, delta, back, top):
+    """``viterbi`` in the work space given: ``delta``/``back`` [>= n, L], ``top`` [L] (a caller
+    decoding many sentences allocates them once)."""
+    L = E.shape[1]
     for y in range(L):
         delta[0, y] = T[L, y] + E[0, y]
-        back[0, y] = -1
     for t in range(1, n):
         # the label loop innermost (contiguous in T's rows, 1.5x faster); the same sums, and
         # the same ties: predecessors z are tried in order, a later one must score higher
