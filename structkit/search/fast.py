@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.search.jit import njit
+from structkit.search.viterbi import max_length
 from structkit.search.viterbi import viterbi_ws as viterbi_rows  # noqa: F401  (the fast path decodes with it)
 
 OK, SLOW = 0, 1
@@ -513,14 +514,6 @@ def decode_rows(indptr, indices, offsets, W, T, out):
             continue
         emissions_rows(indptr, indices, W, a, b, E)
         viterbi_rows(E, b - a, T, out[a:b], delta, back, best)
-
-
-@njit
-def max_length(offsets):
-    m = 1
-    for s in range(len(offsets) - 1):
-        m = max(m, offsets[s + 1] - offsets[s])
-    return m
 
 
 @njit
