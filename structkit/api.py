@@ -181,9 +181,10 @@ class _Estimator:
 
     def _recorder(self, on_epoch: EpochCallback | None) -> EpochCallback:
         self.history_ = []
+        self.refit_history_ = []   # dev_split: the epochs trained again on every sentence
 
         def record(epoch: int, stats: dict) -> None:
-            self.history_.append(stats)
+            (self.refit_history_ if "refit" in stats else self.history_).append(stats)
             if on_epoch is not None:
                 on_epoch(epoch, stats)
         return record

@@ -41,6 +41,17 @@ class _EpochReport:
         elif self.verbose:
             click.echo(f"epoch {epoch}/{self.total}: {msg} ({seconds:.2f} s)", err=True)
 
+    def refit(self, epoch: int, total: int, msg: str, seconds: float) -> None:
+        """An epoch of the retraining on every sentence after --dev-split chose the epochs."""
+        if self.bar is not None:
+            if epoch == 1:
+                self.bar.reset(total=total)
+                self.bar.set_description(self.bar.desc.replace("train", "refit", 1))
+            self.bar.set_postfix_str(msg)
+            self.bar.update(1)
+        elif self.verbose:
+            click.echo(f"refit on all, epoch {epoch}/{total}: {msg} ({seconds:.2f} s)", err=True)
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
@@ -202,6 +213,7 @@ def _opt(*args, group: str, **kwargs):
 @_opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
 @_opt("--dev-split", type=float, group="Data and model", metavar="F", help=_selection_help("DEV_SPLIT_HELP"))
 @_opt("--patience", type=int, group="Data and model", metavar="N", help=_selection_help("PATIENCE_HELP"))
+@_opt("--refit/--no-refit", default=None, group="Data and model", help=_selection_help("REFIT_HELP"))
 @_opt("-m", "--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
 @_opt("--config", "config_path", type=str, group="Data and model",
       help="TOML config (any option below, and a [data] table); flags override its values.")
@@ -277,9 +289,14 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     show = _progress_enabled(quiet)
     printer = _TrainPrinter.of(config)
     history: list[dict] = []
+    refit_history: list[dict] = []
     report = _EpochReport(printer.n_calls, f"train {config.task}", quiet, verbose)
 
     def on_epoch(epoch: int, stats: dict) -> None:
+        if "refit" in stats:   # --dev-split chose the epochs: training again on every sentence
+            refit_history.append(stats)
+            report.refit(epoch, stats["refit"], printer.line(stats), stats["epoch_seconds"])
+            return
         history.append(stats)
         report(epoch, printer.line(stats), stats["epoch_seconds"])
 
@@ -306,7 +323,10 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     writers = [(model_path, model.save)]
     if metrics_json:
         def write_metrics(tmp: str) -> None:
-            text = json.dumps(_finite(printer.metrics(model, history)), indent=2, allow_nan=False)
+            metrics = printer.metrics(model, history)
+            if refit_history:
+                metrics["refit_history"] = refit_history
+            text = json.dumps(_finite(metrics), indent=2, allow_nan=False)
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text + "\n")
         writers.append((metrics_json, write_metrics))
@@ -434,7 +454,9 @@ class _TrainPrinter:
             return (f"{info['n_features']} features, {info['train_utterances']} training utterances, "
                     f"epoch {info['chosen_epoch']} kept"
                     + (f" of {info['epochs_run']} (best dev WER {info['selected_dev']['wer']:.2f}%)"
-                       if "selected_dev" in info else "") + f", {info['train_seconds']:.1f} s")
+                       if "selected_dev" in info else "")
+                    + (f", then {info['refit_epochs']} epochs on all {info['train_utterances']} utterances"
+                       if info.get("refit") else "") + f", {info['train_seconds']:.1f} s")
         if self.config.task == "parse":
             what = (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "
                     "skipped: not projective or not single-rooted)")
@@ -452,6 +474,10 @@ class _TrainPrinter:
             (name, score), = info["selected_dev"].items()
             kept = (f", epoch {info['selected_epoch']} of {info['epochs_run']} kept "
                     f"(best dev {name} {score:.2f})")
+            if info.get("refit"):
+                kept = (f", epoch {info['selected_epoch']} of {info['epochs_run']} best on the held-out "
+                        f"{info['dev_sentences']} (dev {name} {score:.2f}), then {info['refit_epochs']} "
+                        f"epochs on all {info['train_sentences']} sentences")
         return f"{what}, {info['train_tokens']} training tokens{kept}, {info['train_seconds']:.1f} s"
 
 

@@ -25,12 +25,14 @@ def chunk_slice(corpus, tmp_path):
 
 def test_split_every_is_deterministic_and_matches_the_experiments():
     train, dev = selection.split_every(25, 0.1)
-    assert dev == [0, 10, 20]
+    assert dev == [9, 19]  # the 10th and 20th, as scripts/lookahead_experiments.py holds out
     assert sorted(train + dev) == list(range(25)) and not set(train) & set(dev)
     assert selection.split_every(25, 0.1) == (train, dev)
-    assert selection.split_every(9, 0.25)[1] == [0, 4, 8]
+    assert selection.split_every(9, 0.25)[1] == [3, 7]
     with pytest.raises(UserError, match="no training or no development"):
         selection.split_every(1, 0.5)
+    with pytest.raises(UserError, match="no training or no development"):
+        selection.split_every(9, 0.1)
 
 
 @pytest.mark.parametrize("value", [0, 0.0, -0.1, 0.6, 2, float("nan"), True, "0.1"])
@@ -59,34 +61,60 @@ def test_cli_refuses_dev_with_dev_split_and_patience_without_dev(sk, chunk_slice
 @pytest.mark.parametrize("algo", [{"algo": "perceptron"}, {"algo": "lookahead", "depth": 1},
                                   {"algo": "perceptron", "jobs": 2}])
 def test_the_best_dev_epoch_is_kept(chunk_slice, algo):
-    """The model kept is the one a run stopped at the best dev epoch writes (the earliest of
-    equal scores), and the header says which epoch and its score."""
-    seen = {}
-    cfg = TaggerConfig(task="chunk", epochs=6, dev_split=0.1, **algo)
-    model = train_tagger(cfg, chunk_slice, on_epoch=lambda e, s: seen.__setitem__(e, s["dev"]["f1"]))
-    assert sorted(seen) == list(range(1, 7))
+    """--no-refit: the model kept is the one a run stopped at the best dev epoch writes (the
+    earliest of equal scores). --refit (the default): the same epochs trained again on every
+    sentence, as a run without a held-out part gives. The header says which epoch and its score."""
+    seen, refit = {}, []
+
+    def on_epoch(e, s):
+        if "refit" in s:
+            refit.append(s)
+        else:
+            seen[e] = s["dev"]["f1"]
+
+    kept = train_tagger(TaggerConfig(task="chunk", epochs=6, dev_split=0.1, refit=False, **algo), chunk_slice,
+                        on_epoch=on_epoch)
+    assert sorted(seen) == list(range(1, 7)) and not refit
     best = max(seen.values())
     first_best = min(e for e, f in seen.items() if f == best)
-    assert model.info["selected_epoch"] == first_best
-    assert model.info["selected_dev"] == {"f1": best}
-    assert model.info["epochs_run"] == 6
-    again = train_tagger(TaggerConfig(task="chunk", epochs=first_best, dev_split=0.1, **algo), chunk_slice)
-    for a, b in zip(model.weights, again.weights):
+    assert kept.info["selected_epoch"] == first_best
+    assert kept.info["selected_dev"] == {"f1": best}
+    assert kept.info["epochs_run"] == 6 and "refit" not in kept.info
+    again = train_tagger(TaggerConfig(task="chunk", epochs=first_best, dev_split=0.1, refit=False, **algo),
+                         chunk_slice)
+    for a, b in zip(kept.weights, again.weights):
         if a is not None:
             assert np.array_equal(a, b)
 
+    seen.clear()
+    model = train_tagger(TaggerConfig(task="chunk", epochs=6, dev_split=0.1, **algo), chunk_slice,
+                         on_epoch=on_epoch)
+    assert sorted(seen) == list(range(1, 7)) and max(seen.values()) == best
+    assert [s["epoch"] for s in refit] == list(range(1, first_best + 1))
+    assert all(s["refit"] == first_best and "dev" not in s for s in refit)
+    assert model.info["selected_epoch"] == first_best and model.info["selected_dev"] == {"f1": best}
+    assert model.info["refit"] is True and model.info["refit_epochs"] == first_best
+    n = len(read_labelled(chunk_slice, None).sentences)
+    assert model.info["train_sentences"] == n and model.info["dev_sentences"] == n // 10
+    whole = train_tagger(TaggerConfig(task="chunk", epochs=first_best, **algo), chunk_slice)
+    assert model.features.n_features == whole.features.n_features > kept.features.n_features
+    for a, b in zip(model.weights, whole.weights):
+        if a is not None:
+            assert np.array_equal(a, b)
+    assert model.config.dev_split == 0.1 and model.config.epochs == 6
+
 
 def test_dev_split_holds_out_every_kth_sentence(chunk_slice):
-    model = train_tagger(TaggerConfig(task="chunk", epochs=1, dev_split=0.2), chunk_slice)
+    model = train_tagger(TaggerConfig(task="chunk", epochs=1, dev_split=0.2, refit=False), chunk_slice)
     n = len(read_labelled(chunk_slice, None).sentences)
-    assert model.info["dev_sentences"] == len(range(0, n, 5))
+    assert model.info["dev_sentences"] == len(range(4, n, 5))
     assert model.info["train_sentences"] == n - model.info["dev_sentences"]
 
 
 def test_patience_stops_early(chunk_slice):
     seen = []
     cfg = TaggerConfig(task="chunk", epochs=30, dev_split=0.1, patience=1)
-    model = train_tagger(cfg, chunk_slice, on_epoch=lambda e, s: seen.append(s["dev"]["f1"]))
+    model = train_tagger(cfg, chunk_slice, on_epoch=lambda e, s: "refit" in s or seen.append(s["dev"]["f1"]))
     run = model.info["epochs_run"]
     assert run == len(seen) < 30
     # it stopped at the first epoch that did not improve on the best before it
@@ -115,7 +143,11 @@ def test_cli_summary_header_and_metrics_say_which_epoch(sk, chunk_slice, tmp_pat
     best = scores.index(max(scores)) + 1
     assert metrics["config"]["selected_epoch"] == best
     assert metrics["config"]["config"]["dev_split"] == 0.1
-    assert f"epoch {best} of {len(scores)} kept (best dev f1 {max(scores):.2f})" in r.err + r.out
+    n = len(read_labelled(chunk_slice, None).sentences)
+    assert (f"epoch {best} of {len(scores)} best on the held-out {n // 10} (dev f1 {max(scores):.2f}), "
+            f"then {best} epochs on all {n} sentences") in r.err + r.out
+    assert [e["epoch"] for e in metrics["refit_history"]] == list(range(1, best + 1))
+    assert f"refit on all, epoch {best}/{best}:" in r.err
     header, _ = load_model(str(m), ("chunk",), None)
     assert header["info"]["selected_epoch"] == best and header["config"]["patience"] == 3
 
@@ -143,10 +175,12 @@ def test_parser_keeps_the_best_dev_epoch(corpus, tmp_path):
         seen = {}
         cfg = ParserConfig(algo=algo, epochs=4, dev_split=0.2, **({"beam": 2} if algo == "beam" else {}))
         parser = train_parser(cfg, str(path),
-                              on_epoch=lambda e, s, seen=seen, key=key: seen.__setitem__(e, s["dev"][key]))
+                              on_epoch=lambda e, s, seen=seen, key=key: "refit" in s or seen.__setitem__(e, s["dev"][key]))
         best = max(seen.values())
         assert parser.info["selected_epoch"] == min(e for e, v in seen.items() if v == best)
         assert parser.info["selected_dev"] == {key: best}
+        assert parser.info["refit"] and parser.info["refit_epochs"] == parser.info["selected_epoch"]
+        assert parser.info["train_sentences"] == 150 and parser.info["dev_sentences"] == 30
 
 
 # ---- templates chosen from the input ------------------------------------------------------
@@ -186,12 +220,15 @@ def test_reranker_dev_split_and_patience(tmp_path):
     seen = []
     cfg = RerankConfig(epochs=10, dev_split=0.25, patience=2)
     cfg.validate()
-    m = train_on(cfg, train, on_epoch=lambda e, s: seen.append(s["dev"]["wer"]))
+    m = train_on(cfg, train, on_epoch=lambda e, s: "refit" in s or seen.append(s["dev"]["wer"]))
     best = min(seen)
     assert m.info["selected_epoch"] == m.info["chosen_epoch"] == seen.index(best) + 1
     assert m.info["selected_dev"] == {"wer": best} and m.info["epochs_run"] == len(seen)
     assert len(seen) == min(10, seen.index(best) + 1 + 2)
-    assert m.info["train_utterances"] == len(train) - len(range(0, len(train), 4))
+    assert m.info["train_utterances"] == len(train) and m.info["refit_epochs"] == seen.index(best) + 1
+    held = RerankConfig(epochs=10, dev_split=0.25, patience=2, refit=False)
+    held.validate()
+    assert train_on(held, train).info["train_utterances"] == len(train) - len(range(3, len(train), 4))
     m.save(str(tmp_path / "r.npz"))
     assert Reranker.load(str(tmp_path / "r.npz")).config.patience == 2
     plain = RerankConfig(epochs=1)

@@ -1,10 +1,14 @@
 """Model selection on development data, shared by every trainer (taggers, parsers).
 
-``--dev FILE`` or ``--dev-split F`` (every round(1/F)-th training sentence held out, the first
-of them sentence 0, as ``scripts/lookahead_experiments.py`` does) gives a dev score per epoch;
+``--dev FILE`` or ``--dev-split F`` (every round(1/F)-th training sentence held out: with 0.1
+the 10th, 20th, ..., as ``scripts/lookahead_experiments.py`` does) gives a dev score per epoch;
 training then keeps the averaged weights of the best dev epoch (ties: the earliest), and
-``--patience N`` stops after N epochs without a better dev score. Without a dev set nothing
-changes: the last epoch's weights are kept and the model header is as before.
+``--patience N`` stops after N epochs without a better dev score. With ``--dev-split`` the
+held-out sentences are training data the final model should not lose: by default (``refit``)
+the model is then trained again on every training sentence for the chosen number of epochs,
+as ``scripts/lookahead_experiments.py`` retrains its chosen settings (``--no-refit`` keeps
+the weights trained without the held-out part). Without a dev set nothing changes: the last
+epoch's weights are kept and the model header is as before.
 """
 from __future__ import annotations
 
@@ -13,14 +17,17 @@ from typing import Any, Callable
 
 from structkit.errors import UserError
 
-__all__ = ["DEV_SPLIT", "PATIENCE", "Selector", "check_dev_split", "check_patience", "check_with_dev",
-           "copy_weights", "header_config", "split_every"]
+__all__ = ["DEV_SPLIT", "PATIENCE", "REFIT", "Selector", "check_dev_split", "check_patience", "check_refit",
+           "check_with_dev", "copy_weights", "header_config", "refit_callback", "refit_epochs", "refit_info", "split_every",
+           "wants_refit"]
 
 DEV_SPLIT_HELP = ("Hold out every round(1/F)-th training sentence as development data (0.1: every "
                   "10th), for model selection; not with --dev.")
 PATIENCE_HELP = "With --dev or --dev-split: stop after N epochs without a better dev score."
+REFIT_HELP = ("With --dev-split: once the epoch is chosen on the held-out sentences, train again on "
+              "every training sentence for that many epochs. [default: --refit]")
 # The option names, for the one place that lists them (config fields, CLI flags).
-DEV_SPLIT, PATIENCE = "dev_split", "patience"
+DEV_SPLIT, PATIENCE, REFIT = "dev_split", "patience", "refit"
 
 
 def check_dev_split(value: Any) -> float | None:
@@ -43,6 +50,37 @@ def check_patience(value: Any) -> int | None:
     return int(value)
 
 
+def check_refit(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise UserError(f"refit must be true or false, got {value!r}")
+    return value
+
+
+def wants_refit(config, selector: "Selector") -> bool:
+    """Whether a run that chose its epoch on held-out training sentences trains again on all."""
+    return config.dev_split is not None and config.refit and selector.best_epoch is not None
+
+
+def refit_epochs(config, selector: "Selector", calls: int) -> int:
+    """The epochs of the refit: the chosen epoch, or, for a learner whose one call runs its own
+    passes (``calls`` != epochs: batch LaRank), the configured cap."""
+    return selector.best_epoch if calls == config.epochs else config.epochs
+
+
+def refit_callback(on_epoch: Callable[[int, dict], None] | None, epochs: int):
+    """``on_epoch`` for the refit: each stats dict says ``refit: N`` (the refit's epochs)."""
+    if on_epoch is None:
+        return None
+    return lambda epoch, stats: on_epoch(epoch, stats | {"refit": epochs})
+
+
+def refit_info(selector: "Selector", key: str, n_dev: int, epochs: int, t0: float) -> dict:
+    import time
+
+    return selector.info(key) | {"dev_sentences": n_dev, "refit": True, "refit_epochs": epochs,
+                                 "train_seconds": round(time.perf_counter() - t0, 3)}
+
+
 def check_with_dev(config, dev_path: str | None) -> None:
     """--dev-split and --dev exclude each other; --patience needs one of them."""
     if getattr(config, "dev_split", None) is not None and dev_path is not None:
@@ -53,11 +91,12 @@ def check_with_dev(config, dev_path: str | None) -> None:
 
 
 def split_every(n: int, fraction: float) -> tuple[list[int], list[int]]:
-    """Training and held-out indices of ``n`` sentences: every round(1/F)-th is held out (0,
-    step, 2 step, ...); deterministic. UserError when either side would be empty."""
+    """Training and held-out indices of ``n`` sentences: every round(1/F)-th is held out (the
+    step-th, 2 step-th, ... counting from 1, as the experiments hold out theirs); deterministic.
+    UserError when either side would be empty."""
     step = max(2, round(1 / fraction))
-    dev = [i for i in range(n) if i % step == 0]
-    train = [i for i in range(n) if i % step != 0]
+    dev = [i for i in range(n) if (i + 1) % step == 0]
+    train = [i for i in range(n) if (i + 1) % step != 0]
     if not train or not dev:
         raise UserError(f"--dev-split {fraction:g} leaves no training or no development sentence "
                         f"({n} sentences)")
@@ -67,7 +106,8 @@ def split_every(n: int, fraction: float) -> tuple[list[int], list[int]]:
 def header_config(cfg: dict) -> dict:
     """The config as stored in a model header: the selection options only when set, so a model
     trained without them is byte for byte what it was before they existed."""
-    return {k: v for k, v in cfg.items() if not (k in (DEV_SPLIT, PATIENCE) and v is None)}
+    return {k: v for k, v in cfg.items()
+            if not (k in (DEV_SPLIT, PATIENCE) and v is None) and not (k == REFIT and cfg.get(DEV_SPLIT) is None)}
 
 
 class Selector:

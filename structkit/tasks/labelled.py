@@ -306,4 +306,4 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
                    "train_seconds": round(time.perf_counter() - t0, 3)}
     if selector.weights is not None:
         parser.info |= selector.info(SELECT_KEY)
-    return parser
+    return parser, selector

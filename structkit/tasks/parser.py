@@ -49,6 +49,7 @@ class ParserConfig:
     templates: list | tuple | None = None  # template groups of --algo beam (BEAM_GROUPS)
     dev_split: float | None = None  # hold out every round(1/F)-th training sentence as dev data
     patience: int | None = None     # with dev data: stop after this many epochs without a better score
+    refit: bool = True              # with dev_split: train again on every sentence for the chosen epochs
 
     def validate(self) -> None:
         if self.algo not in ("lookahead", "greedy", "beam"):
@@ -94,6 +95,7 @@ class ParserConfig:
         self.pos = POS.check(self.pos)
         self.dev_split = selection.check_dev_split(self.dev_split)
         self.patience = selection.check_patience(self.patience)
+        self.refit = selection.check_refit(self.refit)
 
 
 def pos_column(s: DepSentence, which: str) -> list[str]:
@@ -293,20 +295,42 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
                     train_name: str | None = None, train_sha256: str | None = None,
                     t0: float | None = None) -> DependencyParser:
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
-    function that reads it, called once the training trees are checked."""
-    from structkit.learn.parser import parser_epoch
-    from structkit.search.arcstandard import HashedWeights, Treebank, oracle_actions
+    function that reads it, called once the training trees are checked. With
+    ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence."""
+    from dataclasses import replace
 
     if t0 is None:
         t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
+    full = sentences
     if config.dev_split is not None:   # every round(1/F)-th sentence held out
         keep, held = selection.split_every(len(sentences), config.dev_split)
         sentences, dev = [sentences[i] for i in keep], [sentences[i] for i in held]
     if config.algo == "beam":
         from structkit.tasks.labelled import train_labelled
 
-        return train_labelled(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
+        model, selector = train_labelled(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
+    else:
+        model, selector = _train_arcstandard(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
+    if selection.wants_refit(config, selector):
+        epochs = selector.best_epoch
+        again = replace(config, dev_split=None, patience=None, epochs=epochs)
+        final = train_parser_on(again, full, None, selection.refit_callback(on_epoch, epochs), train_name,
+                                train_sha256)
+        final.config = config
+        from structkit.tasks.labelled import SELECT_KEY
+
+        key = SELECT_KEY if config.algo == "beam" else "uas"
+        final.info |= selection.refit_info(selector, key, len(dev), epochs, t0)
+        return final
+    return model
+
+
+def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, on_epoch, train_name,
+                       train_sha256, t0):
+    """The lookahead/greedy parser and its selector."""
+    from structkit.learn.parser import parser_epoch
+    from structkit.search.arcstandard import HashedWeights, Treebank, oracle_actions
     wv, tv = Vocab(), Vocab()
     train = encode(sentences, wv, tv, config.pos, grow=True)
     n_sent = len(train.offsets) - 1
@@ -353,4 +377,4 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
                    "train_seconds": round(time.perf_counter() - t0, 3)}
     if selector.weights is not None:
         parser.info |= selector.info("uas")
-    return parser
+    return parser, selector

@@ -43,6 +43,7 @@ class RerankConfig:
     seed: int = 0
     dev_split: float | None = None  # hold out every round(1/F)-th training utterance as dev data
     patience: int | None = None     # with dev data: stop after this many epochs without a lower WER
+    refit: bool = True              # with dev_split: train again on every utterance for the chosen epochs
 
     def validate(self) -> None:
         from structkit.learn import registry
@@ -52,6 +53,7 @@ class RerankConfig:
         self.seed = registry.SEED.check(self.seed)  # numpy refuses negative seeds (a traceback)
         self.dev_split = selection.check_dev_split(self.dev_split)
         self.patience = selection.check_patience(self.patience)
+        self.refit = selection.check_refit(self.refit)
         try:
             self.features = parse_families(self.features)
         except ValueError as e:
@@ -156,6 +158,7 @@ def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
     """Train on in-memory n-best sets (``train`` and ``dev`` need references)."""
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
+    full = train
     if config.dev_split is not None:   # every round(1/F)-th utterance held out
         keep, held = selection.split_every(len(train), config.dev_split)
         train, dev = train.subset(keep), train.subset(held)
@@ -199,6 +202,18 @@ def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
             on_epoch(ep, stats)
         if dev_rows is not None and config.patience is not None and ep - best[1] >= config.patience:
             break
+    if best[2] is not None and config.dev_split is not None and config.refit:
+        from dataclasses import replace
+
+        # every utterance, the chosen epochs (selection.wants_refit for the other trainers)
+        again = replace(config, dev_split=None, patience=None, epochs=best[1])
+        final = train_on(again, full, None, selection.refit_callback(on_epoch, best[1]))
+        final.config = config
+        final.info |= {"selected_epoch": best[1], "selected_dev": {"wer": best[0]}, "epochs_run": len(history),
+                       "dev_utterances": len(dev), "refit": True, "refit_epochs": best[1],
+                       "epochs": history, "refit_history": final.info["epochs"],
+                       "train_seconds": time.perf_counter() - t0}
+        return final
     if best[2] is not None:
         model.weights, chosen_epoch = best[2], best[1]
         selected = {"selected_epoch": best[1], "selected_dev": {"wer": best[0]}, "epochs_run": len(history)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -63,6 +63,7 @@ class TaggerConfig:
     scheme: str | None = None        # chunk/ner label scheme: iob1, iob2, iobes, bilou (None: detected)
     dev_split: float | None = None   # hold out every round(1/F)-th training sentence as dev data
     patience: int | None = None      # with dev data: stop after this many epochs without a better score
+    refit: bool = True               # with dev_split: train again on every sentence for the chosen epochs
 
     @classmethod
     def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
@@ -116,6 +117,7 @@ class TaggerConfig:
             self.scheme = None if scheme == "auto" else scheme
         self.dev_split = selection.check_dev_split(self.dev_split)
         self.patience = selection.check_patience(self.patience)
+        self.refit = selection.check_refit(self.refit)
         if self.label_column is not None and not isinstance(self.label_column, str):
             raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
         # templates stay None until the training data says which default fits (CoNLL-U or columns)
@@ -601,6 +603,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     if t0 is None:
         t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
+    full = corpus
     if config.dev_split is not None:   # every round(1/F)-th sentence held out, before featurising
         keep, held = selection.split_every(len(corpus.sentences), config.dev_split)
         corpus, dev = corpus.subset(keep), corpus.subset(held)
@@ -654,6 +657,15 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
             on_epoch(epoch, stats)
         if stop:
             break
+    if selection.wants_refit(config, selector):   # all the training sentences, the chosen epochs
+        epochs = selection.refit_epochs(config, selector, n_calls)
+        again = replace(config, dev_split=None, patience=None, epochs=epochs)
+        tagger = train_tagger_on(again, full, None, selection.refit_callback(on_epoch, epochs), train_name,
+                                 train_sha256, mapper=mapper)
+        tagger.config = config
+        tagger.default_templates = chosen
+        tagger.info |= selection.refit_info(selector, key, len(dev.offsets) - 1, epochs, t0)
+        return tagger
     tagger.weights = (mixing or learner).averaged() if selector.weights is None else selector.weights
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
