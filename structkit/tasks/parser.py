@@ -40,7 +40,7 @@ class ParserConfig:
     algo: str = "beam"
     epochs: int | None = None  # None: the learner's default
     depth: int = 0
-    margin: float = 0.0
+    margin: float | None = None  # None: the learner's default
     seed: int = 0
     hash_bits: int | None = None  # None: the learner's default (22 lookahead/greedy, 23 beam)
     pos: str | None = None     # which POS column: xpos (CoNLL-X POSTAG) or upos; None: upos for
@@ -89,6 +89,8 @@ class ParserConfig:
 
         self.epochs = registry.EPOCHS.check(self.epochs)
         self.depth = DEPTH.check(self.depth)
+        if self.margin is None:
+            self.margin = spec.param("margin").default if spec.param("margin") else 0.0
         self.margin = registry.PARAMS["margin"].check(self.margin)
         self.seed = registry.SEED.check(self.seed)
         self.hash_bits = HASH_BITS.check(self.hash_bits)
