@@ -661,9 +661,11 @@ def _tag_command(name: str, task: str, help_text: str):
     @click.option("--depth", type=int,
                   help="Lookahead depth for history-based models (default: the depth trained with).")
     @click.option("--scores", is_flag=True,
-                  help="Add each token's margin: the best sequence's score minus the best with another "
-                       "label at that token (max-marginals; a last column, or Margin= in CoNLL-U MISC). "
-                       "Small margins are the doubtful tags.")
+                  help="Add each token's margin (a last column, or Margin= in CoNLL-U MISC): for Viterbi "
+                       "models the best sequence's score minus the best with another label at that token "
+                       "(max-marginals); for history-based models (greedy, lookahead, OLaRank greedy) the "
+                       "decision margin: the chosen label's score with its best lookahead continuation "
+                       "minus the best other label's. Small margins are the doubtful tags.")
     @_batch_options
     def command(model_path, files, text, no_split, fmt, lang, columns, depth, scores, output, output_dir,
                 pattern, skip_existing, keep_going, jobs, dask_address, shared_fs, quiet):
@@ -689,9 +691,6 @@ def _tag_command(name: str, task: str, help_text: str):
         if text:
             from structkit.text.tokenize import get_tokenizer
             get_tokenizer(lang)  # an unknown language is an error before any input is read
-        if scores and tagger.config.spec.decoder != "viterbi":
-            raise UserError(f"--scores gives margins for Viterbi models (perceptron, k-best learners, "
-                            f"...); this model decodes with {tagger.config.spec.decoder}", model_path)
         job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth, scores)
         _run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
                    dask_address, shared_fs, quiet, [model_path])
