@@ -458,7 +458,7 @@ class _TrainPrinter:
 
 # ---- explain ----------------------------------------------------------------------------------
 @cli.command(short_help="Why each token got its label: runner-up, margin and the features for each.")
-@click.option("-m", "--model", "model_path", required=True, help="A tagging model (Viterbi decoding).")
+@click.option("-m", "--model", "model_path", required=True, help="A tagging model.")
 @click.argument("file", required=False)
 @click.option("--text", "text", type=str, help="Explain this sentence (tokenised) instead of a file's.")
 @click.option("--sentence", "sentence_no", type=click.IntRange(min=1), default=1, show_default=True,
@@ -467,11 +467,19 @@ class _TrainPrinter:
 @click.option("--top", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
               help="Features shown for each side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per token.")
-def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
+@click.option("--depth", type=int,
+              help="Lookahead depth for history-based models (default: the depth trained with).")
+def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> None:
     """For each token of a sentence (of FILE, CoNLL columns or CoNLL-U, or --text): the predicted
-    label, the runner-up (the label of the best sequence with another label there) and the margin
-    between the two sequences' scores, then the features and transitions that push towards each
-    with their weight differences (the neighbours' labels as predicted). Viterbi models only."""
+    label, the runner-up and the margin, then the features and transitions that push towards each
+    with their weight differences (the neighbours' labels as predicted).
+
+    Viterbi models: the runner-up is the label of the best sequence with another label there, the
+    margin the difference between the two sequences' scores (max-marginals). History-based models
+    (greedy, lookahead, OLaRank greedy): the decision margin, with the labels already decided as
+    the history (in decoding order): the label's score with its best lookahead continuation minus
+    the runner-up's, and the continuations the search found (the next labels it looked at); the
+    contributions, history weights and the continuations' difference included, add up to it."""
     import itertools
 
     from structkit.explain import explain_sentence, report
@@ -480,6 +488,8 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
     if (file is None) == (text is None):
         raise UserError("give a FILE (or '-') or --text SENTENCE")
     tagger = SequenceTagger.load(model_path, command="explain")
+    if depth is not None:
+        tagger.check_depth(depth, model_path)
     if text is not None:
         import io
 
@@ -487,7 +497,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
 
         stream = io.BytesIO(text.encode("utf-8"))
         sent = next(iter(read_raw_text("--text", "en", "auto", stream=stream)))
-        expl = explain_sentence(tagger, sent, "--text", text=True)
+        expl = explain_sentence(tagger, sent, "--text", text=True, depth=depth)
     else:
         from structkit.config import resolve_data_path
         from structkit.io.conllu import read_sequence
@@ -496,7 +506,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
         sent = next(itertools.islice(read_sequence(path), sentence_no - 1, None), None)
         if sent is None:
             raise UserError(f"there is no sentence {sentence_no}", path)
-        expl = explain_sentence(tagger, sent, path)
+        expl = explain_sentence(tagger, sent, path, depth=depth)
     if token is not None and token > len(expl):
         raise UserError(f"--token {token}: the sentence has {len(expl)} tokens")
     if as_json:
@@ -505,7 +515,10 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
                 click.echo(json.dumps({"index": e.index, "word": e.word, "label": e.label,
                                        "runner_up": e.runner_up,
                                        "margin": e.margin if e.margin != float("inf") else None,
-                                       "features": [[p.name, p.weight] for p in e.pushes[:2 * top]]}))
+                                       "features": [[p.name, p.weight] for p in e.pushes[:2 * top]],
+                                       **({"continuation": e.continuation,
+                                           "runner_up_continuation": e.runner_up_continuation}
+                                          if e.continuation is not None else {})}))
         return
     click.echo(report(expl, top, token))
 

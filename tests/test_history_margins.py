@@ -109,6 +109,8 @@ def test_lookahead_values_margins_and_continuations_equal_brute_force(seed, dept
     V, cont = history_values("lookahead", enc, w, cfg, labels, continuations=True)
     margins, runner = margins_from_values(V, labels)
     assert cont.shape == (enc.n_tokens, depth)
+    V2, cont_r = history_values("lookahead", enc, w, cfg, labels, continuations=True, continuation_of=runner)
+    assert np.array_equal(V, V2)
     for s in range(enc.n_sentences):
         a, b = int(enc.offsets[s]), int(enc.offsets[s + 1])
         order = list(range(a, b))[::-1] if direction == "rtl" else list(range(a, b))
@@ -125,6 +127,7 @@ def test_lookahead_values_margins_and_continuations_equal_brute_force(seed, dept
             assert margins[t] >= 0 and runner[t] != labels[t] and V[t, runner[t]] == max(V[t, z] for z in range(L) if z != labels[t])
             d = min(depth, b - a - 1 - k)
             assert tuple(cont[t, :d]) == conts[labels[t]] and all(cont[t, d:] == -1)
+            assert tuple(cont_r[t, :d]) == conts[runner[t]] and all(cont_r[t, d:] == -1)
 
 
 @pytest.mark.parametrize("seed", range(15))

@@ -77,13 +77,16 @@ def decode(name: str, enc, weights, config, depth: int | None = None) -> np.ndar
 
 
 def history_values(name: str, enc, w, config, labels: np.ndarray, depth: int | None = None,
-                   continuations: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+                   continuations: bool = False,
+                   continuation_of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
     """The decisions of a history-based decoder (``lookahead``, ``greedy-history``) with
     ``labels`` as the labels already decided: V[t, a] = the score the decoder compares for
     label a at token t's decision (lookahead: a's own score plus its best continuation), and,
-    with ``continuations``, cont[t, :d] = the best continuation after labels[t] (the labels of
-    the next d decisions in decoding order, -1 past the window; greedy: no columns)."""
+    with ``continuations``, cont[t, :d] = the best continuation after labels[t] (or after
+    ``continuation_of[t]``, at the same decision): the labels of the next d decisions in
+    decoding order, -1 past the window (greedy: no columns)."""
     labels = np.ascontiguousarray(labels, dtype=np.int32)
+    cont_of = labels if continuation_of is None else np.ascontiguousarray(continuation_of, dtype=np.int32)
     L = w.W.shape[1]
     V = np.zeros((enc.n_tokens, L))
     if name == "greedy-history":
@@ -99,7 +102,7 @@ def history_values(name: str, enc, w, config, labels: np.ndarray, depth: int | N
     D = config.depth if depth is None else depth
     cont = np.full((enc.n_tokens, D) if continuations else (0, 0), -1, dtype=np.int64)
     lookahead_values(enc.indptr, enc.indices, enc.offsets, with_T2(w), config.label_order == 2,
-                     config.direction == "rtl", D, config.search == "dp", labels, V, cont)
+                     config.direction == "rtl", D, config.search == "dp", labels, V, cont, cont_of)
     return V, (cont if continuations else None)
 
 

@@ -337,12 +337,13 @@ def continuation(w, s, k, d, p1, p2, a, second_order, use_dp, path):
 
 
 @njit
-def lookahead_values(indptr, indices, offsets, w, second_order, reverse, depth, use_dp, labels, V, cont):
+def lookahead_values(indptr, indices, offsets, w, second_order, reverse, depth, use_dp, labels, V, cont,
+                     cont_of):
     """For each token t, with ``labels`` as the labels already decided (the history):
     V[t, a] = the backed-up score of label a at t's decision (``decision_values``); with
-    cont of shape (n_tokens, depth), cont[t, :d] = the best continuation after labels[t] (the
-    next d decisions' labels, decoding order) and -1 beyond the window. cont of shape (0, 0):
-    no continuations."""
+    cont of shape (n_tokens, depth), cont[t, :d] = the best continuation after label
+    cont_of[t] at that decision (the next d decisions' labels, decoding order) and -1 beyond
+    the window. cont of shape (0, 0): no continuations."""
     W = w.W
     L = W.shape[1]
     sc = _scratch(max_length(offsets), L, depth, second_order)
@@ -365,7 +366,7 @@ def lookahead_values(indptr, indices, offsets, w, second_order, reverse, depth, 
                 V[t, z] = vals[z]
             y = labels[t]
             if want:
-                continuation(w, sc, k, d, p1, p2, y, second_order, use_dp, path)
+                continuation(w, sc, k, d, p1, p2, cont_of[t], second_order, use_dp, path)
                 for j in range(cont.shape[1]):
                     cont[t, j] = path[j] if j < d else -1
             p2 = p1
