@@ -825,57 +825,25 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
 
 
 # ---- dump --------------------------------------------------------------------------------
-@cli.command(short_help="Show a tagging model: labels, strongest transitions and features by name.")
-@click.option("-m", "--model", "model_path", required=True, help="A tagging model.")
+@cli.command(short_help="Show a model: labels, transitions, history weights and the strongest features "
+                        "(per label, or per action for a parser).")
+@click.option("-m", "--model", "model_path", required=True, help="A model of any kind (tagger, parser, reranker).")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
-              help="How many features to show.")
+              help="How many features to show (per action, for a parser).")
 @click.option("--feature", "pattern", type=str,
-              help="Only features whose name contains this text, e.g. 'w[0]=bank' or 'suf3[0]='.")
+              help="Only features whose name contains this text, e.g. 'w[0]=bank' or 'suf3[0]=' "
+                   "(a parser's: 's0t=NN', 'q0w=the').")
 def dump(model_path, top, pattern) -> None:
-    """Show a model: labels, transition weights and the strongest features by name."""
-    import numpy as np
+    """Show a model. Taggers: labels, transition weights (label trigrams of lookahead models with
+    --label-order 2, history weights H of OLaRank greedy models) and the strongest features by
+    name. Parsers: per action (shift, reduceL, reduceR; a beam parser's left-LABEL and
+    right-LABEL) the features with the largest weights for it; the weights are hashed, so the
+    names are those of the features enumerated from the model's vocabularies that hash to each
+    row. Rerankers: the strongest features."""
+    from structkit.dump import dump_lines
 
-    from structkit.tasks.sequence import SequenceTagger
-
-    tg = SequenceTagger.load(model_path)
-    c = tg.config
-    shown_labels = [_printable(x) for x in tg.labels]  # training data may hold escape sequences
-    click.echo(f"task {c.task}, algo {c.algo}, {len(tg.labels)} labels, {tg.features.n_features} features, "
-               f"templates: {' '.join(_printable(t.text) for t in tg.features.templates)}")
-    click.echo("labels: " + " ".join(shown_labels))
-    T = tg.weights.T
-    names = shown_labels + ["<S/E>"]
-    order = np.argsort(-np.abs(T), axis=None)[:top]
-    click.echo("\nstrongest transitions (previous -> next, <S/E> = sentence boundary):")
-    for k in order:
-        a, b = divmod(int(k), T.shape[1])
-        if T[a, b] != 0:
-            click.echo(f"  {names[a]:>12} -> {names[b]:<12} {T[a, b]:+.3f}")
-    H = tg.weights.H
-    if H.size and np.any(H):  # greedy order-K history models (OLaRank greedy): H[s, a, b]
-        click.echo(f"\nstrongest history weights (the label s tokens back -> this label; order {H.shape[0]}):")
-        for k in np.argsort(-np.abs(H), axis=None)[:top]:
-            s_, a, b = np.unravel_index(int(k), H.shape)
-            if H[s_, a, b] != 0:
-                click.echo(f"  {s_ + 1} back {names[a]:>12} -> {names[b]:<12} {H[s_, a, b]:+.3f}")
-    W = tg.weights.W
-    strength = np.abs(W).max(axis=1) if W.size else np.zeros(0)
-    ids = np.argsort(-strength, kind="stable")
-    shown = 0
-    click.echo(f"\nstrongest features{' matching ' + repr(pattern) if pattern else ''} "
-               "(the labels they favour most):")
-    for fid in ids:
-        if strength[fid] == 0 or shown >= top:
-            break
-        name = tg.features.feature_name(int(fid))
-        if pattern and pattern not in name:
-            continue
-        best = np.argsort(-np.abs(W[fid]))[:3]
-        parts = ", ".join(f"{shown_labels[j]} {W[fid, j]:+.3f}" for j in best if W[fid, j] != 0)
-        click.echo(f"  {_printable(name)}: {parts}")
-        shown += 1
-    if shown == 0:
-        click.echo("  (none)")
+    for line in dump_lines(model_path, top, pattern):
+        click.echo(line)
 
 
 def _printable(s: str) -> str:
