@@ -7,8 +7,8 @@
   features with the largest weights for it. Parser weights are hashed, so a row has no name of
   its own: the dump hashes every feature it can enumerate from the model's vocabularies (the
   templates over one word, lemma or FEATS value, or one or two tags or labels, with distances
-  and valencies; combinations without a missing item; up to ``MAX_CANDIDATES`` combinations per template; see ``_named``) and shows a
-  row under the names that hash to it. Every feature hashing to a row shares its weight,
+  and valencies; combinations without a missing item; up to ``MAX_CANDIDATES`` combinations
+  per template; see ``_named``) and shows a row under the names that hash to it. Every feature hashing to a row shares its weight,
   including the features of the templates not enumerated (word pairs, tag triples, ...), so a
   name can stand for a weight its feature shares with another.
 * Rerankers: the strongest features by name.
@@ -276,8 +276,10 @@ def parser_strongest(parser, top: int, pattern: str | None = None) -> list[tuple
             if w[k] <= 0:
                 break
             nm = by_slot[int(slots[rows[k]])]
-            got.append((nm[0] if len(nm) == 1 else " | ".join(nm[:3]) + (f" | +{len(nm) - 3} more" if len(nm) > 3 else ""),
-                        float(w[k])))
+            shown = nm[0] if len(nm) == 1 else " | ".join(nm[:3])
+            if len(nm) > 3:
+                shown += f" | +{len(nm) - 3} more"
+            got.append((shown, float(w[k])))
         out.append((act, got))
     return out
 

@@ -124,7 +124,8 @@ def test_lookahead_values_margins_and_continuations_equal_brute_force(seed, dept
             assert labels[t] == first_argmax(list(V[t])) == first_argmax(values)
             others = [values[z] for z in range(L) if z != labels[t]]
             assert margins[t] == pytest.approx(values[labels[t]] - max(others), abs=1e-9)
-            assert margins[t] >= 0 and runner[t] != labels[t] and V[t, runner[t]] == max(V[t, z] for z in range(L) if z != labels[t])
+            assert margins[t] >= 0 and runner[t] != labels[t]
+            assert V[t, runner[t]] == max(V[t, z] for z in range(L) if z != labels[t])
             d = min(depth, b - a - 1 - k)
             assert tuple(cont[t, :d]) == conts[labels[t]] and all(cont[t, d:] == -1)
             assert tuple(cont_r[t, :d]) == conts[runner[t]] and all(cont_r[t, d:] == -1)
