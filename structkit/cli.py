@@ -484,7 +484,7 @@ class _TrainPrinter:
 
 # ---- explain ----------------------------------------------------------------------------------
 @cli.command(short_help="Why each token got its label: runner-up, margin and the features for each.")
-@click.option("-m", "--model", "model_path", required=True, help="A tagging model (Viterbi decoding).")
+@click.option("-m", "--model", "model_path", required=True, help="A tagging model.")
 @click.argument("file", required=False)
 @click.option("--text", "text", type=str, help="Explain this sentence (tokenised) instead of a file's.")
 @click.option("--sentence", "sentence_no", type=click.IntRange(min=1), default=1, show_default=True,
@@ -493,11 +493,19 @@ class _TrainPrinter:
 @click.option("--top", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
               help="Features shown for each side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per token.")
-def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
+@click.option("--depth", type=int,
+              help="Lookahead depth for history-based models (default: the depth trained with).")
+def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> None:
     """For each token of a sentence (of FILE, CoNLL columns or CoNLL-U, or --text): the predicted
-    label, the runner-up (the label of the best sequence with another label there) and the margin
-    between the two sequences' scores, then the features and transitions that push towards each
-    with their weight differences (the neighbours' labels as predicted). Viterbi models only."""
+    label, the runner-up and the margin, then the features and transitions that push towards each
+    with their weight differences (the neighbours' labels as predicted).
+
+    Viterbi models: the runner-up is the label of the best sequence with another label there, the
+    margin the difference between the two sequences' scores (max-marginals). History-based models
+    (greedy, lookahead, OLaRank greedy): the decision margin, with the labels already decided as
+    the history (in decoding order): the label's score with its best lookahead continuation minus
+    the runner-up's, and the continuations the search found (the next labels it looked at); the
+    contributions, history weights and the continuations' difference included, add up to it."""
     import itertools
 
     from structkit.explain import explain_sentence, report
@@ -506,6 +514,8 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
     if (file is None) == (text is None):
         raise UserError("give a FILE (or '-') or --text SENTENCE")
     tagger = SequenceTagger.load(model_path, command="explain")
+    if depth is not None:
+        tagger.check_depth(depth, model_path)
     if text is not None:
         import io
 
@@ -513,7 +523,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
 
         stream = io.BytesIO(text.encode("utf-8"))
         sent = next(iter(read_raw_text("--text", "en", "auto", stream=stream)))
-        expl = explain_sentence(tagger, sent, "--text", text=True)
+        expl = explain_sentence(tagger, sent, "--text", text=True, depth=depth)
     else:
         from structkit.config import resolve_data_path
         from structkit.io.conllu import read_sequence
@@ -522,7 +532,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
         sent = next(itertools.islice(read_sequence(path), sentence_no - 1, None), None)
         if sent is None:
             raise UserError(f"there is no sentence {sentence_no}", path)
-        expl = explain_sentence(tagger, sent, path)
+        expl = explain_sentence(tagger, sent, path, depth=depth)
     if token is not None and token > len(expl):
         raise UserError(f"--token {token}: the sentence has {len(expl)} tokens")
     if as_json:
@@ -531,7 +541,10 @@ def explain(model_path, file, text, sentence_no, token, top, as_json) -> None:
                 click.echo(json.dumps({"index": e.index, "word": e.word, "label": e.label,
                                        "runner_up": e.runner_up,
                                        "margin": e.margin if e.margin != float("inf") else None,
-                                       "features": [[p.name, p.weight] for p in e.pushes[:2 * top]]}))
+                                       "features": [[p.name, p.weight] for p in e.pushes[:2 * top]],
+                                       **({"continuation": e.continuation,
+                                           "runner_up_continuation": e.runner_up_continuation}
+                                          if e.continuation is not None else {})}))
         return
     click.echo(report(expl, top, token))
 
@@ -687,9 +700,11 @@ def _tag_command(name: str, task: str, help_text: str):
     @click.option("--depth", type=int,
                   help="Lookahead depth for history-based models (default: the depth trained with).")
     @click.option("--scores", is_flag=True,
-                  help="Add each token's margin: the best sequence's score minus the best with another "
-                       "label at that token (max-marginals; a last column, or Margin= in CoNLL-U MISC). "
-                       "Small margins are the doubtful tags.")
+                  help="Add each token's margin (a last column, or Margin= in CoNLL-U MISC): for Viterbi "
+                       "models the best sequence's score minus the best with another label at that token "
+                       "(max-marginals); for history-based models (greedy, lookahead, OLaRank greedy) the "
+                       "decision margin: the chosen label's score with its best lookahead continuation "
+                       "minus the best other label's. Small margins are the doubtful tags.")
     @_batch_options
     def command(model_path, files, text, no_split, fmt, lang, columns, depth, scores, output, output_dir,
                 pattern, skip_existing, keep_going, jobs, dask_address, shared_fs, quiet):
@@ -715,9 +730,6 @@ def _tag_command(name: str, task: str, help_text: str):
         if text:
             from structkit.text.tokenize import get_tokenizer
             get_tokenizer(lang)  # an unknown language is an error before any input is read
-        if scores and tagger.config.spec.decoder != "viterbi":
-            raise UserError(f"--scores gives margins for Viterbi models (perceptron, k-best learners, "
-                            f"...); this model decodes with {tagger.config.spec.decoder}", model_path)
         job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth, scores)
         _run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
                    dask_address, shared_fs, quiet, [model_path])
@@ -839,57 +851,25 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
 
 
 # ---- dump --------------------------------------------------------------------------------
-@cli.command(short_help="Show a tagging model: labels, strongest transitions and features by name.")
-@click.option("-m", "--model", "model_path", required=True, help="A tagging model.")
+@cli.command(short_help="Show a model: labels, transitions, history weights and the strongest features "
+                        "(per label, or per action for a parser).")
+@click.option("-m", "--model", "model_path", required=True, help="A model of any kind (tagger, parser, reranker).")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
-              help="How many features to show.")
+              help="How many features to show (per action, for a parser).")
 @click.option("--feature", "pattern", type=str,
-              help="Only features whose name contains this text, e.g. 'w[0]=bank' or 'suf3[0]='.")
+              help="Only features whose name contains this text, e.g. 'w[0]=bank' or 'suf3[0]=' "
+                   "(a parser's: 's0t=NN', 'q0w=the').")
 def dump(model_path, top, pattern) -> None:
-    """Show a model: labels, transition weights and the strongest features by name."""
-    import numpy as np
+    """Show a model. Taggers: labels, transition weights (label trigrams of lookahead models with
+    --label-order 2, history weights H of OLaRank greedy models) and the strongest features by
+    name. Parsers: per action (shift, reduceL, reduceR; a beam parser's left-LABEL and
+    right-LABEL) the features with the largest weights for it; the weights are hashed, so the
+    names are those of the features enumerated from the model's vocabularies that hash to each
+    row. Rerankers: the strongest features."""
+    from structkit.dump import dump_lines
 
-    from structkit.tasks.sequence import SequenceTagger
-
-    tg = SequenceTagger.load(model_path)
-    c = tg.config
-    shown_labels = [_printable(x) for x in tg.labels]  # training data may hold escape sequences
-    click.echo(f"task {c.task}, algo {c.algo}, {len(tg.labels)} labels, {tg.features.n_features} features, "
-               f"templates: {' '.join(_printable(t.text) for t in tg.features.templates)}")
-    click.echo("labels: " + " ".join(shown_labels))
-    T = tg.weights.T
-    names = shown_labels + ["<S/E>"]
-    order = np.argsort(-np.abs(T), axis=None)[:top]
-    click.echo("\nstrongest transitions (previous -> next, <S/E> = sentence boundary):")
-    for k in order:
-        a, b = divmod(int(k), T.shape[1])
-        if T[a, b] != 0:
-            click.echo(f"  {names[a]:>12} -> {names[b]:<12} {T[a, b]:+.3f}")
-    H = tg.weights.H
-    if H.size and np.any(H):  # greedy order-K history models (OLaRank greedy): H[s, a, b]
-        click.echo(f"\nstrongest history weights (the label s tokens back -> this label; order {H.shape[0]}):")
-        for k in np.argsort(-np.abs(H), axis=None)[:top]:
-            s_, a, b = np.unravel_index(int(k), H.shape)
-            if H[s_, a, b] != 0:
-                click.echo(f"  {s_ + 1} back {names[a]:>12} -> {names[b]:<12} {H[s_, a, b]:+.3f}")
-    W = tg.weights.W
-    strength = np.abs(W).max(axis=1) if W.size else np.zeros(0)
-    ids = np.argsort(-strength, kind="stable")
-    shown = 0
-    click.echo(f"\nstrongest features{' matching ' + repr(pattern) if pattern else ''} "
-               "(the labels they favour most):")
-    for fid in ids:
-        if strength[fid] == 0 or shown >= top:
-            break
-        name = tg.features.feature_name(int(fid))
-        if pattern and pattern not in name:
-            continue
-        best = np.argsort(-np.abs(W[fid]))[:3]
-        parts = ", ".join(f"{shown_labels[j]} {W[fid, j]:+.3f}" for j in best if W[fid, j] != 0)
-        click.echo(f"  {_printable(name)}: {parts}")
-        shown += 1
-    if shown == 0:
-        click.echo("  (none)")
+    for line in dump_lines(model_path, top, pattern):
+        click.echo(line)
 
 
 def _printable(s: str) -> str:

@@ -1,7 +1,18 @@
-"""Why a token got its label (``structkit explain``): for a Viterbi model, each token's label,
-the runner-up and the margin between them (max-marginals: the best sequence with the label
-against the best with the runner-up there), and the features and transitions that push
-towards each, with their weights."""
+"""Why a token got its label (``structkit explain``): each token's label, the runner-up and the
+margin between them, and the features, transitions and history weights that push towards each,
+with their weights.
+
+* Viterbi models: the margin is between max-marginals (the best sequence with the label at the
+  token against the best with the runner-up there).
+* History-based models (greedy, lookahead, OLaRank greedy): the decision margin, at each token
+  in the order the decoder decides (left to right, or right to left) with the labels it already
+  chose as the history: the chosen label's score with its best lookahead continuation (the
+  search's, to the model's depth) minus the runner-up's with its own best continuation. The
+  contributions then add up to the margin exactly: the token's features, the transition and
+  label-trigram weights from the labels already decided (H, the history weights, for OLaRank
+  greedy models), and the difference between the two best continuations' scores, which are
+  shown too.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,17 +36,24 @@ class TokenExplanation:
     runner_up: str | None
     margin: float        # best score with label minus best score with the runner-up at this token
     pushes: list[Push]   # every contribution, strongest first (positive: towards the label)
+    # history-based lookahead models: the best continuation the search found after the label
+    # (and after the runner-up), the next labels in decoding order; None for Viterbi models
+    continuation: list[str] | None = None
+    runner_up_continuation: list[str] | None = None
+    right_to_left: bool = False
 
 
 def explain_sentence(tagger, sentence, path: str = "<input>", columns: str | None = None,
-                     text: bool = False) -> list[TokenExplanation]:
-    """Explain each token of one sentence (a ``structkit.io.conll.Sentence``)."""
+                     text: bool = False, depth: int | None = None) -> list[TokenExplanation]:
+    """Explain each token of one sentence (a ``structkit.io.conll.Sentence``); ``depth``: a
+    history-based model's lookahead depth (default: the depth trained with)."""
     from structkit.search.viterbi import max_marginals
     from structkit.tasks.sequence import column_values, columns_from
 
-    if tagger.config.spec.decoder != "viterbi":
-        raise UserError(f"explain covers Viterbi models (perceptron, k-best learners, ...); this "
-                        f"one decodes with {tagger.config.spec.decoder}")
+    decoder = tagger.config.spec.decoder
+    if decoder not in ("viterbi", "lookahead", "greedy-history"):
+        raise UserError(f"explain covers tagging models (Viterbi and history-based); this one "
+                        f"decodes with {decoder}")
     # the layout as tagging decides it, from this sentence
     cols = (tagger.text_columns(sentence, path) if text else None)
     if cols is None:
@@ -51,6 +69,8 @@ def explain_sentence(tagger, sentence, path: str = "<input>", columns: str | Non
         raise UserError("this model's features need a POS column and the input has none", path)
     extra = column_values([sentence], cols, tagger.features.column_attrs, path)
     enc = tagger.encode(words, pos, offsets, extra)
+    if decoder != "viterbi":
+        return _explain_history(tagger, enc, words, depth)
     W, T = tagger.weights.W, tagger.weights.T
     L = W.shape[1]
     n = enc.n_tokens
@@ -88,6 +108,86 @@ def explain_sentence(tagger, sentence, path: str = "<input>", columns: str | Non
     return out
 
 
+def _explain_history(tagger, enc, words: list[str], depth: int | None) -> list[TokenExplanation]:
+    """The decision margins of a history-based model (``structkit.search.decoders.history_values``)
+    and what makes them up."""
+    from structkit.search.decoders import history_values, margins_from_values
+
+    c = tagger.config
+    decoder = c.spec.decoder
+    w = tagger.weights
+    W = w.W
+    L = W.shape[1]
+    n = enc.n_tokens
+    ids = tagger.predict_ids(enc, depth=depth)
+    V, cont = history_values(decoder, enc, w, c, ids, depth, continuations=True)
+    margins, runner = margins_from_values(V, ids)
+    _, cont_r = history_values(decoder, enc, w, c, ids, depth, continuations=True,
+                               continuation_of=np.where(runner >= 0, runner, ids))
+    rtl = decoder == "lookahead" and c.direction == "rtl"
+    second = decoder == "lookahead" and c.label_order == 2
+    name = lambda k: "<S>" if k == L else tagger.labels[k]  # noqa: E731
+    order = list(range(n))[::-1] if rtl else list(range(n))
+    out: list[TokenExplanation | None] = [None] * n
+    for k, t in enumerate(order):
+        y, r = int(ids[t]), int(runner[t])
+        # the labels decided before this one, in decoding order
+        p1 = int(ids[order[k - 1]]) if k >= 1 else L
+        p2 = int(ids[order[k - 2]]) if k >= 2 else L
+        feats = enc.indices[enc.indptr[t]:enc.indptr[t + 1]]
+        follow = [tagger.labels[z] for z in cont[t] if z >= 0] if decoder == "lookahead" else None
+        if r < 0:
+            out[t] = TokenExplanation(t + 1, words[t], tagger.labels[y], None, float("inf"), [], follow,
+                                      None, rtl)
+            continue
+        pushes: list[Push] = []
+        own = {y: 0.0, r: 0.0}  # each label's own step score, to split off the continuation
+        for f in feats:
+            for z in own:
+                own[z] += float(W[f, z])
+            d = float(W[f, y] - W[f, r])
+            if d != 0.0:
+                pushes.append(Push(tagger.features.feature_name(int(f)), d))
+        if decoder == "greedy-history":
+            for s_ in range(w.H.shape[0]):
+                h = int(ids[t - s_ - 1]) if t - s_ - 1 >= int(enc.offsets[_sentence_of(enc, t)]) else L
+                for z in own:
+                    own[z] += float(w.H[s_, h, z])
+                d = float(w.H[s_, h, y] - w.H[s_, h, r])
+                if d:
+                    pushes.append(Push(f"history {s_ + 1} back {name(h)} -> {name(y)} (not -> {name(r)})", d))
+        else:
+            T = w.T
+            for z in own:
+                own[z] += float(T[p1, z])
+            d = float(T[p1, y] - T[p1, r])
+            way = ", right to left" if rtl else ""
+            if d:
+                pushes.append(Push(f"transition {name(p1)} -> {name(y)}{way} (not -> {name(r)})", d))
+            if second:
+                T2 = w.T2
+                for z in own:
+                    own[z] += float(T2[p2, p1, z])
+                d = float(T2[p2, p1, y] - T2[p2, p1, r])
+                if d:
+                    pushes.append(Push(f"trigram {name(p2)} {name(p1)} -> {name(y)}{way} (not -> {name(r)})", d))
+            if follow:
+                alt = [tagger.labels[z] for z in cont_r[t] if z >= 0]
+                d = float((V[t, y] - own[y]) - (V[t, r] - own[r]))
+                if d:
+                    pushes.append(Push(f"continuation: {' '.join(follow)} after {name(y)} "
+                                       f"(not {' '.join(alt)} after {name(r)})", d))
+        pushes.sort(key=lambda p: -abs(p.weight))
+        out[t] = TokenExplanation(
+            t + 1, words[t], tagger.labels[y], tagger.labels[r], float(margins[t]), pushes, follow,
+            [tagger.labels[z] for z in cont_r[t] if z >= 0] if follow is not None else None, rtl)
+    return out  # type: ignore[return-value]
+
+
+def _sentence_of(enc, t: int) -> int:
+    return int(np.searchsorted(enc.offsets, t, side="right")) - 1
+
+
 def report(expl: list[TokenExplanation], top: int = 5, token: int | None = None) -> str:
     """The text ``structkit explain`` prints."""
     lines = []
@@ -98,6 +198,11 @@ def report(expl: list[TokenExplanation], top: int = 5, token: int | None = None)
             lines.append(f"{e.index:>3} {e.word}: {e.label} (the only label)")
             continue
         lines.append(f"{e.index:>3} {e.word}: {e.label}, runner-up {e.runner_up}, margin {e.margin:.3f}")
+        if e.continuation:
+            way = " (right to left)" if e.right_to_left else ""
+            lines.append(f"      continuation{way}: {' '.join(e.continuation)}"
+                         + (f" (after {e.runner_up}: {' '.join(e.runner_up_continuation)})"
+                            if e.runner_up_continuation else ""))
         towards = [p for p in e.pushes if p.weight > 0][:top]
         against = [p for p in e.pushes if p.weight < 0][:top]
         for what, ps in ((f"for {e.label}", towards), (f"for {e.runner_up}", against)):

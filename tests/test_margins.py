@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from structkit.search.viterbi import decode_corpus, margins_corpus, max_marginals
-from tests.clitools import assert_one_line_error
 
 SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "sample")
 
@@ -95,10 +94,60 @@ def test_cli_scores_column_and_conllu_misc(sk, tmp_path):
     assert r.code == 0 and all("Margin=" in c[9] for c in rows if "-" not in c[0] and "." not in c[0])
 
 
-def test_cli_scores_refused_for_history_based_models(sk, tmp_path):
-    model = tmp_path / "g.model"
+HISTORY_MODELS = [("greedy", []), ("lookahead", ["--depth", "2"]),
+                  ("lookahead", ["--depth", "1", "--direction", "rtl", "--label-order", "2"]),
+                  ("lookahead", ["--depth", "2", "--search", "brute"]),
+                  ("olarank-greedy", ["--order", "2"])]
+
+
+@pytest.mark.parametrize("algo,opts", HISTORY_MODELS)
+def test_cli_scores_of_history_based_models(sk, tmp_path, algo, opts):
+    """--scores on a history-based model: the labels are those without --scores, and the
+    margin column is the decision margin the plain-Python brute force of
+    tests/test_history_margins.py gives on the model's own weights."""
+    from structkit.io.conllu import read_sequence
+    from structkit.tasks.sequence import SequenceTagger, columns_from
+    from tests.test_history_margins import emission_rows, ref_greedy, ref_lookahead
+
+    model = tmp_path / "h.model"
     train = os.path.join(SAMPLE, "chunk", "train.txt")
-    assert sk("train", "--task", "chunk", "--train", train, "--algo", "greedy", "--epochs", "1",
+    assert sk("train", "--task", "chunk", "--train", train, "--algo", algo, "--epochs", "2", *opts,
               "-m", model).code == 0
-    r = sk("chunk", "-m", model, os.path.join(SAMPLE, "chunk", "test.txt"), "--scores")
-    assert_one_line_error(r, "--scores gives margins for Viterbi models")
+    test = os.path.join(SAMPLE, "chunk", "test.txt")
+    plain = sk("chunk", "-m", model, test)
+    scored = sk("chunk", "-m", model, test, "--scores")
+    assert plain.code == 0 and scored.code == 0
+    pl, sc = plain.out.splitlines(), scored.out.splitlines()
+    assert len(pl) == len(sc)
+    margins = []
+    for a, b in zip(pl, sc):
+        if a:
+            head, _, margin = b.rpartition(" ")
+            assert head == a and float(margin) >= 0
+            margins.append(float(margin))
+    # the first sentence's margins against brute force over every continuation
+    tg = SequenceTagger.load(str(model))
+    c = tg.config
+    sent = next(iter(read_sequence(test)))
+    cols, _ = tg.input_columns(len(sent.rows[0]), None)
+    words, pos, _, offsets = columns_from([sent], cols)
+    enc = tg.encode(words, pos, offsets)
+    n = len(words)
+    labels = [tg.label_index[ln.split()[-1]] for ln in pl[:n]]
+    rows = emission_rows(enc, tg.weights.W, 0, n)
+    if c.spec.decoder == "greedy-history":
+        values = ref_greedy(rows, tg.weights.H, labels)
+    else:
+        order = list(range(n))[::-1] if c.direction == "rtl" else list(range(n))
+        ref = ref_lookahead([rows[t] for t in order], tg.weights.T, tg.weights.T2, c.label_order == 2,
+                            c.depth, [labels[t] for t in order])
+        values = [None] * n
+        for k, t in enumerate(order):
+            values[t] = ref[k][0]
+    for t in range(n):
+        want = values[t][labels[t]] - max(v for z, v in enumerate(values[t]) if z != labels[t])
+        assert margins[t] == pytest.approx(want, abs=6e-4)
+    # --depth at tagging time: the margins of that search
+    if c.spec.decoder == "lookahead" and c.search == "dp":
+        r = sk("chunk", "-m", model, test, "--scores", "--depth", "3")
+        assert r.code == 0 and all(float(ln.rpartition(" ")[2]) >= 0 for ln in r.out.splitlines() if ln)

@@ -420,3 +420,11 @@ def oracle_actions(offsets, gold_heads, out_actions, ok):
         if good and gold[stack[0]] != 0:
             good = False
         ok[s] = good
+
+
+@njit
+def hash_slots(t, atoms, mask, out):
+    """out[i] = the weight row of template t's feature with the atom values atoms[i, :4] (the
+    hash ``features`` computes; unused atoms 0): naming hashed rows (``structkit dump``)."""
+    for i in range(atoms.shape[0]):
+        out[i] = _hash(t, atoms[i, 0], atoms[i, 1], atoms[i, 2], atoms[i, 3], mask)

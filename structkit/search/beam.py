@@ -585,3 +585,12 @@ def beam_parse_corpus(offsets, words, tags, lemmas, morph, W, mask, L, groups, B
         for i in range(1, n + 1):
             heads_out[base + i - 1] = S[HD, i]
             labels_out[base + i - 1] = S[LB, i]
+
+
+@njit
+def hash_slots(t, atoms, mask, out):
+    """out[i] = the first slot (action 0's) of template t's feature with the atom values
+    atoms[i, :3] (the hash ``extract`` computes, masked; unused atoms 0): naming hashed
+    weights (``structkit dump``)."""
+    for i in range(atoms.shape[0]):
+        out[i] = _h(t, atoms[i, 0], atoms[i, 1], atoms[i, 2]) & mask

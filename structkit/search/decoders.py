@@ -6,7 +6,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["DECODERS", "decode"]
+__all__ = ["DECODERS", "decode", "history_values", "margins_from_values"]
 
 
 def _viterbi(enc, w, config, depth, out) -> None:
@@ -74,3 +74,47 @@ def decode(name: str, enc, weights, config, depth: int | None = None) -> np.ndar
     out = np.zeros(enc.n_tokens, dtype=np.int32)
     DECODERS[name](enc, weights, config, depth, out)
     return out
+
+
+def history_values(name: str, enc, w, config, labels: np.ndarray, depth: int | None = None,
+                   continuations: bool = False,
+                   continuation_of: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The decisions of a history-based decoder (``lookahead``, ``greedy-history``) with
+    ``labels`` as the labels already decided: V[t, a] = the score the decoder compares for
+    label a at token t's decision (lookahead: a's own score plus its best continuation), and,
+    with ``continuations``, cont[t, :d] = the best continuation after labels[t] (or after
+    ``continuation_of[t]``, at the same decision): the labels of the next d decisions in
+    decoding order, -1 past the window (greedy: no columns)."""
+    labels = np.ascontiguousarray(labels, dtype=np.int32)
+    cont_of = labels if continuation_of is None else np.ascontiguousarray(continuation_of, dtype=np.int32)
+    L = w.W.shape[1]
+    V = np.zeros((enc.n_tokens, L))
+    if name == "greedy-history":
+        from structkit.search.greedy import greedy_values
+
+        greedy_values(enc.indptr, enc.indices, enc.offsets, w.W, w.H, labels, V)
+        return V, (np.full((enc.n_tokens, 0), -1, dtype=np.int64) if continuations else None)
+    if name != "lookahead":
+        raise ValueError(f"{name} is not a history-based decoder")
+    from structkit.models.chain import with_T2
+    from structkit.search.lookahead import lookahead_values
+
+    D = config.depth if depth is None else depth
+    cont = np.full((enc.n_tokens, D) if continuations else (0, 0), -1, dtype=np.int64)
+    lookahead_values(enc.indptr, enc.indices, enc.offsets, with_T2(w), config.label_order == 2,
+                     config.direction == "rtl", D, config.search == "dp", labels, V, cont, cont_of)
+    return V, (cont if continuations else None)
+
+
+def margins_from_values(V: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per token t: V[t, labels[t]] minus the best V[t, a] of another label a (+inf with a
+    single label), and that runner-up a (the lowest on a tie; -1 with a single label)."""
+    n, L = V.shape
+    idx = np.arange(n)
+    labels = np.asarray(labels, dtype=np.int64)
+    if L == 1:
+        return np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
+    other = V.copy()
+    other[idx, labels] = -np.inf
+    runner = other.argmax(axis=1)
+    return V[idx, labels] - other[idx, runner], runner

@@ -41,3 +41,18 @@ def greedy_decode(indptr, indices, offsets, W, H, out):
                 if sc[k] > sc[best]:
                     best = k
             out[j] = best
+
+
+@njit
+def greedy_values(indptr, indices, offsets, W, H, labels, V):
+    """V[t] = the label scores ``greedy_decode`` compares at token t, with ``labels`` as the
+    history (so the first maximum of V[t] is its label when labels are its output)."""
+    L = W.shape[1]
+    K = H.shape[0]
+    h = np.empty(max(K, 1), dtype=np.int32)
+    for i in range(offsets.shape[0] - 1):
+        a = offsets[i]
+        for j in range(a, offsets[i + 1]):
+            for s in range(1, K + 1):
+                h[s - 1] = labels[j - s] if j - s >= a else L
+            token_scores(indptr, indices, W, H, j, h, V[j])

@@ -298,3 +298,76 @@ def lookahead_decode(indptr, indices, offsets, w, second_order, reverse, depth, 
             out[a + (n - 1 - k if reverse else k)] = y
             p2 = p1
             p1 = y
+
+
+# ---- decision values: the margins of ``--scores`` and ``explain`` ----------------------------
+@njit
+def decision_values(w, s, k, d, p1, p2, second_order, use_dp, vals):
+    """vals[a] = the backed-up score of action a at decision k (its own score plus its best
+    continuation over the window of d further decisions): the values ``decide`` compares, summed
+    in the same order, so the first maximum of vals is the action ``decide`` takes. Returns d.
+
+    Leaves ``window_dp``'s tables filled (dp), for ``continuation``."""
+    E, T, T2 = s.E, w.T, w.T2
+    L = E.shape[1]
+    if use_dp:
+        d = window_dp(w, s, k, d, p1, second_order)
+        for a in range(L):
+            vals[a] = step_score(E, T, T2, k, p1, p2, a, second_order) + s.values[a]
+        return d
+    for a in range(L):
+        if d == 0:
+            vals[a] = step_score(E, T, T2, k, p1, p2, a, second_order)
+        else:
+            v, d = search_brute(w, s, k, d, p1, p2, a, second_order, s.paths[0])
+            vals[a] = v
+    return d
+
+
+@njit
+def continuation(w, s, k, d, p1, p2, a, second_order, use_dp, path):
+    """The best continuation after action a at decision k into path[:d] (decoding order), right
+    after ``decision_values`` at the same decision: the leaf the search keeps."""
+    if d == 0:
+        return
+    if use_dp:
+        window_path(w, s, k, d, p1, a, second_order, path)
+    else:
+        search_brute(w, s, k, d, p1, p2, a, second_order, path)
+
+
+@njit
+def lookahead_values(indptr, indices, offsets, w, second_order, reverse, depth, use_dp, labels, V, cont,
+                     cont_of):
+    """For each token t, with ``labels`` as the labels already decided (the history):
+    V[t, a] = the backed-up score of label a at t's decision (``decision_values``); with
+    cont of shape (n_tokens, depth), cont[t, :d] = the best continuation after label
+    cont_of[t] at that decision (the next d decisions' labels, decoding order) and -1 beyond
+    the window. cont of shape (0, 0): no continuations."""
+    W = w.W
+    L = W.shape[1]
+    sc = _scratch(max_length(offsets), L, depth, second_order)
+    E = sc.E
+    vals = np.empty(L)
+    path = np.empty(depth + 1, dtype=np.int64)
+    want = cont.shape[0] > 0
+    for s in range(len(offsets) - 1):
+        a = offsets[s]
+        n = offsets[s + 1] - a
+        if n == 0:
+            continue
+        decision_rows(indptr, indices, W, a, n, reverse, 0, E, n)
+        p1 = L
+        p2 = L
+        for k in range(n):
+            t = a + (n - 1 - k if reverse else k)
+            d = decision_values(w, sc, k, min(depth, n - 1 - k), p1, p2, second_order, use_dp, vals)
+            for z in range(L):
+                V[t, z] = vals[z]
+            y = labels[t]
+            if want:
+                continuation(w, sc, k, d, p1, p2, cont_of[t], second_order, use_dp, path)
+                for j in range(cont.shape[1]):
+                    cont[t, j] = path[j] if j < d else -1
+            p2 = p1
+            p1 = y

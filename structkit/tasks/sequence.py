@@ -305,12 +305,18 @@ class SequenceTagger:
             return out
         return decode(self.config.spec.decoder, enc, weights or self.weights, self.config, depth)
 
-    def predict_margins(self, enc: Encoded, ids: np.ndarray) -> np.ndarray:
-        """Per token, the margin of its label ``ids[t]``: the best sequence's score with that
-        label at t minus the best with another label there (max-marginals; Viterbi models)."""
-        if self.config.spec.decoder != "viterbi":
-            raise UserError(f"--scores gives margins for Viterbi models (perceptron, k-best "
-                            f"learners, ...); this one decodes with {self.config.spec.decoder}")
+    def predict_margins(self, enc: Encoded, ids: np.ndarray, depth: int | None = None) -> np.ndarray:
+        """Per token, the margin of its label ``ids[t]``. Viterbi models: the best sequence's
+        score with that label at t minus the best with another label there (max-marginals).
+        History-based models: the decision margin, with ``ids`` as the labels already decided:
+        the score the search gives that label at t's decision (with its best continuation to
+        the model's depth, or ``depth``) minus the best of another label's."""
+        decoder = self.config.spec.decoder
+        if decoder != "viterbi":
+            from structkit.search.decoders import history_values, margins_from_values
+
+            V, _ = history_values(decoder, enc, self.weights, self.config, ids, depth)
+            return margins_from_values(V, ids)[0]
         from structkit.search.viterbi import margins_corpus
 
         out = np.zeros(enc.n_tokens)
@@ -412,7 +418,7 @@ class SequenceTagger:
             labels = [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
             if not margins:
                 return labels
-            m = self.predict_margins(enc, ids)
+            m = self.predict_margins(enc, ids, depth)
             return labels, [m[offsets[i]:offsets[i + 1]].tolist() for i in range(len(buf))]
 
         for s in sentences:
