@@ -152,7 +152,7 @@ def run_commands() -> list[dict]:
             train_s = time.perf_counter() - t0
             info = json.load(open(model + ".json"))["config"]
             with open(pred, "w") as f:
-                f.write(structkit(task, "--model", model, test).stdout)
+                f.write(structkit("tag" if task == "pos" else task, "--model", model, test).stdout)
             score = json.loads(structkit("eval", "--task", task, "--json", pred).stdout)
             key = "accuracy" if task == "pos" else "f1"
             row = {"data": name, "command": "structkit " + shlex.join(train_cmd).replace(" M", " MODEL"),
@@ -223,9 +223,11 @@ def main() -> None:
         res["grid"] = run_grid(a.jobs)
         means = {c: sum(max(r["dev_by_epoch"]) for r in res["grid"] if r["C"] == c) / len(DATA) for c in GRID_C}
         res["chosen_C"] = max(GRID_C, key=lambda c: (means[c], -c))
+        dump_json(res, path)
     if not a.no_selection:
         print("selection against the last epoch (defaults):", flush=True)
         res["selection"] = run_selection(a.jobs)
+        dump_json(res, path)
     if not a.no_commands:
         print("documented commands (defaults):", flush=True)
         res["commands"] = run_commands()
