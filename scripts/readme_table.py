@@ -98,7 +98,7 @@ def _grid_row(run: str, d: dict, metric: str, namer, what: str, extra=lambda r: 
 
 def build_table(results: Path = RESULTS) -> str:
     out = [HEADER]
-    seq = "defaults, fixed in advance"
+    seq = "settings of configs/, fixed in advance"
     for name, run, metric in (("chunk-conll2000-perceptron", "CoNLL-2000 chunking", "f1"),
                               ("chunk-conll2000-greedy", "CoNLL-2000 chunking", "f1"),
                               ("pos-ptb-perceptron", "PTB-sample POS tagging", "accuracy"),
