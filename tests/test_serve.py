@@ -273,6 +273,23 @@ def test_concurrent_requests_get_the_sequential_answers(server):
     assert all(r[1][1] == expected[r[0]] for r in results)
 
 
+def test_kept_alive_connections_answer_at_once(server):
+    """A kept-alive connection is not held up 40 ms per response (Nagle's algorithm against the
+    client's delayed ACK, which TCP_NODELAY on the server's socket prevents)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    body = json.dumps({"tokens": [["Ada", "met", "Marta", "."]]}).encode()
+    times = []
+    for _ in range(15):
+        t0 = time.perf_counter()
+        conn.request("POST", "/tag", body=body, headers={"Content-Type": "application/json"})
+        r = conn.getresponse()
+        assert r.status == 200 and r.getheader("connection", "keep-alive") != "close"
+        r.read()
+        times.append(time.perf_counter() - t0)
+    conn.close()
+    assert sorted(times)[len(times) // 2] < 0.035, times
+
+
 # ---- time limit, SIGTERM, command-line mistakes ---------------------------------------------------------------
 def test_time_limit_and_sigterm(model_files):
     s = Server(["-m", str(model_files["parser"]), "-m", str(model_files["pos"]), "--timeout", "0.001"])
