@@ -686,14 +686,14 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     except (OverflowError, TypeError) as e:
         sock.close()
         raise UserError(f"cannot listen on {host}:{port}: {e}") from None
-    # A request's work drops the GIL for each numba kernel and must take it back after; with the
-    # default 5 ms switch interval, under load every retake waits for another thread's 5 ms
-    # (16 clients on /tag: 340 requests/s; at 0.5 ms: 640, one client's latency unchanged).
-    sys.setswitchinterval(0.0005)
     t0 = time.perf_counter()
-    served = load_models(specs)
-    warm_up(served)
-    app = create_app(served, max_bytes, timeout)
+    try:
+        served = load_models(specs)
+        warm_up(served)
+        app = create_app(served, max_bytes, timeout)
+    except BaseException:
+        sock.close()
+        raise
     sock.listen(2048)
     real_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
@@ -706,9 +706,15 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     # uvicorn stops gracefully on SIGTERM, then raises the signal again for the caller; here a
     # SIGTERM is the ordinary way to stop a server, so that second raise must not kill us.
     old = signal.signal(signal.SIGTERM, lambda signum, frame: None)
+    # A request's work drops the GIL for each numba kernel and must take it back after; with the
+    # default 5 ms switch interval, under load every retake waits for another thread's 5 ms
+    # (16 clients on /tag: 340 requests/s; at 0.5 ms: 640, one client's latency unchanged).
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
     try:
         server.run(sockets=[sock])
     finally:
+        sys.setswitchinterval(interval)
         signal.signal(signal.SIGTERM, old)
         app.state.pool.shutdown(wait=False, cancel_futures=True)
         sock.close()

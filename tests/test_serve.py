@@ -80,6 +80,9 @@ class Server:
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
+                self.proc.wait()
+            self.last_words = self.proc.stderr.read()
+            self.proc.stderr.close()
 
 
 @pytest.fixture(scope="module")
@@ -303,13 +306,13 @@ def test_time_limit_and_sigterm(model_files):
         t0 = time.perf_counter()
         code = s.stop()
     assert code == 0 and time.perf_counter() - t0 < 10
-    assert "stopped" in s.proc.stderr.read()
+    assert "stopped" in s.last_words
 
 
 def test_cli_mistakes_are_one_line(sk, model_files, tmp_path, monkeypatch):
-    r = sk("serve", "-m", str(tmp_path / "missing.npz"))
+    r = sk("serve", "-m", str(tmp_path / "missing.npz"), "--port", "0")
     assert r.code == 1 and "no such" in r.err and r.err.count("\n") == 1
-    r = sk("serve", "-m", str(UD / "train.conllu"))
+    r = sk("serve", "-m", str(UD / "train.conllu"), "--port", "0")
     assert r.code == 1 and "not a structkit model" in r.err and r.err.count("\n") == 1
     r = sk("serve", "-m", f"a={model_files['pos']}", "-m", f"a={model_files['ner']}", "--port", "0")
     assert r.code == 1 and "two models are named 'a'" in r.err
@@ -319,7 +322,7 @@ def test_cli_mistakes_are_one_line(sk, model_files, tmp_path, monkeypatch):
         r = sk("serve", "-m", str(model_files["pos"]), "--port", str(taken.getsockname()[1]))
     assert r.code == 1 and "cannot listen on 127.0.0.1:" in r.err and r.err.count("\n") == 1
     monkeypatch.setitem(sys.modules, "uvicorn", None)
-    r = sk("serve", "-m", str(model_files["pos"]))
+    r = sk("serve", "-m", str(model_files["pos"]), "--port", "0")
     assert r.code == 1 and "structkit serve needs the serve extra: pip install 'structkit[serve]'" in r.err
 
 
