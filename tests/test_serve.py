@@ -25,6 +25,7 @@ pytest.importorskip("uvicorn")
 ROOT = Path(__file__).resolve().parents[1]
 UD = ROOT / "data" / "sample" / "ud"
 NER = ROOT / "data" / "sample" / "ner"
+CHUNK = ROOT / "data" / "sample" / "chunk"
 SENTENCE = "Ada Brannock met Marta Quill in Paris on Monday."
 
 
@@ -38,7 +39,9 @@ def model_files(tmp_path_factory):
     structkit.Tagger(task="ner", epochs=5, templates="ner-nopos").fit(str(NER / "train.txt")) \
         .save(d / "ner.npz")
     structkit.Parser(epochs=3, hash_bits=18).fit(str(UD / "train.conllu")).save(d / "parser.npz")
-    return {"pos": d / "pos.npz", "ner": d / "ner.npz", "parser": d / "parser.npz"}
+    structkit.Tagger(task="chunk", epochs=5).fit(str(CHUNK / "train.txt")).save(d / "chunk.npz")
+    return {"pos": d / "pos.npz", "ner": d / "ner.npz", "parser": d / "parser.npz",
+            "chunk": d / "chunk.npz"}
 
 
 def _env() -> dict:
@@ -98,17 +101,20 @@ def api_models(model_files):
 
     return {"pos": structkit.Tagger.load(model_files["pos"]),
             "ner": structkit.Tagger.load(model_files["ner"]),
-            "parser": structkit.Parser.load(model_files["parser"])}
+            "parser": structkit.Parser.load(model_files["parser"]),
+            "chunk": structkit.Tagger.load(model_files["chunk"])}
 
 
 # ---- the endpoints -------------------------------------------------------------------------------
 def test_health_models_and_openapi(server, api_models):
     status, health, _ = server.request("GET", "/health")
-    assert status == 200 and health["status"] == "ok" and health["models"] == 3
+    assert status == 200 and health["status"] == "ok" and health["models"] == 4
     status, doc, _ = server.request("GET", "/models")
     assert status == 200
     meta = {m["name"]: m for m in doc["models"]}
-    assert {n: m["task"] for n, m in meta.items()} == {"pos": "pos", "ner": "ner", "parser": "parse"}
+    assert {n: m["task"] for n, m in meta.items()} == {"pos": "pos", "ner": "ner", "parser": "parse",
+                                                       "chunk": "chunk"}
+    assert meta["chunk"]["needs_pos"] and not meta["ner"]["needs_pos"]
     for name in ("pos", "ner"):
         est = api_models[name]
         assert meta[name]["labels"] == est.labels
@@ -160,6 +166,27 @@ def test_ner_spans_from_tokens(server, api_models):
     assert any(sp["type"] == "PER" for sp in s["spans"])  # the sample model learnt these names
     for sp in s["spans"]:
         assert sp["text"] == " ".join(tokens[0][sp["start"]:sp["end"]])
+
+
+def test_chunk_reads_pos_from_pairs_or_from_the_pos_model(server, api_models):
+    pairs = [["The", "DT"], ["dog", "NN"], ["barks", "VBZ"], ["at", "IN"], ["the", "DT"], ["cat", "NN"],
+             [".", "."]]
+    status, out, _ = server.post("/chunk", {"tokens": [pairs]})
+    assert status == 200
+    labels = api_models["chunk"].predict([[tuple(p) for p in pairs]])[0]
+    s = out["sentences"][0]
+    assert [t["labels"]["chunk"] for t in s["tokens"]] == labels
+    assert [t["input_pos"] for t in s["tokens"]] == [p for _, p in pairs]
+    from structkit.eval.schemes import phrases
+
+    assert [(sp["type"], sp["start"], sp["end"]) for sp in s["spans"]] == phrases(labels, "iob2")
+    assert ("NP", 0, 2) in [(sp["type"], sp["start"], sp["end"]) for sp in s["spans"]]
+    # in a pipeline the chunker reads the pos model's tags
+    status, out, _ = server.post("/pipeline", {"text": "The dog barks.", "models": ["chunk", "pos"]})
+    assert status == 200
+    toks = out["sentences"][0]["tokens"]
+    want = api_models["chunk"].predict([[(t["form"], t["labels"]["pos"]) for t in toks]])[0]
+    assert [t["labels"]["chunk"] for t in toks] == want
 
 
 def test_parse_with_pos_pairs_and_with_a_tagger(server, api_models):
@@ -225,7 +252,8 @@ def test_explanations(server):
     ("/tag", b'{"text": "a", "format": "xml"}', 400, "format"),
     ("/tag", b'{"text": "a", "model": "nope"}', 404, "no pos model named 'nope'"),
     ("/tag", b'{"text": "a", "model": "ner"}', 404, "no pos model named 'ner'"),
-    ("/chunk", b'{"text": "a"}', 404, "no chunk model is loaded"),
+    ("/chunk", b'{"text": "a"}', 400, "reads a POS tag per token"),
+    ("/chunk", b'{"text": "a", "model": "chunkr"}', 404, "no chunk model named 'chunkr'"),
     ("/pipeline", b'{"text": "a", "models": ["pos", "x"]}', 404, "no model named 'x'"),
     ("/nothing", b'{"text": "a"}', 404, "no such endpoint"),
     ("/parse", b'{"conllu": "1\\tx\\n"}', 400, "conllu"),
@@ -302,6 +330,8 @@ def test_time_limit_and_sigterm(model_files):
         assert status == 503 and "limit of 0.001 s" in out["error"]
         status, _, _ = s.request("GET", "/health")
         assert status == 200
+        status, out, _ = s.post("/ner", {"text": "a"})
+        assert status == 404 and out["error"] == "no ner model is loaded"
     finally:
         t0 = time.perf_counter()
         code = s.stop()
