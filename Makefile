@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test mutation bench experiments chunk pos ner lookahead parse clean kbest olarank rerank
+.PHONY: install demo test mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ bench:
 	$(BIN)/python scripts/bench.py --out results/bench.json
 	$(BIN)/python scripts/bench_batch.py --out results/bench-batch.json
 	$(BIN)/python scripts/bench_kbest.py
+
+# `structkit serve` under a bounded load on 127.0.0.1: latency with one client, requests/s with 16
+# clients for 30 s, the server's memory before and after (results/bench-serve.md; about 2 min).
+bench-serve:
+	$(BIN)/pip install --quiet -e '.[serve]'
+	$(BIN)/python scripts/bench_serve.py
 
 # One target per experiment: each writes results/<name>.json and results/<name>.md.
 experiments: chunk pos ner

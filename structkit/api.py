@@ -354,16 +354,25 @@ class Tagger(_Estimator):
         return dev
 
     def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
-                depth: int | None = None) -> list[list[str]]:
+                depth: int | None = None, scores: bool = False) -> list:
         """One label list per sentence of a CoNLL file or of ``X``; ``depth`` overrides the
-        lookahead depth of a history-based model."""
+        lookahead depth of a history-based model. With ``scores=True`` one (labels, margins)
+        pair per sentence: each token's margin as ``structkit tag --scores`` gives it (Viterbi
+        models; a UserError for others)."""
         model = self._fitted()
         if depth is not None:
             model.check_depth(depth)
+        if scores and model.config.spec.decoder != "viterbi":
+            raise UserError(f"scores are margins of Viterbi models (perceptron, k-best learners, "
+                            f"...); this one decodes with {model.config.spec.decoder}")
         sents, name, words_only = self._input(X)
-        out: list[list[str]] = []
-        for _, labels in model.tag_batches(sents, name, None, words_only, depth=depth):
-            out.extend([str(l) for l in lab] for lab in labels)
+        out: list = []
+        for _, labels, *margins in model.tag_batches(sents, name, None, words_only, depth=depth,
+                                                     margins=scores):
+            if scores:
+                out.extend(([str(l) for l in lab], m) for lab, m in zip(labels, margins[0]))
+            else:
+                out.extend([str(l) for l in lab] for lab in labels)
         return out
 
     def __call__(self, text: str | Sequence[str]) -> list[tuple[str, str]]:
