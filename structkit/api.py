@@ -358,13 +358,10 @@ class Tagger(_Estimator):
         """One label list per sentence of a CoNLL file or of ``X``; ``depth`` overrides the
         lookahead depth of a history-based model. With ``scores=True`` one (labels, margins)
         pair per sentence: each token's margin as ``structkit tag --scores`` gives it (Viterbi
-        models; a UserError for others)."""
+        models: max-marginals; history-based models: the decision margin)."""
         model = self._fitted()
         if depth is not None:
             model.check_depth(depth)
-        if scores and model.config.spec.decoder != "viterbi":
-            raise UserError(f"scores are margins of Viterbi models (perceptron, k-best learners, "
-                            f"...); this one decodes with {model.config.spec.decoder}")
         sents, name, words_only = self._input(X)
         out: list = []
         for _, labels, *margins in model.tag_batches(sents, name, None, words_only, depth=depth,

@@ -118,10 +118,10 @@ def _metadata(sv: Served) -> dict:
         meta.update(labels=labels, labelled=bool(labels), pos_column=config.pos,
                     scores=False, explain=False)
     else:
-        viterbi = config.spec.decoder == "viterbi"
+        # margins: max-marginals for Viterbi models, the decision margin for history-based ones
         meta.update(labels=[str(l) for l in model.labels], decoder=config.spec.decoder,
                     needs_pos=bool(model.features.uses_pos), scheme=info.get("scheme"),
-                    scores=viterbi, explain=True)
+                    scores=True, explain=True)
     return meta
 
 

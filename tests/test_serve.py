@@ -253,18 +253,21 @@ def test_explanations(server):
     assert "parser" not in t["explanations"]  # a parser has no per-token explanation
 
 
-def test_a_model_explain_and_scores_do_not_cover_still_tags(server, api_models):
-    """A history-based (lookahead) model: labels as the API gives them; its margins and
-    explanations are null where structkit does not compute them, not an error."""
+def test_a_history_based_model_gets_decision_margins_and_explanations(server, api_models):
+    """A history-based (lookahead) model: labels as the API gives them, and its decision
+    margins and explanations as `--scores` and `explain` compute them."""
     meta = {m["name"]: m for m in server.request("GET", "/models")[1]["models"]}
+    assert meta["ner-la"]["scores"] and meta["ner-la"]["decoder"] == "lookahead"
     status, out, _ = server.post("/ner", {"text": SENTENCE, "model": "ner-la", "explain": True})
     assert status == 200
     toks = out["sentences"][0]["tokens"]
-    assert [t["labels"]["ner-la"] for t in toks] == api_models["ner-la"].predict([[t["form"] for t in toks]])[0]
-    for t in toks:
-        assert (t["scores"]["ner-la"] is None) == (not meta["ner-la"]["scores"])
+    words = [[t["form"] for t in toks]]
+    (labels, margins), = api_models["ner-la"].predict(words, scores=True)
+    assert [t["labels"]["ner-la"] for t in toks] == labels and len(margins) == len(toks)
+    for t, m in zip(toks, margins):
+        assert t["scores"]["ner-la"] == pytest.approx(m, abs=1e-3)
         e = t["explanations"]["ner-la"]
-        assert e is None or e["label"] == t["labels"]["ner-la"]
+        assert e["label"] == t["labels"]["ner-la"] and e["margin"] == pytest.approx(m, abs=1e-3)
 
 
 # ---- errors ------------------------------------------------------------------------------------
