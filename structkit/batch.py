@@ -719,14 +719,16 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
         summary.sentences += max(r.sentences, 0)
         bar.block(r)
 
-    def result(p) -> Result:
-        from concurrent.futures import BrokenExecutor
+    from concurrent.futures import BrokenExecutor
 
+    died = ("a worker process died (out of memory, or killed); nothing of the unfinished file "
+            "was written; rerun with fewer --jobs")
+
+    def result(p) -> Result:
         try:
             return p.result()
         except BrokenExecutor:  # a worker process was killed (out of memory, a signal)
-            raise UserError("a worker process died (out of memory, or killed); nothing of the "
-                            "unfinished file was written; rerun with fewer --jobs") from None
+            raise UserError(died) from None
 
     try:
         for b in blocks():
@@ -744,6 +746,10 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
         finish_file(True)
         if state["file"] is not None:
             bar.file_done()
+    except BrokenExecutor:  # the pool broke before a block was sent to it (submit, start)
+        if state["sink"] is not None:
+            state["sink"].rollback()
+        raise UserError(died) from None
     except BaseException:
         if state["sink"] is not None:
             state["sink"].rollback()
