@@ -663,14 +663,9 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
     return app
 
 
-def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float,
-          echo=print) -> None:
-    """``structkit serve``: bind, load and warm the models, then serve until SIGTERM/SIGINT."""
-    import signal
+def bind_socket(host: str, port: int):
+    """The server's socket, bound (not yet listening); a UserError when it cannot be."""
     import socket
-    import sys
-
-    import uvicorn
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -686,6 +681,19 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     except (OverflowError, TypeError) as e:
         sock.close()
         raise UserError(f"cannot listen on {host}:{port}: {e}") from None
+    return sock
+
+
+def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float,
+          echo=print) -> None:
+    """``structkit serve``: bind, load and warm the models, then serve until SIGTERM/SIGINT."""
+    import signal
+    import socket
+    import sys
+
+    import uvicorn
+
+    sock = bind_socket(host, port)
     t0 = time.perf_counter()
     try:
         served = load_models(specs)

@@ -334,21 +334,32 @@ def test_concurrent_requests_get_the_sequential_answers(server):
     assert all(r[1][1] == expected[r[0]] for r in results)
 
 
-def test_kept_alive_connections_answer_at_once(server):
+def test_accepted_connections_do_not_wait_for_delayed_acks(server):
     """A kept-alive connection is not held up 40 ms per response (Nagle's algorithm against the
-    client's delayed ACK, which TCP_NODELAY on the server's socket prevents)."""
+    client's delayed ACK): the server's socket sets TCP_NODELAY, which the connections it
+    accepts inherit; and a kept-alive connection answers request after request."""
+    import socket
+
+    from structkit.serve import bind_socket
+
+    sock = bind_socket("127.0.0.1", 0)
+    try:
+        sock.listen(1)
+        client = socket.create_connection(sock.getsockname()[:2], timeout=10)
+        conn, _ = sock.accept()
+        assert conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        conn.close()
+        client.close()
+    finally:
+        sock.close()
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
     body = json.dumps({"tokens": [["Ada", "met", "Marta", "."]]}).encode()
-    times = []
-    for _ in range(15):
-        t0 = time.perf_counter()
+    for _ in range(5):
         conn.request("POST", "/tag", body=body, headers={"Content-Type": "application/json"})
         r = conn.getresponse()
         assert r.status == 200 and r.getheader("connection", "keep-alive") != "close"
-        r.read()
-        times.append(time.perf_counter() - t0)
+        assert json.loads(r.read())["sentences"][0]["tokens"][0]["form"] == "Ada"
     conn.close()
-    assert sorted(times)[len(times) // 2] < 0.035, times
 
 
 # ---- time limit, SIGTERM, command-line mistakes ---------------------------------------------------------------
@@ -363,9 +374,8 @@ def test_time_limit_and_sigterm(model_files):
         status, out, _ = s.post("/ner", {"text": "a"})
         assert status == 404 and out["error"] == "no ner model is loaded"
     finally:
-        t0 = time.perf_counter()
-        code = s.stop()
-    assert code == 0 and time.perf_counter() - t0 < 10
+        code = s.stop()   # SIGTERM; stop() waits at most 15 s, then kills (exit -9)
+    assert code == 0
     assert "stopped" in s.last_words
 
 
