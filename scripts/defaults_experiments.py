@@ -64,7 +64,7 @@ def grid_job(args) -> dict:
     key = main_score(task)
     cfg = TaggerConfig.for_learner(task, "lookahead", epochs=MAX_EPOCHS, depth=1, margin=margin,
                                    direction=direction, templates=templates, seed=0,
-                                   dev_split=None if dev else 0.1, refit=False)
+                                   **({} if dev else {"dev_split": 0.1, "refit": False}))
     scores: list[float] = []
     t0 = time.perf_counter()
     train_tagger(cfg, resolve_data_path(train), resolve_data_path(dev) if dev else None,

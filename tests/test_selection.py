@@ -55,6 +55,8 @@ def test_cli_refuses_dev_with_dev_split_and_patience_without_dev(sk, chunk_slice
                              "-m", m), "--patience needs development data")
     assert_one_line_error(sk("train", "--task", "chunk", "--train", chunk_slice, "--dev-split", "0",
                              "-m", m), "--dev-split must be")
+    assert_one_line_error(sk("train", "--task", "chunk", "--train", chunk_slice, "--no-refit", "-m", m),
+                          "--no-refit applies to --dev-split")
     assert not m.exists()
 
 

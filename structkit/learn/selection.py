@@ -88,6 +88,9 @@ def check_with_dev(config, dev_path: str | None) -> None:
     if getattr(config, "patience", None) is not None and dev_path is None \
             and getattr(config, "dev_split", None) is None:
         raise UserError("--patience needs development data: give --dev FILE or --dev-split F")
+    if getattr(config, "refit", True) is False and getattr(config, "dev_split", None) is None:
+        raise UserError("--no-refit applies to --dev-split (the held-out sentences it would "
+                        "train on again)")
 
 
 def split_every(n: int, fraction: float) -> tuple[list[int], list[int]]:
