@@ -375,16 +375,10 @@ def to_json(sents: list[Sent], models: list[Served], scores: bool, explain: bool
             "warnings": warnings}
 
 
-def _set_misc(value: str, key: str, label: str) -> str:
-    parts = [p for p in value.split("|") if p and p != "_" and not p.startswith(key + "=")]
-    parts.append(f"{key}={label}")
-    return "|".join(parts)
-
-
 def to_conllu(sents: list[Sent], models: list[Served]) -> str:
     """CoNLL-U: the input's lines (CoNLL-U in) or fresh ones, with each model's column filled
     where ``structkit tag`` would put it and HEAD/DEPREL from the parser."""
-    from structkit.io.conllu import NAMES
+    from structkit.io.conllu import set_key
 
     buf = []
     for k, s in enumerate(sents):
@@ -412,13 +406,9 @@ def to_conllu(sents: list[Sent], models: list[Served]) -> str:
         for sv in models:
             if sv.task == "parse" or sv.name not in s.labels:
                 continue
-            column, key = sv.model.output_column()
-            name = NAMES[column]
+            column, key = sv.model.output_column()   # as structkit tag writes it (write_tagged)
             for r, lab in zip(rows, s.labels[sv.name]):
-                if key is None:
-                    r[column] = lab
-                else:
-                    r[column] = _set_misc(r[column], key, lab) if name in ("misc", "feats") else lab
+                r[column] = set_key(r[column], key, lab) if key else lab
         if s.heads is not None:
             for r, h, d in zip(rows, s.heads, s.deprels):
                 r[6], r[7] = str(h), d
