@@ -74,10 +74,10 @@ def refit_callback(on_epoch: Callable[[int, dict], None] | None, epochs: int):
     return lambda epoch, stats: on_epoch(epoch, stats | {"refit": epochs})
 
 
-def refit_info(selector: "Selector", key: str, n_dev: int, epochs: int, t0: float) -> dict:
+def refit_info(selector: "Selector", n_dev: int, epochs: int, t0: float) -> dict:
     import time
 
-    return selector.info(key) | {"dev_sentences": n_dev, "refit": True, "refit_epochs": epochs,
+    return selector.info() | {"dev_sentences": n_dev, "refit": True, "refit_epochs": epochs,
                                  "train_seconds": round(time.perf_counter() - t0, 3)}
 
 
@@ -114,12 +114,11 @@ def header_config(cfg: dict) -> dict:
 
 
 class Selector:
-    """Keeps the best dev epoch's weights. ``score`` takes an epoch's dev stats and returns the
-    number to maximise; ``copy`` snapshots weights (they may be updated in place later)."""
+    """Keeps the best dev epoch's weights. ``key`` names the dev score to maximise (f1, uas,
+    ...); ``copy`` snapshots weights (they may be updated in place later)."""
 
-    def __init__(self, score: Callable[[dict], float], patience: int | None,
-                 copy: Callable[[Any], Any] | None = None):
-        self.score, self.patience = score, patience
+    def __init__(self, key: str, patience: int | None, copy: Callable[[Any], Any] | None = None):
+        self.key, self.patience = key, patience
         self.copy = copy or (lambda w: w.copy())
         self.best_epoch: int | None = None
         self.best_score = -math.inf
@@ -130,15 +129,15 @@ class Selector:
     def update(self, epoch: int, dev: dict, weights: Any) -> bool:
         """Record an epoch; True when training should stop (patience run out)."""
         self.last_epoch = epoch
-        s = self.score(dev)
+        s = dev[self.key]
         if self.best_epoch is None or s > self.best_score:
             self.best_epoch, self.best_score, self.best_dev = epoch, s, dev
             self.weights = self.copy(weights)
         return self.patience is not None and epoch - self.best_epoch >= self.patience
 
-    def info(self, key: str) -> dict:
+    def info(self) -> dict:
         """What the model header says: the epoch kept, its dev score, the epochs run."""
-        return {"selected_epoch": self.best_epoch, "selected_dev": {key: self.best_score},
+        return {"selected_epoch": self.best_epoch, "selected_dev": {self.key: self.best_score},
                 "epochs_run": self.last_epoch}
 
 

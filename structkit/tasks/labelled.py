@@ -271,7 +271,7 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     rng = np.random.default_rng(config.seed)
     groups = parser.groups
     avg = None
-    selector = Selector(lambda d: d[SELECT_KEY], config.patience)
+    selector = Selector(SELECT_KEY, config.patience)
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
@@ -305,5 +305,5 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
                    "train_tokens": int(offsets[-1]), "labels": L,
                    "train_seconds": round(time.perf_counter() - t0, 3)}
     if selector.weights is not None:
-        parser.info |= selector.info(SELECT_KEY)
+        parser.info |= selector.info()
     return parser, selector

@@ -89,8 +89,9 @@ class ParserConfig:
 
         self.epochs = registry.EPOCHS.check(self.epochs)
         self.depth = DEPTH.check(self.depth)
-        if self.margin is None:
-            self.margin = spec.param("margin").default if spec.param("margin") else 0.0
+        if self.margin is None:   # the beam parser takes no margin: 0, as stored before
+            margin = spec.param("margin")
+            self.margin = margin.default if margin is not None else 0.0
         self.margin = registry.PARAMS["margin"].check(self.margin)
         self.seed = registry.SEED.check(self.seed)
         self.hash_bits = HASH_BITS.check(self.hash_bits)
@@ -320,10 +321,7 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
         final = train_parser_on(again, full, None, selection.refit_callback(on_epoch, epochs), train_name,
                                 train_sha256)
         final.config = config
-        from structkit.tasks.labelled import SELECT_KEY
-
-        key = SELECT_KEY if config.algo == "beam" else "uas"
-        final.info |= selection.refit_info(selector, key, len(dev), epochs, t0)
+        final.info |= selection.refit_info(selector, len(dev), epochs, t0)
         return final
     return model
 
@@ -351,7 +349,7 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
     U = np.zeros_like(W)
     c = 1.0
     rng = np.random.default_rng(config.seed)
-    selector = selection.Selector(lambda d: d["uas"], config.patience)
+    selector = selection.Selector("uas", config.patience)
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
@@ -378,5 +376,5 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
                    "train_tokens": int(train.offsets[-1]),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
     if selector.weights is not None:
-        parser.info |= selector.info("uas")
+        parser.info |= selector.info()
     return parser, selector

@@ -645,7 +645,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
         mixing = ParameterMixing(learner, train, config.jobs, config.seed, mapper)
     n_calls = spec.epoch_calls(config)
     key = main_score(config.task)
-    selector = selection.Selector(lambda d: d[key], config.patience, selection.copy_weights)
+    selector = selection.Selector(key, config.patience, selection.copy_weights)
     for epoch in range(1, n_calls + 1):
         te = time.perf_counter()
         stats = learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch)
@@ -670,7 +670,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                                  train_sha256, mapper=mapper)
         tagger.config = config
         tagger.default_templates = chosen
-        tagger.info |= selection.refit_info(selector, key, len(dev.offsets) - 1, epochs, t0)
+        tagger.info |= selection.refit_info(selector, len(dev.offsets) - 1, epochs, t0)
         return tagger
     tagger.weights = (mixing or learner).averaged() if selector.weights is None else selector.weights
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
@@ -684,7 +684,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     # which already names the set in its config: a model is what it was before)
     tagger.default_templates = chosen
     if selector.weights is not None:
-        tagger.info |= selector.info(key) | {"dev_sentences": len(dev.offsets) - 1}
+        tagger.info |= selector.info() | {"dev_sentences": len(dev.offsets) - 1}
     return tagger
 
 
