@@ -472,12 +472,12 @@ class _TrainPrinter:
         kept = ""
         if info.get("selected_epoch") is not None:
             (name, score), = info["selected_dev"].items()
-            kept = (f", epoch {info['selected_epoch']} of {info['epochs_run']} kept "
-                    f"(best dev {name} {score:.2f})")
+            kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} "
             if info.get("refit"):
-                kept = (f", epoch {info['selected_epoch']} of {info['epochs_run']} best on the held-out "
-                        f"{info['dev_sentences']} (dev {name} {score:.2f}), then {info['refit_epochs']} "
-                        f"epochs on all {info['train_sentences']} sentences")
+                kept += (f"best on the held-out {info['dev_sentences']} (dev {name} {score:.2f}), then "
+                         f"{info['refit_epochs']} epochs on all {info['train_sentences']} sentences")
+            else:
+                kept += f"kept (best dev {name} {score:.2f})"
         return f"{what}, {info['train_tokens']} training tokens{kept}, {info['train_seconds']:.1f} s"
 
 
