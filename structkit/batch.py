@@ -696,8 +696,11 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
                 bar.file_done()
             state["file"] = k
             state["sentences"] = 0
-            state["sink"] = sink_for(k)
-            if marks:
+            if r.error is not None:  # failed before any output (its first block could not be
+                state["sink"] = None  # read): no sink to open, no start-of-file mark to write
+            else:
+                state["sink"] = sink_for(k)
+            if marks and r.error is None:
                 fmt = job.output_format(inputs[k], contexts.get(k, _StdinContext()))
                 state["sink"].write(job.marker(fmt, inputs[k].rel if inputs[k].path == "-" else inputs[k].name,
                                                contexts.get(k)))
