@@ -506,8 +506,6 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     the history (in decoding order): the label's score with its best lookahead continuation minus
     the runner-up's, and the continuations the search found (the next labels it looked at); the
     contributions, history weights and the continuations' difference included, add up to it."""
-    import itertools
-
     from structkit.explain import explain_sentence, report
     from structkit.tasks.sequence import SequenceTagger
 
@@ -529,9 +527,14 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
         from structkit.io.conllu import read_sequence
 
         path = resolve_data_path(file, must_exist=True) if file != "-" else "-"
-        sent = next(itertools.islice(read_sequence(path), sentence_no - 1, None), None)
+        sent, seen = None, 0
+        for s in read_sequence(path):  # counted, not islice'd: any --sentence number is fine
+            seen += 1
+            if seen == sentence_no:
+                sent = s
+                break
         if sent is None:
-            raise UserError(f"there is no sentence {sentence_no}", path)
+            raise UserError(f"there is no sentence {sentence_no} (the file has {seen})", path)
         expl = explain_sentence(tagger, sent, path, depth=depth)
     if token is not None and token > len(expl):
         raise UserError(f"--token {token}: the sentence has {len(expl)} tokens")
