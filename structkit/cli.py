@@ -344,9 +344,9 @@ def _check_writable(path: str | None) -> None:
         return
     if os.path.exists(path) and not os.path.isfile(path):
         # a model is renamed into place: that would replace a device node or FIFO
-        raise UserError("cannot write: not a regular file", path)
+        raise UserError("cannot write: not a regular file (a model is written to a file)", path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.realpath(path)))
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
@@ -366,9 +366,14 @@ def _commit_together(writers) -> None:
     try:
         umask = os.umask(0)
         os.umask(umask)
-        for path, write in writers:
+        for shown, write in writers:
+            # Through a link (a symlinked model, /dev/stdout redirected to a file) the file it
+            # names is replaced and the link stays, as `-o` does: never renamed over the link.
+            path = os.path.realpath(shown)
+            if os.path.exists(path) and not os.path.isfile(path):
+                raise UserError("cannot write: not a regular file (a model is written to a file)", shown)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path),
-                                       dir=os.path.dirname(os.path.abspath(path)))
+                                       dir=os.path.dirname(path))
             os.close(fd)
             done.append((tmp, path))
             try:
@@ -379,7 +384,7 @@ def _commit_together(writers) -> None:
                     mode = 0o666 & ~umask
                 os.chmod(tmp, mode)
             except OSError as e:
-                raise UserError(f"cannot write: {_reason(e)}", path) from None
+                raise UserError(f"cannot write: {_reason(e)}", shown) from None
         for tmp, path in done:
             try:
                 os.replace(tmp, path)
