@@ -42,9 +42,12 @@ block also cites what the paragraph just before it cites (the paragraph that int
 A figure is *sourced* when a number in a cited file equals it after rounding that number to
 the figure's precision (``95.57`` gives ``95.6``; ``4.82`` gives ``about 5 s``; an integer
 ending in zeros, ``300,000``, is rounded at its last non-zero digit; a shorter number must be
-equal: ``84.6`` gives ``84.60``). Signs are ignored (``-0.17`` is ``0.17``). A block that cites
-no file: its figures must match a number of some results file the same way; such blocks are
-listed by ``--all`` so that they can be made to cite theirs.
+equal: ``84.6`` gives ``84.60``). Signs are ignored (``-0.17`` is ``0.17``).
+
+A block with figures must cite its file. Looking figures up in *every* results file instead
+would source nearly anything: the JSON files hold thousands of unrounded numbers, so a figure
+of two decimals, let alone ``about 5 s``, is found somewhere by chance. (``--any-file`` shows
+which file would match, to help find the one to cite.)
 
 A figure quoted from a paper or from another system's publication is marked in its block:
 ``<!-- quoted: 86.50, 84.71, 526 s (UDPipe 1: Straka & Strakova 2017, Table 3) -->``. Each figure
@@ -300,9 +303,11 @@ def _siblings(name: str, files: dict[str, Path]) -> list[str]:
     return [n for n in files if n.rsplit(".", 1)[0] == stem]
 
 
-def check(text: str, results: Path = RESULTS) -> tuple[list[Finding], list[str]]:
-    """Every figure of the README text with its source, and the problems of its quoted
-    markers (a figure listed but not in its block, or no source named)."""
+def check(text: str, results: Path = RESULTS, any_file: bool = False) -> tuple[list[Finding], list[str]]:
+    """Every figure of the README text with its source, and the problems of its markers (a
+    quoted figure not in its block, a quote without a source, a cited file that does not
+    exist). ``any_file``: a block that cites nothing may match any results file (a hint for
+    ``--all``, never the check)."""
     files = results_files(results)
     cache: dict[str, set[Decimal]] = {}
 
@@ -328,7 +333,7 @@ def check(text: str, results: Path = RESULTS) -> tuple[list[Finding], list[str]]
                 findings.append(Finding(fig, b, "quoted: " + (b.quoted.get(fig.text) or b.quoted[fig.text_number]), True))
                 continue
             src = next((n for n in cited if any(matches(fig, v) for v in numbers(n))), None)
-            if src is None and not b.cites:
+            if src is None and any_file and not b.cites:
                 src = next((n for n in files if any(matches(fig, v) for v in numbers(n))), None)
                 findings.append(Finding(fig, b, src, False))
             else:
@@ -340,7 +345,8 @@ def unsourced(text: str, results: Path = RESULTS) -> list[str]:
     """One line per figure without a source, and per bad quoted marker: empty when all is well."""
     findings, problems = check(text, results)
     return problems + [f"README.md:{f.figure.line}: {f.figure.text!r}"
-                       + (f" (cites {', '.join(sorted(f.block.cites))})" if f.block.cites else "")
+                       + (f" (cites {', '.join(sorted(f.block.cites))})" if f.block.cites
+                          else " (its block cites no results file)")
                        + f": {f.figure.line_text.strip()[:160]}"
                        for f in findings if f.source is None]
 
@@ -348,15 +354,17 @@ def unsourced(text: str, results: Path = RESULTS) -> list[str]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="every figure with its source")
+    ap.add_argument("--any-file", action="store_true",
+                    help="with --all: for blocks that cite nothing, the results file that would match")
     ap.add_argument("--readme", type=Path, default=README)
     args = ap.parse_args(argv)
     text = args.readme.read_text()
     if args.all:
-        findings, problems = check(text)
+        findings, problems = check(text, any_file=args.any_file)
         for f in findings:
             how = f.source or "UNSOURCED"
             if f.source and not f.cited:
-                how += " (the block cites no file)"
+                how = "UNSOURCED: cites no file; would match " + how
             print(f"README.md:{f.figure.line}: {f.figure.text:>12}  {how}")
         for p in problems:
             print(p)
