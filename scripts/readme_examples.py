@@ -40,7 +40,7 @@ EXAMPLES_DIR = ROOT / "results" / "examples"
 class Example:
     commands: tuple[str, ...]                 # shown, in order
     setup: tuple[str, ...] = ()               # run first, not shown
-    corpora: tuple[str, ...] = ()             # what the commands read from $STRUCTKIT_DATA
+    corpora: tuple[str, ...] = ()             # corpus files the commands read ($STRUCTKIT_DATA or the cache)
     keep: dict = field(default_factory=dict)  # command index -> ("head" | "tail", n lines)
 
 
@@ -57,12 +57,12 @@ EXAMPLES: dict[str, Example] = {
     "scores": Example(("structkit chunk --model la2.model data/sample/chunk/test.txt --scores | head -3",),
                       setup=(SAMPLE_LA2,)),
     # "Choosing the epoch on dev": the --dev-split run with its per-epoch lines and summary.
-    "dev-split": Example((DEV_SPLIT,), corpora=("conll2000",), keep={0: ("tail", 3)}),
+    "dev-split": Example((DEV_SPLIT,), corpora=("conll2000/train.txt",), keep={0: ("tail", 3)}),
     # "Quickstart": train, chunk and conlleval's report on CoNLL-2000.
     "quickstart": Example(("structkit train --task chunk --train conll2000/train.txt --model chunk.model -v",
                            "structkit chunk --model chunk.model conll2000/test.txt -o chunked.txt",
                            "structkit eval --task chunk chunked.txt"),
-                          corpora=("conll2000",), keep={0: ("tail", 1)}),
+                          corpora=("conll2000/train.txt", "conll2000/test.txt"), keep={0: ("tail", 1)}),
 }
 
 TIME = re.compile(r"\b\d+(?:\.\d+)? s\b")
@@ -122,9 +122,10 @@ def run(name: str, workdir: Path | None = None, done: set | None = None) -> str:
 
 
 def corpus_available(name: str) -> bool:
-    """Whether an example's corpora are in $STRUCTKIT_DATA (corpus examples need them)."""
-    home = os.environ.get("STRUCTKIT_DATA")
-    return all(home and (Path(home) / c).is_dir() for c in EXAMPLES[name].corpora)
+    """Whether the corpus files an example reads are where commands find them."""
+    from structkit.datasets.paths import find
+
+    return all(find(c) is not None for c in EXAMPLES[name].corpora)
 
 
 # ---- the README blocks ------------------------------------------------------------------------
@@ -172,7 +173,8 @@ def main(argv=None) -> int:
         done: set = set()
         for name in names:
             if EXAMPLES[name].corpora and not corpus_available(name):
-                sys.exit(f"example {name} needs {', '.join(EXAMPLES[name].corpora)} in $STRUCTKIT_DATA")
+                sys.exit(f"example {name} needs {', '.join(EXAMPLES[name].corpora)} "
+                         "($STRUCTKIT_DATA or `structkit data fetch`)")
             out = run(name, Path(tmp), done)
             (EXAMPLES_DIR / f"{name}.txt").write_text(out)
             if _marker(name) in text:
