@@ -11,12 +11,14 @@ link ``data`` to the project's ``data/`` (so ``data/sample/...`` paths work) and
 through ``$STRUCTKIT_DATA`` as for any user. A shown command is written ``$ COMMAND`` and
 followed by its standard output and error (``2>&1``; ``keep`` shortens long output to its
 first or last lines, with a ``...`` line where lines were left out); ``setup`` commands run
-first and are not shown. In README.md the block between ``<!-- example: NAME -->`` and
+first and are not shown. A ``server`` (``structkit serve``) is shown as ``$ COMMAND &`` with its
+start line; it runs on a free port, which the commands are pointed to and which the output
+shows as the port written in the command (8080); it is stopped with SIGTERM at the end. In README.md the block between ``<!-- example: NAME -->`` and
 ``<!-- example: end -->`` is a ```` ```text ```` fence holding exactly results/examples/NAME.txt.
 
 ``tests/test_readme_examples.py`` checks that every README block equals its file and runs the
-examples again: the sample-data ones always, the corpus ones when ``$STRUCTKIT_DATA`` has the
-corpus. Output is compared byte for byte except wall-clock times, which ``normalise`` replaces
+examples again: the sample-data ones always, the corpus ones when the corpus is found, except
+those in ``SLOW`` (``serve`` trains a parser on ParTUT first), which are compared as stored. Output is compared byte for byte except wall-clock times, which ``normalise`` replaces
 by a placeholder in both before comparing (``11.0 s``, ``(0.21 s)``, ``in 0.9 s``: a number
 directly followed by `` s``).
 """
@@ -25,9 +27,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +46,7 @@ class Example:
     setup: tuple[str, ...] = ()               # run first, not shown
     corpora: tuple[str, ...] = ()             # corpus files the commands read ($STRUCTKIT_DATA or the cache)
     keep: dict = field(default_factory=dict)  # command index -> ("head" | "tail", n lines)
+    server: str | None = None                 # shown first, run in the background (`structkit serve`)
 
 
 SAMPLE_LA2 = ("structkit train --task chunk --train data/sample/chunk/train.txt --algo lookahead "
@@ -64,6 +69,23 @@ EXAMPLES: dict[str, Example] = {
                            "structkit eval --task chunk chunked.txt"),
                           corpora=("conll2000/train.txt", "conll2000/test.txt"), keep={0: ("tail", 1)}),
 }
+
+PARTUT = "ud-english-partut/en_partut-ud-train.conllu"
+
+EXAMPLES["serve"] = Example(
+    # "Serving": the server's start line and answers, with models trained on UD English ParTUT.
+    ("curl -s localhost:8080/tag -d '{\"text\": \"It works.\"}'",
+     "curl -s localhost:8080/parse -d '{\"tokens\": [[[\"It\",\"PRON\"],[\"works\",\"VERB\"]]], \"scores\": false}'",
+     "curl -s localhost:8080/pipeline -d '{\"text\": \"Isn'\"'\"'t it?\", \"models\": [\"pos\", \"parser\"], "
+     "\"format\": \"conllu\"}'",
+     "curl -s localhost:8080/tag -d '{\"text\": 3}'"),
+    setup=(f"structkit train --task pos --train {PARTUT} --model ud-pos.model",
+           f"structkit train --task parse --train {PARTUT} --model ud-parse.model"),
+    corpora=(PARTUT,),
+    server="structkit serve -m pos=ud-pos.model -m parser=ud-parse.model --port 8080")
+# Examples too slow to run again in the tests (they compare the stored file only).
+SLOW = {"serve"}
+PORT = "8080"   # the port shown; the server runs on a free one, written back as 8080 in the output
 
 TIME = re.compile(r"\b\d+(?:\.\d+)? s\b")
 
@@ -105,20 +127,47 @@ def run(name: str, workdir: Path | None = None, done: set | None = None) -> str:
             raise RuntimeError(f"example {name}: `{cmd}` exited {p.returncode}:\n{p.stdout}{p.stderr}")
         return p.stdout
 
+    server = None
     try:
         for cmd in ex.setup:
             if cmd not in done:
                 sh(cmd)
                 done.add(cmd)
-        parts = []
+        parts, port = [], PORT
+        if ex.server:
+            server, first_line, port = _start_server(ex.server, workdir, env)
+            parts.append(f"$ {ex.server} &\n{first_line.replace(':' + port + '/', ':' + PORT + '/')}")
         for i, cmd in enumerate(ex.commands):
-            out = _shorten(sh(cmd), ex.keep.get(i))
+            out = sh(cmd.replace(f"localhost:{PORT}", f"localhost:{port}"))
+            out = _shorten(out if not out or out.endswith("\n") else out + "\n", ex.keep.get(i))
             done.add(cmd)
             parts.append(f"$ {cmd}\n{out}")
         return "".join(parts)
     finally:
+        if server is not None:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
         if own:
             tmp.cleanup()
+
+
+def _start_server(cmd: str, workdir: Path, env: dict):
+    """Start ``structkit serve`` on a free port; (process, its start line, the port)."""
+    args = cmd.split()
+    args[args.index("--port") + 1] = "0"
+    proc = subprocess.Popen(args, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    line = proc.stderr.readline()
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+    if not m:
+        proc.kill()
+        raise RuntimeError(f"`{cmd}` did not start: {line}{proc.stderr.read()}")
+    threading.Thread(target=proc.stderr.read, daemon=True).start()   # never let its pipe fill
+    return proc, line, m.group(1)
 
 
 def corpus_available(name: str) -> bool:

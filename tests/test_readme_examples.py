@@ -23,7 +23,7 @@ def _module():
 rx = _module()
 README = (ROOT / "README.md").read_text()
 SAMPLE = [n for n, ex in rx.EXAMPLES.items() if not ex.corpora]
-CORPUS = [n for n, ex in rx.EXAMPLES.items() if ex.corpora]
+CORPUS = [n for n, ex in rx.EXAMPLES.items() if ex.corpora and n not in rx.SLOW]   # SLOW: stored only
 
 
 @pytest.mark.parametrize("name", list(rx.EXAMPLES))
