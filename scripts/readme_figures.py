@@ -201,7 +201,7 @@ def _prose(line: str, kind: str) -> str:
 def _annotate(b: Block) -> None:
     text = "\n".join(b.lines)
     b.cites = set(CITE.findall(text))
-    for m in QUOTED.finditer(text):
+    for m in QUOTED.finditer(INLINE_CODE.sub("", text) if b.kind != "code" else ""):   # not `<!-- ... -->` shown as code
         body = m.group("body").strip()
         src = re.search(r"\((.+)\)\s*$", body, re.S)
         figs = body[:src.start()] if src else body

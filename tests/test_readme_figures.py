@@ -122,6 +122,8 @@ def test_quoted_figures_must_be_in_their_paragraph_and_name_a_source(tmp_path):
     assert any("'72.28'" in b and "quoted" not in b for b in bad)       # and 72.28 is left unsourced
     nosource = rf.unsourced(good.replace(" (Tsuruoka et al. 2011, Table 2)", ""), res)
     assert any("names no source" in b for b in nosource)
+    # A marker shown as code (`<!-- quoted: ... -->`) is text, not a marker.
+    assert rf.unsourced("Mark it `<!-- quoted: FIGURE (SOURCE) -->`.\n", res) == []
     # A marker in another paragraph does not quote this one's figure.
     apart = "Theirs 72.28.\n\n<!-- quoted: 72.28 (Tsuruoka et al. 2011) -->\n"
     assert len(rf.unsourced(apart, res)) == 2
