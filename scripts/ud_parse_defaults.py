@@ -67,6 +67,7 @@ RUNS = {
     "beam16": {"beam": 16},
 }
 AXES = ("beam", "hash_bits", "lift")
+SENSITIVITY = (0.75, 1.33, 2.0)   # the choice again with the budget times these (reported, not used)
 
 
 # ---------------------------------------------------------------- worker (one training run)
@@ -165,7 +166,13 @@ def choose(runs: list[dict]) -> dict:
                  and all(r[k] == DEFAULT[k] for k in AXES if k != ax)]
         if group:
             axis_best[ax] = best_of(group)[ax]
-    return {"budget": b, "per_run": per_run, "axis_best": axis_best, "chosen": chosen}
+    # how far the CPU seconds (measured on a shared, loaded machine) could be off before the choice moves
+    sensitivity = {}
+    for f in SENSITIVITY:
+        alt = best_of([c for c in (best_of(candidates(r, None if limit is None else limit * f)) for r in runs)
+                       if c is not None])
+        sensitivity[str(f)] = alt and {k: alt[k] for k in ("name", *AXES, "epochs", "dev_las", "cpu_seconds")}
+    return {"budget": b, "per_run": per_run, "axis_best": axis_best, "chosen": chosen, "sensitivity": sensitivity}
 
 
 def combined_needed(runs: list[dict], sel: dict) -> dict | None:
@@ -228,6 +235,17 @@ def write(doc: dict) -> None:
                   f"2^{c['hash_bits']} (run `{c['name']}`): dev UAS {c['dev_uas']}, LAS {c['dev_las']}, "
                   f"{c['cpu_seconds']} CPU s. Best value per axis (others at the default): "
                   + ", ".join(f"{k} {v}" for k, v in sel["axis_best"].items()) + "."]
+        lines += ["", "Sensitivity (reported, not used): the same rule with the budget scaled, since CPU seconds "
+                  "on a shared machine drift with the load: "
+                  + "; ".join(f"x{f}: " + (f"`{a['name']}`, {a['epochs']} epochs, dev LAS {a['dev_las']}" if a else "none")
+                              for f, a in sel["sensitivity"].items()) + "."]
+        top = best_of([c for r in runs for c in candidates(r, None)])
+        over = f", {round(top['cpu_seconds'] / b['cpu_seconds'], 2)}x the budget" if b else ""
+        lines += ["", f"Without the budget (reported, not used): `{top['name']}` at {top['epochs']} epochs, dev LAS "
+                  f"{top['dev_las']} (+{round(top['dev_las'] - c['dev_las'], 2)}, "
+                  f"{round((top['dev_las'] - c['dev_las']) * 2722 / 100)} words), {top['cpu_seconds']} CPU s{over}, "
+                  f"peak RSS {top['peak_rss_mb']} MB. Each setting is one run (seed 0): epoch-to-epoch changes of "
+                  "0.1-0.4 LAS within one curve show the noise level of such differences."]
     if doc.get("test"):
         t = doc["test"]
         lines += ["", f"**Test, once, for the chosen setting** (`{t['command']}`): UAS {t['test']['uas']}, "
