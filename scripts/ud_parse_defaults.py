@@ -254,6 +254,14 @@ def write(doc: dict) -> None:
                   f"({'equal to' if t['dev_matches_curve'] else 'DIFFERENT from'} the curve's); training "
                   f"{t['process_wall_seconds']} s wall, {t['process_cpu_seconds']} CPU s, peak RSS "
                   f"{t['peak_rss_mb']} MB."]
+        ref = Path(ROOT / "results" / "ud-parse.json")
+        row = next((r for r in json.loads(ref.read_text()) if r.get("beam") == "default"), None) if ref.exists() else None
+        if row is not None and t["setting"] == {**DEFAULT, "epochs": DEFAULT_EPOCHS}:
+            same = all(row[s][k] == t[s][k] for s in ("dev", "test") for k in ("uas", "las", "las_full"))
+            lines += ["", "The chosen setting is today's default; results/ud-parse.json's default row (test "
+                      f"{row['test']['uas']} / {row['test']['las']} / {row['test']['las_full']}, dev "
+                      f"{row['dev']['uas']} / {row['dev']['las']}) is "
+                      + ("the same to the last digit (training is deterministic)." if same else "DIFFERENT.")]
     Path(str(OUT) + ".md").write_text("\n".join(lines) + "\n")
 
 
