@@ -25,9 +25,10 @@ highest dev LAS (CoNLL 2018 LAS, the universal label; the parser's own selection
 the best values of two or more axes both differ from the defaults, their combination is also run
 on dev (run ``combined``) and enters the same comparison.
 
-The time budget is 52 s of training (results/ud-parse-depth.md; a tenth of UDPipe 1's 526 s on
-ParTUT, the README's comparison) on the 2-core machine of results/ud-parse.md, where the default
-command took 47.31 s. This machine is shared, so wall time is inflated by other jobs: the
+The time budget is 52 s of training: results/ud-parse-depth.md is the only place that states
+it (the README says only "the time budget that fixed the default at 8"); it is about a tenth of
+UDPipe 1's 526 s on ParTUT, the README's comparison. It holds on the 2-core machine of
+results/ud-parse.md, where the default command took 47.31 s. This machine is shared, so wall time is inflated by other jobs: the
 budget is checked on the run's CPU seconds (the trainer is single-threaded), scaled by this
 machine's speed: budget = 52 s * (CPU seconds of the default run at 8 epochs here) / 47.31 s.
 
