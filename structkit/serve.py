@@ -925,6 +925,7 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
     from importlib.resources import files
 
     from starlette.applications import Starlette
+    from starlette.background import BackgroundTask
     from starlette.exceptions import HTTPException
     from starlette.middleware import Middleware
     from starlette.requests import ClientDisconnect, Request
@@ -991,7 +992,7 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
     def endpoint(name: str):
         async def handle(request: Request) -> Response:
             stats["requests"] += 1
-            job = None
+            job, trim = None, False
             try:
                 if stopping.is_set():
                     raise Cancelled()
@@ -999,6 +1000,7 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
                 job = Job(timeout, stopping)
                 loop = asyncio.get_running_loop()
                 if len(body) > BIG_BYTES:
+                    trim = True
                     fut = loop.run_in_executor(big, work, body, name, job, None, True)
                 else:
                     # a small body is checked at once: a mistake is its 4xx whatever the load
@@ -1016,7 +1018,11 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
                 return late()
             except UserError as e:
                 return error(400, str(e))
-            return Response(content, media_type=media)
+            if not trim:
+                return Response(content, media_type=media)
+            # and again once the answer is written (the transport's buffer held a copy)
+            return Response(content, media_type=media,
+                            background=BackgroundTask(release_memory))
         return handle
 
     async def models(request: Request) -> Response:
