@@ -50,7 +50,7 @@ MAX_WORDS = 100_000        # words per request (413 above: a time limit alone wo
 #                            request occupy a worker long after its client was told 503)
 PIECE_CHARS = 20_000       # characters of text the tokenizer takes at a time
 CHUNK_WORDS = 500          # words per unit of work between deadline checks and lock turns
-BIG_BYTES = 64 << 10       # bodies above this run in the big-request lane (one thread)
+BIG_BYTES = 16 << 10       # bodies above this (some 2,000 words) run in the big-request lane (one thread)
 READ_TIMEOUT = 15.0        # seconds for a request's headers and body to arrive (408 after)
 MAX_CONNECTIONS = 1000     # open connections (bounded further by the file-descriptor limit)
 TOP_FEATURES = 5           # features shown per side in an explanation

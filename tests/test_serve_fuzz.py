@@ -57,8 +57,7 @@ def server(tmp_path_factory):
     (d / "o.txt").write_text("\n".join(" ".join(ln.split()[:-1] + ["O"]) if ln.strip() else ""
                                        for ln in lines) + "\n")
     structkit.Tagger(task="ner", epochs=1, templates="ner-nopos").fit(str(d / "o.txt")).save(d / "o.npz")
-    s = Server([a for n in ("pos", "ner", "chunk", "parser", "o") for a in ("-m", f"{n}={d / n}.npz")]
-               + ["--read-timeout", "30"])
+    s = Server([a for n in ("pos", "ner", "chunk", "parser", "o") for a in ("-m", f"{n}={d / n}.npz")])
     yield s
     assert s.stop() == 0
 
