@@ -44,10 +44,10 @@ ENDPOINTS = {"tag": "pos", "chunk": "chunk", "ner": "ner", "parse": "parse"}
 MAX_BYTES = 1 << 20        # request bodies above this are refused (413)
 TIMEOUT = 10.0             # seconds per request, queueing included (503 after)
 MAX_SENTENCE_WORDS = 1000  # words per sentence: the beam parser's time grows with the square of
-#                            a sentence's length (3,200 words: 2.6 s; 100,000: most of an hour),
+#                            a sentence's length (3,200 words: 2.6 s; 100,000: some 40 minutes
+#                            by that square, and over 5 minutes when tried),
 #                            and a sentence is the smallest unit of work that can be stopped
-MAX_WORDS = 100_000        # words per request (413 above: a time limit alone would let one
-#                            request occupy a worker long after its client was told 503)
+MAX_WORDS = 100_000        # words per request (413 above)
 PIECE_CHARS = 20_000       # characters of text the tokenizer takes at a time
 CHUNK_WORDS = 500          # words per unit of work between deadline checks and lock turns
 BIG_BYTES = 16 << 10       # bodies above this (some 2,000 words) run in the big-request lane (one thread)
@@ -651,7 +651,6 @@ def _check_strings(body: dict) -> None:
     (``"\\ud800"``), which is no character and cannot be written back as UTF-8 (a 400 naming
     the field)."""
     for key, value in body.items():
-        where = repr(key) if not isinstance(key, str) else key
         try:
             key.encode("utf-8")
         except UnicodeEncodeError:
@@ -663,7 +662,7 @@ def _check_strings(body: dict) -> None:
                 try:
                     v.encode("utf-8")
                 except UnicodeEncodeError as e:
-                    raise RequestError(400, f"{where} is not Unicode text: a lone surrogate "
+                    raise RequestError(400, f"{key} is not Unicode text: a lone surrogate "
                                             f"(U+{ord(v[e.start]):04X}) at character "
                                             f"{e.start + 1} of a string") from None
             elif isinstance(v, list):
