@@ -9,7 +9,14 @@ into build/bench-serve/ unless --pos/--parser name models), then:
 2. load: --clients clients (threads, one keep-alive connection each) sending /tag, then /parse,
    for --duration seconds each; requests/s and errors (any status but 200, or a wrong answer);
 3. the server's resident memory (VmRSS of /proc/PID/status) after start-up, after the latency
-   runs and after each load run, to show it does not grow with requests.
+   runs and after each load run, to show it does not grow with requests;
+4. one client's /tag latency while one 100,000-word /pipeline request runs (5,000 copies of the
+   sentence as raw text: tokeniser, tagger, parser), against the same client's latency idle just
+   before (--big-requests requests each, or as many as fit while the big one runs); the
+   server's memory before, at its peak (VmHWM) and after;
+5. SIGTERM while another such request runs: seconds until the server has exited.
+
+The server runs with --timeout 300, so that the big request is answered rather than stopped.
 
 Writes results/bench-serve.json and results/bench-serve.md.
 """
@@ -130,6 +137,95 @@ def load(port: int, path: str, body: bytes, clients: int, duration: float, expec
             "p50_ms": round(percentile(every, 50), 2), "p99_ms": round(percentile(every, 99), 2)}
 
 
+def hwm_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
+
+
+def health(port: int) -> dict:
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    c.request("GET", "/health")
+    out = json.loads(c.getresponse().read())
+    c.close()
+    return out
+
+
+def big_request(port: int, body: bytes, out: dict) -> None:
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    try:
+        c.request("POST", "/pipeline", body=body, headers={"Content-Type": "application/json"})
+        r = c.getresponse()
+        out["status"], out["bytes"] = r.status, len(r.read())
+    except (OSError, http.client.HTTPException) as e:
+        out["status"], out["bytes"] = type(e).__name__, 0
+    finally:
+        c.close()
+
+
+def wait_working(port: int, thread: threading.Thread) -> None:
+    """Until the big request's work has started (a hang guard of about a minute)."""
+    for _ in range(600):
+        if health(port)["working"] >= 1 or not thread.is_alive():
+            return
+        time.sleep(0.1)
+
+
+def under_big(port: int, pid: int, body: bytes, expect: bytes, n: int) -> dict:
+    """/tag latency idle, then while one 100k-word /pipeline runs; memory around it."""
+    c = Client(port)
+    for _ in range(50):
+        c.post("/tag", body)
+    idle = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        status, out = c.post("/tag", body)
+        idle.append((time.perf_counter() - t0) * 1000)
+        assert status == 200 and out == expect
+    before = rss_kb(pid)
+    big_body = json.dumps({"text": " ".join([SENTENCE] * 5000)}).encode()
+    result: dict = {}
+    t = threading.Thread(target=big_request, args=(port, big_body, result))
+    t0 = time.perf_counter()
+    t.start()
+    wait_working(port, t)
+    busy, errors = [], 0
+    while t.is_alive() and len(busy) < n:
+        t1 = time.perf_counter()
+        status, out = c.post("/tag", body)
+        if t.is_alive():   # only requests answered while the big one still ran
+            busy.append((time.perf_counter() - t1) * 1000)
+            errors += status != 200 or out != expect
+    t.join()
+    big_s = time.perf_counter() - t0
+    c.close()
+    time.sleep(1.0)
+    return {"big_request": {"endpoint": "/pipeline", "words": 100_000, "body_bytes": len(big_body),
+                            "status": result.get("status"), "response_bytes": result.get("bytes"),
+                            "seconds": round(big_s, 1)},
+            "tag_idle": {"requests": len(idle), "p50_ms": round(percentile(idle, 50), 2),
+                         "p99_ms": round(percentile(idle, 99), 2)},
+            "tag_with_big": {"requests": len(busy), "errors": errors,
+                             "p50_ms": round(percentile(busy, 50), 2) if busy else None,
+                             "p99_ms": round(percentile(busy, 99), 2) if busy else None},
+            "p99_ratio": round(percentile(busy, 99) / percentile(idle, 99), 2) if busy else None,
+            "rss_before_kb": before, "rss_peak_kb": hwm_kb(pid), "rss_after_kb": rss_kb(pid)}
+
+
+def sigterm_with_big(proc: subprocess.Popen, port: int) -> dict:
+    """SIGTERM while a 100k-word /pipeline runs: seconds until the process has exited."""
+    big_body = json.dumps({"text": " ".join([SENTENCE] * 5000)}).encode()
+    result: dict = {}
+    t = threading.Thread(target=big_request, args=(port, big_body, result))
+    t.start()
+    wait_working(port, t)
+    t0 = time.perf_counter()
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(timeout=120)
+    took = time.perf_counter() - t0
+    t.join(60)
+    return {"exit_code": code, "seconds_to_exit": round(took, 2), "big_request_status": result.get("status")}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--pos", type=Path, help="A POS model (default: trained on ParTUT).")
@@ -137,6 +233,8 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=1000, help="Requests per latency run.")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--duration", type=float, default=30.0, help="Seconds per load run.")
+    ap.add_argument("--big-requests", type=int, default=1000,
+                    help="/tag requests idle and (at most) while the big request runs.")
     ap.add_argument("--out", type=Path, default=ROOT / "results" / "bench-serve.json")
     args = ap.parse_args()
     pos, parser = (args.pos, args.parser) if args.pos and args.parser else \
@@ -144,7 +242,7 @@ def main() -> None:
 
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "structkit", "serve", "-m", f"pos={pos}",
-                             "-m", f"parser={parser}", "--port", "0"],
+                             "-m", f"parser={parser}", "--port", "0", "--timeout", "300"],
                             stderr=subprocess.PIPE, text=True, env=env)
     line = proc.stderr.readline()
     m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/", line)
@@ -174,11 +272,16 @@ def main() -> None:
             memory[f"after_load_{p[1:]}_kb"] = rss_kb(proc.pid)
         runs.append(load(port, "/tag", bodies["/tag"], args.clients, args.duration, expect["/tag"]))
         memory["after_second_load_tag_kb"] = rss_kb(proc.pid)
+        big = under_big(port, proc.pid, bodies["/tag"], expect["/tag"], args.big_requests)
+        stop = sigterm_with_big(proc, port)
+        code = stop["exit_code"]
     finally:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=30)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=30)
     result = {"sentence": SENTENCE, "tokens": 20, "pos_model": str(pos), "parser_model": str(parser),
               "latency_one_client": lat, "load": runs, "server_rss": memory, "sigterm_exit": code,
+              "with_big_request": big, "sigterm_with_big_request": stop,
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "platform": platform.platform()},
               "note": "client and server on the same machine, sharing its cores"}
@@ -203,7 +306,21 @@ def main() -> None:
     md += ["", "## Server memory (VmRSS)", "", "| when | MB |", "|---|---|"]
     for k, v in memory.items():
         md.append(f"| {k[:-3].replace('_', ' ')} | {v / 1024:.1f} |")
-    md += ["", f"SIGTERM at the end: exit code {code}.", ""]
+    b = big
+    md += ["", "## One client's /tag while one 100,000-word /pipeline runs", "",
+           f"The big request: 5,000 copies of the sentence as raw text ({b['big_request']['body_bytes']:,} "
+           f"bytes; tokenise, tag, parse), answered {b['big_request']['status']} "
+           f"({b['big_request']['response_bytes']:,} bytes) in {b['big_request']['seconds']} s.", "",
+           "| /tag | requests | p50 ms | p99 ms |", "|---|---|---|---|",
+           f"| idle, just before | {b['tag_idle']['requests']} | {b['tag_idle']['p50_ms']} | {b['tag_idle']['p99_ms']} |",
+           f"| while the big request runs | {b['tag_with_big']['requests']} | {b['tag_with_big']['p50_ms']} | "
+           f"{b['tag_with_big']['p99_ms']} |", "",
+           f"p99 with the big request / idle p99: {b['p99_ratio']} ({b['tag_with_big']['errors']} errors). "
+           f"Server memory: {b['rss_before_kb'] / 1024:.1f} MB before the big request, "
+           f"{b['rss_peak_kb'] / 1024:.1f} MB at its peak (VmHWM, the whole run), "
+           f"{b['rss_after_kb'] / 1024:.1f} MB after it.", "",
+           f"SIGTERM while another such request runs: the server exited {stop['exit_code']} after "
+           f"{stop['seconds_to_exit']} s (the request: {stop['big_request_status']}).", ""]
     args.out.with_suffix(".md").write_text("\n".join(md))
     print("\n".join(md))
 

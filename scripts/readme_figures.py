@@ -93,6 +93,11 @@ ALLOWED = [
     ("1 MiB", "(1 MiB)", "the default of serve's --max-bytes"),
     ("100,000", "more than 100,000 words", "serve's limit on the words of one request"),
     ("1 MB", "about 1 MB of whole sentences", "the block size of --jobs (structkit/batch)"),
+    ("1,000", "CoNLL-U over 1,000 words", "serve's limit on the words of one sentence"),
+    ("1,000", "of 1,000 words, with a warning", "serve's limit on the words of one sentence"),
+    ("20,000", "tokenising text 20,000", "serve's tokenising step, in characters"),
+    ("16 KiB", "bodies over 16 KiB", "serve's threshold for its big-request lane"),
+    ("1,000", "`--max-connections` (1,000", "the default of serve's --max-connections"),
 ]
 
 

@@ -1111,7 +1111,15 @@ def data_path(name) -> None:
               help="Largest request body (413 above it).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
               show_default=True, help="Seconds a request may take, queueing included (503 after).")
-def serve(models, host, port, max_bytes, timeout) -> None:
+@click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
+              help="Also accept this name in the Host header, and cross-origin POSTs from pages "
+                   "on it (repeatable; '*' for any). By default only localhost names, IP "
+                   "addresses and the --host value.")
+@click.option("--read-timeout", type=click.FloatRange(min=0, min_open=True), default=15.0,
+              show_default=True, help="Seconds for a request's headers and body to arrive (408 after).")
+@click.option("--max-connections", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Open connections at most (and below the open-file limit).")
+def serve(models, host, port, max_bytes, timeout, allow_hosts, read_timeout, max_connections) -> None:
     """Serve models over HTTP: POST /tag, /chunk, /ner, /parse and /pipeline take JSON (text,
     token lists or CoNLL-U) and return tokens with offsets, labels, scores, spans and trees
     (or CoNLL-U); GET /models, /health, /openapi.json; GET / is a web page that draws the result.
@@ -1124,7 +1132,8 @@ def serve(models, host, port, max_bytes, timeout) -> None:
     from structkit.serve import serve as run_server
 
     run_server(list(models), host, port, max_bytes, timeout,
-               echo=lambda line: click.echo(line, err=True))
+               echo=lambda line: click.echo(line, err=True), allow_hosts=tuple(allow_hosts),
+               read_timeout=read_timeout, max_connections=max_connections)
 
 
 # Click >= 8.2 raises this (a UsageError whose message is the whole help) for a bare `structkit`.

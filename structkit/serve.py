@@ -9,6 +9,17 @@ plain synchronous Python and numba; it runs in a thread pool so that the event l
 accepting and timing requests, with one lock per model (the decoders' work arrays are not meant
 to be shared by two threads at once).
 
+One request cannot stall the others: its work (JSON decoding, tokenising, each model, writing the
+answer) runs in chunks of sentences, and between chunks it checks its deadline and the server's
+stop flag, so a request past its time, or a server told to stop, stops within one chunk instead
+of running on unseen; a model's lock is a first-come first-served lock taken per chunk, so small
+requests take their turn between a big request's chunks; and big bodies have their own lane (one
+thread), so several at once cannot occupy every worker. Slow clients are bounded at the
+connection: a request's headers and body must arrive within ``--read-timeout`` and at most
+``--max-connections`` connections are open (a new one closes the longest-idle connection that
+is between requests). A Host header naming someone else's domain, or a cross-origin Origin on
+a POST, is refused (DNS rebinding).
+
 Requests never name files: the models are the ones given on the command line, by name.
 Every error is ``{"error": "one line"}`` with its status code; never a traceback.
 """
@@ -17,9 +28,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import math
 import os
 import threading
 import time
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,8 +43,16 @@ TASKS = ("pos", "chunk", "ner", "parse")
 ENDPOINTS = {"tag": "pos", "chunk": "chunk", "ner": "ner", "parse": "parse"}
 MAX_BYTES = 1 << 20        # request bodies above this are refused (413)
 TIMEOUT = 10.0             # seconds per request, queueing included (503 after)
-MAX_WORDS = 100_000        # words per request (413 above: a time limit alone would let one
-#                            request occupy a worker long after its client was told 503)
+MAX_SENTENCE_WORDS = 1000  # words per sentence: the beam parser's time grows with the square of
+#                            a sentence's length (3,200 words: 2.6 s; 100,000: some 40 minutes
+#                            by that square, and over 5 minutes when tried),
+#                            and a sentence is the smallest unit of work that can be stopped
+MAX_WORDS = 100_000        # words per request (413 above)
+PIECE_CHARS = 20_000       # characters of text the tokenizer takes at a time
+CHUNK_WORDS = 500          # words per unit of work between deadline checks and lock turns
+BIG_BYTES = 16 << 10       # bodies above this (some 2,000 words) run in the big-request lane (one thread)
+READ_TIMEOUT = 15.0        # seconds for a request's headers and body to arrive (408 after)
+MAX_CONNECTIONS = 1000     # open connections (bounded further by the file-descriptor limit)
 TOP_FEATURES = 5           # features shown per side in an explanation
 WARM_TEXT = "The cat sat on the mat in Paris, didn't it? Mr. Smith said so."
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -47,6 +68,98 @@ class RequestError(Exception):
         self.message = message
 
 
+class Cancelled(Exception):
+    """A request's work stopped at a check: its deadline passed or the server is stopping."""
+
+
+class Job:
+    """One request's deadline and cancel flag, checked between units of work."""
+
+    def __init__(self, timeout: float | None = None, stopping: threading.Event | None = None):
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.cancelled = threading.Event()
+        self.stopping = stopping
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+    def check(self) -> None:
+        if self.cancelled.is_set() or (self.stopping is not None and self.stopping.is_set()) \
+                or (self.deadline is not None and time.monotonic() > self.deadline):
+            raise Cancelled()
+
+
+class FairLock:
+    """A lock handed to its waiters in arrival order (threading.Lock lets the thread that
+    releases it take it straight back, so a big request releasing between chunks could keep
+    it for its whole run)."""
+
+    def __init__(self):
+        self._mutex = threading.Lock()
+        self._held = False
+        self._waiters: deque = deque()
+
+    def acquire(self) -> None:
+        with self._mutex:
+            if not self._held:
+                self._held = True
+                return
+            turn = threading.Lock()
+            turn.acquire()
+            self._waiters.append(turn)
+        turn.acquire()  # released by release(), which hands the lock over held
+
+    def release(self) -> None:
+        with self._mutex:
+            if self._waiters:
+                self._waiters.popleft().release()
+            else:
+                self._held = False
+
+    def __enter__(self) -> FairLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _chunks(sents: list, words: int = CHUNK_WORDS):
+    """Consecutive runs of sentences of about ``words`` words (a longer sentence alone)."""
+    at, n = 0, 0
+    for k, s in enumerate(sents):
+        n += len(s.words)
+        if n >= words:
+            yield sents[at:k + 1]
+            at, n = k + 1, 0
+    if at < len(sents):
+        yield sents[at:]
+
+
+def _margin(m: float) -> float | None:
+    """A margin for JSON: None where it is infinite (a model with one label has no runner-up)."""
+    m = float(m)
+    return round(m, 4) if math.isfinite(m) else None
+
+
+def release_memory() -> None:
+    """Give freed heap pages back to the system (glibc's malloc_trim; a no-op elsewhere)."""
+    global _libc
+    if _libc is None:
+        try:
+            import ctypes
+
+            _libc = ctypes.CDLL("libc.so.6")
+            _libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):
+            _libc = False
+    if _libc:
+        _libc.malloc_trim(0)
+
+
+_libc: Any = None
+
+
 # ---- models ------------------------------------------------------------------------------------
 @dataclass
 class Served:
@@ -56,7 +169,7 @@ class Served:
     task: str
     est: Any                      # structkit.api.Tagger or structkit.api.Parser
     meta: dict
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: FairLock = field(default_factory=FairLock)
 
     @property
     def model(self) -> Any:
@@ -147,23 +260,69 @@ class Sent:
         return self.predicted_pos if self.predicted_pos is not None else self.pos
 
 
-def _from_text(text: str, lang: str) -> list[Sent]:
-    from structkit.text.tokenize import tokenize
+def _from_text(text: str, lang: str, job: Job | None = None,
+               warnings: list[str] | None = None) -> list[Sent]:
+    """The tokenizer's sentences; one over MAX_SENTENCE_WORDS is cut into pieces of at most
+    that many words (at token boundaries), said in ``warnings``."""
+    from structkit.text.tokenize import get_tokenizer, iter_sentences
 
-    out = []
-    for s in tokenize(text, lang):
-        words, starts, ends, space, mwt = [], [], [], [], []
+    get_tokenizer(lang)   # an unknown language: its UserError before any work
+    out: list[Sent] = []
+    cut = total = 0
+    for s, base in ((s, base) for base, piece in _pieces(text) for s in iter_sentences(piece, lang)):
+        if job is not None:
+            job.check()
+        pieces: list[list] = [[]]
+        n = 0
         for tok in s.tokens:
-            if len(tok.words) > 1:
-                mwt.append({"first": len(words) + 1, "last": len(words) + len(tok.words),
-                            "form": tok.form, "start": tok.start, "end": tok.end})
-            for k, w in enumerate(tok.words):
-                words.append(w)
-                starts.append(tok.start)
-                ends.append(tok.end)
-                space.append(tok.space_after if k == len(tok.words) - 1 else False)
-        out.append(Sent(words, starts, ends, s.text, multiword=mwt, space_after=space))
+            if n + len(tok.words) > MAX_SENTENCE_WORDS and pieces[-1]:
+                pieces.append([])
+                n = 0
+            pieces[-1].append(tok)
+            n += len(tok.words)
+        cut += len(pieces) > 1
+        for toks in pieces:
+            words, starts, ends, space, mwt = [], [], [], [], []
+            for tok in toks:
+                if len(tok.words) > 1:
+                    mwt.append({"first": len(words) + 1, "last": len(words) + len(tok.words),
+                                "form": tok.form, "start": base + tok.start, "end": base + tok.end})
+                for k, w in enumerate(tok.words):
+                    words.append(w)
+                    starts.append(base + tok.start)
+                    ends.append(base + tok.end)
+                    space.append(tok.space_after if k == len(tok.words) - 1 else False)
+            own = s.text if len(pieces) == 1 else \
+                s.text[toks[0].start - s.start:toks[-1].end - s.start]
+            out.append(Sent(words, starts, ends, own, multiword=mwt, space_after=space))
+            total += len(words)
+        if total > MAX_WORDS:
+            raise RequestError(413, f"the text has over {MAX_WORDS} words; the limit is {MAX_WORDS}")
+    if cut and warnings is not None:
+        warnings.append(f"{cut} sentence(s) of the text had over {MAX_SENTENCE_WORDS} words: each "
+                        f"was cut into pieces of at most {MAX_SENTENCE_WORDS} words")
     return out
+
+
+def _pieces(text: str, size: int = PIECE_CHARS):
+    """``text`` in pieces of at most about ``size`` characters, each with its offset, for the
+    tokenizer to take one at a time (a long paragraph is otherwise one step that cannot be
+    stopped: a 1 MB one takes seconds). A piece ends at a blank line, else after a sentence's
+    final punctuation and a space, else at a space, in its second half; so a sentence is cut
+    only where a stretch of ``size / 2`` characters has neither."""
+    at, n = 0, len(text)
+    while n - at > size:
+        lo, hi = at + size // 2, at + size
+        end = text.rfind("\n\n", lo, hi - 2)
+        if end < 0:
+            end = max(text.rfind(p, lo, hi - 2) for p in (". ", "? ", "! ", ".\n", "?\n", "!\n"))
+            end = end + 1 if end >= 0 else -1
+        if end < 0:
+            end = max(text.rfind(" ", lo, hi - 1), text.rfind("\n", lo, hi - 1))
+        end = hi if end < 0 else end + 1   # the piece keeps the space after its last word
+        yield at, text[at:end]
+        at = end
+    yield at, text[at:]
 
 
 def _joined(words: list[str], space_after: list[bool]) -> tuple[str, list[int], list[int]]:
@@ -202,22 +361,32 @@ def _from_tokens(tokens: Any) -> list[Sent]:
                                         f"non-empty string without whitespace, got {w!r}")
         if pos and len(pos) != len(words):
             raise RequestError(400, f"tokens: sentence {i + 1} mixes words and [word, POS] pairs")
+        if len(words) > MAX_SENTENCE_WORDS:
+            raise RequestError(413, f"tokens: sentence {i + 1} has {len(words)} words; the limit "
+                                    f"is {MAX_SENTENCE_WORDS} per sentence")
         text, starts, ends = _joined(words, [True] * len(words))
         out.append(Sent(words, starts, ends, text, pos=pos or None,
                         space_after=[True] * len(words)))
     return out
 
 
-def _from_conllu(data: str) -> list[Sent]:
+def _from_conllu(data: str, job: Job | None = None) -> list[Sent]:
     from structkit.io.conllu import read_conllu
 
+    sents = []
     try:
-        sents = list(read_conllu("conllu", io.BytesIO(data.encode("utf-8"))))
+        for s in read_conllu("conllu", io.BytesIO(data.encode("utf-8"))):
+            if job is not None and len(sents) % 64 == 0:
+                job.check()
+            sents.append(s)
     except UserError as e:
         raise RequestError(400, f"conllu: {e.message}" + (f" (line {e.line})" if e.line else "")) \
             from None
     out = []
-    for s in sents:
+    for k, s in enumerate(sents):
+        if len(s.rows) > MAX_SENTENCE_WORDS:
+            raise RequestError(413, f"conllu: sentence {k + 1} has {len(s.rows)} words; the limit "
+                                    f"is {MAX_SENTENCE_WORDS} per sentence")
         words = [r[1] for r in s.rows]
         space = ["SpaceAfter=No" not in r[9].split("|") for r in s.rows]
         text, starts, ends = _joined(words, space)
@@ -243,7 +412,7 @@ def _explain(sv: Served, s: Sent, with_pos: bool) -> list[dict] | None:
     out = []
     for e in expl:
         out.append({"label": e.label, "runner_up": e.runner_up,
-                    "margin": None if e.margin == float("inf") else round(e.margin, 4),
+                    "margin": _margin(e.margin),
                     "for": [[p.name, round(p.weight, 4)] for p in e.pushes if p.weight > 0][:TOP_FEATURES],
                     "against": [[p.name, round(p.weight, 4)] for p in e.pushes
                                 if p.weight < 0][:TOP_FEATURES]})
@@ -272,14 +441,15 @@ def _run_tagger(sv: Served, sents: list[Sent], scores: bool, explain: bool) -> N
         for s, res in zip(sents, out):
             labels, margins = res if scores else (res, None)
             s.labels[sv.name] = labels
-            s.scores[sv.name] = None if margins is None else [round(float(m), 4) for m in margins]
+            s.scores[sv.name] = None if margins is None else [_margin(m) for m in margins]
             if sv.task == "pos" and s.predicted_pos is None:
                 s.predicted_pos = list(labels)
             if explain:
                 s.explanations[sv.name] = _explain(sv, s, needs_pos)
 
 
-def _run_parser(sv: Served, sents: list[Sent], warnings: list[str]) -> None:
+def _run_parser(sv: Served, sents: list[Sent]) -> int:
+    """Parse; the number of sentences that had no POS tags."""
     from structkit.io.conllu import dep_view
 
     X: list = []
@@ -297,9 +467,6 @@ def _run_parser(sv: Served, sents: list[Sent], warnings: list[str]) -> None:
             X.append(d)
         else:
             X.append(list(zip(s.words, pos or ["_"] * len(s.words))))
-    if no_pos:
-        warnings.append(f"parser {sv.name} read no POS tags in {no_pos} sentence(s): give POS "
-                        "or run a pos model before it")
     with sv.lock:
         try:
             out = sv.est.predict(X, labels=True)
@@ -308,6 +475,7 @@ def _run_parser(sv: Served, sents: list[Sent], warnings: list[str]) -> None:
     for s, (heads, rels) in zip(sents, out):
         s.heads = [int(h) for h in heads]
         s.deprels = [str(r) for r in rels]
+    return no_pos
 
 
 def _spans(sv: Served, labels: list[str]) -> list[tuple[str, int, int]]:
@@ -325,57 +493,112 @@ class Options:
     fmt: str = "json"
 
 
-def run(opts: Options) -> tuple[dict | str, list[str]]:
+def run(opts: Options, job: Job | None = None) -> tuple[dict | str, list[str]]:
     """Run the models over the sentences: the JSON response (or CoNLL-U text)."""
-    warnings: list[str] = []
-    n = sum(len(s.words) for s in opts.sents)
-    if n > MAX_WORDS:
-        raise RequestError(413, f"the request has {n} words; the limit is {MAX_WORDS}")
-    for sv in sorted(opts.models, key=lambda m: _ORDER[m.task]):
-        if sv.task == "parse":
-            _run_parser(sv, opts.sents, warnings)
-        else:
-            _run_tagger(sv, opts.sents, opts.scores, opts.explain)
+    warnings = infer(opts, job or Job())
     if opts.fmt == "conllu":
         return to_conllu(opts.sents, opts.models), warnings
     return to_json(opts.sents, opts.models, opts.scores, opts.explain, warnings), warnings
 
 
+def infer(opts: Options, job: Job) -> list[str]:
+    """Run the models over the sentences, a chunk at a time (checking ``job`` and taking each
+    model's lock per chunk); the warnings."""
+    warnings: list[str] = []
+    n = sum(len(s.words) for s in opts.sents)
+    if n > MAX_WORDS:
+        raise RequestError(413, f"the request has {n} words; the limit is {MAX_WORDS}")
+    for sv in sorted(opts.models, key=lambda m: _ORDER[m.task]):
+        no_pos = 0
+        for part in _chunks(opts.sents):
+            job.check()
+            if sv.task == "parse":
+                no_pos += _run_parser(sv, part)
+            else:
+                _run_tagger(sv, part, opts.scores, opts.explain)
+        if no_pos:
+            warnings.append(f"parser {sv.name} read no POS tags in {no_pos} sentence(s): give "
+                            "POS or run a pos model before it")
+    job.check()
+    return warnings
+
+
+def _dumps(obj: Any) -> bytes:
+    # as Starlette's JSONResponse writes it
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=None,
+                      separators=(",", ":")).encode("utf-8")
+
+
+def answer(body: bytes | dict, endpoint: str, served: dict[str, Served], job: Job,
+           opts: Options | None = None) -> tuple[bytes, str]:
+    """A request's whole work, run in a worker thread: decode and check (unless given ``opts``,
+    the checked request of the decoded ``body``), tokenise, run the models and write the
+    answer (bytes and media type), checking ``job`` between chunks."""
+    data = decode_body(body) if isinstance(body, bytes) else body
+    del body
+    if opts is None:
+        opts = check_request(data, endpoint, served)
+    job.check()
+    notes: list[str] = []
+    opts.sents = read_sentences(data, job, notes)
+    del data
+    warnings = notes + infer(opts, job)
+    if opts.fmt == "conllu":
+        parts, first = [], 1
+        for part in _chunks(opts.sents):
+            job.check()
+            parts.append(to_conllu(part, opts.models, first))
+            first += len(part)
+        return "".join(parts).encode("utf-8"), "text/plain; charset=utf-8"
+    parts = [b'{"models":', _dumps([{"name": m.name, "task": m.task} for m in opts.models]),
+             b',"sentences":[']
+    for k, s in enumerate(opts.sents):
+        if k % 64 == 0:
+            job.check()
+        if k:
+            parts.append(b",")
+        parts.append(_dumps(_sentence_json(s, opts.models, opts.scores, opts.explain)))
+    parts += [b'],"warnings":', _dumps(warnings), b"}"]
+    return b"".join(parts), "application/json"
+
+
 def to_json(sents: list[Sent], models: list[Served], scores: bool, explain: bool,
             warnings: list[str]) -> dict:
-    out = []
-    for s in sents:
-        toks = []
-        for i, w in enumerate(s.words):
-            t: dict = {"id": i + 1, "form": w, "start": s.starts[i], "end": s.ends[i]}
-            if s.pos is not None:
-                t["input_pos"] = s.pos[i]
-            t["labels"] = {name: lab[i] for name, lab in s.labels.items()}
-            if scores:
-                t["scores"] = {name: (m[i] if m is not None else None) for name, m in s.scores.items()}
-            if explain:
-                t["explanations"] = {name: (e[i] if e is not None else None)
-                                     for name, e in s.explanations.items()}
-            if s.heads is not None:
-                t["head"] = s.heads[i]
-                t["deprel"] = s.deprels[i]
-            toks.append(t)
-        spans = []
-        for sv in models:
-            if sv.task in ("chunk", "ner"):
-                for typ, a, b in _spans(sv, s.labels[sv.name]):
-                    spans.append({"model": sv.name, "task": sv.task, "type": typ, "start": a,
-                                  "end": b, "char_start": s.starts[a], "char_end": s.ends[b - 1],
-                                  "text": s.text[s.starts[a]:s.ends[b - 1]]})
-        sent = {"text": s.text, "tokens": toks, "spans": spans}
-        if s.multiword:
-            sent["multiword"] = s.multiword
-        out.append(sent)
-    return {"models": [{"name": m.name, "task": m.task} for m in models], "sentences": out,
+    return {"models": [{"name": m.name, "task": m.task} for m in models],
+            "sentences": [_sentence_json(s, models, scores, explain) for s in sents],
             "warnings": warnings}
 
 
-def to_conllu(sents: list[Sent], models: list[Served]) -> str:
+def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool) -> dict:
+    toks = []
+    for i, w in enumerate(s.words):
+        t: dict = {"id": i + 1, "form": w, "start": s.starts[i], "end": s.ends[i]}
+        if s.pos is not None:
+            t["input_pos"] = s.pos[i]
+        t["labels"] = {name: lab[i] for name, lab in s.labels.items()}
+        if scores:
+            t["scores"] = {name: (m[i] if m is not None else None) for name, m in s.scores.items()}
+        if explain:
+            t["explanations"] = {name: (e[i] if e is not None else None)
+                                 for name, e in s.explanations.items()}
+        if s.heads is not None:
+            t["head"] = s.heads[i]
+            t["deprel"] = s.deprels[i]
+        toks.append(t)
+    spans = []
+    for sv in models:
+        if sv.task in ("chunk", "ner"):
+            for typ, a, b in _spans(sv, s.labels[sv.name]):
+                spans.append({"model": sv.name, "task": sv.task, "type": typ, "start": a,
+                              "end": b, "char_start": s.starts[a], "char_end": s.ends[b - 1],
+                              "text": s.text[s.starts[a]:s.ends[b - 1]]})
+    sent = {"text": s.text, "tokens": toks, "spans": spans}
+    if s.multiword:
+        sent["multiword"] = s.multiword
+    return sent
+
+
+def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
     """CoNLL-U: the input's lines (CoNLL-U in) or fresh ones, with each model's column filled
     where ``structkit tag`` would put it and HEAD/DEPREL from the parser."""
     from structkit.io.conllu import set_key
@@ -387,7 +610,7 @@ def to_conllu(sents: list[Sent], models: list[Served]) -> str:
             word_at = list(s.conllu.word_at)
             rows = [list(r) for r in s.conllu.rows]
         else:
-            lines = [f"# sent_id = {k + 1}", f"# text = {' '.join(s.text.split())}"]
+            lines = [f"# sent_id = {first + k}", f"# text = {' '.join(s.text.split())}"]
             word_at, rows = [], []
             mwt = {m["first"]: m for m in s.multiword}
             for i, w in enumerate(s.words):
@@ -423,10 +646,57 @@ _FIELDS = {"text", "tokens", "conllu", "model", "models", "tagger", "scores", "e
            "lang"}
 
 
-def parse_request(body: Any, endpoint: str, served: dict[str, Served]) -> Options:
-    """Check a request's JSON and pick its models; RequestError (400/404) for a mistake."""
+def _check_strings(body: dict) -> None:
+    """Every string in the request is Unicode text: JSON can spell a lone surrogate
+    (``"\\ud800"``), which is no character and cannot be written back as UTF-8 (a 400 naming
+    the field)."""
+    for key, value in body.items():
+        try:
+            key.encode("utf-8")
+        except UnicodeEncodeError:
+            raise RequestError(400, f"a field name is not Unicode text: {key!r}") from None
+        stack = [value]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError as e:
+                    raise RequestError(400, f"{key} is not Unicode text: a lone surrogate "
+                                            f"(U+{ord(v[e.start]):04X}) at character "
+                                            f"{e.start + 1} of a string") from None
+            elif isinstance(v, list):
+                stack.extend(v)
+            elif isinstance(v, dict):
+                stack.extend(v.keys())
+                stack.extend(v.values())
+
+
+def parse_request(body: Any, endpoint: str, served: dict[str, Served],
+                  job: Job | None = None) -> Options:
+    """Check a request's JSON, pick its models and read its sentences; RequestError (400/404)
+    for a mistake."""
+    opts = check_request(body, endpoint, served)
+    opts.sents = read_sentences(body, job)
+    return opts
+
+
+def decode_body(body: bytes) -> Any:
+    try:
+        return json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise RequestError(400, "the request body is not UTF-8") from None
+    except (ValueError, RecursionError) as e:
+        raise RequestError(400, f"bad JSON: {str(e)[:200]}") from None
+
+
+def check_request(body: Any, endpoint: str, served: dict[str, Served]) -> Options:
+    """Check a request's JSON and pick its models (no sentences yet: ``read_sentences``);
+    RequestError (400/404) for a mistake. Cheap: the server runs it before the request's
+    work is queued."""
     if not isinstance(body, dict):
         raise RequestError(400, "the request body must be a JSON object")
+    _check_strings(body)
     unknown = sorted(set(body) - _FIELDS)
     if unknown:
         raise RequestError(400, f"unknown field {unknown[0]!r} (known: {', '.join(sorted(_FIELDS))})")
@@ -483,22 +753,29 @@ def parse_request(body: Any, endpoint: str, served: dict[str, Served]) -> Option
             if task != "parse":
                 raise RequestError(400, "tagger goes with /parse (POS tags for the parser)")
             models.insert(0, named(body["tagger"], "pos"))
+    return Options([], models, bool(body.get("scores", True)), bool(body.get("explain", False)),
+                   fmt)
+
+
+def read_sentences(body: dict, job: Job | None = None,
+                   warnings: list[str] | None = None) -> list[Sent]:
+    """The sentences of a checked request (``check_request``): tokenised text, token lists or
+    CoNLL-U (RequestError 400 for a mistake in them)."""
     lang = body.get("lang") or "en"
-    if "text" in given:
+    if body.get("text") is not None:
         try:
-            sents = _from_text(body["text"], lang)
+            sents = _from_text(body["text"], lang, job, warnings)
         except UserError as e:
             raise RequestError(400, str(e)) from None
         if not sents:
             raise RequestError(400, "text has no words")
-    elif "tokens" in given:
+    elif body.get("tokens") is not None:
         sents = _from_tokens(body["tokens"])
         if not sents:
             raise RequestError(400, "tokens has no sentences")
     else:
-        sents = _from_conllu(body["conllu"])
-    return Options(sents, models, bool(body.get("scores", True)), bool(body.get("explain", False)),
-                   fmt)
+        sents = _from_conllu(body["conllu"], job)
+    return sents
 
 
 def warm_up(served: dict[str, Served]) -> None:
@@ -545,7 +822,8 @@ def openapi(served: dict[str, Served]) -> dict:
               "content": {"application/json": {"schema": {"type": "object"}},
                           "text/plain": {"schema": {"type": "string"}}}}
     post = {"requestBody": {"required": True, "content": {"application/json": {"schema": inp}}},
-            "responses": {"200": result, "400": err, "404": err, "413": err, "503": err}}
+            "responses": {"200": result, "400": err, "403": err, "404": err, "408": err, "413": err,
+                          "503": err}}
     paths = {f"/{ep}": {"post": {**post, "summary": f"Run a {task} model"}} for ep, task in ENDPOINTS.items()}
     paths["/pipeline"] = {"post": {**post, "summary": "Tokenise, tag, then parse with several models"}}
     paths["/models"] = {"get": {"summary": "Each model's metadata (task, labels, algorithm, training "
@@ -558,29 +836,117 @@ def openapi(served: dict[str, Served]) -> dict:
             "paths": paths}
 
 
+LOCAL_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _host_name(value: str) -> str | None:
+    """The host of a Host header (``name``, ``name:port``, ``[v6]:port``), lower-case and
+    without brackets or a trailing dot; None when it is not one."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, bracket, rest = value[1:].partition("]")
+        if not bracket or (rest and not (rest[0] == ":" and rest[1:].isdigit())):
+            return None
+    else:
+        name, colon, port = value.partition(":")
+        if colon and not port.isdigit():
+            return None
+    name = name.rstrip(".")
+    return name or None
+
+
+def _is_ip(name: str) -> bool:
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+class HostGuard:
+    """ASGI middleware against DNS rebinding: the Host header must name this server (localhost,
+    an IP address, the ``--host`` value or an ``--allow-host`` name; ``*`` allows any), and a
+    POST that carries an Origin must come from the server's own origin (or an ``--allow-host``
+    name). A web page on another domain can make a browser send requests to 127.0.0.1 (by
+    re-pointing its own name there); the browser then sends that domain in Host, or its own
+    origin in Origin. An IP address in Host cannot be such a rebinding, so any is accepted."""
+
+    def __init__(self, app, hosts: tuple[str, ...] = (), allow: tuple[str, ...] = (), on_refuse=None):
+        self.app = app
+        self.allow = {h.lower().strip("[]").rstrip(".") for h in allow}
+        self.hosts = {h.lower().strip("[]").rstrip(".") for h in (*LOCAL_NAMES, *hosts)} | self.allow
+        self.on_refuse = on_refuse
+
+    def refusal(self, scope) -> str | None:
+        host = origin = None
+        for k, v in scope.get("headers", ()):
+            if k == b"host" and host is None:
+                host = v.decode("latin-1")
+            elif k == b"origin" and origin is None:
+                origin = v.decode("latin-1")
+        if host is not None and "*" not in self.hosts:
+            name = _host_name(host)
+            if name is None or not (name in self.hosts or _is_ip(name)):
+                return (f"Host {host!r} is not this server's name: start it with --allow-host "
+                        "NAME to accept it")
+        if origin is not None and scope.get("method") not in ("GET", "HEAD", "OPTIONS"):
+            from urllib.parse import urlsplit
+
+            try:
+                o = urlsplit(origin)
+                o_host = o.hostname
+            except ValueError:
+                o, o_host = None, None
+            same = o is not None and o.scheme in ("http", "https") and host is not None \
+                and o.netloc.lower() == host.strip().lower()
+            if not same and not (o_host and ("*" in self.allow or o_host.rstrip(".") in self.allow)):
+                return (f"a cross-origin request (Origin {origin!r}) is refused: start the server "
+                        "with --allow-host NAME to accept one from NAME")
+        return None
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            why = self.refusal(scope)
+            if why is not None:
+                await self.on_refuse(403, why)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,
-               workers: int | None = None):
-    """The Starlette application over the loaded models."""
+               workers: int | None = None, hosts: tuple[str, ...] = (),
+               allow_hosts: tuple[str, ...] = ()):
+    """The Starlette application over the loaded models. ``app.state.stopping`` (an Event) stops
+    the requests in flight at their next check; ``app.state.pool`` and ``app.state.big`` are the
+    worker pools (small requests; bodies over BIG_BYTES, one at a time)."""
     from importlib.resources import files
 
     from starlette.applications import Starlette
+    from starlette.background import BackgroundTask
     from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+    from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Route
 
     page = files("structkit").joinpath("web/index.html").read_text(encoding="utf-8")
     pool = ThreadPoolExecutor(max_workers=workers or min(8, (os.cpu_count() or 2) + 2),
                               thread_name_prefix="structkit-serve")
-    stats = {"started": time.time(), "requests": 0, "errors": 0}
+    big = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structkit-serve-big")
+    stopping = threading.Event()
+    stats = {"started": time.time(), "requests": 0, "errors": 0, "working": 0, "stopped": 0}
     models_doc = {"models": [sv.meta for sv in served.values()]}
     api_doc = openapi(served)
 
     def error(status: int, message: str) -> JSONResponse:
         stats["errors"] += 1
-        return JSONResponse({"error": " ".join(str(message).split())}, status_code=status)
+        # one line, and writable as UTF-8 whatever a message quoted
+        line = " ".join(str(message).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+        return JSONResponse({"error": line}, status_code=status)
 
-    async def read_json(request: Request) -> Any:
+    async def read_body(request: Request) -> bytes:
         length = request.headers.get("content-length")
         if length is not None:
             if not length.isdigit():
@@ -596,30 +962,66 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
                 chunks.append(chunk)
         except ClientDisconnect:
             raise RequestError(400, "the client went away") from None
+        return b"".join(chunks)
+
+    counting = threading.Lock()
+
+    def count(key: str, by: int) -> None:
+        with counting:
+            stats[key] += by
+
+    def work(body: bytes | dict, name: str, job: Job, opts: Options | None = None,
+             trim: bool = False) -> tuple[bytes, str]:
+        count("working", 1)
         try:
-            return json.loads(b"".join(chunks).decode("utf-8"))
-        except UnicodeDecodeError:
-            raise RequestError(400, "the request body is not UTF-8") from None
-        except (ValueError, RecursionError) as e:
-            raise RequestError(400, f"bad JSON: {str(e)[:200]}") from None
+            return answer(body, name, served, job, opts)
+        except Cancelled:
+            count("stopped", 1)
+            raise
+        finally:
+            count("working", -1)
+            if trim:
+                release_memory()   # the request's sentences and tables are freed by now
+
+    def late() -> Response:
+        if stopping.is_set():
+            return error(503, "the server is stopping")
+        return error(503, f"the request took longer than the limit of {timeout:g} s")
 
     def endpoint(name: str):
         async def handle(request: Request) -> Response:
             stats["requests"] += 1
+            job, trim = None, False
             try:
-                body = await read_json(request)
-                opts = parse_request(body, name, served)
+                if stopping.is_set():
+                    raise Cancelled()
+                body = await read_body(request)
+                job = Job(timeout, stopping)
                 loop = asyncio.get_running_loop()
-                result, _ = await asyncio.wait_for(loop.run_in_executor(pool, run, opts), timeout)
+                if len(body) > BIG_BYTES:
+                    trim = True
+                    fut = loop.run_in_executor(big, work, body, name, job, None, True)
+                else:
+                    # a small body is checked at once: a mistake is its 4xx whatever the load
+                    data = decode_body(body)
+                    opts = check_request(data, name, served)
+                    fut = loop.run_in_executor(pool, work, data, name, job, opts)
+                    del data
+                del body
+                content, media = await asyncio.wait_for(fut, timeout)
             except RequestError as e:
                 return error(e.status, e.message)
-            except asyncio.TimeoutError:
-                return error(503, f"the request took longer than the limit of {timeout:g} s")
+            except (asyncio.TimeoutError, Cancelled):
+                if job is not None:
+                    job.cancel()  # the worker stops at its next check
+                return late()
             except UserError as e:
                 return error(400, str(e))
-            if isinstance(result, str):
-                return PlainTextResponse(result)
-            return JSONResponse(result)
+            if not trim:
+                return Response(content, media_type=media)
+            # and again once the answer is written (the transport's buffer held a copy)
+            return Response(content, media_type=media,
+                            background=BackgroundTask(release_memory))
         return handle
 
     async def models(request: Request) -> Response:
@@ -628,7 +1030,8 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "models": len(served),
                              "uptime_s": round(time.time() - stats["started"], 1),
-                             "requests": stats["requests"], "errors": stats["errors"]})
+                             "requests": stats["requests"], "errors": stats["errors"],
+                             "working": stats["working"], "stopped": stats["stopped"]})
 
     async def index(request: Request) -> Response:
         return HTMLResponse(page)
@@ -648,9 +1051,88 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
               Route("/health", health, methods=["GET"]),
               Route("/openapi.json", api, methods=["GET"])]
     routes += [Route(f"/{ep}", endpoint(ep), methods=["POST"]) for ep in (*ENDPOINTS, "pipeline")]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal},
+                    middleware=[Middleware(HostGuard, hosts=tuple(hosts), allow=tuple(allow_hosts),
+                                           on_refuse=error)])
     app.state.pool = pool
+    app.state.big = big
+    app.state.stopping = stopping
     return app
+
+
+def guarded_protocol(read_timeout: float = READ_TIMEOUT, max_connections: int = MAX_CONNECTIONS):
+    """uvicorn's h11 protocol with two guards against slow clients: a request's headers and
+    body must arrive within ``read_timeout`` seconds of its first byte (else 408 and the
+    connection is closed; a connection that sends nothing in that time is closed), and at most
+    ``max_connections`` are open: a new connection over the limit closes the longest-idle
+    connection that is between requests (still reading headers, or kept alive), or is itself
+    closed when every connection is busy with a request."""
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    body408 = json.dumps({"error": f"the request did not arrive within {read_timeout:g} s"}).encode()
+    raw408 = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\n"
+              b"connection: close\r\ncontent-length: " + str(len(body408)).encode() + b"\r\n\r\n"
+              + body408)
+    reading = (h11.IDLE, h11.SEND_BODY)
+
+    class Guarded(H11Protocol):
+        _read_timer = None
+        _idle_since = 0.0
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            self._idle_since = time.monotonic()
+            if len(self.connections) > max_connections:
+                idle = [c for c in self.connections
+                        if c is not self and isinstance(c, Guarded) and c._between_requests()]
+                if not idle:
+                    self.transport.close()
+                    return
+                min(idle, key=lambda c: c._idle_since).transport.close()
+            self._arm()
+
+        def _between_requests(self) -> bool:
+            return self.conn.their_state is h11.IDLE and not self.transport.is_closing()
+
+        def _arm(self) -> None:
+            if self._read_timer is None:
+                self._read_timer = self.loop.call_later(read_timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._read_timer is not None:
+                self._read_timer.cancel()
+                self._read_timer = None
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state in reading:
+                self._arm()
+            else:
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._idle_since = time.monotonic()
+            self._disarm()   # the keep-alive timeout takes over until the next request's bytes
+            if self.conn.their_state is h11.SEND_BODY or self.conn.trailing_data[0]:
+                self._arm()  # a pipelined request is already arriving
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _too_slow(self) -> None:
+            self._read_timer = None
+            if self.transport.is_closing() or self.conn.their_state not in reading:
+                return
+            started = self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0])
+            if started and (self.cycle is None or self.cycle.response_complete
+                            or not self.cycle.response_started):
+                self.transport.write(raw408)
+            self.transport.close()
+
+    return Guarded
 
 
 def bind_socket(host: str, port: int):
@@ -674,11 +1156,31 @@ def bind_socket(host: str, port: int):
     return sock
 
 
+def _fd_limit() -> int:
+    """The soft limit on open files, raised to the hard limit where it is lower."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return 1 << 16
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 16
+    if soft == resource.RLIM_INFINITY:
+        return hard
+    if soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+        except (ValueError, OSError):
+            pass
+    return soft
+
+
 def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float,
-          echo=print) -> None:
+          echo=print, allow_hosts: tuple[str, ...] = (), read_timeout: float = READ_TIMEOUT,
+          max_connections: int = MAX_CONNECTIONS) -> None:
     """``structkit serve``: bind, load and warm the models, then serve until SIGTERM/SIGINT."""
     import signal
-    import socket
     import sys
 
     import uvicorn
@@ -688,19 +1190,32 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     try:
         served = load_models(specs)
         warm_up(served)
-        app = create_app(served, max_bytes, timeout)
+        app = create_app(served, max_bytes, timeout, hosts=(host,), allow_hosts=tuple(allow_hosts))
     except BaseException:
         sock.close()
         raise
+    # connections stay below the file-descriptor limit (models, pools and the listening socket
+    # need some): past it, accept() fails and nobody is served
+    max_connections = max(1, min(max_connections, _fd_limit() - 64))
     sock.listen(2048)
     real_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     echo(f"structkit serve: {len(served)} model(s) ({', '.join(f'{n}: {m.task}' for n, m in served.items())}) "
          f"loaded and warmed in {time.perf_counter() - t0:.1f} s; listening on "
          f"http://{shown}:{real_port}/")
+    if host in ("0.0.0.0", "::", ""):
+        echo(f"structkit serve: warning: listening on all interfaces ({host or '*'}) with no "
+             "authentication: anyone who can reach this machine can use the server")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                            timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+                            timeout_graceful_shutdown=2,
+                            http=guarded_protocol(read_timeout, max_connections))
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig, frame) -> None:
+            app.state.stopping.set()   # requests in flight stop at their next check (503)
+            super().handle_exit(sig, frame)
+
+    server = Server(config)
     # uvicorn stops gracefully on SIGTERM, then raises the signal again for the caller; here a
     # SIGTERM is the ordinary way to stop a server, so that second raise must not kill us.
     old = signal.signal(signal.SIGTERM, lambda signum, frame: None)
@@ -712,8 +1227,21 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     try:
         server.run(sockets=[sock])
     finally:
+        app.state.stopping.set()
         sys.setswitchinterval(interval)
         signal.signal(signal.SIGTERM, old)
-        app.state.pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (app.state.pool, app.state.big):
+            pool.shutdown(wait=False, cancel_futures=True)
         sock.close()
+    # Work in flight stops within one chunk of sentences (well under a second); should a
+    # thread still be inside one long step, the process does not wait for it past this.
+    deadline = time.monotonic() + 2.0
+    for t in threading.enumerate():
+        if t.name.startswith("structkit-serve"):
+            t.join(max(0.0, deadline - time.monotonic()))
+    if any(t.name.startswith("structkit-serve") and t.is_alive() for t in threading.enumerate()):
+        echo("structkit serve: stopped (a request's work was cut short)")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(0)
     echo("structkit serve: stopped")

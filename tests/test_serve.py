@@ -396,6 +396,311 @@ def test_cli_mistakes_are_one_line(sk, model_files, tmp_path, monkeypatch):
     assert r.code == 1 and "structkit serve needs the serve extra: pip install 'structkit[serve]'" in r.err
 
 
+# ---- one request cannot stall the others (issue 30, item 5) ----------------------------------
+BIG_SENTENCE = "The committee said on Tuesday that the new rules, which take effect next year, would cut costs."
+BIG_TEXT = " ".join([BIG_SENTENCE] * 5000)   # 100,000 words as the tokenizer cuts them
+
+
+def _health(s: Server) -> dict:
+    status, out, _ = s.request("GET", "/health")
+    assert status == 200
+    return out
+
+
+def _until(what, s: Server, guard: int = 600):
+    """Poll /health until ``what(health)`` holds; a hang guard (about 60 s), not a time limit."""
+    for _ in range(guard):
+        h = _health(s)
+        if what(h):
+            return h
+        time.sleep(0.1)
+    raise AssertionError(f"the server never reached the state waited for: {h}")
+
+
+def _rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def _in_thread(fn, *args):
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("r", fn(*args)), daemon=True)
+    t.start()
+    return t, out
+
+
+def test_a_request_past_its_time_is_stopped_not_abandoned(model_files):
+    """A 100k-word /pipeline past --timeout gets 503, and its work stops at the next chunk
+    (counted in /health as stopped): it had run on to the end after its 503, holding a worker
+    and the models' locks."""
+    s = Server(["-m", f"pos={model_files['pos']}", "-m", f"parser={model_files['parser']}",
+                "--timeout", "0.5"])
+    try:
+        status, out, _ = s.post("/pipeline", {"text": BIG_TEXT})
+        assert status == 503 and "limit of 0.5 s" in out["error"]
+        h = _until(lambda h: h["working"] == 0, s)
+        assert h["stopped"] == 1
+        status, out, _ = s.post("/tag", {"text": SENTENCE})   # and the server is free again
+        assert status == 200
+    finally:
+        assert s.stop() == 0
+
+
+def test_small_requests_are_answered_while_a_big_one_runs(model_files):
+    """While one 100k-word /pipeline request runs (tagger, then parser), small /tag and /parse
+    requests on the same models are answered: the big one takes each model's lock a chunk of
+    sentences at a time, in its own lane. They had waited for its whole run and got 503. (How
+    fast they are meanwhile is measured by `make bench-serve`, not here.)"""
+    s = Server(["-m", f"pos={model_files['pos']}", "-m", f"parser={model_files['parser']}",
+                "--timeout", "300"])
+    try:
+        t, big = _in_thread(s.post, "/pipeline", {"text": BIG_TEXT, "scores": False})
+        _until(lambda h: h["working"] == 1, s)
+        small, during = [], 0
+        while t.is_alive() and len(small) < 40:
+            small.append(s.post("/tag", {"text": SENTENCE})[0])
+            small.append(s.post("/parse", {"tokens": [["Ada", "met", "Marta"]], "tagger": "pos"})[0])
+            during += 2 * t.is_alive()   # both answered before the big request was
+        t.join(300)
+        assert big["r"][0] == 200 and len(big["r"][1]["sentences"]) == 5000
+        assert set(small) == {200} and during >= 10
+    finally:
+        assert s.stop() == 0
+
+
+def test_memory_returns_near_its_start_after_a_big_request(model_files):
+    """Resident memory after a 100k-word /pipeline (answered, 13 MB of JSON) is near where it
+    was before it: the work runs a chunk at a time, and the heap is trimmed after a big request
+    (it had risen to 1.7 GB and stayed above 1.1 GB)."""
+    s = Server(["-m", f"pos={model_files['pos']}", "-m", f"parser={model_files['parser']}",
+                "--timeout", "300"])
+    try:
+        s.post("/pipeline", {"text": " ".join([BIG_SENTENCE] * 50)})
+        before = _rss_kb(s.proc.pid)
+        status, out, _ = s.post("/pipeline", {"text": BIG_TEXT})
+        assert status == 200 and sum(len(x["tokens"]) for x in out["sentences"]) == 100_000
+        del out
+        _until(lambda h: h["working"] == 0, s)
+        after = _rss_kb(s.proc.pid)
+        assert after - before < 100 * 1024, (before, after)
+    finally:
+        assert s.stop() == 0
+
+
+def test_sigterm_stops_the_work_in_flight(model_files):
+    """SIGTERM while a 100k-word request runs: the request is answered 503 ("the server is
+    stopping") at its next chunk and the server exits 0 (it had run the request to its end,
+    and a second one queued behind it, before exiting). The 5 s bound is measured by
+    `make bench-serve`."""
+    s = Server(["-m", f"pos={model_files['pos']}", "-m", f"parser={model_files['parser']}",
+                "--timeout", "300"])
+    try:
+        t, big = _in_thread(s.post, "/pipeline", {"text": BIG_TEXT})
+        _until(lambda h: h["working"] == 1, s)
+    finally:
+        code = s.stop()
+    t.join(60)
+    assert code == 0 and "stopped" in s.last_words
+    assert big["r"][0] == 503 and big["r"][1] == {"error": "the server is stopping"}
+
+
+@pytest.mark.parametrize("body, field", [
+    (b'{"text": "Ada \\ud800 met Marta"}', "text"),
+    (b'{"text": "a\\udfff"}', "text"),
+    (b'{"tokens": [["Ada", "\\ud83d"]]}', "tokens"),
+    (b'{"tokens": [[["Ada", "PROPN"], ["met", "\\udc00"]]]}', "tokens"),
+    (b'{"conllu": "1\\tAda\\ud800\\t_\\t_\\t_\\t_\\t0\\troot\\t_\\t_\\n\\n"}', "conllu"),
+    (b'{"text": "Ada", "model": "p\\ud800"}', "model"),
+    (b'{"text": "Ada", "lang": "\\ud800"}', "lang"),
+])
+@pytest.mark.parametrize("path", ["/tag", "/parse", "/pipeline"])
+def test_lone_surrogates_are_a_400_naming_the_field(server, path, body, field):
+    """JSON can spell a lone surrogate; it decodes to no character and cannot be written back
+    as UTF-8: a 400 naming the field (it was 500 internal error: UnicodeEncodeError)."""
+    status, out, ctype = server.request("POST", path, raw=body, headers={"Content-Type": "application/json"})
+    assert status == 400 and ctype == "application/json"
+    assert out["error"].startswith(f"{field} is not Unicode text: a lone surrogate (U+D")
+    assert "\n" not in out["error"]
+
+
+def test_a_one_label_model_gives_null_margins(tmp_path):
+    """An NER model that only ever saw O has no runner-up, so its margins are infinite: null
+    in the JSON, in scores and explanations (it was 500 ValueError: JSON has no infinity)."""
+    import structkit
+
+    src = (NER / "train.txt").read_text().splitlines()
+    (tmp_path / "o.txt").write_text("\n".join(" ".join(ln.split()[:-1] + ["O"]) if ln.strip() else ""
+                                             for ln in src) + "\n")
+    structkit.Tagger(task="ner", epochs=2, templates="ner-nopos").fit(str(tmp_path / "o.txt")) \
+        .save(tmp_path / "o.npz")
+    s = Server(["-m", f"o={tmp_path / 'o.npz'}"])
+    try:
+        status, out, _ = s.post("/ner", {"text": SENTENCE, "explain": True})
+        assert status == 200
+        toks = out["sentences"][0]["tokens"]
+        assert {t["labels"]["o"] for t in toks} == {"O"} and out["sentences"][0]["spans"] == []
+        assert all(t["scores"]["o"] is None for t in toks)
+        assert all(t["explanations"]["o"]["margin"] is None for t in toks)
+        status, conllu, _ = s.post("/ner", {"text": SENTENCE, "format": "conllu"})
+        assert status == 200 and "NER=O" in conllu
+    finally:
+        assert s.stop() == 0
+
+
+def test_a_sentence_is_at_most_1000_words(server):
+    """A sentence is the smallest unit of work that can be stopped, and the beam parser's time
+    grows with the square of its length (100,000 words in one sentence ran for most of an
+    hour): token lists and CoNLL-U over 1,000 words a sentence are 413; raw text's sentences
+    are cut into pieces of 1,000 words, with a warning."""
+    status, out, _ = server.post("/parse", {"tokens": [["a"] * 3, ["a"] * 1001]})
+    assert status == 413 and out["error"] == "tokens: sentence 2 has 1001 words; the limit is 1000 per sentence"
+    conllu = "".join(f"{i}\ta\t_\t_\t_\t_\t_\t_\t_\t_\n" for i in range(1, 1002)) + "\n"
+    status, out, _ = server.post("/tag", {"conllu": conllu})
+    assert status == 413 and out["error"] == "conllu: sentence 1 has 1001 words; the limit is 1000 per sentence"
+    text = "word " * 2500
+    status, out, _ = server.post("/pipeline", {"text": text, "models": ["pos", "parser"], "scores": False})
+    assert status == 200
+    assert [len(x["tokens"]) for x in out["sentences"]] == [1000, 1000, 500]
+    assert out["warnings"][0] == ("1 sentence(s) of the text had over 1000 words: each was cut into "
+                                  "pieces of at most 1000 words")
+    assert out["sentences"][1]["tokens"][0]["start"] == 5000
+    assert all(sum(t["head"] == 0 for t in x["tokens"]) >= 1 for x in out["sentences"])
+
+
+def test_long_text_is_tokenised_in_pieces_with_true_offsets(server):
+    """Text over 20,000 characters goes to the tokenizer in pieces cut at sentence ends, so that
+    its work can be stopped between them; the offsets are the whole text's."""
+    text = "\n\n".join(f"Ada met Marta in Paris on day {i}. It isn't far!" for i in range(1500))
+    status, out, _ = server.post("/tag", {"text": text, "scores": False})
+    assert status == 200 and len(out["sentences"]) == 3000
+    for x in out["sentences"]:
+        for t in x["tokens"]:
+            if t["form"] not in ("is", "n't"):
+                assert text[t["start"]:t["end"]] == t["form"]
+    status, out, _ = server.post("/tag", {"text": "' " * 150_000})
+    assert status == 413 and out["error"] == "the text has over 100000 words; the limit is 100000"
+
+
+def _slow(port: int, data: bytes) -> socket.socket:
+    c = socket.create_connection(("127.0.0.1", port), timeout=60)
+    c.sendall(data)
+    return c
+
+
+def _read_all(c: socket.socket) -> bytes:
+    """Everything until the server closes (the socket's 60 s timeout is the hang guard)."""
+    got = b""
+    while True:
+        chunk = c.recv(65536)
+        if not chunk:
+            return got
+        got += chunk
+
+
+def test_slow_clients_cannot_take_every_connection(model_files):
+    """50 connections that send part of their headers and stop, against a server allowed 20:
+    the open connections stay at 20 (each new one closes the longest-idle connection between
+    requests), and a normal request is answered. They had taken every file descriptor."""
+    s = Server(["-m", f"pos={model_files['pos']}", "--max-connections", "20"])
+    slow = []
+    try:
+        fds = len(os.listdir(f"/proc/{s.proc.pid}/fd"))
+        for _ in range(50):
+            slow.append(_slow(s.port, b"POST /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-"))
+        status, out, _ = s.post("/tag", {"text": SENTENCE})
+        assert status == 200 and out["sentences"][0]["tokens"][0]["form"] == "Ada"
+        # the 30 evicted ones were closed by the server
+        closed = 0
+        for c in slow:
+            c.setblocking(False)
+            try:
+                closed += c.recv(1) == b""
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed += 1
+        assert closed >= 30
+        assert len(os.listdir(f"/proc/{s.proc.pid}/fd")) <= fds + 20 + 2
+    finally:
+        for c in slow:
+            c.close()
+        assert s.stop() == 0
+
+
+@pytest.mark.parametrize("data", [
+    b"POST /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty",                      # headers
+    b"POST /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"text\"",  # body
+])
+def test_a_request_that_does_not_arrive_in_time_is_408(model_files, data):
+    """A request whose headers or body stop arriving is answered 408 and closed after
+    --read-timeout (there was no header or body timeout: it held its connection forever)."""
+    s = Server(["-m", f"pos={model_files['pos']}", "--read-timeout", "0.5"])
+    try:
+        c = _slow(s.port, data)
+        got = _read_all(c)
+        c.close()
+        assert got.startswith(b"HTTP/1.1 408 ")
+        assert json.loads(got.split(b"\r\n\r\n", 1)[1]) == {
+            "error": "the request did not arrive within 0.5 s"}
+        assert _health(s)["status"] == "ok"
+    finally:
+        assert s.stop() == 0
+
+
+@pytest.mark.parametrize("headers, status", [
+    ({"Host": "evil.example"}, 403),                          # DNS rebinding: a foreign name
+    ({"Host": "evil.example:8080"}, 403),
+    ({"Host": "localhost"}, 200),
+    ({"Host": "LOCALHOST.:1234"}, 200),
+    ({"Host": "[::1]:8080"}, 200),
+    ({"Host": "10.1.2.3:8080"}, 200),                         # an address cannot be rebound
+    ({"Origin": "http://evil.example"}, 403),                 # a cross-origin page's POST
+    ({"Origin": "null"}, 403),
+    ({"Origin": "http://127.0.0.1:1"}, 403),                  # another port is another origin
+])
+def test_host_and_origin_are_checked(server, headers, status):
+    h = {"Content-Type": "application/json", **headers}
+    got, out, _ = server.request("POST", "/tag", {"text": "It works."}, headers=h)
+    assert got == status
+    if status == 403:
+        assert set(out) == {"error"} and ("Host" in out["error"] or "cross-origin" in out["error"])
+
+
+def test_same_origin_and_allowed_hosts_pass(model_files):
+    s = Server(["-m", f"pos={model_files['pos']}", "--allow-host", "tagger.example"])
+    try:
+        own = f"http://127.0.0.1:{s.port}"
+        for headers in ({"Origin": own}, {"Host": "tagger.example"},
+                        {"Host": "tagger.example", "Origin": "https://tagger.example"}):
+            got, _, _ = s.request("POST", "/tag", {"text": "It works."},
+                                  headers={"Content-Type": "application/json", **headers})
+            assert got == 200, headers
+        got, out, _ = s.request("GET", "/health", headers={"Host": "other.example"})
+        assert got == 403 and "--allow-host" in out["error"]
+    finally:
+        assert s.stop() == 0
+
+
+def test_listening_on_all_interfaces_warns(sk, model_files, monkeypatch):
+    """--host 0.0.0.0 or :: says on stderr that anyone who can reach the machine can use it
+    (bound here to 127.0.0.1 and stopped at once: the test opens nothing to the network)."""
+    import uvicorn
+
+    import structkit.serve as sv
+
+    real_bind = sv.bind_socket
+    monkeypatch.setattr(sv, "bind_socket", lambda host, port: real_bind("127.0.0.1", 0))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda self, sockets=None: None)
+    for host in ("0.0.0.0", "::"):
+        r = sk("serve", "-m", str(model_files["pos"]), "--host", host, "--port", "0")
+        assert r.code == 0
+        warning = [ln for ln in r.err.splitlines() if "warning" in ln]
+        assert len(warning) == 1 and f"listening on all interfaces ({host})" in warning[0]
+        assert "no authentication" in warning[0]
+    r = sk("serve", "-m", str(model_files["pos"]), "--port", "0")
+    assert r.code == 0 and "warning" not in r.err
+
+
 # ---- the page in a real browser ----------------------------------------------------------------
 def _browser(width: int, height: int):
     chromium, driver = "/usr/bin/chromium", "/usr/bin/chromedriver"
