@@ -255,6 +255,7 @@ class Sent:
     explanations: dict = field(default_factory=dict)  # model -> per-token dicts (or None)
     heads: list[int] | None = None
     deprels: list[str] | None = None
+    offset: int = 0  # where ``text`` begins in the request's text (starts/ends count from there)
 
     def tagger_pos(self) -> list[str] | None:
         return self.predicted_pos if self.predicted_pos is not None else self.pos
@@ -294,7 +295,8 @@ def _from_text(text: str, lang: str, job: Job | None = None,
                     space.append(tok.space_after if k == len(tok.words) - 1 else False)
             own = s.text if len(pieces) == 1 else \
                 s.text[toks[0].start - s.start:toks[-1].end - s.start]
-            out.append(Sent(words, starts, ends, own, multiword=mwt, space_after=space))
+            at = base + (s.start if len(pieces) == 1 else toks[0].start)
+            out.append(Sent(words, starts, ends, own, multiword=mwt, space_after=space, offset=at))
             total += len(words)
         if total > MAX_WORDS:
             raise RequestError(413, f"the text has over {MAX_WORDS} words; the limit is {MAX_WORDS}")
@@ -591,7 +593,7 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool) -
             for typ, a, b in _spans(sv, s.labels[sv.name]):
                 spans.append({"model": sv.name, "task": sv.task, "type": typ, "start": a,
                               "end": b, "char_start": s.starts[a], "char_end": s.ends[b - 1],
-                              "text": s.text[s.starts[a]:s.ends[b - 1]]})
+                              "text": s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]})
     sent = {"text": s.text, "tokens": toks, "spans": spans}
     if s.multiword:
         sent["multiword"] = s.multiword

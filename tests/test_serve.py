@@ -177,6 +177,18 @@ def test_ner_spans_from_tokens(server, api_models):
         assert sp["text"] == " ".join(tokens[0][sp["start"]:sp["end"]])
 
 
+def test_span_text_from_raw_text_in_every_sentence(server):
+    """A span's text is the request text at its char_start:char_end, in every sentence (it was
+    cut from the sentence's own text with whole-text offsets: wrong after the first sentence)."""
+    text = "It rained. Ada Brannock met Marta Quill in Paris on Monday. Then Ada Brannock left."
+    status, out, _ = server.post("/ner", {"text": text, "model": "ner", "scores": False})
+    assert status == 200
+    spans = [sp for s in out["sentences"] for sp in s["spans"]]
+    assert len(out["sentences"]) == 3 and any(sp["type"] == "PER" for sp in spans)
+    for sp in spans:
+        assert sp["text"] == text[sp["char_start"]:sp["char_end"]] != ""
+
+
 def test_chunk_reads_pos_from_pairs_or_from_the_pos_model(server, api_models):
     pairs = [["The", "DT"], ["dog", "NN"], ["barks", "VBZ"], ["at", "IN"], ["the", "DT"], ["cat", "NN"],
              [".", "."]]
