@@ -163,3 +163,18 @@ def test_bad_conllu_is_one_line_at_its_line(sk, tmp_path, case):
                                  f"{src}{where}", needle)
     assert not m.exists() and not list(tmp_path.glob(".tmp-*"))
     print(line)
+
+
+def test_set_key_keeps_the_key_order():
+    """set_key replaces a key's value where it stands (MISC/FEATS keep their order: a tagger
+    writing its tag into MISC must not reorder the other keys) and appends a new key; key_value
+    reads it back."""
+    from structkit.io.conllu import key_value, set_key
+
+    assert set_key("_", "Tag", "NN") == "Tag=NN"
+    assert set_key("SpaceAfter=No", "Tag", "NN") == "SpaceAfter=No|Tag=NN"
+    assert set_key("A=1|Tag=X|B=2", "Tag", "NN") == "A=1|Tag=NN|B=2"
+    assert set_key("Tag=X|A=1|B=2", "Tag", "NN") == "Tag=NN|A=1|B=2"
+    assert set_key("A=1|B=2|Tag=X", "Tag", "NN") == "A=1|B=2|Tag=NN"
+    assert set_key("Tagx=1|Tag=X", "Tag", "NN") == "Tagx=1|Tag=NN"  # a longer key is another key
+    assert key_value(set_key("A=1|Tag=X|B=2", "Tag", "NN"), "Tag") == "NN"

@@ -378,6 +378,26 @@ def test_tar_gz_members_and_plain_downloads(sk, home, server):
         registry.unregister("toy2")
 
 
+def test_download_checksum_falls_back_to_the_next_url(sk, home, server):
+    """A download's own sha256 is checked before its files are: a URL serving other bytes is
+    skipped and the next URL of the same download is tried (without that check the first
+    bytes would be taken and the file check would refuse the whole fetch)."""
+    doc = b'[{"input": ["a b"], "output": "a b"}]'
+    c = Corpus("toy3", "t", "CC0", (File("toy3/c.json", "test", sha(doc)),),
+               (Download(("https://example.org/old/c.json", "https://example.org/new/c.json"),
+                         sha256=sha(doc)),))
+    registry.register(c)
+    try:
+        server.put("https://example.org/old/c.json", doc + b" ")
+        server.put("https://example.org/new/c.json", doc)
+        r = sk("data", "fetch", "toy3")
+        assert r.code == 0, r
+        assert (home / "toy3" / "c.json").read_bytes() == doc
+        assert [h for h in server.hits if "c.json" in h] == ["/example.org/old/c.json", "/example.org/new/c.json"]
+    finally:
+        registry.unregister("toy3")
+
+
 def test_latin1_member_is_written_as_utf8(sk, home, server):
     latin = "Ni\u00f1o NC B-PER\n\n".encode("latin-1")
     c = Corpus("toy3", "t", "CC0", (File("toy3/esp.train", "train", None, member="esp.train",

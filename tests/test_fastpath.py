@@ -22,7 +22,7 @@ from structkit.io.conllu import read_sequence, write_tagged
 from structkit.models.chain import Weights
 from structkit.search import fast
 from structkit.search.decoders import viterbi_numpy
-from structkit.search.viterbi import decode_corpus, viterbi
+from structkit.search.viterbi import decode_corpus
 from structkit.tasks import fastpath
 from structkit.tasks.sequence import SequenceTagger, TaggerConfig, train_tagger
 
@@ -295,19 +295,29 @@ def _brute(E, n, T):
 
 
 @pytest.mark.parametrize("ties", [False, True])
-def test_viterbi_rows_vs_viterbi_and_brute_force(ties):
+def test_viterbi_rows_vs_enumeration_and_its_tie_rule(ties):
+    """fast.viterbi_rows (viterbi.viterbi_ws, in one work space reused for every sentence, as the
+    block path does) against enumeration: the best score, and on ties the sequence the documented
+    rule picks (lowest best predecessor, traceback from the lowest best final label: seqref's
+    tie_key, exact on integer scores)."""
+    from seqref import tie_key
+
     rng = np.random.default_rng(5)
+    delta, back, top = np.full((6, 6), np.nan), np.full((6, 6), -7, dtype=np.int32), np.full(6, np.nan)
+    n_ties = 0
     for _ in range(200):
         n, L = int(rng.integers(1, 5)), int(rng.integers(1, 5))
         draw = (lambda *s: rng.integers(-2, 3, size=s).astype(float)) if ties else (lambda *s: rng.normal(size=s))
         E, T = draw(n, L), draw(L + 1, L + 1)
-        out1 = np.full(n, -1, dtype=np.int32)
-        out2 = np.full(n, -1, dtype=np.int32)
-        s1 = viterbi(E, n, T, out1)
-        s2 = fast.viterbi_rows(E, n, T, out2, np.empty((n, L)), np.empty((n, L), dtype=np.int32), np.empty(L))
-        assert out1.tolist() == out2.tolist()
-        assert s1 == s2
-        assert s2 == pytest.approx(_brute(E, n, T), abs=1e-9)
+        out = np.full(n, -1, dtype=np.int32)
+        got = fast.viterbi_rows(E, n, T, out, delta, back, top[:L])
+        seqs = list(itertools.product(range(L), repeat=n))
+        want = min(seqs, key=lambda q: tie_key(q, E, T))
+        assert tuple(out.tolist()) == want
+        assert got == pytest.approx(_brute(E, n, T), abs=1e-9)
+        best = _brute(E, n, T)
+        n_ties += sum(1 for q in seqs if abs(-tie_key(q, E, T)[0] - best) < 1e-9) > 1
+    assert (n_ties > 0) == ties  # the integer draws do exercise the tie rule
 
 
 def _random_corpus(rng, NF, ties):
