@@ -225,6 +225,18 @@ def _enumerate(templates, values: dict[str, list[str]], hash_slots, mask: int):
     return names, (np.concatenate(slots) if slots else np.zeros(0, dtype=np.int64))
 
 
+class _SlotRows:
+    """``W[slots[i] + a]`` as ``view[i, a]`` (i an index or an index array), built per lookup:
+    the beam parser hashes the action into the slot, so row i's weight for action a is there."""
+
+    def __init__(self, W: np.ndarray, slots: np.ndarray):
+        self.W, self.slots = W, slots
+
+    def __getitem__(self, key):
+        rows, a = key
+        return self.W[self.slots[rows] + a]
+
+
 def parser_features(parser) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
     """The parser's enumerable features: (names, their weight rows' slots, the weight matrix
     [slot, action] over those slots (one row per feature), the action names)."""
@@ -239,10 +251,10 @@ def parser_features(parser) -> tuple[list[str], np.ndarray, np.ndarray, list[str
         groups = set(parser.config.templates)
         templates = [(t, atoms) for t, (g, atoms) in BEAM_TEMPLATES.items() if g in groups]
         names, slots = _enumerate(templates, values, hash_slots, parser.mask)
-        L = len(parser.labels)
         actions = ["shift"] + [f"left-{x}" for x in parser.labels] + [f"right-{x}" for x in parser.labels]
-        Wf = parser.W[slots[:, None] + np.arange(2 * L + 1)[None, :]]
-        return names, slots, Wf, actions
+        # Indexed [rows, action] on demand: a dense (features x actions) copy took 1 TiB for a
+        # model of 200,000 labels.
+        return names, slots, _SlotRows(parser.W, slots), actions
     from structkit.search.arcstandard import ACTION_NAMES, hash_slots
 
     values = {"w": parser.words.items, "t": parser.tags.items}

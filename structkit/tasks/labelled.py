@@ -111,8 +111,10 @@ class LabelledParser:
     def root_label(self) -> int:
         return self.labels.index("root") + 1 if "root" in self.labels else 0
 
-    def encode(self, sentences: list[DepSentence], grow: bool = False):
+    def encode(self, sentences: list[DepSentence], grow: bool = False, path: str | None = None):
         from structkit.tasks.parser import pos_column
+
+        check_lengths(sentences, path)
 
         wv, tv, mv, fv = (self.vocabs[k] for k in ("words", "tags", "lemmas", "feats"))
         cols: dict[str, list[int]] = {"w": [], "t": [], "m": [], "f": []}
@@ -151,8 +153,8 @@ class LabelledParser:
         return H, D
 
     def parse_sentences(self, sentences: list[DepSentence], beam: int | None = None, W=None,
-                        depth: int | None = None):
-        enc = self.encode(sentences)
+                        depth: int | None = None, path: str | None = None):
+        enc = self.encode(sentences, path=path)
         heads, labels = self.parse_encoded(enc, beam, W, depth)
         return self._decode(sentences, enc, heads, labels)
 
@@ -164,10 +166,10 @@ class LabelledParser:
         for s in sentences:
             buf.append(s)
             if len(buf) >= batch:
-                yield (buf, *self.parse_sentences(buf, beam, depth=depth))
+                yield (buf, *self.parse_sentences(buf, beam, depth=depth, path=path))
                 buf = []
         if buf:
-            yield (buf, *self.parse_sentences(buf, beam, depth=depth))
+            yield (buf, *self.parse_sentences(buf, beam, depth=depth, path=path))
 
     def save(self, path: str) -> None:
         nz = np.flatnonzero(self.W)
@@ -190,6 +192,8 @@ class LabelledParser:
             raise ValueError("vocabulary")
         if not labels or len(arrays["W_index"]) != len(arrays["W_vals"]):
             raise ValueError("labels or weights")
+        if len(labels) > MAX_LABELS:
+            raise ValueError(f"{len(labels):,} labels, over the {MAX_LABELS:,} that training writes")
         # the table's size comes from the header: checked against its range before allocating
         W = np.zeros((1 << config.hash_bits) + 2 * len(labels) + 1, dtype=np.float32)
         index, vals = arrays["W_index"], arrays["W_vals"]
@@ -216,6 +220,24 @@ def label_scores(sentences: list[DepSentence], heads: list[list[int]], deprels: 
 
 
 MIN_LIFT_COUNT = 2
+
+# The beam parser copies each beam item's state (a few arrays as long as the sentence) at every
+# step, so its time grows with the square of a sentence's length: about 1 s at this length on
+# the machine of results/bounds-parse.md, minutes at 50,000. Longer sentences are refused in
+# one line (no treebank here has one over 300 words): split them.
+MAX_SENTENCE_WORDS = 5000
+# Each state scores 2 x labels + 1 actions: a label set this large (lifted labels included) is
+# already slow; one of 200,000 made parsing hang. Training refuses more, and a model file that
+# holds more was not written by train.
+MAX_LABELS = 2048
+
+
+def check_lengths(sentences: list[DepSentence], path: str | None) -> None:
+    for s in sentences:
+        if len(s.words) > MAX_SENTENCE_WORDS:
+            raise UserError(f"a sentence of {len(s.words):,} words: the beam parser takes at most "
+                            f"{MAX_SENTENCE_WORDS:,} words per sentence (its time grows with the square of "
+                            f"the length); split it", path, s.first_line or None)
 
 
 def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[list[int], list[str]]]:
@@ -245,11 +267,14 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     if PROJECTIVIZE is not None:
         trees = _rare_lifts_plain([PROJECTIVIZE(h, d) for h, d in trees])
     labels = sorted({x for _, d in trees for x in d})
+    if len(labels) > MAX_LABELS:
+        raise UserError(f"{len(labels):,} dependency labels (lifted ones included): the beam parser "
+                        f"takes at most {MAX_LABELS:,}", train_name)
     lid = {x: i + 1 for i, x in enumerate(labels)}
     L = len(labels)
     parser = LabelledParser(config, {k: Vocab() for k in ("words", "tags", "lemmas", "feats")}, labels,
                             np.zeros(1, dtype=np.float32))
-    enc = parser.encode(sentences, grow=True)
+    enc = parser.encode(sentences, grow=True, path=train_name)
     offsets = enc[0]
     n_sent = len(sentences)
     gold = np.zeros(max(2 * int(offsets[-1]), 1), dtype=np.int64)

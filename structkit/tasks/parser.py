@@ -287,9 +287,18 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
     t0 = time.perf_counter()
     digest = hashlib.sha256() if train_path != "-" else None
     sentences = read_treebank(train_path, digest)
-    read_dev = (lambda: read_treebank(dev_path)) if dev_path else None
+    read_dev = (lambda: _read_dev(dev_path, config)) if dev_path else None
     return train_parser_on(config, sentences, read_dev, on_epoch, display_name(train_path),
                            digest.hexdigest() if digest else None, t0)
+
+
+def _read_dev(dev_path: str, config: ParserConfig) -> list[DepSentence]:
+    sents = read_treebank(dev_path)
+    if config.algo == "beam":  # its length limit, said with the dev file's name
+        from structkit.tasks.labelled import check_lengths
+
+        check_lengths(sents, display_name(dev_path))
+    return sents
 
 
 def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
