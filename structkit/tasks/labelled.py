@@ -222,8 +222,8 @@ def label_scores(sentences: list[DepSentence], heads: list[list[int]], deprels: 
 MIN_LIFT_COUNT = 2
 
 # The beam parser copies each beam item's state (a few arrays as long as the sentence) at every
-# step, so its time grows with the square of a sentence's length: about 1 s at this length on
-# the machine of results/bounds-parse.md, minutes at 50,000. Longer sentences are refused in
+# step, so its time grows with the square of a sentence's length: 1.3 s at this length with a
+# ParTUT model (results/parse-length.md), minutes at 50,000. Longer sentences are refused in
 # one line (no treebank here has one over 300 words): split them.
 MAX_SENTENCE_WORDS = 5000
 # Each state scores 2 x labels + 1 actions: a label set this large (lifted labels included) is
