@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from structkit.learn.pieces import run_in_pieces
 from structkit.features.extract import Encoded
 from structkit.learn.larank import kbest_larank_epoch
 from structkit.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch,
@@ -168,23 +169,33 @@ class KBestLearner(Averaged):
         X = corpus(data)
         args = (X, order, self.w, self.u, self.c, self.k)
         smo = SMOLimits(self.tau, self.max_steps)
-        if self.algo == "mira":
-            self.c, steps, top_loss = kbest_mira_epoch(*args, self.C, smo)
-            return {"train_updates": int(steps), "train_top_loss": int(top_loss)}
-        if self.algo in ("sdm", "larank"):
-            if self._working_sets is None:
-                self._working_sets = init_working_sets(data.offsets, X.y, self.C, self.cap)
-            if self.algo == "sdm":
-                self.c, steps, top_loss, dropped = kbest_sdm_epoch(
-                    *args, smo, self._working_sets)
+        tot = [0, 0, 0]
+
+        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+            a = (X, part, self.w, self.u, self.c, self.k)
+            if self.algo == "mira":
+                self.c, s, top = kbest_mira_epoch(*a, self.C, smo)
+            elif self.algo == "sdm":
+                self.c, s, top, d = kbest_sdm_epoch(*a, smo, self._working_sets)
+                tot[2] += d
             else:
-                seed = int(rng.integers(2 ** 31))  # LaRank's random reprocessing, from --seed
-                self.c, steps, top_loss, dropped = kbest_larank_epoch(
-                    *args, smo, self._working_sets, self.nr, seed)
-            return {"train_updates": int(steps), "train_top_loss": int(top_loss),
-                    "dropped": int(dropped)}
-        self.c, updates, top_loss = _KERNELS[self.algo](*args, self.C)
-        return {"train_updates": int(updates), "train_top_loss": int(top_loss)}
+                self.c, s, top = _KERNELS[self.algo](*a, self.C)
+            tot[0] += s
+            tot[1] += top
+
+        if self.algo in ("sdm", "larank") and self._working_sets is None:
+            self._working_sets = init_working_sets(data.offsets, X.y, self.C, self.cap)
+        if self.algo != "larank":  # LaRank draws random numbers inside the pass: one call
+            run_in_pieces(order, piece)
+            steps, top_loss, dropped = tot
+            out = {"train_updates": int(steps), "train_top_loss": int(top_loss)}
+            if self.algo == "sdm":
+                out["dropped"] = int(dropped)
+            return out
+        seed = int(rng.integers(2 ** 31))  # LaRank's random reprocessing, from --seed
+        self.c, steps, top_loss, dropped = kbest_larank_epoch(*args, smo, self._working_sets,
+                                                               self.nr, seed)
+        return {"train_updates": int(steps), "train_top_loss": int(top_loss), "dropped": int(dropped)}
 
     def epoch_kernel(self):
         """This learner's epoch as a worker runs it (``structkit.learn.ipm``). SDM and LaRank

@@ -13,6 +13,7 @@ import numpy as np
 from structkit.features.extract import Encoded
 from structkit.learn.lookahead import lookahead_epoch
 from structkit.models.chain import Averaged, add_features, corpus, transition_pairs, with_T2
+from structkit.learn.pieces import run_in_pieces
 from structkit.search.jit import njit
 from structkit.search.viterbi import emissions, max_length, viterbi
 
@@ -83,13 +84,22 @@ class AveragedPerceptron(Averaged):
         """One pass over the data in a (seeded) random sentence order."""
         order = self.order(data, rng, shuffle)
         X = corpus(data)
-        if self.method == "viterbi":
-            self.c, wrong = structured_epoch(X, order, self.w, self.u, self.c)
-            updates = wrong
-        else:
-            self.c, wrong, updates = lookahead_epoch(
-                X, order, with_T2(self.w), with_T2(self.u), self.c, self.second_order,
-                self.reverse, self.depth, self.margin, self.use_dp)
+        tot = [0, 0]
+
+        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+            if self.method == "viterbi":
+                self.c, wrong = structured_epoch(X, part, self.w, self.u, self.c)
+                tot[0] += wrong
+                tot[1] += wrong
+            else:
+                self.c, wrong, updates = lookahead_epoch(
+                    X, part, with_T2(self.w), with_T2(self.u), self.c, self.second_order,
+                    self.reverse, self.depth, self.margin, self.use_dp)
+                tot[0] += wrong
+                tot[1] += updates
+
+        run_in_pieces(order, piece)
+        wrong, updates = tot
         # Viterbi: tokens wrong in the decoded sequences; lookahead: decisions (along the gold
         # history) whose best action was wrong, and updates = those plus margin violations.
         return {"train_token_errors": int(wrong), "train_updates": int(updates),

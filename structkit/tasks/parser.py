@@ -12,6 +12,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
+from structkit.learn.pieces import run_in_pieces
 from structkit.features.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
 from structkit.io.files import display_name
 from structkit.learn import selection
@@ -362,9 +363,16 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
-        c, mistakes, updates = parser_epoch(Treebank(train.offsets, train.words, train.tags, train.heads),
-                                            order, trainable, HashedWeights(W, U, parser.mask), c,
-                                            config.depth, config.margin)
+        tb, hw, tot = Treebank(train.offsets, train.words, train.tags, train.heads), \
+            HashedWeights(W, U, parser.mask), [c, 0, 0]
+
+        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+            tot[0], m, u = parser_epoch(tb, part, trainable, hw, tot[0], config.depth, config.margin)
+            tot[1] += m
+            tot[2] += u
+
+        run_in_pieces(order, piece)
+        c, mistakes, updates = tot
         lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
         decisions = int(2 * lengths.sum() - len(lengths))
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,

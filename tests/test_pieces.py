@@ -1,0 +1,93 @@
+"""Epochs run in pieces (structkit.learn.pieces): the epoch kernels are called on consecutive
+slices of the sentence order, so a signal is handled between calls instead of at the end of the
+epoch (issue 30, item 7); the models are bit for bit those of one call per epoch."""
+from __future__ import annotations
+
+import os
+import signal
+
+import numpy as np
+import pytest
+
+from structkit.learn import pieces
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHUNK = os.path.join(ROOT, "data", "sample", "chunk")
+UD = os.path.join(ROOT, "data", "sample", "ud")
+
+
+@pytest.mark.parametrize("n,cap", [(0, None), (1, None), (100, None), (100, 1), (1000, 7)])
+def test_slices_cover_the_order_once_in_order(monkeypatch, n, cap):
+    monkeypatch.setattr(pieces, "MAX_SENTENCES", cap)
+    order = np.random.default_rng(n).permutation(n)
+    seen = []
+    calls = pieces.run_in_pieces(order, lambda part: seen.append(part.copy()))
+    got = np.concatenate(seen) if seen else np.zeros(0, dtype=order.dtype)
+    assert np.array_equal(got, order) and calls == len(seen)
+    if cap is not None and n:
+        assert max(len(s) for s in seen) <= cap and calls >= n // cap
+
+
+def _arrays(model) -> dict:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "m.npz")
+        model.save(p)
+        with np.load(p, allow_pickle=False) as z:
+            return {k: z[k].copy() for k in z.files if not k.startswith("__")}
+
+
+def _train_tagger(algo: str, **kw):
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    cfg = TaggerConfig.for_learner("chunk", algo, epochs=2, **kw)
+    return train_tagger(cfg, os.path.join(CHUNK, "train.txt"))
+
+
+def _train_parser(algo: str):
+    from structkit.tasks.parser import ParserConfig, train_parser
+
+    return train_parser(ParserConfig(algo=algo, epochs=2), os.path.join(UD, "train.conllu"))
+
+
+CASES = [("perceptron", lambda: _train_tagger("perceptron")),
+         ("lookahead", lambda: _train_tagger("lookahead", depth=1)),
+         ("kbest-pa", lambda: _train_tagger("kbest-pa")),
+         ("kbest-mira", lambda: _train_tagger("kbest-mira")),
+         ("kbest-sdm", lambda: _train_tagger("kbest-sdm")),
+         ("parser-lookahead", lambda: _train_parser("lookahead")),
+         ("parser-beam", lambda: _train_parser("beam"))]
+
+
+@pytest.mark.parametrize("name,train", CASES, ids=[c[0] for c in CASES])
+def test_a_call_per_sentence_gives_the_same_model(monkeypatch, name, train):
+    whole = _arrays(train())
+    monkeypatch.setattr(pieces, "MAX_SENTENCES", 1)
+    one_by_one = _arrays(train())
+    assert whole.keys() == one_by_one.keys()
+    for k in whole:
+        assert np.array_equal(whole[k], one_by_one[k]), k
+
+
+def test_a_signal_is_handled_between_pieces(monkeypatch, sk, tmp_path):
+    """SIGINT arriving during a piece stops training before the next piece (not at the end of
+    the epoch): the kernel is wrapped to send it during its third call."""
+    import structkit.learn.perceptron as perceptron
+
+    real = perceptron.structured_epoch
+    calls = []
+
+    def wrapped(*args):
+        calls.append(1)
+        out = real(*args)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    monkeypatch.setattr(perceptron, "structured_epoch", wrapped)
+    monkeypatch.setattr(pieces, "MAX_SENTENCES", 2)
+    r = sk("train", "--task", "chunk", "--train", os.path.join(CHUNK, "train.txt"), "-m", str(tmp_path / "m"))
+    assert r.code == 130
+    assert len(calls) == 3  # the epoch has more pieces than that: none ran after the signal
+    assert not (tmp_path / "m").exists()
