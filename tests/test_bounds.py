@@ -1,0 +1,189 @@
+"""Issue 30 item 3, inputs without an end: everything read whole is read with a cap, text is
+streamed, and a model file must be a regular file whose arrays are checked before they are
+allocated. Each case is one error line (or a bounded, working run), never a memory blow-up.
+
+In-process checks use tracemalloc; the command-line cases run in a child process under an
+address-space limit (``ulimit -v`` via ``resource.RLIMIT_AS``), so that unbounded growth fails
+fast instead of eating the machine. A normal run needs about 1 GB of address space (numba and
+LLVM map a lot); the limit leaves room above that.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tracemalloc
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import structkit.model as model_mod
+from structkit.errors import UserError
+from structkit.model import load_model, save_model
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")
+CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
+POS_TRAIN = str(FIXTURES / "pos_train.txt")
+
+# Address space for a child structkit: a normal tagging or training run maps about 1 GB
+# (numba/LLVM); unbounded reading would pass 2.5 GB within seconds.
+CHILD_AS_BYTES = int(os.environ.get("STRUCTKIT_TEST_CHILD_AS", 2500 << 20))
+
+
+def _limit_child():
+    resource.setrlimit(resource.RLIMIT_AS, (CHILD_AS_BYTES, CHILD_AS_BYTES))
+
+
+def run_cli(*args, stdin=subprocess.DEVNULL, timeout=300) -> subprocess.CompletedProcess:
+    """Run ``python -m structkit ARGS`` in a child under the address-space limit."""
+    env = dict(os.environ)
+    return subprocess.run([sys.executable, "-m", "structkit", *map(str, args)], stdin=stdin,
+                          capture_output=True, text=True, timeout=timeout, env=env,
+                          preexec_fn=_limit_child)
+
+
+def one_line(r: subprocess.CompletedProcess, *needles: str) -> str:
+    assert r.returncode not in (0, None), r
+    assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr, r.stderr[-2000:]
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr[-2000:]
+    for n in needles:
+        assert n in lines[0], (n, lines[0])
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def chunk_model(tmp_path_factory) -> str:
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    path = str(tmp_path_factory.mktemp("bounds") / "chunk.model")
+    train_tagger(TaggerConfig(task="chunk", epochs=1), CHUNK_TRAIN).save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pos_model(tmp_path_factory) -> str:
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    path = str(tmp_path_factory.mktemp("bounds") / "pos.model")
+    train_tagger(TaggerConfig(task="pos", epochs=1), POS_TRAIN).save(path)
+    return path
+
+
+# ---- model files ------------------------------------------------------------------------------
+def _npy_header(shape, dtype="|u1") -> bytes:
+    from numpy.lib import format as npf
+
+    d = {"descr": dtype, "fortran_order": False, "shape": shape}
+    h = repr(d).encode("latin1")
+    pad = 64 - (10 + len(h) + 1) % 64
+    h = h + b" " * pad + b"\n"
+    return npf.MAGIC_PREFIX + b"\x01\x00" + len(h).to_bytes(2, "little") + h
+
+
+def write_bomb(path: Path, n_bytes: int, checksum: str = "0" * 64) -> None:
+    """A model archive with a valid header and one array of ``n_bytes`` zeros (compressed about
+    1000 times), whose checksum is wrong."""
+    header = {"format": "structkit-model", "format_version": 2, "task": "chunk",
+              "checksum": checksum}
+    blob = json.dumps(header).encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as z:
+        with z.open("__header__.npy", "w") as f:
+            f.write(_npy_header((len(blob),)) + blob)
+        with z.open("W.npy", "w", force_zip64=True) as f:
+            f.write(_npy_header((n_bytes,)))
+            chunk = bytes(1 << 22)
+            left = n_bytes
+            while left:
+                f.write(chunk[:min(left, len(chunk))])
+                left -= min(left, len(chunk))
+
+
+def _model_error(path) -> str:
+    with pytest.raises(UserError) as ei:
+        load_model(str(path))
+    msg = str(ei.value)
+    assert msg.startswith(f"{path}: ") and "\n" not in msg, msg
+    return msg
+
+
+def test_model_given_as_a_device_or_fifo_is_not_a_model_file(tmp_path):
+    assert "character device, not a regular file" in _model_error("/dev/zero")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # no writer: opening it would wait forever; it is refused before it is opened
+    assert "FIFO, not a regular file" in _model_error(fifo)
+
+
+def test_chunk_model_dev_zero_is_one_line():
+    one_line(run_cli("chunk", "--model", "/dev/zero", CHUNK_TEST),
+             "/dev/zero", "not a structkit model file")
+
+
+def test_chunk_model_fifo_that_never_ends_is_one_line(tmp_path):
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", f"cat /dev/zero > {fifo}"])
+    try:
+        one_line(run_cli("chunk", "--model", fifo, CHUNK_TEST), "FIFO, not a regular file")
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_compression_bomb_is_refused_before_decompressing(tmp_path):
+    path = tmp_path / "bomb.model"
+    write_bomb(path, 2 << 30)   # 2 GiB of zeros in a file of about 2 MB
+    assert path.stat().st_size < 4 << 20
+    tracemalloc.start()
+    try:
+        msg = _model_error(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "compression bomb" in msg
+    assert peak < 16 << 20, peak
+
+
+def test_bad_checksum_is_refused_in_constant_memory(tmp_path, monkeypatch):
+    """Below the expansion limit, a large model is hashed through a fixed buffer before its
+    arrays are allocated: a checksum failure costs no more than that buffer."""
+    monkeypatch.setattr(model_mod, "HASH_FIRST_BYTES", 1 << 20)
+    monkeypatch.setattr(model_mod, "MAX_EXPANSION", 10 ** 6)
+    path = tmp_path / "bad.model"
+    write_bomb(path, 64 << 20)
+    tracemalloc.start()
+    try:
+        msg = _model_error(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "checksum mismatch" in msg
+    assert peak < 16 << 20, peak
+
+
+def test_large_model_read_in_two_passes_round_trips(tmp_path, monkeypatch):
+    monkeypatch.setattr(model_mod, "HASH_FIRST_BYTES", 1000)
+    path = str(tmp_path / "m.model")
+    a = np.arange(100_000, dtype=np.float64)
+    b = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    save_model(path, {"task": "chunk"}, {"a": a, "b": b, "s": np.array(["x", "yy"])})
+    _, arrays = load_model(path)
+    np.testing.assert_array_equal(arrays["a"], a)
+    np.testing.assert_array_equal(arrays["b"], b)
+    assert list(arrays["s"]) == ["x", "yy"]
+
+
+def test_members_declaring_more_than_the_file_holds(tmp_path, chunk_model):
+    data = bytearray(Path(chunk_model).read_bytes())
+    # the central directory's compressed size of the last member, made larger than the file
+    cd = data.rfind(b"PK\x01\x02")
+    data[cd + 20:cd + 24] = (len(data) * 2).to_bytes(4, "little")
+    path = tmp_path / "lying.model"
+    path.write_bytes(bytes(data))
+    _model_error(path)
