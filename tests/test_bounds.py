@@ -187,3 +187,75 @@ def test_members_declaring_more_than_the_file_holds(tmp_path, chunk_model):
     path = tmp_path / "lying.model"
     path.write_bytes(bytes(data))
     _model_error(path)
+
+
+# ---- configs, n-best files, lines ----------------------------------------------------------
+def test_train_config_dev_zero_is_one_line(tmp_path):
+    r = run_cli("train", "--config", "/dev/zero", "-m", tmp_path / "m.model")
+    one_line(r, "/dev/zero", "larger than 1 MB")
+    assert not list(tmp_path.iterdir())
+
+
+def test_config_over_the_cap_in_process(tmp_path):
+    from structkit.config import load_config
+
+    p = tmp_path / "big.toml"
+    p.write_text('task = "chunk"\n' + "# padding\n" * 120_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(UserError, match="larger than 1 MB") as ei:
+            load_config(str(p))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(ei.value).startswith(str(p))
+    assert peak < 8 << 20
+
+
+def test_explain_dev_zero_is_one_line(chunk_model):
+    one_line(run_cli("explain", "-m", chunk_model, "/dev/zero"), "/dev/zero:1:", "line longer than")
+
+
+def test_eval_dev_zero_is_one_line():
+    one_line(run_cli("eval", "--task", "chunk", "/dev/zero", "/dev/zero"), "line longer than")
+
+
+def test_rerank_train_dev_zero_is_one_line(tmp_path):
+    one_line(run_cli("train", "--task", "rerank", "--train", "/dev/zero", "-m", tmp_path / "r.model"),
+             "/dev/zero", "the limit for an n-best file")
+    assert not list(tmp_path.iterdir())
+
+
+def test_nbest_cap_and_its_variable(tmp_path, monkeypatch):
+    from structkit.io.nbest import read_nbest
+
+    p = tmp_path / "nb.jsonl"
+    p.write_text('{"hypotheses": ["a b", "a c"]}\n' * 2000)
+    monkeypatch.setenv("STRUCTKIT_MAX_NBEST_BYTES", "10000")
+    with pytest.raises(UserError, match="STRUCTKIT_MAX_NBEST_BYTES"):
+        read_nbest(str(p))
+    monkeypatch.delenv("STRUCTKIT_MAX_NBEST_BYTES")
+    assert len(read_nbest(str(p))) == 2000
+
+
+def test_a_line_over_the_limit_is_refused_after_reading_the_limit(tmp_path, monkeypatch):
+    import structkit.io.files as files
+    from structkit.io.conll import read_conll
+
+    p = tmp_path / "long.txt"
+    p.write_bytes(b"a NN\n" + b"x" * (3 << 20) + b" NN\n\n")
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 1 << 20)
+    monkeypatch.setattr(files.bounded_lines, "__defaults__", (1 << 20,))
+    monkeypatch.setattr(files.iter_lines, "__defaults__", (1 << 20,))
+    with pytest.raises(UserError, match=r"long.txt:2: line longer than 1 MB"):
+        list(read_conll(str(p)))
+
+
+def test_a_line_of_exactly_the_limit_is_read(tmp_path):
+    from structkit.io.files import bounded_lines
+    import io
+
+    data = b"x" * 99 + b"\n" + b"y" * 100
+    assert [len(x) for x in bounded_lines("f", io.BytesIO(data), 100)] == [100, 100]
+    with pytest.raises(UserError, match="f:2: line longer"):
+        list(bounded_lines("f", io.BytesIO(data + b"z"), 100))
