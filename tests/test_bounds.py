@@ -47,6 +47,27 @@ def run_cli(*args, stdin=subprocess.DEVNULL, timeout=300) -> subprocess.Complete
                           preexec_fn=_limit_child)
 
 
+_MEASURE = """
+import resource, subprocess, sys
+limit = int(sys.argv[1])
+def lim():
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+r = subprocess.run([sys.executable, "-m", "structkit", *sys.argv[2:]], stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=lim)
+sys.stderr.buffer.write(r.stderr)
+print(r.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def run_measured(*args, timeout=600) -> tuple[int, str, int]:
+    """(exit code, stderr, peak RSS in MB) of ``structkit ARGS`` run in a grandchild under the
+    address-space limit; stdout is discarded."""
+    r = subprocess.run([sys.executable, "-c", _MEASURE, str(CHILD_AS_BYTES), *map(str, args)],
+                       capture_output=True, text=True, timeout=timeout)
+    code, kb = r.stdout.split()
+    return int(code), r.stderr, int(kb) // 1024
+
+
 def one_line(r: subprocess.CompletedProcess, *needles: str) -> str:
     assert r.returncode not in (0, None), r
     assert "Traceback" not in r.stderr and "MemoryError" not in r.stderr, r.stderr[-2000:]
@@ -259,3 +280,51 @@ def test_a_line_of_exactly_the_limit_is_read(tmp_path):
     assert [len(x) for x in bounded_lines("f", io.BytesIO(data), 100)] == [100, 100]
     with pytest.raises(UserError, match="f:2: line longer"):
         list(bounded_lines("f", io.BytesIO(data + b"z"), 100))
+
+
+# ---- raw text --------------------------------------------------------------------------------
+def test_a_long_line_of_raw_text_tokenizes_in_bounded_memory():
+    from structkit.text.base import MAX_SENTENCE_TOKENS
+    from structkit.text.tokenize import iter_sentences
+
+    line = "a," * 250_000 + "\n"          # 500 kB, half a million tokens, no sentence end
+    tracemalloc.start()
+    try:
+        n = longest = 0
+        for s in iter_sentences(iter([line])):
+            n += len(s.tokens)
+            longest = max(longest, len(s.tokens))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == 500_000 and longest == MAX_SENTENCE_TOKENS
+    # the line and its paragraph copy (1 MB) plus one sentence; it was about 200 bytes a token
+    assert peak < 8 << 20, peak
+
+
+def test_sentence_cut_keeps_every_token_and_offset():
+    from structkit.text.tokenize import tokenize
+
+    text = "x y, " * 1500 + "end."
+    sents = tokenize(text)
+    assert [len(s.tokens) for s in sents] == [1000, 1000, 1000, 1000, 502]
+    toks = [t for s in sents for t in s.tokens]
+    assert all(text[t.start:t.end] == t.form for t in toks)
+    assert [len(s.tokens) for s in tokenize(text, split="lines")] == [1000, 1000, 1000, 1000, 502]
+
+
+def test_tag_text_on_a_long_line_without_spaces(pos_model, tmp_path):
+    p = tmp_path / "line.txt"
+    p.write_text("a," * 1_000_000 + "\n")       # 2 MB without a space: 2 million tokens
+    code, err, peak_mb = run_measured("tag", "-m", pos_model, "--text", p, "-o", tmp_path / "out.txt")
+    assert code == 0, err[-2000:]
+    assert sum(1 for _ in open(tmp_path / "out.txt")) == 2_000_000 + 2000
+    assert peak_mb < 800, peak_mb
+
+
+def test_tag_text_line_over_the_line_limit_is_one_line(pos_model, tmp_path):
+    p = tmp_path / "line.txt"
+    with open(p, "wb") as f:
+        f.write(b"x" * (17 << 20) + b"\n")
+    r = run_cli("tag", "-m", pos_model, "--text", p)
+    one_line(r, "line.txt:1: line longer than 16 MB")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
-from structkit.text.base import Sentence, Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, Sentence, Token, Tokenizer
 from structkit.text.english import EnglishTokenizer
 
 __all__ = ["Token", "Sentence", "Tokenizer", "TOKENIZERS", "SPLIT_MODES", "get_tokenizer",
@@ -105,8 +105,14 @@ def _sentences(tokenizer: Tokenizer, blocks: Iterable[tuple[int, str, bool]],
 
 
 def _whole(tokens: Iterable[Token]) -> Iterator[list[Token]]:
-    """All tokens of a block as one sentence (none if the block has no tokens)."""
-    toks = list(tokens)
+    """All tokens of a block as one sentence (none if the block has no tokens), cut into
+    sentences of ``MAX_SENTENCE_TOKENS`` when it has more."""
+    toks: list[Token] = []
+    for tok in tokens:
+        if len(toks) == MAX_SENTENCE_TOKENS:
+            yield toks
+            toks = []
+        toks.append(tok)
     if toks:
         yield toks
 
