@@ -328,3 +328,31 @@ def test_tag_text_line_over_the_line_limit_is_one_line(pos_model, tmp_path):
         f.write(b"x" * (17 << 20) + b"\n")
     r = run_cli("tag", "-m", pos_model, "--text", p)
     one_line(r, "line.txt:1: line longer than 16 MB")
+
+
+# ---- explain ---------------------------------------------------------------------------------
+def test_explain_one_200k_token_sentence_in_bounded_memory(chunk_model, tmp_path):
+    import random
+
+    rng = random.Random(1)
+    pairs = [("the", "DT"), ("cat", "NN"), ("sat", "VBD"), ("on", "IN"), ("big", "JJ")]
+    p = tmp_path / "long.txt"
+    with open(p, "w") as f:
+        for _ in range(200_000):
+            f.write("%s %s\n" % rng.choice(pairs))
+    code, err, peak_mb = run_measured("explain", "-m", chunk_model, p, "--token", "199999")
+    assert code == 0, err[-2000:]
+    assert peak_mb < 600, peak_mb   # was 1.6 GB: every token's explanation was kept
+
+
+def test_iter_explanations_only_one_token_matches_the_whole(chunk_model):
+    from structkit.explain import explain_sentence, iter_explanations
+    from structkit.io.conll import read_conll
+    from structkit.tasks.sequence import SequenceTagger
+
+    tagger = SequenceTagger.load(chunk_model)
+    sent = next(iter(read_conll(CHUNK_TEST)))
+    whole = explain_sentence(tagger, sent, CHUNK_TEST)
+    assert [e.index for e in whole] == list(range(1, len(sent.rows) + 1))
+    one = list(iter_explanations(tagger, sent, CHUNK_TEST, only=3))
+    assert one == [whole[2]]
