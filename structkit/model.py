@@ -49,8 +49,13 @@ def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray])
             "structkit_version": __version__, **header, "checksum": _checksum(arrays)}
     # allow_nan=False: a header is standard JSON (no Infinity or NaN), or it is not written
     blob = np.frombuffer(json.dumps(full, sort_keys=True, allow_nan=False).encode("utf-8"), dtype=np.uint8)
-    with atomic_output(path, "wb") as f:
-        np.savez_compressed(f, **{_HEADER: blob}, **arrays)
+    # A failed write (a full disk, /dev/full) is one line; atomic_output has removed the
+    # temporary file, so no half-written model is left and an existing one is unchanged.
+    try:
+        with atomic_output(path, "wb") as f:
+            np.savez_compressed(f, **{_HEADER: blob}, **arrays)
+    except OSError as e:
+        raise UserError(f"cannot write the model: {e.strerror or e}", path) from None
 
 
 # Limits of what a model file may declare, checked before anything is allocated.

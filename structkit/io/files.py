@@ -55,6 +55,9 @@ def bounded_lines(path: str, stream, limit: int = MAX_LINE_BYTES) -> Iterator:
     if readline is None:
         for line in stream:
             lineno += 1
+            if not isinstance(line, (str, bytes)):
+                raise UserError(f"expected lines of text (str or bytes), got {type(line).__name__}",
+                                display_name(path), lineno)
             if len(line) > limit:
                 raise _too_long(path, lineno, limit)
             yield line
@@ -64,6 +67,9 @@ def bounded_lines(path: str, stream, limit: int = MAX_LINE_BYTES) -> Iterator:
         if not line:
             return
         lineno += 1
+        if not isinstance(line, (str, bytes)):
+            raise UserError(f"expected lines of text (str or bytes), got {type(line).__name__}",
+                            display_name(path), lineno)
         if len(line) > limit and not (len(line) == limit + 1 and line[-1:] in (b"\n", "\n")):
             raise _too_long(path, lineno, limit)
         yield line
