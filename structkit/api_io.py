@@ -88,6 +88,18 @@ def _write(out: IO[str], text: str, arg: str, fn: str) -> None:
         raise UserError(f"{fn}: cannot write to {arg}: {why}"[:300]) from None
 
 
+def _flush(out: IO[str], arg: str, fn: str) -> None:
+    """Flush ``out`` once at the end, so that a failing buffered write (a full disk) is the
+    writer's UserError and not an OSError when the caller closes the file."""
+    flush = getattr(out, "flush", None)
+    if callable(flush):
+        try:
+            flush()
+        except (OSError, ValueError) as e:
+            why = getattr(e, "strerror", None) or str(e)
+            raise UserError(f"{fn}: cannot write to {arg}: {why}"[:300]) from None
+
+
 def _labels(value: Any, n: int, arg: str, k: int, fn: str, what: str = "label") -> list[str]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise UserError(f"{fn}: {arg}[{k}] must be a list of {what}s, got {_kind(value)}")
@@ -209,6 +221,7 @@ def write_conll(sentences: Any, predictions: Any, out: Any, sep: Any = " ") -> N
         _write(out, buf.getvalue(), "out", fn)
     if next(preds, None) is not None:
         raise UserError(f"{fn}: predictions has more label lists than the sentences")
+    _flush(out, "out", fn)
 
 
 def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = None) -> int:
@@ -257,6 +270,7 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
     for it, name in ((head_it, "heads"), (rel_it, "deprels")):
         if it is not None and next(it, None) is not None:
             raise UserError(f"{fn}: {name} has more lists than the {count} sentences")
+    _flush(stream, "stream", fn)
     return count
 
 
@@ -314,4 +328,5 @@ def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
     for name, it in tag_its.items():
         if it is not None and next(it, None) is not None:
             raise UserError(f"{fn}: {name} has more tag lists than the {count} sentences")
+    _flush(out, "out", fn)
     return count
