@@ -136,6 +136,9 @@ def _token_columns(tok: Token, i: int, k: int, what: str = "X") -> list[str]:
         cols = [tok["word"]] + ([tok["pos"]] if tok.get("pos") is not None else [])
     elif isinstance(tok, (tuple, list)):
         cols = list(tok)
+        if not cols:
+            raise UserError(f"{what}: sentence {i + 1}, token {k + 1}: an empty token tuple (give "
+                            "(word, pos, ...))")
     else:
         raise UserError(f"sentence {i + 1}, token {k + 1}: expected a word, a (word, pos, ...) "
                         f"tuple or a dict, got {type(tok).__name__}")

@@ -276,14 +276,14 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
 
 def tokenize(text: Any, lang: Any = "en", split: Any = "auto") -> list:
     """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str)."""
-    from structkit.text import tokenize as tk
+    from structkit.text.tokenize import tokenize as _tokenize
 
     check_text(text, "text", "tokenize")
     if not isinstance(lang, str):
         raise UserError(f"tokenize: lang must be a language code (a str), got {_kind(lang)}")
     if not isinstance(split, str):
         raise UserError(f"tokenize: split must be 'auto' or 'lines', got {_kind(split)}")
-    return tk.tokenize(text, lang, split)
+    return _tokenize(text, lang, split)
 
 
 def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
