@@ -466,3 +466,27 @@ def test_fuzz_api_writers(name, n_real, sentences, preds, out, extra):
 @given(odd, st.one_of(st.just("en"), odd), st.one_of(st.sampled_from(["auto", "lines"]), odd))
 def test_fuzz_api_tokenize(text, lang, split):
     works_or_user_error(structkit.tokenize, text, lang, split)
+
+
+_words = st.sampled_from(["the", "dog", "runs", "A", "1,000", "U.S.", "'s", "é", "日本"])
+_labels = st.sampled_from(["NN", "DT", "VBZ", "B-NP", "I-NP", "O"])
+near_word = st.one_of(_words, _words, _words, _words, _words, _words, odd_scalar)   # mostly valid
+near_label = st.one_of(_labels, _labels, _labels, _labels, _labels, _labels, odd_scalar)
+
+
+@fuzz
+@given(st.sampled_from(["pos", "chunk"]),
+       st.lists(st.lists(st.tuples(near_word, near_label), min_size=1, max_size=4), min_size=1, max_size=3))
+def test_fuzz_api_fit_predict_score_near_valid(task, sents):
+    """Shapes that match (one label per token), words and labels mostly valid: training runs,
+    then predict and score on the same data."""
+    X = [[w for w, _ in s] for s in sents]
+    y = [[lab for _, lab in s] for s in sents]
+    t = structkit.Tagger(task=task, epochs=1)
+    try:
+        t.fit(X, y)
+    except UserError as e:
+        assert "\n" not in str(e)
+        return
+    works_or_user_error(t.predict, X, scores=True)
+    works_or_user_error(t.score, X, y)
