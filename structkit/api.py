@@ -379,7 +379,9 @@ class Tagger(_Estimator):
             *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
             on_epoch: EpochCallback | None = None) -> Tagger:
         """Train on a labelled CoNLL file, or on sentences ``X`` (lists of words, of (word, pos)
-        tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch."""
+        tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch.
+        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
+        training and passes through unchanged, and the estimator keeps its previous model."""
         from structkit.tasks.sequence import train_tagger, train_tagger_on
 
         config = self._new_config(train=X if y is None else None)
@@ -563,7 +565,9 @@ class Parser(_Estimator):
             *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
             on_epoch: EpochCallback | None = None) -> Parser:
         """Train on a CoNLL-X/CoNLL-U file, or on sentences ``X`` (words, (word, pos) tuples or
-        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch."""
+        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch.
+        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
+        training and passes through unchanged, and the estimator keeps its previous model."""
         from structkit.tasks.parser import train_parser, train_parser_on
 
         config = self._new_config()
@@ -701,7 +705,9 @@ class Reranker(_Estimator):
             on_epoch: EpochCallback | None = None) -> Reranker:
         """Train on an n-best file, or on utterances ``X`` (dicts with ``hypotheses`` and
         ``reference``, or hypothesis lists with references ``y``); with ``dev`` the epoch of
-        lowest dev WER is kept."""
+        lowest dev WER is kept.
+        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
+        training and passes through unchanged, and the estimator keeps its previous model."""
         from structkit.tasks.rerank import train_on, train_reranker
 
         config = self._new_config()

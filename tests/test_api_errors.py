@@ -182,3 +182,16 @@ def test_rerank_of_overflowing_scores_with_a_trained_model_is_one_line(tmp_path)
         warnings.simplefilter("error")
         with pytest.raises(UserError, match="span more than a float can hold"):
             r.predict(OVERFLOW)
+
+
+@pytest.mark.parametrize("cls,data", [("Parser", "parse_train.conll"),
+                                      ("Reranker", "nbest/train_hyporadise.json")])
+def test_on_epoch_exception_passes_through_parser_and_reranker(cls, data):
+    def on_epoch(epoch, stats):
+        raise KeyError("mine")
+
+    est = getattr(structkit, cls)(epochs=2)
+    with pytest.raises(KeyError, match="mine"):
+        est.fit(str(FIXTURES / data), on_epoch=on_epoch)
+    with pytest.raises(UserError, match="not trained"):
+        est.save("unused.model")
