@@ -301,10 +301,21 @@ def _check_before_reading(z, members, layout, header) -> None:
     view = memoryview(buf)
     for name in sorted(members):
         dtype, shape, fortran, hl = layout[name]
-        if fortran:  # the checksum is over the C-order bytes: read this one as usual
-            return
-        h.update(f"{name}:{dtype.str}:{shape}".encode())
         left = math.prod(shape) * dtype.itemsize
+        h.update(f"{name}:{dtype.str}:{shape}".encode())
+        if fortran:
+            # The checksum is over the C-order bytes, which a Fortran-order array only gives
+            # whole. structkit never writes one; a small one is read whole, a large one refused.
+            if left > _CHUNK:
+                raise _Damaged(f"array {name} of {left} bytes is in Fortran order")
+            with z.open(members[name]) as f:
+                f.read(hl)
+                raw = f.read(left + 1)
+            if len(raw) != left:
+                raise _Damaged(f"array {name} is truncated or longer than declared")
+            a = np.frombuffer(raw, dtype=dtype).reshape(shape[::-1]).T
+            h.update(np.ascontiguousarray(a).tobytes())
+            continue
         with z.open(members[name]) as f:
             f.read(hl)
             while left:

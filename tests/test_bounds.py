@@ -356,3 +356,18 @@ def test_iter_explanations_only_one_token_matches_the_whole(chunk_model):
     assert [e.index for e in whole] == list(range(1, len(sent.rows) + 1))
     one = list(iter_explanations(tagger, sent, CHUNK_TEST, only=3))
     assert one == [whole[2]]
+
+
+def test_a_large_fortran_order_array_cannot_skip_the_check(tmp_path, monkeypatch):
+    """The checksum-first pass covers Fortran-order arrays too (a bomb could otherwise declare
+    one to be allocated and filled before its checksum is known)."""
+    monkeypatch.setattr(model_mod, "HASH_FIRST_BYTES", 1 << 10)
+    monkeypatch.setattr(model_mod, "_CHUNK", 1 << 12)
+    path = str(tmp_path / "f.model")
+    save_model(path, {"task": "chunk"}, {"a": np.asfortranarray(np.ones((100, 100)))})
+    with pytest.raises(UserError, match="in Fortran order"):
+        load_model(path)
+    save_model(path, {"task": "chunk"}, {"a": np.asfortranarray(np.arange(12.0).reshape(3, 4)),
+                                         "b": np.zeros(1000)})
+    _, arrays = load_model(path)
+    np.testing.assert_array_equal(arrays["a"], np.arange(12.0).reshape(3, 4))
