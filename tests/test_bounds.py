@@ -371,3 +371,21 @@ def test_a_large_fortran_order_array_cannot_skip_the_check(tmp_path, monkeypatch
                                          "b": np.zeros(1000)})
     _, arrays = load_model(path)
     np.testing.assert_array_equal(arrays["a"], np.arange(12.0).reshape(3, 4))
+
+
+def test_a_paragraph_without_end_is_tokenized_in_bounded_blocks():
+    from structkit.text.tokenize import MAX_BLOCK_CHARS, iter_sentences
+
+    line = "The cat sat on the mat. It was glad.\n"
+    n_lines = 3 * MAX_BLOCK_CHARS // len(line)       # 3 MB of text without a blank line
+    tracemalloc.start()
+    try:
+        n = pars = 0
+        for s in iter_sentences(line for _ in range(n_lines)):
+            n += 1
+            pars += s.new_par
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert n == 2 * n_lines and pars == 1     # the cuts fall at line ends: the same sentences
+    assert peak < 3 * MAX_BLOCK_CHARS, peak   # was the whole text (and its copies)
