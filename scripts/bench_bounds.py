@@ -111,6 +111,7 @@ def main() -> None:
     try:
         for name, args in cases:
             r = measure(args)
+            r["stderr"] = r["stderr"].replace(str(tmp), "$TMP")
             r = {"case": name, "command": "structkit " + " ".join(
                 str(x).replace(str(tmp), "$TMP").replace(str(ROOT) + "/", "") for x in args), **r}
             print(f"{name}: exit {r['exit']}, {r['peak_rss_mb']} MB, {r['seconds']} s: {r['stderr']}",
