@@ -33,7 +33,11 @@ def check_path(value: Any, arg: str, fn: str) -> str:
         raise UserError(f"{fn}: {arg} is not a file path: it holds a NUL character")
     if not value:
         raise UserError(f"{fn}: {arg} is an empty path")
-    check_text(value, arg, fn)
+    try:  # a file name that is not UTF-8 comes as surrogate escapes (os.listdir): those are fine
+        os.fsencode(value)
+    except UnicodeEncodeError as e:
+        raise UserError(f"{fn}: {arg} is not a file path: it holds {value[e.start]!r}, which no "
+                        "file name can") from None
     return value
 
 
