@@ -8,7 +8,7 @@ The Python API (see the README's "Python API")::
 
 ``Tagger``, ``Parser`` and ``Reranker`` take Python data or file paths; the readers and
 writers of the file formats are here too (``read_conll``, ``read_conllx``, ``read_nbest``,
-...). Every mistake in input or options raises :class:`UserError` (also named
+..., those of ``structkit.io`` behind argument checks: ``structkit.api_io``). Every mistake in input or options raises :class:`UserError` (also named
 ``StructkitError``), whose one-line message is what the command line prints. Names are
 imported on first use, so ``import structkit`` stays cheap (no numpy, no numba).
 """
@@ -29,16 +29,16 @@ _LAZY = {
     "Reranker": "structkit.api",
     "load_conll": "structkit.api",
     "load_conllx": "structkit.api",
-    "read_conll": "structkit.io.conll",
-    "read_text": "structkit.io.conll",
-    "write_conll": "structkit.io.conll",
-    "read_conllx": "structkit.io.conllx",
-    "write_conllx": "structkit.io.conllx",
-    "read_nbest": "structkit.io.nbest",
-    "read_chosen": "structkit.io.nbest",
-    "read_conllu": "structkit.io.conllu",
-    "tokenize": "structkit.text.tokenize",
-    "write_conllu": "structkit.text.conllu",
+    "read_conll": "structkit.api_io",
+    "read_text": "structkit.api_io",
+    "write_conll": "structkit.api_io",
+    "read_conllx": "structkit.api_io",
+    "write_conllx": "structkit.api_io",
+    "read_nbest": "structkit.api_io",
+    "read_chosen": "structkit.api_io",
+    "read_conllu": "structkit.api_io",
+    "tokenize": "structkit.api_io",
+    "write_conllu": "structkit.api_io",
 }
 
 __all__ = ["Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",

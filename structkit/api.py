@@ -38,10 +38,16 @@ def _is_path(x: Any) -> bool:
     return isinstance(x, (str, os.PathLike))
 
 
-def _resolve(path: PathLike) -> str:
+def _resolve(path: PathLike, arg: str = "X", fn: str = "the file") -> str:
+    from structkit.api_io import check_path
     from structkit.config import resolve_data_path
 
-    return resolve_data_path(os.fspath(path), must_exist=True)
+    return resolve_data_path(check_path(path, arg, fn), must_exist=True)
+
+
+def _check_callback(on_epoch: Any) -> None:
+    if on_epoch is not None and not callable(on_epoch):
+        raise UserError(f"fit: on_epoch must be a function (epoch, stats), got {type(on_epoch).__name__}")
 
 
 def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:
@@ -56,6 +62,7 @@ def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:
     for name, value in options.items():
         if value is not None:
             _check_type(what, name, value, str(types[name]))
+            _check_items(what, name, value, str(types[name]))
     config = cls(**fixed, **{k: v for k, v in options.items() if v is not None})
     try:
         config.validate()
@@ -89,6 +96,25 @@ def _check_type(what: str, name: str, value: Any, annotation: str) -> None:
                         f"got {value!r}")
 
 
+def _check_items(what: str, name: str, value: Any, annotation: str) -> None:
+    """The items of a list option (``templates=[...]``, ``topic_levels=[...]``) have the type
+    its annotation says (``list[str]``, ``list[int]``)."""
+    if not isinstance(value, (list, tuple)):
+        return
+    for item_type, kind, ok in (("list[str]", "strings", lambda v: isinstance(v, str)),
+                                ("list[int]", "integers",
+                                 lambda v: isinstance(v, int) and not isinstance(v, bool))):
+        if item_type in annotation:
+            bad = [v for v in value if not ok(v)]
+            if bad:
+                raise UserError(f"{what} option {name} must be a list of {kind}, got an item "
+                                f"{bad[0]!r}"[:300])
+            if kind == "strings":
+                from structkit.api_io import check_text
+                for v in value:
+                    check_text(v, name, what)
+
+
 def _check_pairs(X: Sequence, y: Sequence | None, what: str, yname: str = "y",
                  unit: str = "sentences") -> None:
     if isinstance(X, (str, bytes)) or not isinstance(X, Sequence):
@@ -100,7 +126,7 @@ def _check_pairs(X: Sequence, y: Sequence | None, what: str, yname: str = "y",
             raise UserError(f"{what}: {len(X)} {unit} but {yname} has {len(y)}")
 
 
-def _token_columns(tok: Token, i: int, k: int) -> list[str]:
+def _token_columns(tok: Token, i: int, k: int, what: str = "X") -> list[str]:
     """The columns of one token: a word, a tuple (word, pos, ...) or a dict with word/pos."""
     if isinstance(tok, str):
         cols = [tok]
@@ -110,14 +136,28 @@ def _token_columns(tok: Token, i: int, k: int) -> list[str]:
         cols = [tok["word"]] + ([tok["pos"]] if tok.get("pos") is not None else [])
     elif isinstance(tok, (tuple, list)):
         cols = list(tok)
+        if not cols:
+            raise UserError(f"{what}: sentence {i + 1}, token {k + 1}: an empty token tuple (give "
+                            "(word, pos, ...))")
     else:
         raise UserError(f"sentence {i + 1}, token {k + 1}: expected a word, a (word, pos, ...) "
                         f"tuple or a dict, got {type(tok).__name__}")
     for c in cols:
         if not isinstance(c, str) or not c.strip() or c != c.strip() or "\n" in c:
             raise UserError(f"sentence {i + 1}, token {k + 1}: every column must be a non-empty "
-                            f"string without surrounding spaces, got {c!r}")
+                            f"string without surrounding spaces, got {c!r}"[:300])
+        _check_surrogates(c, f"{what}: sentence {i + 1}, token {k + 1}")
     return cols
+
+
+def _check_surrogates(value: str, where: str) -> None:
+    """Tokens and labels are text: a lone surrogate (no file can hold it as UTF-8; a model's
+    vocabulary refuses it) is a UserError saying where."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UserError(f"{where}: holds a lone surrogate ({value[e.start]!r}), which is not "
+                        "text") from None
 
 
 def _sentence_rows(X: Sequence, what: str) -> list[list[list[str]]]:
@@ -130,7 +170,7 @@ def _sentence_rows(X: Sequence, what: str) -> list[list[list[str]]]:
                             "(e.g. text.split())")
         if not isinstance(sent, Sequence) or len(sent) == 0:
             raise UserError(f"{what}: sentence {i + 1} is empty or not a list of tokens")
-        rows = [_token_columns(t, i, k) for k, t in enumerate(sent)]
+        rows = [_token_columns(t, i, k, what) for k, t in enumerate(sent)]
         for k, r in enumerate(rows):
             if width is None:
                 width = len(r)
@@ -211,8 +251,13 @@ class _Estimator:
         return self
 
     def save(self, path: PathLike) -> None:
-        """Write the trained model to ``path`` (an .npz file, as ``structkit train`` writes)."""
-        self._fitted().save(os.fspath(path))
+        """Write the trained model to ``path`` (an .npz file, as ``structkit train`` writes).
+        The file is written whole or not at all (a failed write leaves no partial file, and an
+        existing file unchanged)."""
+        from structkit.api_io import check_path
+
+        model = self._fitted()
+        model.save(check_path(path, "path", f"{self._what}.save"))
 
 
 # ---- tagging -----------------------------------------------------------------------------------
@@ -225,9 +270,13 @@ class Tagger(_Estimator):
     _what = "Tagger"
 
     def __init__(self, task: str = "pos", **options: Any) -> None:
+        from structkit.tasks.sequence import TASKS
+
+        if not isinstance(task, str) or task not in TASKS:
+            raise UserError(f"Tagger: task must be one of {', '.join(TASKS)}, got {task!r}"[:200])
         super().__init__(**options)
-        self.config: TaggerConfig = self._new_config(task)
         self.task = task
+        self.config: TaggerConfig = self._new_config(task)
 
     def _new_config(self, task: str | None = None, train: Any = None) -> TaggerConfig:
         """The validated config; without an ``algo`` option, the task's learner for the
@@ -282,7 +331,8 @@ class Tagger(_Estimator):
             for k, lab in enumerate(labels):
                 if not isinstance(lab, str) or not lab.strip() or lab != lab.strip():
                     raise UserError(f"{what}: sentence {i + 1}, label {k + 1} must be a non-empty "
-                                    f"string, got {lab!r}")
+                                    f"string, got {lab!r}"[:300])
+                _check_surrogates(lab, f"{what}: sentence {i + 1}, label {k + 1}")
             if config.task in ("chunk", "ner"):
                 from structkit.eval.schemes import bad_label
                 k = bad_label(labels, None)
@@ -329,10 +379,13 @@ class Tagger(_Estimator):
             *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
             on_epoch: EpochCallback | None = None) -> Tagger:
         """Train on a labelled CoNLL file, or on sentences ``X`` (lists of words, of (word, pos)
-        tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch."""
+        tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch.
+        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
+        training and passes through unchanged, and the estimator keeps its previous model."""
         from structkit.tasks.sequence import train_tagger, train_tagger_on
 
         config = self._new_config(train=X if y is None else None)
+        _check_callback(on_epoch)
         record = self._recorder(on_epoch)
         if _is_path(X) and y is None and (dev is None or _is_path(dev)):
             return self._fit_files(train_tagger, config, X, dev, record)
@@ -375,6 +428,10 @@ class Tagger(_Estimator):
     def __call__(self, text: str | Sequence[str]) -> list[tuple[str, str]]:
         """Tag one sentence: a string (split on whitespace; no other tokenisation) or a list
         of tokens; returns (token, label) pairs."""
+        if isinstance(text, str):
+            _check_surrogates(text, "text")
+        elif isinstance(text, (bytes, dict)) or not isinstance(text, Sequence):
+            raise UserError(f"text must be a string or a list of tokens, got {type(text).__name__}")
         tokens = text.split() if isinstance(text, str) else list(text)
         if not tokens:
             return []
@@ -434,7 +491,9 @@ class Tagger(_Estimator):
         """A tagger from a model file written by :meth:`save` or ``structkit train``."""
         from structkit.tasks.sequence import SequenceTagger
 
-        model = SequenceTagger.load(os.fspath(path))
+        from structkit.api_io import check_path
+
+        model = SequenceTagger.load(check_path(path, "path", "Tagger.load"))
         self = cls._of(model)
         self.task = model.config.task
         return self
@@ -506,10 +565,13 @@ class Parser(_Estimator):
             *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
             on_epoch: EpochCallback | None = None) -> Parser:
         """Train on a CoNLL-X/CoNLL-U file, or on sentences ``X`` (words, (word, pos) tuples or
-        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch."""
+        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch.
+        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
+        training and passes through unchanged, and the estimator keeps its previous model."""
         from structkit.tasks.parser import train_parser, train_parser_on
 
         config = self._new_config()
+        _check_callback(on_epoch)
         record = self._recorder(on_epoch)
         if _is_path(X) and heads is None and (dev is None or _is_path(dev)):
             return self._fit_files(train_parser, config, X, dev, record)
@@ -583,7 +645,9 @@ class Parser(_Estimator):
         """A parser from a model file written by :meth:`save` or ``structkit train --task parse``."""
         from structkit.tasks.parser import DependencyParser
 
-        model = DependencyParser.load(os.fspath(path))
+        from structkit.api_io import check_path
+
+        model = DependencyParser.load(check_path(path, "path", "Parser.load"))
         return cls._of(model)
 
 
@@ -641,10 +705,13 @@ class Reranker(_Estimator):
             on_epoch: EpochCallback | None = None) -> Reranker:
         """Train on an n-best file, or on utterances ``X`` (dicts with ``hypotheses`` and
         ``reference``, or hypothesis lists with references ``y``); with ``dev`` the epoch of
-        lowest dev WER is kept."""
+        lowest dev WER is kept.
+        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
+        training and passes through unchanged, and the estimator keeps its previous model."""
         from structkit.tasks.rerank import train_on, train_reranker
 
         config = self._new_config()
+        _check_callback(on_epoch)
         record = self._recorder(on_epoch)
         if _is_path(X) and y is None and (dev is None or _is_path(dev)):
             return self._fit_files(train_reranker, config, X, dev, record)
@@ -688,7 +755,9 @@ class Reranker(_Estimator):
         """A reranker from a model file written by :meth:`save` or ``structkit train --task rerank``."""
         from structkit.tasks.rerank import Reranker as RerankModel
 
-        model = RerankModel.load(os.fspath(path))
+        from structkit.api_io import check_path
+
+        model = RerankModel.load(check_path(path, "path", "Reranker.load"))
         return cls._of(model)
 
 
@@ -699,7 +768,10 @@ def load_conll(path: PathLike, columns: str | None = None) -> tuple[list[list[tu
     (``columns`` names the columns as ``--columns`` does, e.g. ``"word,pos,-,label"``)."""
     from structkit.io.conll import Columns, read_conll
 
-    p = _resolve(path)
+    p = _resolve(path, "path", "load_conll")
+    if columns is not None and not isinstance(columns, str):
+        raise UserError(f"load_conll: columns must be a str such as 'word,pos,label', got "
+                        f"{type(columns).__name__}")
     X, y = [], []
     for s in read_conll(p):
         c = Columns.parse(columns) if columns else Columns.default(len(s.rows[0]), labelled=True)
@@ -718,7 +790,7 @@ def load_conllx(path: PathLike) -> tuple[list[list[tuple[str, str]]], list[list[
     from structkit.tasks.parser import pos_column
 
     X, heads = [], []
-    for s in read_conllx(_resolve(path)):
+    for s in read_conllx(_resolve(path, "path", "load_conllx")):
         X.append(list(zip(s.words, pos_column(s, "xpos"))))
         heads.append(s.heads)
     return X, heads

@@ -511,7 +511,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     the history (in decoding order): the label's score with its best lookahead continuation minus
     the runner-up's, and the continuations the search found (the next labels it looked at); the
     contributions, history weights and the continuations' difference included, add up to it."""
-    from structkit.explain import explain_sentence, report
+    from structkit.explain import iter_explanations, report_lines
     from structkit.tasks.sequence import SequenceTagger
 
     if (file is None) == (text is None):
@@ -524,9 +524,9 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
 
         from structkit.io.conllu import read_raw_text
 
-        stream = io.BytesIO(text.encode("utf-8"))
+        stream = io.BytesIO(text.encode("utf-8", "surrogateescape"))
         sent = next(iter(read_raw_text("--text", "en", "auto", stream=stream)))
-        expl = explain_sentence(tagger, sent, "--text", text=True, depth=depth)
+        path, as_text = "--text", True
     else:
         from structkit.config import resolve_data_path
         from structkit.io.conllu import read_sequence
@@ -540,21 +540,22 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
                 break
         if sent is None:
             raise UserError(f"there is no sentence {sentence_no} (the file has {seen})", path)
-        expl = explain_sentence(tagger, sent, path, depth=depth)
-    if token is not None and token > len(expl):
-        raise UserError(f"--token {token}: the sentence has {len(expl)} tokens")
-    if as_json:
-        for e in expl:
-            if token is None or e.index == token:
-                click.echo(json.dumps({"index": e.index, "word": e.word, "label": e.label,
-                                       "runner_up": e.runner_up,
-                                       "margin": e.margin if e.margin != float("inf") else None,
-                                       "features": [[p.name, p.weight] for p in e.pushes[:2 * top]],
-                                       **({"continuation": e.continuation,
-                                           "runner_up_continuation": e.runner_up_continuation}
-                                          if e.continuation is not None else {})}))
-        return
-    click.echo(report(expl, top, token))
+        as_text = False
+    if token is not None and token > len(sent.rows):
+        raise UserError(f"--token {token}: the sentence has {len(sent.rows)} tokens")
+    # One token at a time, printed as it comes: a sentence of any length in bounded memory.
+    for e in iter_explanations(tagger, sent, path, text=as_text, depth=depth, only=token):
+        if as_json:
+            click.echo(json.dumps({"index": e.index, "word": e.word, "label": e.label,
+                                   "runner_up": e.runner_up,
+                                   "margin": e.margin if e.margin != float("inf") else None,
+                                   "features": [[p.name, p.weight] for p in e.pushes[:2 * top]],
+                                   **({"continuation": e.continuation,
+                                       "runner_up_continuation": e.runner_up_continuation}
+                                      if e.continuation is not None else {})}))
+        else:
+            for line in report_lines(e, top, token):
+                click.echo(line)
 
 
 # ---- plot -----------------------------------------------------------------------------------

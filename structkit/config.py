@@ -13,6 +13,8 @@ from structkit.errors import UserError
 
 DATA_KEYS = {"train", "dev", "test"}
 META_KEYS = {"name", "description", "experiment"}
+# A config is a page of options: more than this is not a config (and /dev/zero never ends).
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def resolve_data_path(p: str, must_exist: bool = False) -> str:
@@ -28,7 +30,10 @@ def load_config(path: str) -> dict[str, Any]:
     """Read and check a config file: unknown keys and wrong types are UserErrors."""
     try:
         with open(path, "rb") as f:
-            raw = tomllib.load(f)
+            blob = f.read(MAX_CONFIG_BYTES + 1)
+        if len(blob) > MAX_CONFIG_BYTES:
+            raise UserError(f"not a config file: larger than {MAX_CONFIG_BYTES >> 20} MB", path)
+        raw = tomllib.loads(blob.decode("utf-8"))
     except FileNotFoundError:
         raise UserError("no such config file", path) from None
     except tomllib.TOMLDecodeError as e:
@@ -37,6 +42,10 @@ def load_config(path: str) -> dict[str, Any]:
         raise UserError("not valid TOML: nested too deeply", path) from None
     except UnicodeDecodeError as e:
         raise UserError(f"not valid TOML: not UTF-8 text ({e.reason} at byte {e.start})", path) from None
+    except IsADirectoryError:
+        raise UserError("is a directory, not a config file", path) from None
+    except MemoryError:
+        raise UserError("not valid TOML: too large to parse", path) from None
     except OSError as e:
         raise UserError(f"cannot read config file: {e.strerror or e}", path) from None
     data = raw.pop("data", {})

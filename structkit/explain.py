@@ -16,6 +16,7 @@ with their weights.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -47,6 +48,16 @@ def explain_sentence(tagger, sentence, path: str = "<input>", columns: str | Non
                      text: bool = False, depth: int | None = None) -> list[TokenExplanation]:
     """Explain each token of one sentence (a ``structkit.io.conll.Sentence``); ``depth``: a
     history-based model's lookahead depth (default: the depth trained with)."""
+    return list(iter_explanations(tagger, sentence, path, columns, text, depth))
+
+
+def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | None = None,
+                      text: bool = False, depth: int | None = None,
+                      only: int | None = None) -> Iterator[TokenExplanation]:
+    """``explain_sentence``'s explanations one token at a time, in token order (``only``: just
+    the token of that 1-based index). Memory is a few numbers per token and label (the scores
+    and max-marginals) plus one token's explanation: a sentence of any length is explained in
+    bounded memory per token, and the caller may print each as it comes."""
     from structkit.search.viterbi import max_marginals
     from structkit.tasks.sequence import column_values, columns_from
 
@@ -70,7 +81,8 @@ def explain_sentence(tagger, sentence, path: str = "<input>", columns: str | Non
     extra = column_values([sentence], cols, tagger.features.column_attrs, path)
     enc = tagger.encode(words, pos, offsets, extra)
     if decoder != "viterbi":
-        return _explain_history(tagger, enc, words, depth)
+        yield from _explain_history(tagger, enc, words, depth, only)
+        return
     W, T = tagger.weights.W, tagger.weights.T
     L = W.shape[1]
     n = enc.n_tokens
@@ -80,8 +92,9 @@ def explain_sentence(tagger, sentence, path: str = "<input>", columns: str | Non
     M = np.empty((n, L))
     max_marginals(E, n, T, M)
     ids = tagger.predict_ids(enc)
-    out = []
     for t in range(n):
+        if only is not None and t + 1 != only:
+            continue
         y = int(ids[t])
         others = [z for z in range(L) if z != y]
         r = max(others, key=lambda z: (M[t, z], -z)) if others else None
@@ -102,13 +115,13 @@ def explain_sentence(tagger, sentence, path: str = "<input>", columns: str | Non
             if d:
                 pushes.append(Push(f"transition {name(y)} -> {name(nxt)} (not {name(r)} -> {name(nxt)})", d))
         pushes.sort(key=lambda p: -abs(p.weight))
-        out.append(TokenExplanation(t + 1, words[t], tagger.labels[y],
-                                    tagger.labels[r] if r is not None else None,
-                                    float(M[t, y] - M[t, r]) if r is not None else float("inf"), pushes))
-    return out
+        yield TokenExplanation(t + 1, words[t], tagger.labels[y],
+                               tagger.labels[r] if r is not None else None,
+                               float(M[t, y] - M[t, r]) if r is not None else float("inf"), pushes)
 
 
-def _explain_history(tagger, enc, words: list[str], depth: int | None) -> list[TokenExplanation]:
+def _explain_history(tagger, enc, words: list[str], depth: int | None,
+                     only: int | None = None) -> Iterator[TokenExplanation]:
     """The decision margins of a history-based model (``structkit.search.decoders.history_values``)
     and what makes them up."""
     from structkit.search.decoders import history_values, margins_from_values
@@ -127,18 +140,20 @@ def _explain_history(tagger, enc, words: list[str], depth: int | None) -> list[T
     rtl = decoder == "lookahead" and c.direction == "rtl"
     second = decoder == "lookahead" and c.label_order == 2
     name = lambda k: "<S>" if k == L else tagger.labels[k]  # noqa: E731
-    order = list(range(n))[::-1] if rtl else list(range(n))
-    out: list[TokenExplanation | None] = [None] * n
-    for k, t in enumerate(order):
+    for t in range(n):
+        if only is not None and t + 1 != only:
+            continue
         y, r = int(ids[t]), int(runner[t])
-        # the labels decided before this one, in decoding order
-        p1 = int(ids[order[k - 1]]) if k >= 1 else L
-        p2 = int(ids[order[k - 2]]) if k >= 2 else L
+        # the labels decided before this one, in decoding order (right to left: from the end)
+        step = 1 if rtl else -1
+        k = n - 1 - t if rtl else t
+        p1 = int(ids[t + step]) if k >= 1 else L
+        p2 = int(ids[t + 2 * step]) if k >= 2 else L
         feats = enc.indices[enc.indptr[t]:enc.indptr[t + 1]]
         follow = [tagger.labels[z] for z in cont[t] if z >= 0] if decoder == "lookahead" else None
         if r < 0:
-            out[t] = TokenExplanation(t + 1, words[t], tagger.labels[y], None, float("inf"), [], follow,
-                                      None, rtl)
+            yield TokenExplanation(t + 1, words[t], tagger.labels[y], None, float("inf"), [], follow,
+                                   None, rtl)
             continue
         pushes: list[Push] = []
         own = {y: 0.0, r: 0.0}  # each label's own step score, to split off the continuation
@@ -178,34 +193,35 @@ def _explain_history(tagger, enc, words: list[str], depth: int | None) -> list[T
                     pushes.append(Push(f"continuation: {' '.join(follow)} after {name(y)} "
                                        f"(not {' '.join(alt)} after {name(r)})", d))
         pushes.sort(key=lambda p: -abs(p.weight))
-        out[t] = TokenExplanation(
+        yield TokenExplanation(
             t + 1, words[t], tagger.labels[y], tagger.labels[r], float(margins[t]), pushes, follow,
             [tagger.labels[z] for z in cont_r[t] if z >= 0] if follow is not None else None, rtl)
-    return out  # type: ignore[return-value]
 
 
 def _sentence_of(enc, t: int) -> int:
     return int(np.searchsorted(enc.offsets, t, side="right")) - 1
 
 
-def report(expl: list[TokenExplanation], top: int = 5, token: int | None = None) -> str:
+def report(expl: Iterable[TokenExplanation], top: int = 5, token: int | None = None) -> str:
     """The text ``structkit explain`` prints."""
-    lines = []
-    for e in expl:
-        if token is not None and e.index != token:
-            continue
-        if e.runner_up is None:
-            lines.append(f"{e.index:>3} {e.word}: {e.label} (the only label)")
-            continue
-        lines.append(f"{e.index:>3} {e.word}: {e.label}, runner-up {e.runner_up}, margin {e.margin:.3f}")
-        if e.continuation:
-            way = " (right to left)" if e.right_to_left else ""
-            lines.append(f"      continuation{way}: {' '.join(e.continuation)}"
-                         + (f" (after {e.runner_up}: {' '.join(e.runner_up_continuation)})"
-                            if e.runner_up_continuation else ""))
-        towards = [p for p in e.pushes if p.weight > 0][:top]
-        against = [p for p in e.pushes if p.weight < 0][:top]
-        for what, ps in ((f"for {e.label}", towards), (f"for {e.runner_up}", against)):
-            if ps:
-                lines.append(f"      {what}: " + ", ".join(f"{p.name} {p.weight:+.3f}" for p in ps))
-    return "\n".join(lines)
+    return "\n".join(line for e in expl for line in report_lines(e, top, token))
+
+
+def report_lines(e: TokenExplanation, top: int = 5, token: int | None = None) -> list[str]:
+    """The lines of ``report`` for one token's explanation (none if ``token`` is another)."""
+    if token is not None and e.index != token:
+        return []
+    if e.runner_up is None:
+        return [f"{e.index:>3} {e.word}: {e.label} (the only label)"]
+    lines = [f"{e.index:>3} {e.word}: {e.label}, runner-up {e.runner_up}, margin {e.margin:.3f}"]
+    if e.continuation:
+        way = " (right to left)" if e.right_to_left else ""
+        lines.append(f"      continuation{way}: {' '.join(e.continuation)}"
+                     + (f" (after {e.runner_up}: {' '.join(e.runner_up_continuation)})"
+                        if e.runner_up_continuation else ""))
+    towards = [p for p in e.pushes if p.weight > 0][:top]
+    against = [p for p in e.pushes if p.weight < 0][:top]
+    for what, ps in ((f"for {e.label}", towards), (f"for {e.runner_up}", against)):
+        if ps:
+            lines.append(f"      {what}: " + ", ".join(f"{p.name} {p.weight:+.3f}" for p in ps))
+    return lines

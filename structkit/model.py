@@ -49,8 +49,13 @@ def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray])
             "structkit_version": __version__, **header, "checksum": _checksum(arrays)}
     # allow_nan=False: a header is standard JSON (no Infinity or NaN), or it is not written
     blob = np.frombuffer(json.dumps(full, sort_keys=True, allow_nan=False).encode("utf-8"), dtype=np.uint8)
-    with atomic_output(path, "wb") as f:
-        np.savez_compressed(f, **{_HEADER: blob}, **arrays)
+    # A failed write (a full disk, /dev/full) is one line; atomic_output has removed the
+    # temporary file, so no half-written model is left and an existing one is unchanged.
+    try:
+        with atomic_output(path, "wb") as f:
+            np.savez_compressed(f, **{_HEADER: blob}, **arrays)
+    except OSError as e:
+        raise UserError(f"cannot write the model: {e.strerror or e}", path) from None
 
 
 # Limits of what a model file may declare, checked before anything is allocated.
@@ -64,6 +69,13 @@ MAX_NPY_HEADER = 1 << 16           # an .npy member's own header
 MAX_MODEL_BYTES = 8 << 30
 _DTYPE_KINDS = "biufU"             # bool, integers, floats, unicode: never object, void or raw
 _CHUNK = 1 << 22
+# Above this many declared bytes, the arrays are decompressed and hashed once in a fixed buffer
+# before anything is allocated for them, so a file that fails its checksum (a compression
+# bomb, a damaged file) is refused in constant memory; smaller models are read in one pass.
+HASH_FIRST_BYTES = 64 << 20
+# Above HASH_FIRST_BYTES, arrays may not declare more than this many times the bytes the file
+# holds: real models compress 3-10 times, a deflate bomb about 1000 times.
+MAX_EXPANSION = 200
 
 
 _STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -159,89 +171,163 @@ class _NotModel(Exception):
 def _read_model(path: str, tasks, command, limits) -> tuple[dict, dict[str, np.ndarray]]:
     """Header and arrays of a model file, every size checked before it is allocated and the
     checksum computed while the members stream in."""
-    with open(path, "rb") as fh, zipfile.ZipFile(fh) as z:
-        infos = z.infolist()
-        if len(infos) > MAX_MEMBERS:
-            raise _Damaged(f"{len(infos)} archive members")
-        members: dict[str, zipfile.ZipInfo] = {}
-        for info in infos:
-            if not info.filename.endswith(".npy"):
-                raise _NotModel("an archive member is not an array")
-            name = info.filename[:-4]
-            if name in members:
-                raise _Damaged(f"two members named {name}")
-            members[name] = info
-        if _HEADER not in members:
-            raise _NotModel("no header")
-        hinfo = members.pop(_HEADER)
-        if hinfo.file_size > MAX_HEADER_BYTES:
-            raise _Damaged(f"header of {hinfo.file_size} bytes")
-        total = sum(i.file_size for i in members.values())
-        cap = _max_model_bytes()
-        if total > cap:
-            raise _Damaged(f"its arrays declare {total} bytes (the limit is {cap}; "
-                           "STRUCTKIT_MAX_MODEL_BYTES raises it)")
-        with z.open(hinfo) as f:
-            dtype, shape, _, hl = _npy_header(f, _HEADER)
-            if dtype != np.uint8 or len(shape) != 1 or hl + shape[0] != hinfo.file_size:
-                raise _Damaged("unreadable header")
-            raw = f.read(shape[0])
-        try:
-            header = _parse_header(raw)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            raise _Damaged("unreadable header") from None
-        if not isinstance(header, dict) or header.get("format") != FORMAT:
-            raise _NotModel("unknown format")
-        version = header.get("format_version")
-        if type(version) is not int or version not in READS_VERSIONS:
-            raise UserError(f"model file format version {str(version)[:20]} is not supported by this "
-                            f"structkit (it reads versions {READS_VERSIONS[0]} to {READS_VERSIONS[-1]}); "
-                            "retrain the model, or use the structkit that wrote it", path)
-        task = header.get("task")
-        if tasks is not None and task not in tasks:
-            how = f" (`structkit {command}` needs a {' or '.join(tasks)} model)" if command else ""
-            raise UserError(f"this model was trained for task {str(task)[:40]!r}{how}", path)
-        layout = {}
-        for name in sorted(members):
-            info = members[name]
-            with z.open(info) as f:
-                dtype, shape, fortran, hl = _npy_header(f, name)
-            nbytes = math.prod(shape) * dtype.itemsize
-            if hl + nbytes != info.file_size:
-                raise _Damaged(f"array {name} declares {math.prod(shape)} elements of {dtype} "
-                               f"in a member of {info.file_size} bytes")
-            layout[name] = (dtype, shape, fortran, hl)
-        if limits is not None:
-            limits(header, {n: (d, s) for n, (d, s, _, _) in layout.items()})
-        h = hashlib.sha256()
-        arrays: dict[str, np.ndarray] = {}
-        for name in sorted(members):
-            dtype, shape, fortran, hl = layout[name]
-            a = np.empty(shape[::-1] if fortran else shape, dtype=dtype)
-            buf = a.reshape(-1).view(np.uint8) if a.size else np.zeros(0, np.uint8)
-            with z.open(members[name]) as f:
-                f.read(hl)
-                pos = 0
-                while pos < len(buf):
-                    n = f.readinto(memoryview(buf)[pos:pos + _CHUNK])
-                    if not n:
-                        raise _Damaged(f"array {name} is truncated")
-                    pos += n
-                if f.read(1):
-                    raise _Damaged(f"array {name} is longer than declared")
-            if fortran:
-                a = a.T
-            c = np.ascontiguousarray(a)
-            h.update(f"{name}:{c.dtype.str}:{c.shape}".encode())
-            if fortran:
-                h.update(c.tobytes())
-            else:
-                for i in range(0, len(buf), _CHUNK):
-                    h.update(buf[i:i + _CHUNK])
-            arrays[name] = a
+    import os
+    import stat
+
+    # Only a regular file is a model: a FIFO or a device (/dev/zero) never ends, and the zip
+    # reader would seek and read it without bound. Checked before opening (opening a FIFO
+    # waits for a writer) and again on the open file.
+    st = os.stat(path)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise _NotModel(f"a {_file_kind(st.st_mode)}, not a regular file")
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise _NotModel(f"a {_file_kind(st.st_mode)}, not a regular file")
+        with zipfile.ZipFile(fh) as z:
+            return _read_archive(z, st.st_size, path, tasks, command, limits)
+
+
+def _file_kind(mode: int) -> str:
+    import stat
+
+    for test, name in ((stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def _read_archive(z: zipfile.ZipFile, file_size: int, path, tasks, command, limits):
+    infos = z.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise _Damaged(f"{len(infos)} archive members")
+    packed = sum(i.compress_size for i in infos)
+    if packed > file_size:
+        raise _Damaged(f"its members declare {packed} compressed bytes in a file of {file_size}")
+    members: dict[str, zipfile.ZipInfo] = {}
+    for info in infos:
+        if not info.filename.endswith(".npy"):
+            raise _NotModel("an archive member is not an array")
+        name = info.filename[:-4]
+        if name in members:
+            raise _Damaged(f"two members named {name}")
+        members[name] = info
+    if _HEADER not in members:
+        raise _NotModel("no header")
+    hinfo = members.pop(_HEADER)
+    if hinfo.file_size > MAX_HEADER_BYTES:
+        raise _Damaged(f"header of {hinfo.file_size} bytes")
+    total = sum(i.file_size for i in members.values())
+    cap = _max_model_bytes()
+    if total > cap:
+        raise _Damaged(f"its arrays declare {total} bytes (the limit is {cap}; "
+                       "STRUCTKIT_MAX_MODEL_BYTES raises it)")
+    if total > HASH_FIRST_BYTES and total > MAX_EXPANSION * max(file_size, 1):
+        raise _Damaged(f"its arrays declare {total} bytes in a file of {file_size} "
+                       f"(more than {MAX_EXPANSION} times: a compression bomb, or damage)")
+    with z.open(hinfo) as f:
+        dtype, shape, _, hl = _npy_header(f, _HEADER)
+        if dtype != np.uint8 or len(shape) != 1 or hl + shape[0] != hinfo.file_size:
+            raise _Damaged("unreadable header")
+        raw = f.read(shape[0])
+    try:
+        header = _parse_header(raw)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise _Damaged("unreadable header") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise _NotModel("unknown format")
+    version = header.get("format_version")
+    if type(version) is not int or version not in READS_VERSIONS:
+        raise UserError(f"model file format version {str(version)[:20]} is not supported by this "
+                        f"structkit (it reads versions {READS_VERSIONS[0]} to {READS_VERSIONS[-1]}); "
+                        "retrain the model, or use the structkit that wrote it", path)
+    task = header.get("task")
+    if tasks is not None and task not in tasks:
+        how = f" (`structkit {command}` needs a {' or '.join(tasks)} model)" if command else ""
+        raise UserError(f"this model was trained for task {str(task)[:40]!r}{how}", path)
+    layout = {}
+    for name in sorted(members):
+        info = members[name]
+        with z.open(info) as f:
+            dtype, shape, fortran, hl = _npy_header(f, name)
+        nbytes = math.prod(shape) * dtype.itemsize
+        if hl + nbytes != info.file_size:
+            raise _Damaged(f"array {name} declares {math.prod(shape)} elements of {dtype} "
+                           f"in a member of {info.file_size} bytes")
+        layout[name] = (dtype, shape, fortran, hl)
+    if limits is not None:
+        limits(header, {n: (d, s) for n, (d, s, _, _) in layout.items()})
+    if total > HASH_FIRST_BYTES:
+        _check_before_reading(z, members, layout, header)
+    h = hashlib.sha256()
+    arrays: dict[str, np.ndarray] = {}
+    for name in sorted(members):
+        dtype, shape, fortran, hl = layout[name]
+        a = np.empty(shape[::-1] if fortran else shape, dtype=dtype)
+        buf = a.reshape(-1).view(np.uint8) if a.size else np.zeros(0, np.uint8)
+        with z.open(members[name]) as f:
+            f.read(hl)
+            pos = 0
+            while pos < len(buf):
+                n = f.readinto(memoryview(buf)[pos:pos + _CHUNK])
+                if not n:
+                    raise _Damaged(f"array {name} is truncated")
+                pos += n
+            if f.read(1):
+                raise _Damaged(f"array {name} is longer than declared")
+        if fortran:
+            a = a.T
+        c = np.ascontiguousarray(a)
+        h.update(f"{name}:{c.dtype.str}:{c.shape}".encode())
+        if fortran:
+            h.update(c.tobytes())
+        else:
+            for i in range(0, len(buf), _CHUNK):
+                h.update(buf[i:i + _CHUNK])
+        arrays[name] = a
     if header.get("checksum") != h.hexdigest():
         raise _Damaged("checksum mismatch")
     return header, arrays
+
+
+def _check_before_reading(z, members, layout, header) -> None:
+    """The checksum of the arrays, computed through one fixed buffer: nothing is allocated for
+    an array before the whole file is known to be what its header says."""
+    h = hashlib.sha256()
+    buf = bytearray(_CHUNK)
+    view = memoryview(buf)
+    for name in sorted(members):
+        dtype, shape, fortran, hl = layout[name]
+        left = math.prod(shape) * dtype.itemsize
+        h.update(f"{name}:{dtype.str}:{shape}".encode())
+        if fortran:
+            # The checksum is over the C-order bytes, which a Fortran-order array only gives
+            # whole. structkit never writes one; a small one is read whole, a large one refused.
+            if left > _CHUNK:
+                raise _Damaged(f"array {name} of {left} bytes is in Fortran order")
+            with z.open(members[name]) as f:
+                f.read(hl)
+                raw = f.read(left + 1)
+            if len(raw) != left:
+                raise _Damaged(f"array {name} is truncated or longer than declared")
+            a = np.frombuffer(raw, dtype=dtype).reshape(shape[::-1]).T
+            h.update(np.ascontiguousarray(a).tobytes())
+            continue
+        with z.open(members[name]) as f:
+            f.read(hl)
+            while left:
+                n = f.readinto(view[:min(left, _CHUNK)])
+                if not n:
+                    raise _Damaged(f"array {name} is truncated")
+                h.update(view[:n])
+                left -= n
+            if f.read(1):
+                raise _Damaged(f"array {name} is longer than declared")
+    if header.get("checksum") != h.hexdigest():
+        raise _Damaged("checksum mismatch")
 
 
 def load_model(path: str, tasks: tuple[str, ...] | None = None, command: str | None = None,

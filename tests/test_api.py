@@ -55,10 +55,11 @@ def test_public_names():
     assert sorted(structkit.__all__) == sorted(["UserError", "StructkitError", "__version__",
                                                 *structkit._LAZY])
     assert structkit.StructkitError is structkit.UserError is UserError
-    from structkit.io import conll, conllx, nbest
-    assert structkit.read_conll is conll.read_conll is structkit.io.read_conll
-    assert structkit.write_conllx is conllx.write_conllx
-    assert structkit.io.read_nbest is nbest.read_nbest
+    # the format modules' functions behind argument checks, the same in structkit and structkit.io
+    from structkit import api_io
+    assert structkit.read_conll is api_io.read_conll is structkit.io.read_conll
+    assert structkit.write_conllx is api_io.write_conllx is structkit.io.write_conllx
+    assert structkit.io.read_nbest is api_io.read_nbest is structkit.read_nbest
     with pytest.raises(AttributeError):
         structkit.NoSuchThing  # noqa: B018
 

@@ -301,3 +301,192 @@ def _npy(descr: str, shape: tuple, fortran: bool) -> bytes:
     pad = 64 - (10 + len(text) + 1) % 64
     text = text + b" " * pad + b"\n"
     return b"\x93NUMPY\x01\x00" + len(text).to_bytes(2, "little") + text
+
+
+# ---- the Python API's arguments (issue 30 item 6) -------------------------------------------------
+# Each public entry point is called with odd values for its arguments: None, integers (huge ones
+# too), floats (NaN, inf), bytes, booleans, dicts, lists and tuples of mixed types, strings with
+# a lone surrogate or NUL, and a string of 100k characters; near-valid values are mixed in
+# (token lists, label lists, file names) so that calls also get past the first check. Every call
+# works or raises UserError. Paths are relative to a fresh folder (a save of an odd name that
+# works writes there); standard input is empty.
+import io as _io  # noqa: E402
+import itertools  # noqa: E402
+
+import structkit  # noqa: E402
+
+HUGE = "x" * 100_000
+odd_scalar = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2 ** 70), 2 ** 70), st.floats(), st.binary(max_size=12),
+    st.text(max_size=12),
+    st.sampled_from(["", " ", "\x00", "a\x00b", "\udc80", "a\ud800b", "-", ".", "..", "/", "/dev/null",
+                     "/dev/zero", "pos", "chunk", "ner", "parse", "perceptron", "viterbi", "word,pos",
+                     "O", "B-NP", "NN", "the", HUGE, "\ufeff", "\n", "a b"]))
+odd = st.recursive(odd_scalar, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(inner, inner),
+    st.dictionaries(st.sampled_from(["word", "pos", "hypotheses", "text", "score", "reference", "id",
+                                     "group", "x"]), inner, max_size=3)), max_leaves=10)
+tokens = st.lists(st.lists(st.sampled_from(["the", "dog", "a", "\udc80", "", " x", "\x00"]),
+                           min_size=0, max_size=4), max_size=3)
+labels = st.lists(st.lists(st.sampled_from(["NN", "DT", "B-NP", "O", "I-X", "", "a b", "\ud800"]),
+                           max_size=4), max_size=3)
+arg = st.one_of(odd, tokens, labels)
+OPTIONS = ["task", "algo", "epochs", "templates", "depth", "margin", "seed", "C", "cutoff", "features",
+           "topic_levels", "window", "beam", "pos", "hash_bits", "columns", "label_order", "lam",
+           "dev_split", "patience", "refit", "nonsense"]
+options = st.dictionaries(st.sampled_from(OPTIONS), odd, max_size=3)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _api_sandbox(tmp_path_factory):
+    """A fresh working folder and an empty standard input for the API examples."""
+    import sys
+
+    old_cwd, old_stdin = os.getcwd(), sys.stdin
+    os.chdir(tmp_path_factory.mktemp("api-fuzz"))
+    sys.stdin = _io.TextIOWrapper(_io.BytesIO(b""), encoding="utf-8")
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        sys.stdin = old_stdin
+
+
+def works_or_user_error(fn, *args, **kwargs) -> None:
+    """Call; a lazy result (a reader's generator) is read, at most 1000 items."""
+    try:
+        out = fn(*args, **kwargs)
+        if hasattr(out, "__next__"):
+            list(itertools.islice(out, 1000))
+    except UserError as e:
+        assert "\n" not in str(e), str(e)
+
+
+_TRAINED: dict = {}
+
+
+def _trained() -> dict:
+    """A small trained Tagger, Parser and Reranker (built once, outside the examples)."""
+    if not _TRAINED:
+        _TRAINED["Tagger"] = structkit.Tagger(task="chunk", epochs=1).fit(str(FIXTURES / "chunk_train.txt"))
+        _TRAINED["Parser"] = structkit.Parser(algo="lookahead", depth=0, epochs=1).fit(
+            str(FIXTURES / "parse_train.conll"))
+        _TRAINED["Reranker"] = structkit.Reranker(epochs=1).fit(
+            str(FIXTURES / "nbest" / "train_hyporadise.json"))
+    return _TRAINED
+
+
+@pytest.fixture(scope="module")
+def trained():
+    return _trained()
+
+
+ESTIMATORS = ["Tagger", "Parser", "Reranker"]
+
+
+@fuzz
+@given(st.sampled_from(ESTIMATORS), odd, options)
+def test_fuzz_api_constructors(cls, task, opts):
+    if cls == "Tagger":
+        opts.pop("task", None)
+        works_or_user_error(structkit.Tagger, task, **opts)
+    else:
+        works_or_user_error(getattr(structkit, cls), **opts)
+
+
+@fuzz
+@given(st.sampled_from(ESTIMATORS), arg, arg, st.one_of(st.none(), odd, st.tuples(arg, arg)),
+       st.one_of(st.none(), odd))
+def test_fuzz_api_fit(cls, X, y, dev, on_epoch):
+    est = structkit.Tagger(task="pos", epochs=1) if cls == "Tagger" else getattr(structkit, cls)(epochs=1)
+    works_or_user_error(est.fit, X, y, dev=dev, on_epoch=on_epoch)
+
+
+@fuzz
+@given(st.sampled_from(ESTIMATORS), st.sampled_from(["predict", "score", "call", "predict_index"]),
+       arg, arg, odd)
+def test_fuzz_api_predict_and_score(trained, cls, method, X, y, extra):
+    est = trained[cls]
+    if method == "predict":
+        kw = {"depth": extra} if cls != "Reranker" else {}
+        works_or_user_error(est.predict, X, **kw)
+    elif method == "score":
+        works_or_user_error(est.score, X, y)
+    elif method == "call" and cls == "Tagger":
+        works_or_user_error(est, X)
+    elif method == "predict_index" and cls == "Reranker":
+        works_or_user_error(est.predict_index, X)
+
+
+@fuzz
+@given(st.sampled_from(ESTIMATORS), odd)
+def test_fuzz_api_save_and_load(trained, cls, path):
+    works_or_user_error(trained[cls].save, path)
+    works_or_user_error(getattr(structkit, cls).load, path)
+
+
+READERS = ["read_conll", "read_text", "read_conllx", "read_conllu", "read_nbest", "read_chosen",
+           "load_conll", "load_conllx"]
+
+
+@fuzz
+@given(st.sampled_from(READERS), odd, st.one_of(st.none(), odd, st.lists(arg, max_size=3)))
+def test_fuzz_api_readers(name, path, second):
+    fn = getattr(structkit, name)
+    if name in ("read_nbest", "load_conll"):
+        works_or_user_error(fn, path, second) if second is not None else works_or_user_error(fn, path)
+    elif name == "read_chosen":
+        works_or_user_error(fn, path, second)
+    elif name == "load_conllx":
+        works_or_user_error(fn, path)
+    else:  # second: a stream (None: read the path), an odd value or a list of "lines"
+        works_or_user_error(fn, path, second)
+
+
+@fuzz
+@given(st.sampled_from(["write_conll", "write_conllx", "write_conllu"]), st.integers(0, 3), arg, arg,
+       st.one_of(st.just("stringio"), odd), st.one_of(st.none(), arg))
+def test_fuzz_api_writers(name, n_real, sentences, preds, out, extra):
+    fn = getattr(structkit, name)
+    real = {"write_conll": lambda: list(structkit.read_conll(str(FIXTURES / "chunk_test.txt")))[:n_real],
+            "write_conllx": lambda: list(structkit.read_conllx(str(FIXTURES / "parse_train.conll")))[:n_real],
+            "write_conllu": lambda: structkit.tokenize("The cat sat. It ran away. Then it slept.")[:n_real]}
+    if n_real:
+        sentences = real[name]()
+    stream = _io.StringIO() if out == "stringio" else out
+    if name == "write_conll":
+        works_or_user_error(fn, sentences, preds, stream)
+    elif name == "write_conllx":
+        works_or_user_error(fn, sentences, stream, heads=extra, deprels=preds if extra is None else None)
+    else:
+        works_or_user_error(fn, sentences, stream, upos=preds, xpos=extra)
+
+
+@fuzz
+@given(odd, st.one_of(st.just("en"), odd), st.one_of(st.sampled_from(["auto", "lines"]), odd))
+def test_fuzz_api_tokenize(text, lang, split):
+    works_or_user_error(structkit.tokenize, text, lang, split)
+
+
+_words = st.sampled_from(["the", "dog", "runs", "A", "1,000", "U.S.", "'s", "é", "日本"])
+_labels = st.sampled_from(["NN", "DT", "VBZ", "B-NP", "I-NP", "O"])
+near_word = st.one_of(_words, _words, _words, _words, _words, _words, odd_scalar)   # mostly valid
+near_label = st.one_of(_labels, _labels, _labels, _labels, _labels, _labels, odd_scalar)
+
+
+@fuzz
+@given(st.sampled_from(["pos", "chunk"]),
+       st.lists(st.lists(st.tuples(near_word, near_label), min_size=1, max_size=4), min_size=1, max_size=3))
+def test_fuzz_api_fit_predict_score_near_valid(task, sents):
+    """Shapes that match (one label per token), words and labels mostly valid: training runs,
+    then predict and score on the same data."""
+    X = [[w for w, _ in s] for s in sents]
+    y = [[lab for _, lab in s] for s in sents]
+    t = structkit.Tagger(task=task, epochs=1)
+    try:
+        t.fit(X, y)
+    except UserError as e:
+        assert "\n" not in str(e)
+        return
+    works_or_user_error(t.predict, X, scores=True)
+    works_or_user_error(t.score, X, y)

@@ -83,7 +83,13 @@ def unpack_strings(name: str, arrays: dict) -> list[str]:
         old = arrays[name]
         if old.ndim != 1 or old.dtype.kind != "U":
             raise ValueError(f"{name} is not a list of strings")
-        return [str(s) for s in old]
+        out = [str(s) for s in old]
+        for s in out:
+            try:
+                s.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError(f"{name} is not UTF-8 text (a lone surrogate)") from None
+        return out
     off, data = arrays[name + "__off"], arrays[name + "__utf8"]
     if off.ndim != 1 or data.ndim != 1 or off.dtype.kind not in "iu" or data.dtype != np.uint8 \
             or len(off) < 1 or off[0] != 0 or off[-1] != len(data) or np.any(np.diff(off) < 0):
@@ -91,6 +97,8 @@ def unpack_strings(name: str, arrays: dict) -> list[str]:
     raw = data.tobytes()
     o = off.tolist()
     try:
-        return [raw[o[i]:o[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(o) - 1)]
+        # strict: a lone surrogate cannot come from a file (the API refuses them in tokens
+        # and labels), so one here is a crafted or damaged model, refused on load
+        return [raw[o[i]:o[i + 1]].decode("utf-8") for i in range(len(o) - 1)]
     except UnicodeDecodeError:
         raise ValueError(f"{name} is not UTF-8") from None

@@ -16,7 +16,7 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import Sentence
-from structkit.io.files import display_name, iter_lines, open_input
+from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
 
 if TYPE_CHECKING:
     from structkit.io.conll import Columns
@@ -223,7 +223,7 @@ def read_sequence(path: str, stream: IO | Iterable | None = None,
         with open_input(path) as f:
             yield from read_sequence(path, f, digest)
         return
-    it = iter(stream)
+    it = bounded_lines(path, stream)
     head: list = []
     line = ""
     for raw in it:
@@ -281,7 +281,7 @@ def is_conllu_file(path: str, by_rows: bool = True) -> bool:
     head: list = []
     line = ""
     with open_input(path) as f:
-        for raw in f:
+        for raw in bounded_lines(path, f):
             head.append(raw)
             line = raw.decode("utf-8", "replace")
             if (line.strip() and not line.startswith("#")) or len(head) >= 10000:

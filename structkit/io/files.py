@@ -44,11 +44,79 @@ def open_binary(path: str) -> IO[bytes]:
         raise UserError(f"cannot read: {e.strerror or e}", path) from None
 
 
-def iter_lines(path: str, stream: IO) -> Iterator[tuple[int, str]]:
+# The longest line a line-based format (CoNLL, CoNLL-U, CoNLL-X, n-best lines, raw text) may
+# have: a line is read whole, so without a bound one line of /dev/zero would fill the memory.
+MAX_LINE_BYTES = 16 << 20
+
+
+def bounded_lines(path: str, stream, limit: int = MAX_LINE_BYTES) -> Iterator:
+    """The raw lines (bytes or str, newline kept) of a stream, none longer than ``limit``:
+    a longer line is a UserError naming the file and line, raised after reading at most
+    ``limit`` + 1 bytes of it. A stream without ``readline`` (a list, a generator: lines the
+    caller already holds) is checked line by line as well."""
+    readline = getattr(stream, "readline", None)
+    lineno = 0
+    if readline is None:
+        for line in stream:
+            lineno += 1
+            if not isinstance(line, (str, bytes)):
+                raise UserError(f"expected lines of text (str or bytes), got {type(line).__name__}",
+                                display_name(path), lineno)
+            if len(line) > limit:
+                raise _too_long(path, lineno, limit)
+            yield line
+        return
+    while True:
+        line = readline(limit + 1)
+        if not line:
+            return
+        lineno += 1
+        if not isinstance(line, (str, bytes)):
+            raise UserError(f"expected lines of text (str or bytes), got {type(line).__name__}",
+                            display_name(path), lineno)
+        if len(line) > limit and not (len(line) == limit + 1 and line[-1:] in (b"\n", "\n")):
+            raise _too_long(path, lineno, limit)
+        yield line
+
+
+def size_text(n: int) -> str:
+    """A byte limit for a message: '16 MB', or '100 bytes' below a megabyte."""
+    return f"{n >> 20} MB" if n >= 1 << 20 and not n % (1 << 20) else f"{n} bytes"
+
+
+def _too_long(path: str, lineno: int, limit: int) -> UserError:
+    return UserError(f"line longer than {size_text(limit)} (the limit for one line; is this a "
+                     "text file?)", display_name(path), lineno)
+
+
+def read_capped(path: str, limit: int, what: str, env: str | None = None) -> bytes:
+    """The whole content of a file read whole (a JSON document, a config), at most ``limit``
+    bytes: a larger file (or a FIFO or device that never ends) is a UserError after reading
+    ``limit`` + 1 bytes, not a memory blow-up."""
+    with open_input(path) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        how = f"; {env} raises it" if env else ""
+        raise UserError(f"larger than {size_text(limit)}, the limit for {what}{how}",
+                        display_name(path))
+    return data
+
+
+def env_limit(name: str, default: int) -> int:
+    """A byte limit from the environment variable ``name`` (a positive integer), else ``default``."""
+    try:
+        v = int(os.environ.get(name, default))
+    except ValueError:
+        return default
+    return v if v > 0 else default
+
+
+def iter_lines(path: str, stream: IO, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, str]]:
     """Yield (line number, line without its newline) from a bytes or text stream; bytes are
     decoded as UTF-8 (a leading byte-order mark is dropped), and a line that is not valid
-    UTF-8 is a UserError naming that line."""
-    for lineno, line in enumerate(stream, 1):
+    UTF-8 is a UserError naming that line, as is one longer than ``limit``
+    (``bounded_lines``)."""
+    for lineno, line in enumerate(bounded_lines(path, stream, limit), 1):
         if isinstance(line, bytes):
             try:
                 line = line.decode("utf-8")

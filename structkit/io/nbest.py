@@ -36,11 +36,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.io.files import display_name, iter_lines, open_input
+from structkit.io.files import display_name, env_limit, iter_lines, open_input, read_capped
 
 __all__ = ["Utterance", "NbestSet", "read_nbest", "read_chosen", "DEFAULT_WINDOW"]
 
 DEFAULT_WINDOW = 10
+# An n-best file is read whole (HyPoradise is one JSON array on one line): no more than this
+# (STRUCTKIT_MAX_NBEST_BYTES raises it). The largest HyPoradise set is far below it.
+MAX_NBEST_BYTES = 256 << 20
 
 
 @dataclass
@@ -322,11 +325,21 @@ def _read_kaldi_nbest(path: str, lines) -> tuple[list[Utterance], dict[str, tupl
     return utts, keys
 
 
+def _capped(path: str):
+    """A file of an n-best set as a stream, read whole with the n-best cap."""
+    import contextlib
+    import io
+
+    return contextlib.closing(io.BytesIO(read_capped(
+        path, env_limit("STRUCTKIT_MAX_NBEST_BYTES", MAX_NBEST_BYTES), "an n-best file",
+        "STRUCTKIT_MAX_NBEST_BYTES")))
+
+
 def _read_kaldi_dir(path: str) -> NbestSet:
     nb = os.path.join(path, "nbest")
     if not os.path.isfile(nb):
         raise UserError("a Kaldi-style n-best directory must hold a file 'nbest'", path)
-    with open_input(nb) as f:
+    with _capped(nb) as f:
         utts, keys = _read_kaldi_nbest(nb, list(iter_lines(nb, f)))
     by_id = {u.id: u for u in utts}
     total = None
@@ -335,7 +348,7 @@ def _read_kaldi_dir(path: str) -> NbestSet:
         if not os.path.isfile(p):
             continue
         vals = [np.full(len(u.hypotheses), np.nan) for u in utts]
-        with open_input(p) as f:
+        with _capped(p) as f:
             for lineno, line in iter_lines(p, f):
                 if not line.strip():
                     continue
@@ -367,7 +380,7 @@ def _read_kaldi_dir(path: str) -> NbestSet:
             u.scores = t
     p = os.path.join(path, "text")
     if os.path.isfile(p):
-        with open_input(p) as f:
+        with _capped(p) as f:
             for lineno, line in iter_lines(p, f):
                 if not line.strip():
                     continue
@@ -376,7 +389,7 @@ def _read_kaldi_dir(path: str) -> NbestSet:
                     by_id[parts[0]].reference = _norm(parts[1]) if len(parts) > 1 else ""
     p = os.path.join(path, "utt2spk")
     if os.path.isfile(p):
-        with open_input(p) as f:
+        with _capped(p) as f:
             for lineno, line in iter_lines(p, f):
                 parts = line.split()
                 if not parts:
@@ -397,8 +410,12 @@ def read_nbest(path: str, window: int = DEFAULT_WINDOW) -> NbestSet:
     if path != "-" and os.path.isdir(path):
         ns = _read_kaldi_dir(path)
     else:
-        with open_input(path) as f:
-            lines = list(iter_lines(path, f))
+        import io
+
+        data = read_capped(path, env_limit("STRUCTKIT_MAX_NBEST_BYTES", MAX_NBEST_BYTES),
+                           "an n-best file", "STRUCTKIT_MAX_NBEST_BYTES")
+        lines = list(iter_lines(path, io.BytesIO(data), limit=len(data) + 1))
+        del data
         first = next((line.lstrip() for _, line in lines if line.strip()), "")
         if first.startswith("["):
             ns = _read_hyporadise(path, "\n".join(line for _, line in lines))
@@ -422,6 +439,9 @@ def read_chosen(path: str, n: int) -> list[str]:
     out = []
     with open_input(path) as f:
         for lineno, line in iter_lines(path, f):
+            if len(out) == n:  # one too many: said now, not after reading all the rest
+                raise UserError(f"has more than {n} lines but the n-best input has {n} utterances",
+                                where, lineno)
             if line.lstrip().startswith("{"):
                 try:
                     obj = json.loads(line)

@@ -97,10 +97,13 @@ class FeatureSpace:
     def fit(self, ns: NbestSet) -> None:
         """Score scale, TF-IDF bins and topic hierarchy from the training set (references)."""
         if ns.has_scores:
-            with np.errstate(over="ignore", invalid="ignore"):  # refused below when not finite
+            # Overflow is refused below when not finite, as one line: numpy's warnings (the
+            # subtraction's, the mean's) are not printed before it.
+            with np.errstate(over="ignore", invalid="ignore"):
                 rel = np.concatenate([u.scores.max() - u.scores for u in ns.utterances])
-            rel = rel[rel > 0]
-            self.score_scale = float(np.mean(rel)) if rel.size else 1.0
+                rel = rel[rel > 0]
+                # each gap divided first: the mean of finite gaps is finite even near 1e308
+                self.score_scale = float(np.sum(rel / rel.size)) if rel.size else 1.0
             if not math.isfinite(self.score_scale):  # e.g. scores of -1e308 and 1e308
                 from structkit.errors import UserError
                 raise UserError("the recogniser scores span more than a float can hold "
@@ -198,7 +201,12 @@ class FeatureSpace:
             topic = topics[i] if topics is not None else None
             cache: dict[str, tuple[list[int], list[float]]] = {}
             if use_score:
-                rel = (u.scores - u.scores.max()) / self.score_scale
+                with np.errstate(over="ignore", invalid="ignore"):
+                    rel = (u.scores - u.scores.max()) / self.score_scale
+                if not np.all(np.isfinite(rel)):  # one line, not numpy's overflow warning
+                    from structkit.errors import UserError
+                    raise UserError(f"{u.where()}: its recogniser scores span more than a float "
+                                    "can hold; rescale them", ns.path, u.line)
             for r, h in enumerate(u.hypotheses):
                 got = cache.get(h)
                 if got is None:

@@ -266,7 +266,8 @@ def read_treebank(path: str, digest=None) -> list[DepSentence]:
                             display_name(path), s.first_line)
     if digest is not None:
         with open(path, "rb") as f:
-            digest.update(f.read())
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
     return sents
 
 

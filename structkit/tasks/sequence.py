@@ -31,6 +31,8 @@ LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "
 # Up to this many tokens, the model's own Viterbi decoding runs in numpy when numba has not
 # been imported yet (a one-sentence command need not pay for numba's import).
 SMALL_TOKENS = 5000
+# tag_batches tags at most this many tokens at once, whatever the sentences (memory is per batch)
+BATCH_TOKENS = 100_000
 CUTOFF = Param("cutoff", int, 1, "Keep features seen at least this often.", low=1, cap=2 ** 31 - 1)
 
 
@@ -403,6 +405,7 @@ class SequenceTagger:
         with ``margins`` a third item: each token's margin (``predict_margins``)."""
         columns: Columns | None = None
         buf: list[Sentence] = []
+        tokens = 0   # in buf: a batch is at most ``batch`` sentences or BATCH_TOKENS tokens
 
         def flush():
             rows_cols = Columns(columns.word, columns.pos, None, columns.names, conllu=columns.conllu)
@@ -433,9 +436,11 @@ class SequenceTagger:
                     raise UserError(f"--columns names {columns.max_index() + 1} columns but the "
                                     f"input has {len(s.rows[0])}", display_name(path), s.first_line)
             buf.append(s)
-            if len(buf) >= batch:
+            tokens += len(s.rows)
+            if len(buf) >= batch or tokens >= BATCH_TOKENS:
                 yield (buf, *flush()) if margins else (buf, flush())
                 buf = []
+                tokens = 0
         if buf:
             yield (buf, *flush()) if margins else (buf, flush())
 

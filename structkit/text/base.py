@@ -5,7 +5,12 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Iterator
 
-__all__ = ["Token", "Sentence", "Tokenizer"]
+__all__ = ["Token", "Sentence", "Tokenizer", "MAX_SENTENCE_TOKENS"]
+
+# The most tokens one sentence of raw text may have: a longer run without a sentence end (a
+# 10 MB line of "a,a,a,...", a list without punctuation) is cut into sentences of this many
+# tokens, so that tokenising and tagging it take bounded memory. Tokens are never cut.
+MAX_SENTENCE_TOKENS = 1000
 
 
 @dataclass(slots=True)
@@ -54,5 +59,5 @@ class Tokenizer(ABC):
     @abstractmethod
     def sentences(self, text: str, offset: int = 0) -> Iterator[list[Token]]:
         """The tokens of the paragraph ``text`` grouped into sentences (consecutive, none
-        empty), offsets as for ``tokens``. A separate method and not a pass over
+        empty, none longer than ``MAX_SENTENCE_TOKENS``), offsets as for ``tokens``. A separate method and not a pass over
         ``tokens``' output so that an implementation can decide both in one scan."""

@@ -37,7 +37,7 @@ import re
 from itertools import pairwise
 from typing import Iterator
 
-from structkit.text.base import Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, Token, Tokenizer
 
 __all__ = ["EnglishTokenizer"]
 
@@ -57,6 +57,10 @@ _EMO = rf"[:;=]-?(?:[()\[\]/\\|*]|[DPpOo](?!{_W}))++|\([:;]|\^[_-]?\^"
 _OPENERS = "([{\"'\u201c\u2018\u00ab"
 _CLOSERS = ")]}\"'\u201d\u2019\u00bb"
 _CLOSER_SET = frozenset(_CLOSERS)
+# The most joints one compound may have ("a,b,c" has two): a run of word characters and
+# punctuation without end ("a,a,a,..." over a 10 MB line) is matched as compounds of at most
+# this many joints, each cut into tokens with memory bounded by this, not by the line.
+MAX_JOINTS = 100
 _QUOTES = "'\u2019"        # single quotes, which are also apostrophes
 
 _TOKEN = re.compile(rf"""
@@ -64,7 +68,7 @@ _TOKEN = re.compile(rf"""
   | (?P<emo>{_EMO})
   | (?P<year>[{_APOS}]\d\d(?!{_W}))
   | (?P<clitic>[{_APOS}](?i:s|m|d|ll|re|ve)(?!{_W}))
-  | (?P<compound>{_W}++(?:{_JOINT}{_W}++)++)
+  | (?P<compound>{_W}++(?:{_JOINT}{_W}++){{1,{MAX_JOINTS}}}+)
   | (?P<word>{_W}++)
   | (?P<handle>@{_W}++(?:{_JOINT}{_W}++)*+)
   | (?P<final>[.!?\u2026]++)
@@ -228,11 +232,15 @@ class EnglishTokenizer(Tokenizer):
                 if how == "emo" or (how == "close" and not sent[-1].space_after):
                     # A smiley after the end, or a closing quote or bracket glued to it,
                     # still belongs to the sentence.
-                    sent.append(tok)
-                    continue
-                if _starts_sentence(tok, ended):
+                    if len(sent) < MAX_SENTENCE_TOKENS:
+                        sent.append(tok)
+                        continue
+                elif _starts_sentence(tok, ended):
                     yield _final_period(sent)
                     sent = []
+            if len(sent) == MAX_SENTENCE_TOKENS:
+                yield sent   # no end in sight: cut here (see MAX_SENTENCE_TOKENS)
+                sent = []
             sent.append(tok)
             ended = None if how == "close" else how
         if sent:

@@ -4,20 +4,25 @@
 with ``split="lines"``), hand each block to the tokenizer of the language (``TOKENIZERS``)
 and turn what it returns into ``Sentence`` objects whose offsets point into the input. Only
 one block is held in memory at a time, so a large file costs memory in proportion to its
-largest paragraph, and every step is linear in the length of the input.
+largest paragraph (at most ``MAX_BLOCK_CHARS`` plus a line), and every step is linear in the
+length of the input.
 """
 from __future__ import annotations
 
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
-from structkit.text.base import Sentence, Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, Sentence, Token, Tokenizer
 from structkit.text.english import EnglishTokenizer
 
 __all__ = ["Token", "Sentence", "Tokenizer", "TOKENIZERS", "SPLIT_MODES", "get_tokenizer",
            "tokenize", "iter_sentences"]
 
 SPLIT_MODES = ("auto", "lines")
+# A paragraph is tokenised as one block; one longer than this (a file without blank lines) is
+# cut after the line that passes it, so that memory follows this bound and not the file. The
+# cut ends a sentence there.
+MAX_BLOCK_CHARS = 1 << 20
 
 TOKENIZERS: dict[str, Tokenizer] = {"en": EnglishTokenizer()}
 
@@ -52,12 +57,14 @@ def _blocks(lines: Iterable[str], split: str) -> Iterator[tuple[int, str, bool]]
     offset = 0          # position of the next line in the input
     block: list[str] = []
     block_start = 0
+    size = 0            # characters in block
+    new_par = True      # whether block starts a paragraph (not when a long one was cut)
     after_blank = True
     for line in lines:
         if not line or line.isspace():
             if block:
-                yield block_start, "".join(block), True
-                block = []
+                yield block_start, "".join(block), new_par
+                block, size, new_par = [], 0, True
             after_blank = True
         elif split == "lines":
             yield offset, line, after_blank
@@ -66,9 +73,13 @@ def _blocks(lines: Iterable[str], split: str) -> Iterator[tuple[int, str, bool]]
             if not block:
                 block_start = offset
             block.append(line)
+            size += len(line)
+            if size >= MAX_BLOCK_CHARS:  # a paragraph without end: cut after this line
+                yield block_start, "".join(block), new_par
+                block, size, new_par = [], 0, False
         offset += len(line)
     if block:
-        yield block_start, "".join(block), True
+        yield block_start, "".join(block), new_par
 
 
 def iter_sentences(source: str | Iterable[str], lang: str = "en",
@@ -105,8 +116,14 @@ def _sentences(tokenizer: Tokenizer, blocks: Iterable[tuple[int, str, bool]],
 
 
 def _whole(tokens: Iterable[Token]) -> Iterator[list[Token]]:
-    """All tokens of a block as one sentence (none if the block has no tokens)."""
-    toks = list(tokens)
+    """All tokens of a block as one sentence (none if the block has no tokens), cut into
+    sentences of ``MAX_SENTENCE_TOKENS`` when it has more."""
+    toks: list[Token] = []
+    for tok in tokens:
+        if len(toks) == MAX_SENTENCE_TOKENS:
+            yield toks
+            toks = []
+        toks.append(tok)
     if toks:
         yield toks
 

@@ -1,0 +1,336 @@
+"""The readers, writers and ``tokenize`` as ``import structkit`` exports them: the functions of
+``structkit.io`` and ``structkit.text`` behind argument checks, so that a wrong argument (None,
+a number, bytes, a dict, a string holding a lone surrogate, a stream that cannot be written) is
+a :class:`structkit.UserError` naming the argument, never a TypeError or AttributeError from
+deep inside. Readers check their arguments when called and stay lazy (generators) after that.
+Writers render each sentence in memory before writing it, so a bad sentence is refused before
+any of its rows reach ``out``, and a failing ``out`` (a full disk, a closed file) is a UserError.
+"""
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
+
+from structkit.errors import UserError
+
+__all__ = ["check_path", "check_text", "read_conll", "read_text", "write_conll", "read_conllx",
+           "write_conllx", "read_conllu", "read_nbest", "read_chosen", "tokenize", "write_conllu"]
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def check_path(value: Any, arg: str, fn: str) -> str:
+    """A file path argument as a str: a str or os.PathLike naming a str, without NUL."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str):
+        raise UserError(f"{fn}: {arg} must be a file path (a str or os.PathLike), got {_kind(value)}")
+    if "\x00" in value:
+        raise UserError(f"{fn}: {arg} is not a file path: it holds a NUL character")
+    if not value:
+        raise UserError(f"{fn}: {arg} is an empty path")
+    try:  # a file name that is not UTF-8 comes as surrogate escapes (os.listdir): those are fine
+        os.fsencode(value)
+    except UnicodeEncodeError as e:
+        raise UserError(f"{fn}: {arg} is not a file path: it holds {value[e.start]!r}, which no "
+                        "file name can") from None
+    return value
+
+
+def check_text(value: Any, arg: str, fn: str) -> str:
+    """A str that is text: a lone surrogate (which no file can hold as UTF-8) is refused."""
+    if not isinstance(value, str):
+        raise UserError(f"{fn}: {arg} must be a str, got {_kind(value)}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UserError(f"{fn}: {arg} holds a lone surrogate ({value[e.start]!r} at character "
+                        f"{e.start + 1}), which is not text") from None
+    return value
+
+
+def _check_stream_in(stream: Any, fn: str) -> None:
+    if stream is None:
+        return
+    if isinstance(stream, (str, bytes, bytearray)) or not (
+            hasattr(stream, "readline") or isinstance(stream, Iterable)):
+        raise UserError(f"{fn}: stream must be an open file or an iterable of lines, "
+                        f"got {_kind(stream)}")
+
+
+def _check_out(out: Any, arg: str, fn: str) -> None:
+    if not callable(getattr(out, "write", None)):
+        raise UserError(f"{fn}: {arg} must be a writable text stream (with a write method), "
+                        f"got {_kind(out)}")
+
+
+def _check_iterable(value: Any, arg: str, fn: str, none_ok: bool = False) -> None:
+    if value is None and none_ok:
+        return
+    if isinstance(value, (str, bytes, bytearray, dict)) or not isinstance(value, Iterable):
+        raise UserError(f"{fn}: {arg} must be a list (or another iterable), got {_kind(value)}")
+
+
+def _check_int(value: Any, arg: str, fn: str, low: int = 0, none_ok: bool = True) -> None:
+    if value is None and none_ok:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise UserError(f"{fn}: {arg} must be an integer of at least {low}, got {value!r}"[:200])
+
+
+def _write(out: IO[str], text: str, arg: str, fn: str) -> None:
+    try:
+        out.write(text)
+    except UnicodeEncodeError as e:
+        raise UserError(f"{fn}: cannot write to {arg}: {e.reason} ({e.object[e.start:e.end]!r})") from None
+    except (OSError, ValueError, TypeError) as e:
+        why = getattr(e, "strerror", None) or str(e)
+        raise UserError(f"{fn}: cannot write to {arg}: {why}"[:300]) from None
+
+
+def _flush(out: IO[str], arg: str, fn: str) -> None:
+    """Flush ``out`` once at the end, so that a failing buffered write (a full disk) is the
+    writer's UserError and not an OSError when the caller closes the file."""
+    flush = getattr(out, "flush", None)
+    if callable(flush):
+        try:
+            flush()
+        except (OSError, ValueError) as e:
+            why = getattr(e, "strerror", None) or str(e)
+            raise UserError(f"{fn}: cannot write to {arg}: {why}"[:300]) from None
+
+
+def _labels(value: Any, n: int, arg: str, k: int, fn: str, what: str = "label") -> list[str]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise UserError(f"{fn}: {arg}[{k}] must be a list of {what}s, got {_kind(value)}")
+    out = []
+    for i, lab in enumerate(value):
+        if not isinstance(lab, str) or not lab or any(c.isspace() for c in lab):
+            raise UserError(f"{fn}: {arg}[{k}][{i}] must be a non-empty {what} without "
+                            f"whitespace, got {lab!r}"[:200])
+        out.append(check_text(lab, f"{arg}[{k}][{i}]", fn))
+    return out
+
+
+def _rows(sent: Any, k: int, fn: str) -> list[list[str]]:
+    from structkit.io.conll import Sentence
+
+    if not isinstance(sent, Sentence):
+        raise UserError(f"{fn}: sentences[{k}] must be a Sentence (as read_conll gives), "
+                        f"got {_kind(sent)}")
+    rows = sent.rows
+    if not isinstance(rows, list) or not all(
+            isinstance(r, list) and r and all(isinstance(c, str) and c and "\n" not in c
+                                              and "\r" not in c for c in r) for r in rows):
+        raise UserError(f"{fn}: sentences[{k}].rows must be lists of non-empty strings "
+                        "without newlines")
+    for r in rows:
+        for c in r:
+            check_text(c, f"sentences[{k}].rows", fn)
+    return rows
+
+
+# ---- readers -------------------------------------------------------------------------------------
+def read_conll(path: Any, stream: Any = None, digest: Any = None,
+               n_columns: Any = None) -> Iterator:
+    """``structkit.io.conll.read_conll`` with its arguments checked (see the module)."""
+    from structkit.io import conll
+
+    fn = "read_conll"
+    path = check_path(path, "path", fn)
+    _check_stream_in(stream, fn)
+    if digest is not None and not callable(getattr(digest, "update", None)):
+        raise UserError(f"{fn}: digest must be a hashlib object, got {_kind(digest)}")
+    _check_int(n_columns, "n_columns", fn, low=1)
+    return conll.read_conll(path, stream, digest, n_columns)
+
+
+def read_text(path: Any, stream: Any = None) -> Iterator:
+    """``structkit.io.conll.read_text`` with its arguments checked."""
+    from structkit.io import conll
+
+    path = check_path(path, "path", "read_text")
+    _check_stream_in(stream, "read_text")
+    return conll.read_text(path, stream)
+
+
+def read_conllx(path: Any, stream: Any = None) -> Iterator:
+    """``structkit.io.conllx.read_conllx`` with its arguments checked."""
+    from structkit.io import conllx
+
+    path = check_path(path, "path", "read_conllx")
+    _check_stream_in(stream, "read_conllx")
+    return conllx.read_conllx(path, stream)
+
+
+def read_conllu(path: Any, stream: Any = None, digest: Any = None, check_text: Any = True) -> Iterator:
+    """``structkit.io.conllu.read_conllu`` with its arguments checked."""
+    from structkit.io import conllu
+
+    fn = "read_conllu"
+    path = check_path(path, "path", fn)
+    _check_stream_in(stream, fn)
+    if digest is not None and not callable(getattr(digest, "update", None)):
+        raise UserError(f"{fn}: digest must be a hashlib object, got {_kind(digest)}")
+    if not isinstance(check_text, bool):
+        raise UserError(f"{fn}: check_text must be True or False, got {_kind(check_text)}")
+    return conllu.read_conllu(path, stream, digest, check_text)
+
+
+def read_nbest(path: Any, window: Any = 10):
+    """``structkit.io.nbest.read_nbest`` with its arguments checked."""
+    from structkit.io import nbest
+
+    path = check_path(path, "path", "read_nbest")
+    _check_int(window, "window", "read_nbest", low=1, none_ok=False)
+    return nbest.read_nbest(path, window)
+
+
+def read_chosen(path: Any, n: Any) -> list[str]:
+    """``structkit.io.nbest.read_chosen`` with its arguments checked."""
+    from structkit.io import nbest
+
+    path = check_path(path, "path", "read_chosen")
+    _check_int(n, "n", "read_chosen", low=0, none_ok=False)
+    return nbest.read_chosen(path, n)
+
+
+# ---- writers -------------------------------------------------------------------------------------
+def write_conll(sentences: Any, predictions: Any, out: Any, sep: Any = " ") -> None:
+    """``structkit.io.conll.write_conll``: each row of each sentence with its predicted label as
+    a last column; ``predictions`` holds one label list per sentence, as long as it."""
+    from structkit.io import conll
+
+    fn = "write_conll"
+    _check_iterable(sentences, "sentences", fn)
+    _check_iterable(predictions, "predictions", fn)
+    _check_out(out, "out", fn)
+    if sep not in (" ", "\t"):
+        raise UserError(f"{fn}: sep must be ' ' or '\\t', got {sep!r}"[:200])
+    preds = iter(predictions)
+    for k, sent in enumerate(sentences):
+        rows = _rows(sent, k, fn)
+        pred = next(preds, None)
+        if pred is None:
+            raise UserError(f"{fn}: predictions has {k} label lists, fewer than the sentences")
+        labels = _labels(pred, len(rows), "predictions", k, fn)
+        if len(labels) != len(rows):
+            raise UserError(f"{fn}: predictions[{k}] has {len(labels)} labels for {len(rows)} tokens")
+        buf = io.StringIO()
+        conll.write_conll([sent], [labels], buf, sep)
+        _write(out, buf.getvalue(), "out", fn)
+    if next(preds, None) is not None:
+        raise UserError(f"{fn}: predictions has more label lists than the sentences")
+    _flush(out, "out", fn)
+
+
+def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = None) -> int:
+    """``structkit.io.conllx.write_conllx`` with its arguments checked; returns the number of
+    sentences written."""
+    from structkit.io import conllx
+
+    fn = "write_conllx"
+    _check_iterable(sentences, "sentences", fn)
+    _check_out(stream, "stream", fn)
+    _check_iterable(heads, "heads", fn, none_ok=True)
+    _check_iterable(deprels, "deprels", fn, none_ok=True)
+    head_it = None if heads is None else iter(heads)
+    rel_it = None if deprels is None else iter(deprels)
+    count = 0
+    for k, sent in enumerate(sentences):
+        if not isinstance(sent, conllx.DepSentence):
+            raise UserError(f"{fn}: sentences[{k}] must be a DepSentence (as read_conllx gives), "
+                            f"got {_kind(sent)}")
+        h = r = None
+        if head_it is not None:
+            h = next(head_it, None)
+            if h is None:
+                raise UserError(f"{fn}: heads has {k} lists, fewer than the sentences")
+            if isinstance(h, (str, bytes)) or not isinstance(h, Sequence) or not all(
+                    isinstance(x, int) and not isinstance(x, bool) for x in h):
+                raise UserError(f"{fn}: heads[{k}] must be a list of integers")
+        if rel_it is not None:
+            r = next(rel_it, None)
+            if r is None:
+                raise UserError(f"{fn}: deprels has {k} lists, fewer than the sentences")
+            r = _labels(r, 0, "deprels", k, fn, "DEPREL")
+        for name in ("words", "lemmas", "upos", "xpos", "feats", "deprels", "comments"):
+            col = getattr(sent, name, None)
+            if not isinstance(col, list) or not all(isinstance(c, str) for c in col):
+                raise UserError(f"{fn}: sentences[{k}].{name} must be a list of strings")
+            for c in col:
+                check_text(c, f"sentences[{k}].{name}", fn)
+        buf = io.StringIO()
+        try:
+            conllx.write_conllx([sent], buf, None if h is None else [h], None if r is None else [r])
+        except (ValueError, TypeError, IndexError, AttributeError) as e:
+            raise UserError(f"{fn}: sentences[{k}]: {e}"[:300]) from None
+        _write(stream, buf.getvalue(), "stream", fn)
+        count += 1
+    for it, name in ((head_it, "heads"), (rel_it, "deprels")):
+        if it is not None and next(it, None) is not None:
+            raise UserError(f"{fn}: {name} has more lists than the {count} sentences")
+    _flush(stream, "stream", fn)
+    return count
+
+
+def tokenize(text: Any, lang: Any = "en", split: Any = "auto") -> list:
+    """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str)."""
+    from structkit.text.tokenize import tokenize as _tokenize
+
+    check_text(text, "text", "tokenize")
+    if not isinstance(lang, str):
+        raise UserError(f"tokenize: lang must be a language code (a str), got {_kind(lang)}")
+    if not isinstance(split, str):
+        raise UserError(f"tokenize: split must be 'auto' or 'lines', got {_kind(split)}")
+    return _tokenize(text, lang, split)
+
+
+def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
+                 sent_id_prefix: Any = "", start: Any = 1) -> int:
+    """``structkit.text.conllu.write_conllu`` with its arguments checked; returns the number of
+    sentences written."""
+    from structkit.text import conllu
+    from structkit.text.base import Sentence
+
+    fn = "write_conllu"
+    _check_iterable(sentences, "sentences", fn)
+    _check_out(out, "out", fn)
+    _check_iterable(upos, "upos", fn, none_ok=True)
+    _check_iterable(xpos, "xpos", fn, none_ok=True)
+    check_text(sent_id_prefix, "sent_id_prefix", fn)
+    if any(c.isspace() for c in sent_id_prefix):
+        raise UserError(f"{fn}: sent_id_prefix must not hold whitespace")
+    _check_int(start, "start", fn, low=0, none_ok=False)
+    tag_its = {name: None if v is None else iter(v) for name, v in (("upos", upos), ("xpos", xpos))}
+    count = 0
+    for k, sent in enumerate(sentences):
+        if not isinstance(sent, Sentence) or not isinstance(sent.tokens, list) or not sent.tokens:
+            raise UserError(f"{fn}: sentences[{k}] must be a Sentence of tokens (as tokenize "
+                            f"gives), got {_kind(sent)}")
+        tags = {}
+        for name, it in tag_its.items():
+            if it is not None:
+                t = next(it, None)
+                if t is None:
+                    raise UserError(f"{fn}: {name} has {k} tag lists, fewer than the sentences")
+                tags[name] = [_labels(t, 0, name, k, fn, "tag")]
+        buf = io.StringIO()
+        try:
+            conllu.write_conllu([sent], buf, tags.get("upos"), tags.get("xpos"),
+                                sent_id_prefix, start + k)
+        except (ValueError, TypeError, IndexError, AttributeError) as e:
+            raise UserError(f"{fn}: sentences[{k}]: {e}"[:300]) from None
+        text = buf.getvalue()
+        check_text(text, f"sentences[{k}]", fn)
+        _write(out, text, "out", fn)
+        count += 1
+    for name, it in tag_its.items():
+        if it is not None and next(it, None) is not None:
+            raise UserError(f"{fn}: {name} has more tag lists than the {count} sentences")
+    _flush(out, "out", fn)
+    return count
