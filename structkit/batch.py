@@ -100,12 +100,13 @@ def output_name(rel: str, ext: str) -> str:
 _CUT = (b"\n\n", b"\n\r\n")
 
 
-def _cut_point(buf: bytes) -> int:
+def _cut_point(buf, lo: int = 0) -> int:
     """The last position just after a blank line where buf continues with a non-blank line
-    (so the next block starts with content); -1 if there is none."""
+    (so the next block starts with content); -1 if there is none. Only blank lines ending at or
+    after ``lo`` are looked for (what was searched before is not searched again)."""
     end = len(buf)
     while True:
-        p, n = max((buf.rfind(c, 0, end), len(c)) for c in _CUT)
+        p, n = max((buf.rfind(c, lo, end), len(c)) for c in _CUT)
         if p < 0:
             return -1
         q = p + n
@@ -114,10 +115,19 @@ def _cut_point(buf: bytes) -> int:
         end = p + n - 1  # look further back (a run of blank lines, or a cut at the very end)
 
 
-def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
-    """(first line number, bytes) blocks of whole sentences, about ``target`` bytes each."""
-    buf = b""
+MAX_BLOCK_BYTES = 64 << 20  # no blank line in this much: not sentences (rows) / one paragraph (text)
+
+
+def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = False,
+                name: str = "<input>") -> Iterator[tuple[int, bytes]]:
+    """(first line number, bytes) blocks of whole sentences, about ``target`` bytes each, cut
+    after a blank line. Memory is bounded: past ``MAX_BLOCK_BYTES`` without a blank line, raw
+    text (``lines``) is cut at its last line end (a line is at most a few MB: the readers' cap),
+    and CoNLL rows are a one-line error (no sentence is that long: ``/dev/zero`` was read until
+    memory ran out)."""
+    buf = bytearray()
     line = 1
+    searched = 0
     while True:
         data = stream.read(target)
         if not data:
@@ -125,14 +135,22 @@ def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES) -> Iterator[tuple[
         buf += data
         if len(buf) < target:
             continue
-        q = _cut_point(buf)
+        q = _cut_point(buf, max(0, searched - 2))
+        searched = len(buf)
         if q <= 0:
-            continue
-        block, buf = buf[:q], buf[q:]
+            if len(buf) <= MAX_BLOCK_BYTES:
+                continue
+            q = buf.rfind(b"\n") + 1 if lines else 0
+            if q <= 0:
+                raise UserError(f"no {'line end' if lines else 'blank line'} in {len(buf) >> 20} MB: "
+                                f"{'not text' if lines else 'not sentences of CoNLL rows'}", name, line)
+        block = bytes(buf[:q])
+        del buf[:q]
+        searched = 0
         yield line, block
         line += block.count(b"\n")
     if buf or line == 1:
-        yield line, buf
+        yield line, bytes(buf)
 
 
 def relocated(e: UserError, name: str, first_line: int) -> UserError:
@@ -178,6 +196,8 @@ def run_block(job: "Job", b: Block) -> Result:
 
 class Job:
     """What a batch command does to a block. Subclasses: TagJob, ParseJob."""
+
+    cut_lines = False  # raw text: a block may end at any line end (not only after a blank line)
 
     def sniff(self, name: str, head: bytes) -> Any:
         """What must be fixed for the whole file, from its first block (format, columns)."""
@@ -228,6 +248,7 @@ class TagJob(Job):
         self.tagger = tagger
         self.columns = columns
         self.text = text
+        self.cut_lines = text
         self.split = split
         self.fmt = fmt
         self.lang = lang
@@ -749,7 +770,7 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
             inp = inputs[k]
             try:
                 with _reopen(inp) as f:
-                    for i, (line, data) in enumerate(iter_blocks(f, block_bytes)):
+                    for i, (line, data) in enumerate(iter_blocks(f, block_bytes, job.cut_lines, inp.name)):
                         if i == 0:
                             try:
                                 contexts[k] = job.sniff(inp.name, data)

@@ -66,3 +66,28 @@ def test_plot_reads_a_bounded_amount(sk, tmp_path):
     require_extra("matplotlib", "plot")
     assert_one_line_error(sk("plot", "/dev/zero", "-o", str(tmp_path / "o.png")),
                           "/dev/zero: not a metrics file: larger than 64 MB")
+
+
+@pytest.mark.parametrize("text,needle", [(False, "no blank line in 65 MB: not sentences of CoNLL rows"),
+                                         (True, "no line end in 65 MB: not text")])
+def test_an_input_without_sentence_ends_is_refused_at_the_block_cap(sk, chunk_model, text, needle):
+    """/dev/zero as the input of chunk: the block reader accumulated it until memory ran out;
+    it stops at MAX_BLOCK_BYTES without a blank line (rows) or a line end (raw text)."""
+    args = ["chunk", "--model", chunk_model, "/dev/zero"] + (["--text"] if text else [])
+    assert_one_line_error(sk(*args), "/dev/zero:1:", needle)
+
+
+def test_raw_text_without_blank_lines_is_cut_at_a_line_end(monkeypatch):
+    from structkit import batch
+
+    monkeypatch.setattr(batch, "MAX_BLOCK_BYTES", 1000)
+    import io as _io
+
+    data = b"".join(b"line %d has some words\n" % i for i in range(400))
+    blocks = list(batch.iter_blocks(_io.BytesIO(data), 100, lines=True))
+    assert b"".join(b for _, b in blocks) == data and len(blocks) > 1
+    assert all(b.endswith(b"\n") for _, b in blocks)
+    line = 1
+    for first, b in blocks:
+        assert first == line
+        line += b.count(b"\n")
