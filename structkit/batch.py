@@ -18,8 +18,10 @@ The pipeline, the same whatever runs the blocks:
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 import sys
 from collections import deque
 from dataclasses import dataclass, field
@@ -27,7 +29,7 @@ from pathlib import PurePath
 from typing import IO, Any, Callable, Iterator
 
 from structkit.errors import UserError
-from structkit.io.files import open_input
+from structkit.io.files import open_binary, open_input
 
 BLOCK_BYTES = 1 << 20
 
@@ -37,6 +39,10 @@ BLOCK_BYTES = 1 << 20
 class Input:
     path: str               # a readable file, or '-'
     rel: str                # relative name: mirrored under --output-dir, shown in markers
+    # A stream that cannot be read twice (a FIFO, /dev/stdin on a pipe, <(...)), opened and
+    # its first bytes read to plan the output's name: (open file, those bytes), which the run
+    # then reads first. Never pickled (Dask's --shared-fs refuses such inputs).
+    peeked: Any = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -358,15 +364,44 @@ def _process_block(b: Block) -> Result:
     return run_block(_PROCESS_JOB, b)
 
 
+_PARENT_PID: int | None = None
+
+
 def _worker_init() -> None:
     """A worker leaves Ctrl-C to the command (which stops the pool and cleans up) instead of
-    printing its own traceback; SIGTERM and SIGHUP end it as the default does."""
+    printing its own traceback; SIGTERM and SIGHUP end it as the default does. A worker whose
+    command is gone (killed with SIGKILL, which runs no cleanup) exits instead of waiting on
+    its task queue for ever: Linux sends it SIGTERM when its parent dies (PR_SET_PDEATHSIG),
+    and a watcher thread checks every half second that its parent is still the command."""
     import signal
+    import threading
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for name in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
+    parent = _PARENT_PID
+    if parent is None:
+        return
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass  # the watcher below still ends it
+    if os.getppid() != parent:  # the command died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        import time
+
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="structkit-parent-watch", daemon=True).start()
 
 
 class Executor:
@@ -433,8 +468,9 @@ class PoolExecutor(Executor):
 
         import gc
 
-        global _PROCESS_JOB
+        global _PROCESS_JOB, _PARENT_PID
         _PROCESS_JOB = self.job
+        _PARENT_PID = os.getpid()
         gc.freeze()  # the collector would touch (and so copy) every shared page in each worker
         self.pool = cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
                                            initializer=_worker_init)
@@ -520,16 +556,68 @@ def plan_outputs(job: Job, inputs: list[Input], output_dir: str) -> list[str]:
     return outs
 
 
+def rereadable(path: str) -> bool:
+    """Whether opening ``path`` again reads the same bytes from the start: a regular file."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # it will fail when opened, with its one-line error
+
+
 def _peek_context(job: Job, inp: Input) -> Any:
-    """The file context from the first block of a file (standard input: decided later)."""
+    """The file context from the first block of a file (standard input: decided later). A
+    stream that cannot be reread is read once: its first bytes are kept for the run."""
     if inp.path == "-":
         return job.sniff("<stdin>", b"") if isinstance(job, TagJob) and job.text else _StdinContext()
+    if not rereadable(inp.path):
+        if inp.peeked is None:
+            f = open_binary(inp.path)
+            head = b""
+            while len(head) < 1 << 16 and (piece := f.read((1 << 16) - len(head))):
+                head += piece
+            inp.peeked = (f, head)
+        head = inp.peeked[1]
+        try:
+            return job.sniff(inp.name, head)
+        except (UserError, StopIteration):
+            return _StdinContext()
     with open_input(inp.path) as f:
         head = next(iter_blocks(f, 1 << 16))[1]
     try:
         return job.sniff(inp.name, head)
     except (UserError, StopIteration):
         return _StdinContext()  # a bad file is reported in order, when it is processed
+
+
+class _Chained:
+    """The bytes already read from a stream, then the rest of it."""
+
+    def __init__(self, head: bytes, f):
+        self.head, self.f = head, f
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            if n is None or n < 0:
+                out, self.head = self.head + self.f.read(), b""
+                return out
+            out, self.head = self.head[:n], self.head[n:]
+            return out
+        return self.f.read(n)
+
+
+@contextlib.contextmanager
+def _reopen(inp: Input):
+    """Open an input for the run: a peeked stream continues where the planning left it."""
+    if inp.peeked is not None:
+        f, head = inp.peeked
+        inp.peeked = None
+        try:
+            yield _Chained(head, f)
+        finally:
+            f.close()
+        return
+    with open_input(inp.path) as f:
+        yield f
 
 
 class _StdinContext:
@@ -549,8 +637,7 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
     from structkit.io.files import atomic_output, check_outputs
 
     outs = plan_outputs(job, inputs, output_dir) if output_dir is not None else None
-    check_outputs(outs if outs is not None else [output],
-                  [i.path for i in inputs if i.path != "-"] + list(protect))
+    check_outputs(outs if outs is not None else [output], [i.path for i in inputs] + list(protect))
     todo = list(range(len(inputs)))
     summary = Summary(files=len(inputs))
     if skip_existing and outs is not None:
@@ -661,7 +748,7 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
         for k in todo:
             inp = inputs[k]
             try:
-                with open_input(inp.path) as f:
+                with _reopen(inp) as f:
                     for i, (line, data) in enumerate(iter_blocks(f, block_bytes)):
                         if i == 0:
                             try:
@@ -696,8 +783,11 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
                 bar.file_done()
             state["file"] = k
             state["sentences"] = 0
-            state["sink"] = sink_for(k)
-            if marks:
+            if r.error is not None:  # failed before any output (its first block could not be
+                state["sink"] = None  # read): no sink to open, no start-of-file mark to write
+            else:
+                state["sink"] = sink_for(k)
+            if marks and r.error is None:
                 fmt = job.output_format(inputs[k], contexts.get(k, _StdinContext()))
                 state["sink"].write(job.marker(fmt, inputs[k].rel if inputs[k].path == "-" else inputs[k].name,
                                                contexts.get(k)))

@@ -344,9 +344,9 @@ def _check_writable(path: str | None) -> None:
         return
     if os.path.exists(path) and not os.path.isfile(path):
         # a model is renamed into place: that would replace a device node or FIFO
-        raise UserError("cannot write: not a regular file", path)
+        raise UserError("cannot write: not a regular file (a model is written to a file)", path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.realpath(path)))
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
@@ -366,9 +366,14 @@ def _commit_together(writers) -> None:
     try:
         umask = os.umask(0)
         os.umask(umask)
-        for path, write in writers:
+        for shown, write in writers:
+            # Through a link (a symlinked model, /dev/stdout redirected to a file) the file it
+            # names is replaced and the link stays, as `-o` does: never renamed over the link.
+            path = os.path.realpath(shown)
+            if os.path.exists(path) and not os.path.isfile(path):
+                raise UserError("cannot write: not a regular file (a model is written to a file)", shown)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path),
-                                       dir=os.path.dirname(os.path.abspath(path)))
+                                       dir=os.path.dirname(path))
             os.close(fd)
             done.append((tmp, path))
             try:
@@ -379,7 +384,7 @@ def _commit_together(writers) -> None:
                     mode = 0o666 & ~umask
                 os.chmod(tmp, mode)
             except OSError as e:
-                raise UserError(f"cannot write: {_reason(e)}", path) from None
+                raise UserError(f"cannot write: {_reason(e)}", shown) from None
         for tmp, path in done:
             try:
                 os.replace(tmp, path)
@@ -506,8 +511,6 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     the history (in decoding order): the label's score with its best lookahead continuation minus
     the runner-up's, and the continuations the search found (the next labels it looked at); the
     contributions, history weights and the continuations' difference included, add up to it."""
-    import itertools
-
     from structkit.explain import explain_sentence, report
     from structkit.tasks.sequence import SequenceTagger
 
@@ -529,9 +532,14 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
         from structkit.io.conllu import read_sequence
 
         path = resolve_data_path(file, must_exist=True) if file != "-" else "-"
-        sent = next(itertools.islice(read_sequence(path), sentence_no - 1, None), None)
+        sent, seen = None, 0
+        for s in read_sequence(path):  # counted, not islice'd: any --sentence number is fine
+            seen += 1
+            if seen == sentence_no:
+                sent = s
+                break
         if sent is None:
-            raise UserError(f"there is no sentence {sentence_no}", path)
+            raise UserError(f"there is no sentence {sentence_no} (the file has {seen})", path)
         expl = explain_sentence(tagger, sent, path, depth=depth)
     if token is not None and token > len(expl):
         raise UserError(f"--token {token}: the sentence has {len(expl)} tokens")

@@ -132,6 +132,11 @@ def _run_shared(job, inputs, client, job_future, output_dir, keep_going, skip_ex
     from structkit.io.files import check_outputs
 
     outs = plan_outputs(job, inputs, output_dir)
+    for inp in inputs:
+        if inp.peeked is not None:  # the workers open the files: a stream cannot be read there
+            inp.peeked[0].close()
+            raise UserError("--shared-fs has the workers open each file, and this is a stream that "
+                            "cannot be read twice (a pipe or device); drop --shared-fs", inp.name)
     check_outputs(outs, [i.path for i in inputs] + list(protect))
     summary = Summary(files=len(inputs))
     todo = [k for k in range(len(inputs)) if not (skip_existing and os.path.exists(outs[k]))]

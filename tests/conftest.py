@@ -1,5 +1,8 @@
 from pathlib import Path
 
+import importlib
+import os
+
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,3 +35,17 @@ def sk(capsys, monkeypatch):
     from clitools import run_main
 
     return lambda *args, stdin=None: run_main(capsys, monkeypatch, *args, stdin=stdin)
+
+
+def require_extra(module: str, extra: str, *, module_level: bool = False):
+    """Import an optional dependency a test needs. Outside CI a missing one skips the test,
+    naming the extra that installs it; in CI (``$CI`` set) it fails, since `make install`
+    installs the test extra and a missing package there is a broken install, not a choice."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        msg = f"{module} is missing: pip install 'structkit[{extra}]' ({e})"
+        if os.environ.get("CI"):
+            pytest.fail(f"{msg}; the test extra installs it, so in CI this is a failure",
+                        pytrace=False)
+        pytest.skip(msg, allow_module_level=module_level)

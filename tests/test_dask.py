@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from conftest import require_extra
 
-distributed = pytest.importorskip("distributed")
+distributed = require_extra("distributed", "dask", module_level=True)
 
 from structkit.batch import Input, TagJob, run  # noqa: E402
 from structkit.distributed import KILL_ENV, run_dask  # noqa: E402

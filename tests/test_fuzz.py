@@ -2,7 +2,10 @@
 CoNLL-U/CoNLL-X and n-best readers, the TOML config loader and the model loader.
 
 The property: every input either loads or raises ``structkit.errors.UserError`` -- never any
-other exception -- within a bounded time per input (hypothesis' ``deadline``). Inputs are
+other exception. The work is bounded, not the clock: every strategy caps its sizes (rows,
+fields, bytes, nesting), so an example's cost is bounded by construction, and no wall-clock
+deadline is asserted (hypothesis' ``deadline`` is off: a loaded machine must not fail a test).
+A reader that hung on a small input would still stop the suite, which is how it shows. Inputs are
 drawn near the valid formats (valid rows with mutations: wrong column counts, empty fields,
 tabs, CR, NUL, BOM, odd Unicode, huge or negative numbers, deep nesting), not only as random
 bytes, so they reach past the first check. Examples per subject: ``FUZZ_EXAMPLES`` (derandomized,
@@ -14,13 +17,14 @@ import json
 import os
 import tempfile
 import zipfile
-from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-hypothesis = pytest.importorskip("hypothesis")
+from conftest import require_extra  # noqa: E402
+
+hypothesis = require_extra("hypothesis", "test", module_level=True)
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -37,7 +41,7 @@ import structkit.tasks.sequence  # noqa: E402,F401
 FUZZ_EXAMPLES = int(os.environ.get("STRUCTKIT_FUZZ_EXAMPLES", "150"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-fuzz = settings(max_examples=FUZZ_EXAMPLES, deadline=timedelta(seconds=5), derandomize=True,
+fuzz = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
                 database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                                       HealthCheck.filter_too_much])
 

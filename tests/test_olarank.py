@@ -10,6 +10,7 @@ import itertools
 
 import numpy as np
 import pytest
+from conftest import require_extra
 
 from seqref import F, flat, make_data
 from structkit.learn import olarank as ol
@@ -121,7 +122,7 @@ def test_greedy_decode_matches_reference():
 def test_batch_greedy_reaches_the_qp_optimum():
     """larank-greedy-batch stops when the KKT conditions hold to tau; its dual then matches a
     generic QP solution of (6) (scipy SLSQP) on a tiny problem."""
-    scipy_opt = pytest.importorskip("scipy.optimize")
+    scipy_opt = require_extra("scipy.optimize", "test")
     rng = np.random.default_rng(11)
     NF, L, K, C = 6, 3, 1, 0.7
     d = make_data(rng, 3, L, NF, max_n=3, nnz=2)

@@ -5,6 +5,7 @@ import json
 import os
 
 import pytest
+from conftest import require_extra
 
 from tests.clitools import assert_one_line_error
 
@@ -21,7 +22,7 @@ def _train(sk, d, algo, epochs=3):
 
 
 def test_plot_two_runs(sk, tmp_path):
-    pytest.importorskip("matplotlib")
+    require_extra("matplotlib", "plot")
     from structkit.plot import read_curve
 
     a, b = _train(sk, tmp_path, "perceptron"), _train(sk, tmp_path, "greedy", 2)

@@ -1,7 +1,9 @@
 import math
 
 import pytest
-from scipy import stats
+from conftest import require_extra
+
+stats = require_extra("scipy.stats", "test", module_level=True)
 
 from structkit.eval.significance import _binom_two_sided, mcnemar, sign_test
 

@@ -4,7 +4,9 @@ import itertools
 
 import numpy as np
 import pytest
-from scipy.optimize import minimize
+from conftest import require_extra
+
+minimize = require_extra("scipy.optimize", "test", module_level=True).minimize
 
 from seqref import F, flat, make_data, sentence
 from structkit.learn.kbest import kbest_pa_epoch

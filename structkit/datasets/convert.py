@@ -4,13 +4,18 @@ not their names) and making a corpus's files from them.
 A converter writes every file of the corpus under ``out`` (at its data-folder path) and checks
 ``source_sha256`` on the archive members it reads; the caller then checks what was written.
 Members are streamed, never extracted by name, so an archive cannot write outside ``out``, and
-each read stops at a size limit, so a hostile archive cannot fill the disk.
+each read stops at a size limit, so a hostile archive cannot fill the disk; memory stays flat
+whatever a member holds (members are copied in 1 MiB pieces, converted in a stream). Every
+path written is checked, after resolving, to lie inside ``out`` (``inside``), and a name that
+comes from outside (a repository listing) must be a plain file name (``plain_name``).
 """
 from __future__ import annotations
 
+import codecs
 import gzip
 import hashlib
 import io
+import os
 import re
 import shutil
 import tarfile
@@ -24,11 +29,35 @@ from structkit.errors import UserError
 
 UNKNOWN_LIMIT = 2 << 30  # bytes read from one member whose size the registry does not know
 _BROKEN = (zipfile.BadZipFile, tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile,
-           zipfile.LargeZipFile, ValueError)
+           zipfile.LargeZipFile, ValueError, NotImplementedError)  # the last: a compression zipfile lacks
+_NAME_MAX = 255
 
 
 class CorruptDownload(UserError):
     """A download that cannot be read as what it claims to be."""
+
+
+def plain_name(name: object, what: str) -> str:
+    """``name`` if it is a plain file name that may become a path: a non-empty string of at most
+    255 characters with no folder part (``/`` or ``\\``), not ``.`` or ``..``, no drive
+    (``C:``), no NUL or other control character; otherwise a CorruptDownload naming ``what``."""
+    ok = (isinstance(name, str) and 0 < len(name) <= _NAME_MAX and name not in (".", "..")
+          and not any(c in name for c in "/\\:") and all(ord(c) >= 32 and ord(c) != 127 for c in name))
+    if not ok:
+        shown = repr(name)[:80]
+        raise CorruptDownload(f"{what} names a file {shown}, which is not a plain file name; "
+                              f"refusing to use it as a path")
+    return name
+
+
+def inside(root: Path, path: Path) -> Path:
+    """``path`` if, once resolved (symbolic links followed), it lies under ``root`` resolved;
+    otherwise a UserError. Checked on the resolved path, not only the string."""
+    base = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(path))
+    if real != base and base not in real.parents:
+        raise UserError(f"refusing to write {path}: it resolves to {real}, outside {base}")
+    return path
 
 
 class Archive:
@@ -106,6 +135,9 @@ class Archive:
     def open(self, name: str) -> IO[bytes]:
         try:
             if self._zip is not None:
+                if self._zip.getinfo(name).flag_bits & 0x1:
+                    raise CorruptDownload(f"{self.label}: member {name} is encrypted; structkit "
+                                          f"reads no password-protected archives")
                 return self._zip.open(name)
             if self._tar is not None:
                 f = self._tar.extractfile(name)
@@ -174,9 +206,9 @@ def _check_source(corpus: Corpus, f: File, archive: Archive, member: str, sha: s
 
 
 def _target(out: Path, f: File) -> Path:
-    p = out / f.path
+    p = inside(out, out / f.path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    return p
+    return inside(out, p)
 
 
 def convert_copy(corpus: Corpus, sources: list[Archive], out: Path) -> None:
@@ -191,17 +223,35 @@ def convert_copy(corpus: Corpus, sources: list[Archive], out: Path) -> None:
 
 def convert_utf8(corpus: Corpus, sources: list[Archive], out: Path) -> None:
     """As ``copy``, but a member that is not valid UTF-8 is read as Latin-1 and written as
-    UTF-8 (the CoNLL-2002 files were first distributed in Latin-1)."""
+    UTF-8 (the CoNLL-2002 files were first distributed in Latin-1). Streamed: the member is
+    copied to disk, checked as UTF-8 in pieces, and transcoded in pieces where it is not."""
     for f in corpus.files:
         a = sources[f.source]
         member = a.find(f.member)
-        data = a.read(member, _limit(f))
-        _check_source(corpus, f, a, member, hashlib.sha256(data).hexdigest())
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
-            data = data.decode("latin-1").encode("utf-8")
-        _target(out, f).write_bytes(data)
+        target = _target(out, f)
+        raw = target.with_name(target.name + ".raw")
+        with open(raw, "wb") as dest:
+            sha = a.read_to(member, dest, _limit(f))
+        _check_source(corpus, f, a, member, sha)
+        if _is_utf8(raw):
+            os.replace(raw, target)
+            continue
+        with open(raw, "rb") as src, open(target, "wb") as dest:
+            while chunk := src.read(1 << 20):
+                dest.write(chunk.decode("latin-1").encode("utf-8"))
+        raw.unlink()
+
+
+def _is_utf8(path: Path) -> bool:
+    dec = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                dec.decode(chunk)
+        dec.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 _WSJ = re.compile(r"(?:^|/)wsj_(\d{4})\.dp$")
@@ -245,7 +295,11 @@ def convert_ptb(corpus: Corpus, sources: list[Archive], out: Path) -> None:
             raise UserError(f"{a.label} lacks wsj_{missing[0]:04d}.dp "
                             f"({len(missing)} of the WSJ files {lo:04d}-{hi:04d} missing)")
         for n in range(lo, hi + 1):
-            text = a.read(files[n], 1 << 24).decode("utf-8")
+            try:
+                text = a.read(files[n], 1 << 24).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise CorruptDownload(f"{a.label}: member {files[n]} is not UTF-8 text "
+                                      f"(byte {e.start}: {e.reason})") from None
             by_split[split].extend(ptb_sentences(text, f"{a.label}:{files[n]}"))
     targets = {f.path: f for f in corpus.files}
     for split, sents in by_split.items():

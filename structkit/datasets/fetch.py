@@ -16,6 +16,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, replace
@@ -23,12 +24,18 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from structkit.datasets import paths
-from structkit.datasets.convert import CONVERTERS, Archive, git_blob_sha1, sha256_file
+from structkit.datasets.convert import (CONVERTERS, Archive, CorruptDownload, git_blob_sha1, inside,
+                                        plain_name, sha256_file)
 from structkit.datasets.registry import UD_ORG, Corpus, Download, File, get, ud_folder
 from structkit.errors import UserError
 
 MIRROR_ENV = "STRUCTKIT_MIRROR"
-TIMEOUT = 30.0
+TIMEOUT = 30.0          # seconds one read may wait for bytes
+MAX_BYTES = 1 << 30     # one download, at most (the largest registered one is under 100 MB)
+MAX_BYTES_ENV = "STRUCTKIT_MAX_DOWNLOAD_BYTES"
+LISTING_BYTES = 16 << 20  # a repository listing, at most
+MIN_RATE = 1024         # bytes/s: a download slower than this on average ...
+GRACE = 60.0            # ... once it has run this many seconds is stopped (a drip never ends)
 SUMS = "SHA256SUMS"
 
 
@@ -136,30 +143,66 @@ class _Short(Exception):
     pass
 
 
-def download(url: str, dest: Path, progress: bool, desc: str) -> None:
-    """Stream ``url`` into ``dest``; any failure is a FetchError naming the URL and the cause."""
+def max_bytes() -> int:
+    """The size cap of one download: ``$STRUCTKIT_MAX_DOWNLOAD_BYTES`` or 1 GiB."""
+    v = os.environ.get(MAX_BYTES_ENV, "")
+    if not v:
+        return MAX_BYTES
+    if not v.isdigit() or int(v) <= 0:
+        raise UserError(f"${MAX_BYTES_ENV} must be a positive number of bytes, not {v!r}")
+    return int(v)
+
+
+class _TooBig(Exception):
+    pass
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def download(url: str, dest: Path, progress: bool, desc: str, limit: int | None = None) -> None:
+    """Stream ``url`` into ``dest``; any failure is a FetchError naming the URL and the cause.
+    Bounded: at most ``limit`` bytes (default ``max_bytes()``), each read waits at most
+    ``TIMEOUT`` s, and a download still under ``MIN_RATE`` bytes/s on average after ``GRACE``
+    seconds is stopped, so neither an endless body nor a drip runs on."""
     got, total = 0, None
+    limit = max_bytes() if limit is None else limit
     req = urllib.request.Request(url, headers={"User-Agent": "structkit (structkit data fetch)"})
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT) as r, open(dest, "wb") as out:
             length = r.headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
+            if total is not None and total > limit:
+                raise _TooBig()
+            start = time.monotonic()
             bar = None
             if progress:
                 from tqdm import tqdm
                 bar = tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
                            file=sys.stderr, leave=False)
             try:
-                while chunk := r.read(1 << 16):
-                    out.write(chunk)
+                while chunk := r.read1(1 << 16):
                     got += len(chunk)
+                    if got > limit:
+                        raise _TooBig()
+                    out.write(chunk)
                     if bar is not None:
                         bar.update(len(chunk))
+                    spent = time.monotonic() - start
+                    if spent > GRACE and got < MIN_RATE * spent:
+                        raise _TooSlow()
             finally:
                 if bar is not None:
                     bar.close()
             if total is not None and got != total:
                 raise _Short()
+    except _TooBig:
+        raise FetchError(f"cannot download {url}: it is larger than {limit:,} bytes, the cap of "
+                         f"one download (${MAX_BYTES_ENV} raises it)") from None
+    except _TooSlow:
+        raise FetchError(f"cannot download {url}: {got:,} bytes in {time.monotonic() - start:.0f} s, "
+                         f"under {MIN_RATE:,} bytes/s; stopped") from None
     except (OSError, http.client.HTTPException, _Short, ValueError) as e:
         if isinstance(e, OSError) and not isinstance(e, (urllib.error.URLError, ConnectionError,
                                                          TimeoutError, socket.timeout)) \
@@ -208,7 +251,7 @@ def _ud_plan(corpus: Corpus, work: Path, mirror: str | None) -> Corpus:
     api = f"https://api.github.com/repos/{UD_ORG}/UD_{treebank}/contents?ref={ref}"
     listing = work / "listing.json"
     try:
-        download(mirrored(api, mirror), listing, False, "listing")
+        download(mirrored(api, mirror), listing, False, "listing", LISTING_BYTES)
     except FetchError as e:
         if "HTTP 404" in str(e):
             raise FetchError(f"{e} (is UD_{treebank} at {ref} a treebank and release of "
@@ -221,6 +264,12 @@ def _ud_plan(corpus: Corpus, work: Path, mirror: str | None) -> Corpus:
         raise FetchError(f"{mirrored(api, mirror)} did not return a GitHub file listing") from None
     wanted = [e for e in entries if str(e.get("name", "")).endswith(".conllu")
               or e.get("name") in ("LICENSE.txt", "LICENSE.md", "README.md", "README.txt")]
+    for e in wanted:  # a listed name becomes a path: only plain file names pass
+        plain_name(e.get("name"), f"the listing of UD_{treebank} at {ref}")
+        if e.get("sha") is not None and not (isinstance(e["sha"], str) and len(e["sha"]) == 40
+                                             and all(c in "0123456789abcdef" for c in e["sha"])):
+            raise CorruptDownload(f"the listing of UD_{treebank} at {ref} gives {e['name']} a "
+                                  f"git blob id that is not 40 hex digits")
     if not any(e["name"].endswith(".conllu") for e in wanted):
         raise UserError(f"UD_{treebank} at {ref} has no .conllu files")
     pinned = {f.name: f for f in corpus.files}
@@ -373,7 +422,7 @@ def _fetch_into(corpus: Corpus, home: Path, work: Path, mirror: str | None,
             a.close()
     sums: dict[Path, list[str]] = {}
     for f in corpus.files:
-        p = out / f.path
+        p = inside(out, out / f.path)
         if not p.is_file():
             raise UserError(f"{f.path} was not produced")
         sha = sha256_file(p)
@@ -396,8 +445,9 @@ def _install(corpus: Corpus, home: Path, out: Path, old: Path, folders: list[Pat
     old.mkdir()
     try:
         for i, f in enumerate(corpus.files):
-            dest = home / f.path
+            dest = inside(home, home / f.path)
             dest.parent.mkdir(parents=True, exist_ok=True)
+            inside(home, dest)
             kept = None
             if dest.exists():
                 kept = old / str(i)

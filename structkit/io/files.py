@@ -26,8 +26,14 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
             raise UserError("standard input is closed", "<stdin>")
         yield sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
         return
+    with open_binary(path) as f:
+        yield f
+
+
+def open_binary(path: str) -> IO[bytes]:
+    """Open a file for reading as bytes, the caller closing it; errors become UserError."""
     try:
-        f = open(path, "rb")
+        return open(path, "rb")
     except FileNotFoundError:
         raise UserError("no such file", path) from None
     except IsADirectoryError:
@@ -36,8 +42,6 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
         raise UserError("permission denied", path) from None
     except OSError as e:
         raise UserError(f"cannot read: {e.strerror or e}", path) from None
-    with f:
-        yield f
 
 
 def iter_lines(path: str, stream: IO) -> Iterator[tuple[int, str]]:
@@ -82,15 +86,27 @@ def same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _is_stdin(path: str) -> bool:
+    """Whether ``path`` is the file standard input reads (``-o /dev/stdin`` with ``< FILE``)."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdin.fileno()))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def check_outputs(outputs: list[str | None], inputs: list[str]) -> None:
     """Refuse, before any work, an output that is the same file as an input (or the model, or
-    another output) or that cannot be written. '-' and None are standard output."""
+    another output) or that cannot be written. '-' and None are standard output; an input '-'
+    is standard input, so an output that is the file behind it (``/dev/stdin``) is refused."""
     real = [o for o in outputs if o is not None and o != "-"]
     for k, out in enumerate(real):
         check_output_path(out)
         if _direct(out) and not os.path.exists(out):
             continue
         for inp in inputs:
+            if inp == "-" and _is_stdin(out):
+                raise UserError("refusing to write over standard input, which this command reads; "
+                                "choose another output", out)
             if inp is not None and inp != "-" and same_file(out, inp):
                 raise UserError(f"refusing to write over {inp!r}, which this command reads; "
                                 "choose another output", out)
@@ -101,13 +117,13 @@ def check_outputs(outputs: list[str | None], inputs: list[str]) -> None:
 
 def _direct(path: str) -> bool:
     """Outputs written in place rather than through a temporary file and a rename: anything
-    that is not a regular file (a FIFO, a device, /dev/stdout, /proc/self/fd/N)."""
-    if path.startswith(("/dev/", "/proc/")):
-        return True
+    that is not a regular file (a FIFO, a device, /dev/stdout on a pipe or terminal). A path
+    that resolves to a regular file (``/dev/stdout`` redirected to a file) is written through a
+    temporary file beside that file and renamed onto it: never onto the link itself."""
     try:
         st = os.stat(path)
     except OSError:
-        return False
+        return path.startswith(("/dev/", "/proc/"))
     return not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode))
 
 

@@ -1,0 +1,68 @@
+"""Hostile inputs to the smaller commands (issue 30, item 6): each is one line and a non-zero
+exit, never a traceback."""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from clitools import assert_one_line_error
+from conftest import require_extra
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CHUNK = os.path.join(ROOT, "data", "sample", "chunk")
+
+
+@pytest.fixture(scope="module")
+def chunk_model(tmp_path_factory):
+    from structkit.tasks.sequence import TaggerConfig, train_tagger
+
+    p = tmp_path_factory.mktemp("m") / "chunk.model"
+    train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=1),
+                 os.path.join(CHUNK, "train.txt")).save(str(p))
+    return str(p)
+
+
+@pytest.mark.parametrize("n", [str(10 ** 30), str(sys.maxsize + 1), "11"])
+def test_explain_sentence_past_the_end(sk, chunk_model, n):
+    test = os.path.join(CHUNK, "test.txt")
+    n_sents = open(test).read().strip().count("\n\n") + 1
+    assert_one_line_error(sk("explain", "--model", chunk_model, test, "--sentence", n),
+                          f"there is no sentence {n} (the file has {n_sents})")
+
+
+def _metrics(tmp_path, epochs, name="m.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps({"epochs": epochs}))
+    return str(p)
+
+
+@pytest.mark.parametrize("epochs,needle", [
+    ([{"epoch": {"a": 1}, "dev": {"f1": 1}}], "epoch 1 is numbered"),
+    ([{"epoch": 1.5, "dev": {"f1": 1}}], "epoch 1 is numbered"),
+    ([{"epoch": 1, "dev": {"f1": 1e308}}], "epoch 1 has dev f1 1e+308, not a score"),
+    ([{"epoch": 1, "dev": {"f1": 3}}, {"epoch": 2, "dev": {"f1": "high"}}], "epoch 2 has dev f1 'high', not a number"),
+    ([{"epoch": 1, "train_accuracy": -1e300}], "epoch 1 has train_accuracy -1e+300, not a score"),
+])
+def test_plot_odd_metrics_files(sk, tmp_path, epochs, needle):
+    require_extra("matplotlib", "plot")
+    assert_one_line_error(sk("plot", _metrics(tmp_path, epochs), "-o", str(tmp_path / "o.png")), needle)
+    assert not (tmp_path / "o.png").exists()
+
+
+def test_plot_title_and_labels_are_plain_text(sk, tmp_path):
+    """A ``$`` in a title (or in a label from the file) would start matplotlib's mathtext, and
+    ``$x^{$`` does not parse: shown as written instead."""
+    require_extra("matplotlib", "plot")
+    good = _metrics(tmp_path, [{"epoch": 1, "dev": {"f1": 50}}, {"epoch": 2, "dev": {"f1": 60}}])
+    r = sk("plot", good, "-o", str(tmp_path / "o.png"), "--title", "$x^{$ costs $5")
+    assert r.code == 0, r.err
+    assert (tmp_path / "o.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_reads_a_bounded_amount(sk, tmp_path):
+    require_extra("matplotlib", "plot")
+    assert_one_line_error(sk("plot", "/dev/zero", "-o", str(tmp_path / "o.png")),
+                          "/dev/zero: not a metrics file: larger than 64 MB")
