@@ -81,8 +81,15 @@ def _s(x: float) -> str:
 def _fixed_row(run: str, d: dict, shown: str, metric: str) -> str:
     test = d["test"][metric]
     unit = " %" if metric == "accuracy" else " F1"
-    return (f"| {run} | {shown} | - | {_f(test)}{unit} | - | {_s(d['train_wall_seconds'])} "
-            f"(`structkit train` wall: reading, features, {d['epochs']} epochs, saving) |")
+    info = d.get("train_info", {})
+    dev = info.get("selected_dev")
+    if dev:  # the config names a dev set: training kept the best dev epoch
+        shown = shown.replace(f"{d['epochs']} epochs", f"{d['epochs']} epochs, best dev epoch "
+                              f"({info['selected_epoch']}) kept")
+    cpu = f", {_s(d['train_cpu_seconds'])} CPU" if "train_cpu_seconds" in d else ""
+    return (f"| {run} | {shown} | {_f(dev[metric]) if dev else '-'} | {_f(test)}{unit} | - | "
+            f"{_s(d['train_wall_seconds'])} (`structkit train` wall{cpu}: reading, features, "
+            f"{d['epochs']} epochs, saving) |")
 
 
 def _grid_row(run: str, d: dict, metric: str, namer, what: str, extra=lambda r: "") -> str:

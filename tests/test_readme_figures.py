@@ -23,41 +23,18 @@ def _module():
 rf = _module()
 README = (ROOT / "README.md").read_text()
 
-# Paragraphs another branch (i25-reruns) is rerunning and rewriting: their figures are unsourced
-# here until it merges, and are listed apart in the failure so that it is plain which ones are
-# expected. A phrase of each block identifies it. Remove this once that branch is merged.
-PENDING_RERUNS = {
-    "UDPipe 1's tagger": "UD POS on ParTUT",
-    "the tokenizer gets token F1": "rules tokenizer",
-    "syntok": "rules tokenizer against syntok, NLTK, sacremoses",
-    "converted to IOBES": "IOBES",
-    "FB1: 79.45": "IOBES commands",
-    "the plain command above gives UAS": "dependency parsing",
-    "a loaded model parses about": "lookahead parser speed",
-}
-
-
-def _pending(block) -> str | None:
-    text = "\n".join(block.lines)
-    return next((what for phrase, what in PENDING_RERUNS.items() if phrase in text), None)
-
 
 def test_readme_has_no_unsourced_figure():
     findings, problems = rf.check(README)
     bad = [f for f in findings if f.source is None]
-    pending = [f for f in bad if _pending(f.block)]
-    other = [f for f in bad if not _pending(f.block)]
     say = lambda f: f"  README.md:{f.figure.line}: {f.figure.text}  [{f.figure.line_text.strip()[:100]}]"
     msg = []
     if problems:
         msg += ["bad markers or citations:"] + [f"  {p}" for p in problems]
-    if other:
+    if bad:
         msg += ["figures with no source in a results/ file their block cites "
                 "(cite it, rerun what wrote it, or mark a paper's figure `<!-- quoted: ... -->`):"]
-        msg += [say(f) for f in other]
-    if pending:
-        msg += [f"pending on branch i25-reruns, expected until it merges ({len(pending)}):"]
-        msg += [say(f) + f" ({_pending(f.block)})" for f in pending]
+        msg += [say(f) for f in bad]
     assert not msg, "\n".join(msg)
 
 
