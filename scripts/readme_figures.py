@@ -98,6 +98,9 @@ ALLOWED = [
     ("20,000", "tokenising text 20,000", "serve's tokenising step, in characters"),
     ("16 KiB", "bodies over 16 KiB", "serve's threshold for its big-request lane"),
     ("1,000", "`--max-connections` (1,000", "the default of serve's --max-connections"),
+    ("16 MB", "a line of a file 16 MB", "the readers' line limit (structkit/io/files)"),
+    ("1 MB", "a config 1 MB", "the config file limit (structkit/config)"),
+    ("256 MB", "256 MB (`STRUCTKIT_MAX_NBEST_BYTES`)", "the n-best file limit (structkit/io/nbest)"),
 ]
 
 
