@@ -101,6 +101,9 @@ ALLOWED = [
     ("16 MB", "a line of a file 16 MB", "the readers' line limit (structkit/io/files)"),
     ("1 MB", "a config 1 MB", "the config file limit (structkit/config)"),
     ("256 MB", "256 MB (`STRUCTKIT_MAX_NBEST_BYTES`)", "the n-best file limit (structkit/io/nbest)"),
+    ("1 GiB", "stops at 1 GiB", "the download cap (structkit/datasets/fetch)"),
+    ("2,048", "label set over 2,048", "the beam parser's label limit (structkit/tasks/labelled)"),
+    ("64 MB", "its first 64 MB", "the batch block cap (structkit/batch)"),
 ]
 
 
