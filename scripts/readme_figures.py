@@ -32,7 +32,7 @@ table and section numbers); a number joined to a letter, ``_``, ``^`` or ``.`` (
 ``x10``, ``2^23``, ``conll2000``); versions (two or more dots, ``1.4.4``, or after ``Python``);
 option values (after ``=`` or after ``--option``); bounds (after ``at most``, ``below``,
 ``up to``, ``within``: limits the code enforces, not measurements); and the few settings in
-``ALLOWED`` (each with its reason).
+``ALLOWED`` (each with the code constant that holds it, checked by the tests).
 
 Where a figure comes from
 -------------------------
@@ -87,24 +87,34 @@ QUOTED = re.compile(r"<!--\s*quoted:\s*(?P<body>.*?)-->", re.S)
 COMMENT = re.compile(r"<!--.*?-->", re.S)
 INLINE_CODE = re.compile(r"`+[^`\n]*`+")
 
-# Settings the rules above do not recognise: (figure, words around it in the README, why it is
-# not a measurement). Keep this short; a measured figure never belongs here.
+# Settings the rules above do not recognise: (figure, words around it in the README, the code
+# constant that holds it as ``module:NAME``). They are not measurements but limits and defaults,
+# so their source is the code: tests/test_readme_figures.py imports each constant and checks that
+# the figure is its value (a figure with MB/MiB/KiB/GiB in powers of two). A measured figure
+# never belongs here.
 ALLOWED = [
-    ("1 MiB", "(1 MiB)", "the default of serve's --max-bytes"),
-    ("100,000", "more than 100,000 words", "serve's limit on the words of one request"),
-    ("1 MB", "about 1 MB of whole sentences", "the block size of --jobs (structkit/batch)"),
-    ("1,000", "CoNLL-U over 1,000 words", "serve's limit on the words of one sentence"),
-    ("1,000", "of 1,000 words, with a warning", "serve's limit on the words of one sentence"),
-    ("20,000", "tokenising text 20,000", "serve's tokenising step, in characters"),
-    ("16 KiB", "bodies over 16 KiB", "serve's threshold for its big-request lane"),
-    ("1,000", "`--max-connections` (1,000", "the default of serve's --max-connections"),
-    ("16 MB", "a line of a file 16 MB", "the readers' line limit (structkit/io/files)"),
-    ("1 MB", "a config 1 MB", "the config file limit (structkit/config)"),
-    ("256 MB", "256 MB (`STRUCTKIT_MAX_NBEST_BYTES`)", "the n-best file limit (structkit/io/nbest)"),
-    ("1 GiB", "stops at 1 GiB", "the download cap (structkit/datasets/fetch)"),
-    ("2,048", "label set over 2,048", "the beam parser's label limit (structkit/tasks/labelled)"),
-    ("64 MB", "its first 64 MB", "the batch block cap (structkit/batch)"),
+    ("1 MiB", "(1 MiB)", "structkit.serve:MAX_BYTES"),
+    ("100,000", "more than 100,000 words", "structkit.serve:MAX_WORDS"),
+    ("1 MB", "about 1 MB of whole sentences", "structkit.batch:BLOCK_BYTES"),
+    ("1,000", "CoNLL-U over 1,000 words", "structkit.serve:MAX_SENTENCE_WORDS"),
+    ("1,000", "of 1,000 words, with a warning", "structkit.serve:MAX_SENTENCE_WORDS"),
+    ("20,000", "tokenising text 20,000", "structkit.serve:PIECE_CHARS"),
+    ("16 KiB", "bodies over 16 KiB", "structkit.serve:BIG_BYTES"),
+    ("1,000", "`--max-connections` (1,000", "structkit.serve:MAX_CONNECTIONS"),
+    ("16 MB", "a line of a file 16 MB", "structkit.io.files:MAX_LINE_BYTES"),
+    ("1 MB", "a config 1 MB", "structkit.config:MAX_CONFIG_BYTES"),
+    ("256 MB", "256 MB (`STRUCTKIT_MAX_NBEST_BYTES`)", "structkit.io.nbest:MAX_NBEST_BYTES"),
+    ("1 GiB", "stops at 1 GiB", "structkit.datasets.fetch:MAX_BYTES"),
+    ("2,048", "label set over 2,048", "structkit.tasks.labelled:MAX_LABELS"),
+    ("64 MB", "its first 64 MB", "structkit.batch:MAX_BLOCK_BYTES"),
 ]
+
+
+def setting_value(fig: str) -> int:
+    """The number a setting's figure stands for: '16 KiB' -> 16384, '1,000' -> 1000."""
+    num, _, unit = fig.partition(" ")
+    scale = {"": 1, "KiB": 1 << 10, "MB": 1 << 20, "MiB": 1 << 20, "GiB": 1 << 30}[unit]
+    return int(num.replace(",", "")) * scale
 
 
 @dataclass

@@ -270,6 +270,7 @@ def _from_text(text: str, lang: str, job: Job | None = None,
     get_tokenizer(lang)   # an unknown language: its UserError before any work
     out: list[Sent] = []
     cut = total = 0
+    prev_cut = False
     for s, base in ((s, base) for base, piece in _pieces(text) for s in iter_sentences(piece, lang)):
         if job is not None:
             job.check()
@@ -281,7 +282,8 @@ def _from_text(text: str, lang: str, job: Job | None = None,
                 n = 0
             pieces[-1].append(tok)
             n += len(tok.words)
-        cut += len(pieces) > 1
+        cut += (len(pieces) > 1 or s.cut) and not prev_cut  # a run of cut pieces is one sentence
+        prev_cut = s.cut
         for toks in pieces:
             words, starts, ends, space, mwt = [], [], [], [], []
             for tok in toks:

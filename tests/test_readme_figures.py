@@ -159,10 +159,23 @@ def test_generated_table_and_example_outputs_are_left_to_their_own_tests():
     assert figs == ["9.87"]
 
 
-def test_the_allowlist_is_small_and_each_entry_is_in_the_readme():
-    assert len(rf.ALLOWED) <= 5
-    for fig, context, why in rf.ALLOWED:
-        assert context in README and fig in context and why
+def test_each_allowed_setting_is_in_the_readme_and_equals_its_code_constant():
+    """Allowed figures are settings, sourced from the code: each names the constant that holds
+    it, and the README's figure must be that constant's value (a changed limit fails here)."""
+    import importlib
+
+    for fig, context, where in rf.ALLOWED:
+        assert context in README and fig in context, (fig, context)
+        module, name = where.split(":")
+        assert getattr(importlib.import_module(module), name) == rf.setting_value(fig), (fig, where)
+
+
+def test_an_allowed_setting_that_drifts_from_its_constant_fails(monkeypatch):
+    import structkit.tasks.labelled as labelled
+
+    monkeypatch.setattr(labelled, "MAX_LABELS", 4096)
+    with pytest.raises(AssertionError):
+        test_each_allowed_setting_is_in_the_readme_and_equals_its_code_constant()
 
 
 def test_command_line_lists_unsourced_figures(tmp_path, capsys):

@@ -5,7 +5,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Iterator
 
-__all__ = ["Token", "Sentence", "Tokenizer", "MAX_SENTENCE_TOKENS"]
+__all__ = ["Token", "Sentence", "Tokenizer", "MAX_SENTENCE_TOKENS", "CutSentence"]
 
 # The most tokens one sentence of raw text may have: a longer run without a sentence end (a
 # 10 MB line of "a,a,a,...", a list without punctuation) is cut into sentences of this many
@@ -42,6 +42,11 @@ class Sentence:
     text: str
     new_par: bool
     new_doc: bool
+    cut: bool = False  # cut at MAX_SENTENCE_TOKENS with no end in sight: it goes on in the next
+
+
+class CutSentence(list):
+    """The tokens of a sentence cut at ``MAX_SENTENCE_TOKENS`` (what a tokenizer yields then)."""
 
 
 class Tokenizer(ABC):

@@ -37,7 +37,7 @@ import re
 from itertools import pairwise
 from typing import Iterator
 
-from structkit.text.base import MAX_SENTENCE_TOKENS, Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
 
 __all__ = ["EnglishTokenizer"]
 
@@ -239,7 +239,7 @@ class EnglishTokenizer(Tokenizer):
                     yield _final_period(sent)
                     sent = []
             if len(sent) == MAX_SENTENCE_TOKENS:
-                yield sent   # no end in sight: cut here (see MAX_SENTENCE_TOKENS)
+                yield CutSentence(sent)   # no end in sight: cut here (see MAX_SENTENCE_TOKENS)
                 sent = []
             sent.append(tok)
             ended = None if how == "close" else how

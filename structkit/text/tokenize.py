@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
-from structkit.text.base import MAX_SENTENCE_TOKENS, Sentence, Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Sentence, Token, Tokenizer
 from structkit.text.english import EnglishTokenizer
 
 __all__ = ["Token", "Sentence", "Tokenizer", "TOKENIZERS", "SPLIT_MODES", "get_tokenizer",
@@ -110,8 +110,8 @@ def _sentences(tokenizer: Tokenizer, blocks: Iterable[tuple[int, str, bool]],
             groups = _whole(tokenizer.tokens(block, offset))
         for toks in groups:
             start, end = toks[0].start, toks[-1].end
-            yield Sentence(toks, start, end, block[start - offset:end - offset],
-                           new_par=new_par, new_doc=first)
+            yield Sentence(list(toks), start, end, block[start - offset:end - offset],
+                           new_par=new_par, new_doc=first, cut=isinstance(toks, CutSentence))
             first = new_par = False
 
 
@@ -121,7 +121,7 @@ def _whole(tokens: Iterable[Token]) -> Iterator[list[Token]]:
     toks: list[Token] = []
     for tok in tokens:
         if len(toks) == MAX_SENTENCE_TOKENS:
-            yield toks
+            yield CutSentence(toks)
             toks = []
         toks.append(tok)
     if toks:
