@@ -56,6 +56,11 @@ CASES = [("perceptron", lambda: _train_tagger("perceptron")),
          ("kbest-pa", lambda: _train_tagger("kbest-pa")),
          ("kbest-mira", lambda: _train_tagger("kbest-mira")),
          ("kbest-sdm", lambda: _train_tagger("kbest-sdm")),
+         ("kbest-larank", lambda: _train_tagger("kbest-larank")),
+         ("olarank-exact", lambda: _train_tagger("olarank-exact")),
+         ("olarank-greedy", lambda: _train_tagger("olarank-greedy", order=2)),
+         ("larank-greedy-batch", lambda: _train_tagger("larank-greedy-batch")),
+         ("perceptron-greedy", lambda: _train_tagger("perceptron-greedy")),
          ("parser-lookahead", lambda: _train_parser("lookahead")),
          ("parser-beam", lambda: _train_parser("beam"))]
 

@@ -47,7 +47,7 @@ import numpy as np
 
 from structkit.learn.pieces import run_in_pieces
 from structkit.features.extract import Encoded
-from structkit.learn.larank import kbest_larank_epoch
+from structkit.learn.larank import larank_steps
 from structkit.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch,
                                  kbest_sdm_epoch)
 from structkit.models.chain import (Averaged, apply_dF, corpus, hamming, sparse_dF, sparse_dot,
@@ -167,7 +167,6 @@ class KBestLearner(Averaged):
     def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
         order = self.order(data, rng, shuffle)
         X = corpus(data)
-        args = (X, order, self.w, self.u, self.c, self.k)
         smo = SMOLimits(self.tau, self.max_steps)
         tot = [0, 0, 0]
 
@@ -185,7 +184,7 @@ class KBestLearner(Averaged):
 
         if self.algo in ("sdm", "larank") and self._working_sets is None:
             self._working_sets = init_working_sets(data.offsets, X.y, self.C, self.cap)
-        if self.algo != "larank":  # LaRank draws random numbers inside the pass: one call
+        if self.algo != "larank":
             run_in_pieces(order, piece)
             steps, top_loss, dropped = tot
             out = {"train_updates": int(steps), "train_top_loss": int(top_loss)}
@@ -193,9 +192,20 @@ class KBestLearner(Averaged):
                 out["dropped"] = int(dropped)
             return out
         seed = int(rng.integers(2 ** 31))  # LaRank's random reprocessing, from --seed
-        self.c, steps, top_loss, dropped = kbest_larank_epoch(*args, smo, self._working_sets,
-                                                               self.nr, seed)
-        return {"train_updates": int(steps), "train_top_loss": int(top_loss), "dropped": int(dropped)}
+        seen = np.empty(len(order), dtype=np.int64)
+        acc = [0, 0, 0, 0, seed]  # steps, top loss, dropped, examples seen, the next piece's seed
+
+        def larank_piece(part: np.ndarray) -> None:  # numba's generator continues (seed -1)
+            self.c, s, top, d, acc[3] = larank_steps(X, part, self.w, self.u, self.c, self.k, smo,
+                                                     self._working_sets, self.nr, acc[4], 10, seen,
+                                                     acc[3], np.empty(0))
+            acc[0] += s
+            acc[1] += top
+            acc[2] += d
+            acc[4] = -1
+
+        run_in_pieces(order, larank_piece)
+        return {"train_updates": int(acc[0]), "train_top_loss": int(acc[1]), "dropped": int(acc[2])}
 
     def epoch_kernel(self):
         """This learner's epoch as a worker runs it (``structkit.learn.ipm``). SDM and LaRank

@@ -97,10 +97,22 @@ def larank_core(X, order, w, u, c, k, smo, ws, n_reprocess, seed, n_optimize, tr
     w = sum beta dF on entry, e.g. w = 0 with fresh working sets); trace must then hold
     len(order) * (1 + n_reprocess * (1 + n_optimize)) + 1 values (trace[0] = on entry). Entries
     for skipped (empty) examples are left untouched. Returns (c, smo_steps, top_loss, dropped)."""
-    np.random.seed(seed)
+    seen = np.empty(order.shape[0], dtype=np.int64)
+    c, total, top_loss, dropped, _ = larank_steps(X, order, w, u, c, k, smo, ws, n_reprocess, seed,
+                                                  n_optimize, seen, 0, trace)
+    return c, total, top_loss, dropped
+
+
+@njit
+def larank_steps(X, order, w, u, c, k, smo, ws, n_reprocess, seed, n_optimize, seen, n_seen, trace):
+    """The steps of Algorithm 3 for the examples of ``order``, continuing a pass that has seen
+    ``seen[:n_seen]`` (PROCESSOLD and OPTIMIZE draw from them): a pass is one call, or several
+    on consecutive slices of its order (``structkit.learn.pieces``), the first with the pass's
+    seed and the others with -1, which continues numba's generator instead of seeding it.
+    Returns (c, smo_steps, top_loss, dropped, n_seen)."""
+    if seed >= 0:
+        np.random.seed(seed)
     N = order.shape[0]
-    seen = np.empty(N, dtype=np.int64)
-    n_seen = 0
     one = np.empty(1, dtype=order.dtype)
     total = 0
     top_loss = 0
@@ -154,7 +166,7 @@ def larank_core(X, order, w, u, c, k, smo, ws, n_reprocess, seed, n_optimize, tr
                     lin += _lin(X, ws, m)
                     trace[pos] = _dual(w, lin)
                     pos += 1
-    return c, total, top_loss, dropped
+    return c, total, top_loss, dropped, n_seen
 
 
 @njit

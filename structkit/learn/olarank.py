@@ -48,6 +48,7 @@ import numpy as np
 
 from collections import namedtuple
 
+from structkit.learn.pieces import run_in_pieces
 from structkit.learn.smo import init_working_sets, prune_working_set, stored_equals
 from structkit.models.chain import (FirstOrder, GreedyHistory, add_features, add_sparse, corpus,
                                     hamming, smo_pair_step, sparse_dF, sparse_dot, w_dot_dF)
@@ -172,7 +173,8 @@ def olarank_greedy_pass(X, order, w, P, sp, n_sp, tau, kappa, n_reprocess, seed,
     If trace.shape[0] > 0, trace[0] gets the dual on entry and trace[1 + i] the dual recomputed
     from scratch (``greedy_dual``) after the i-th operation (for tests; slow). Returns
     (n_sp, steps taken, dual increase, steps taken by PROCESSNEW)."""
-    np.random.seed(seed)
+    if seed >= 0:  # a negative seed continues the stream (the next piece of a pass)
+        np.random.seed(seed)
     L = w.W.shape[1]
     sc = np.empty(L)
     steps = 0
@@ -354,7 +356,8 @@ def olarank_exact_pass(X, order, w, ws, sp, n_sp, tau, kappa, n_reprocess, seed,
     and ``SupportSet`` sp of size n_sp. ``trace`` as in ``olarank_greedy_pass``. Returns
     (n_sp, steps, dual increase, token errors of the loss-augmented Viterbi sequences at
     PROCESSNEW, dropped)."""
-    np.random.seed(seed)
+    if seed >= 0:  # a negative seed continues the stream (the next piece of a pass)
+        np.random.seed(seed)
     L = w.W.shape[1]
     _, E, seq, score = decode_buffers(X.offsets, L, 1)  # 1-best loss-augmented Viterbi
     steps = 0
@@ -457,8 +460,15 @@ class OLaRankLearner:
         st = self.state
         w = self.w
         if self.algo == "perceptron-greedy":
-            self.c, mistakes = greedy_perceptron_pass(X, order, w, GreedyHistory(self.U, self.HU),
-                                                      self.c, st["hist"])
+            tot = [0]
+
+            def one(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+                self.c, m = greedy_perceptron_pass(X, part, w, GreedyHistory(self.U, self.HU),
+                                                   self.c, st["hist"])
+                tot[0] += m
+
+            run_in_pieces(order, one)
+            mistakes = tot[0]
             return {"train_updates": int(mistakes),
                     "train_accuracy": 100.0 * (1 - mistakes / max(data.n_tokens, 1))}
         out: dict = {}
@@ -472,16 +482,34 @@ class OLaRankLearner:
                 per = 1 + self.nr * (1 + N_OPTIMIZE)
                 n_ops = (data.n_tokens if self.greedy else data.n_sentences) * per + 1
             tr = np.full(n_ops, np.nan)
-            if self.greedy:
-                st["n_sp"], s_, g_, _ = olarank_greedy_pass(
-                    X, order, w, TokenPatterns(st["hist"], st["B"]), st["sp"], st["n_sp"],
-                    self.tau, self.kappa, self.nr, seed, tr)
+            acc = {"steps": 0, "gain": 0.0, "errors": 0, "dropped": 0, "seed": seed}
+
+            def piece(part: np.ndarray) -> None:
+                # A pass over a slice of the order: the pass's state (weights, patterns,
+                # support set) is carried, and numba's generator, seeded by the first piece,
+                # continues in the next (seed -1), so the pieces make the same pass as one call.
+                if self.greedy:
+                    st["n_sp"], s_, g_, _ = olarank_greedy_pass(
+                        X, part, w, TokenPatterns(st["hist"], st["B"]), st["sp"], st["n_sp"],
+                        self.tau, self.kappa, self.nr, acc["seed"], tr)
+                else:
+                    st["n_sp"], s_, g_, errors, dropped = olarank_exact_pass(
+                        X, part, w, st["ws"], st["sp"], st["n_sp"], self.tau, self.kappa, self.nr,
+                        acc["seed"], tr)
+                    acc["errors"] += errors
+                    acc["dropped"] += dropped
+                acc["steps"] += s_
+                acc["gain"] += g_
+                acc["seed"] = -1
+
+            if self.trace is not None:  # the trace counts operations from the pass's start
+                piece(order)
             else:
-                st["n_sp"], s_, g_, errors, dropped = olarank_exact_pass(
-                    X, order, w, st["ws"], st["sp"], st["n_sp"], self.tau, self.kappa, self.nr,
-                    seed, tr)
-                out["train_token_errors"] = int(errors)
-                out["dropped"] = out.get("dropped", 0) + int(dropped)
+                run_in_pieces(order, piece)
+            s_, g_ = acc["steps"], acc["gain"]
+            if not self.greedy:
+                out["train_token_errors"] = int(acc["errors"])
+                out["dropped"] = out.get("dropped", 0) + int(acc["dropped"])
             if self.trace is not None:
                 self.trace.append(tr[~np.isnan(tr)])
             steps += s_
