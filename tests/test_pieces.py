@@ -96,3 +96,37 @@ def test_a_signal_is_handled_between_pieces(monkeypatch, sk, tmp_path):
     assert r.code == 130
     assert len(calls) == 3  # the epoch has more pieces than that: none ran after the signal
     assert not (tmp_path / "m").exists()
+
+
+def test_parameter_mixing_in_pieces_gives_the_same_model(monkeypatch):
+    whole = _arrays(_train_tagger("perceptron", jobs=2))
+    monkeypatch.setattr(pieces, "MAX_SENTENCES", 1)
+    one_by_one = _arrays(_train_tagger("perceptron", jobs=2))
+    for k in whole:
+        assert np.array_equal(whole[k], one_by_one[k]), k
+
+
+def test_a_signal_stops_the_shard_threads_of_parameter_mixing(monkeypatch):
+    """--jobs N training: SIGINT reaches the main thread while the shards run in their threads;
+    the shards then stop at their next piece (ipm.STOP) instead of finishing the epoch, which
+    the pool's shutdown would wait for."""
+    import structkit.learn.ipm as ipm
+
+    real = ipm._run_kernel
+    calls = []
+
+    def wrapped(*args):
+        calls.append(1)
+        out = real(*args)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    monkeypatch.setattr(ipm, "_run_kernel", wrapped)
+    monkeypatch.setattr(pieces, "MAX_SENTENCES", 1)
+    n_sentences = open(os.path.join(CHUNK, "train.txt")).read().strip().count("\n\n") + 1
+    with pytest.raises(KeyboardInterrupt):
+        _train_tagger("perceptron", jobs=2)
+    # one call per sentence would be needed for the epoch; the shards stopped long before
+    assert len(calls) < n_sentences
+    ipm.STOP.clear()

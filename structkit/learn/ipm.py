@@ -44,6 +44,7 @@ it on its worker between epochs and bring it back when the average is read.
 """
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
@@ -135,10 +136,39 @@ def _copy(w: tuple) -> tuple:
     return type(w)(*(a.copy() for a in w))
 
 
+# Set when the command is interrupted (a signal in the main thread) during an epoch: the shard
+# threads stop at their next piece instead of finishing the epoch, which the pool's shutdown
+# would wait for. Cleared at the start of each epoch.
+STOP = threading.Event()
+
+
+class Stopped(Exception):
+    """A shard that stopped at STOP (the main thread is already raising its own exception)."""
+
+
 def run_epoch(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tuple,
               c: float) -> tuple[float, dict]:
     """One epoch of the learner ``kernel`` over ``order``, training (w, u) in place from the
-    counter c. Returns (c, counters)."""
+    counter c, in pieces (``structkit.learn.pieces``: the same result as one call) so that a
+    stop request (``STOP``) is seen within one piece. Returns (c, counters)."""
+    from structkit.learn.pieces import run_in_pieces
+
+    state: list = [c, {}]
+
+    def piece(part: np.ndarray) -> None:
+        if STOP.is_set():
+            raise Stopped()
+        state[0], got = _run_kernel(kernel, X, part, w, u, state[0])
+        for key, v in got.items():
+            state[1][key] = state[1].get(key, 0) + v
+
+    run_in_pieces(order, piece)
+    counts = state[1] or _run_kernel(kernel, X, order[:0], w, u, state[0])[1]
+    return state[0], counts
+
+
+def _run_kernel(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tuple,
+                c: float) -> tuple[float, dict]:
     if kernel.kind == "viterbi":
         from structkit.learn.perceptron import structured_epoch
 
@@ -303,8 +333,13 @@ class ParameterMixing:
         jobs = [replace(base, w=ws[i], u=self._u[i], data=self.data[i], sentences=self.sentences[i],
                         shard=i) for i in range(self.jobs)]
         if self.mapper is None and self.jobs > 1:
+            STOP.clear()
             with ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="structkit-ipm") as pool:
-                results = list(pool.map(train_shard, jobs))
+                try:
+                    results = list(pool.map(train_shard, jobs))
+                except BaseException:  # a signal (or an error): the other shards stop at a piece
+                    STOP.set()
+                    raise
                 mix([r.w for r in results], lr.w, write_back=True, mapper=pool.map, parts=self.jobs)
         else:
             results = list((self.mapper or map)(train_shard, jobs))
