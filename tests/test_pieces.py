@@ -51,6 +51,13 @@ def _train_parser(algo: str):
     return train_parser(ParserConfig(algo=algo, epochs=2), os.path.join(UD, "train.conllu"))
 
 
+def _train_reranker():
+    from structkit.api import Reranker
+
+    r = Reranker(features="ngram,trigger", epochs=3)
+    return r.fit(os.path.join(ROOT, "tests", "fixtures", "nbest", "train_hyporadise.json"))
+
+
 CASES = [("perceptron", lambda: _train_tagger("perceptron")),
          ("lookahead", lambda: _train_tagger("lookahead", depth=1)),
          ("kbest-pa", lambda: _train_tagger("kbest-pa")),
@@ -62,7 +69,8 @@ CASES = [("perceptron", lambda: _train_tagger("perceptron")),
          ("larank-greedy-batch", lambda: _train_tagger("larank-greedy-batch")),
          ("perceptron-greedy", lambda: _train_tagger("perceptron-greedy")),
          ("parser-lookahead", lambda: _train_parser("lookahead")),
-         ("parser-beam", lambda: _train_parser("beam"))]
+         ("parser-beam", lambda: _train_parser("beam")),
+         ("reranker", _train_reranker)]
 
 
 @pytest.mark.parametrize("name,train", CASES, ids=[c[0] for c in CASES])

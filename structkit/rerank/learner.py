@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
+
+from structkit.learn.pieces import run_in_pieces
 from structkit.search.jit import njit
 
 __all__ = ["ALGOS", "Perceptron", "csr_scores", "decode"]
@@ -188,9 +190,16 @@ class Perceptron:
             order = np.arange(len(rows.starts) - 1, dtype=np.int64)
         X = Hypotheses(rows.indptr, rows.indices, rows.data, rows.starts,
                        np.asarray(loss, dtype=np.int64))
-        updates, mistakes, self.c = _epoch_kernel(
-            X, np.asarray(order, dtype=np.int64), self.w, self.u, self.c, self.lam,
-            self.algo == "perceptron")
+        tot = [0, 0]
+
+        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+            u, m, self.c = _epoch_kernel(X, part, self.w, self.u, self.c, self.lam,
+                                         self.algo == "perceptron")
+            tot[0] += u
+            tot[1] += m
+
+        run_in_pieces(np.asarray(order, dtype=np.int64), piece)
+        updates, mistakes = tot
         return {"updates": int(updates), "mistakes": int(mistakes)}
 
     def averaged(self) -> np.ndarray:
