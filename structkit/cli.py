@@ -1154,6 +1154,17 @@ def _on_signal(signum, frame) -> None:
     raise _Signalled(signum)
 
 
+def _signal_cause(e: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or _Signalled in ``e``'s chain of causes, if any."""
+    seen = 0
+    while e is not None and seen < 16:
+        if isinstance(e, (KeyboardInterrupt, _Signalled)):
+            return e
+        e = e.__cause__ or e.__context__
+        seen += 1
+    return None
+
+
 def _install_signal_handlers() -> dict:
     """Handlers for SIGTERM and SIGHUP where they have the default one; returns what they
     replaced (restored when ``main`` returns, for in-process callers such as the tests)."""
@@ -1291,6 +1302,19 @@ def _main(argv: list[str] | None) -> None:
         where = f"{ctx.command_path}: " if ctx is not None else "structkit: "
         click.echo(f"{where}error: {e.format_message()} (see --help)", err=True)
         sys.exit(e.exit_code)
+    except SystemError as e:
+        # A signal's exception raised while numba's dispatcher runs Python code comes out of
+        # the call as "SystemError: ... returned a result with an exception set", the signal's
+        # exception as its cause: the signal it is, not an internal error.
+        sig = _signal_cause(e)
+        if sig is None:
+            raise
+        if isinstance(sig, KeyboardInterrupt):
+            click.echo("structkit: interrupted", err=True)
+            sys.exit(130)
+        import signal
+        click.echo(f"structkit: stopped by {signal.Signals(sig.signum).name}", err=True)
+        sys.exit(128 + sig.signum)
     except KeyboardInterrupt:
         click.echo("structkit: interrupted", err=True)
         sys.exit(130)
