@@ -166,3 +166,13 @@ def test_a_signal_wrapped_in_a_system_error_is_still_the_signal(monkeypatch, sk,
     r = sk("train", "--task", "chunk", "--train", os.path.join(CHUNK, "train.txt"), "-m", str(tmp_path / "m"))
     assert r.code == code and r.err.strip() == line
     assert not (tmp_path / "m").exists()
+
+
+def test_the_beam_parser_parses_in_pieces_with_the_same_trees(monkeypatch):
+    from structkit.io.conllx import read_conllx
+
+    parser = _train_parser("beam")
+    sents = list(read_conllx(os.path.join(UD, "test.conllu")))
+    whole = parser.parse_sentences(sents)
+    monkeypatch.setattr(pieces, "MAX_SENTENCES", 1)
+    assert parser.parse_sentences(sents) == whole

@@ -136,9 +136,15 @@ class LabelledParser:
         D = (self.config.depth or 0) if depth is None else depth
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
-        beam_parse_corpus(offsets, words, tags, lemmas, morph, self.W if W is None else W, self.mask,
-                          len(self.labels), self.groups, B, self.root_label, heads, labels,
-                          D, 2 * B)
+        W = self.W if W is None else W
+
+        def piece(part: np.ndarray) -> None:  # sentences part[0]..part[-1] (learn.pieces: a
+            a, b = int(part[0]), int(part[-1]) + 1  # signal is answered between pieces)
+            beam_parse_corpus(offsets[a:b + 1], words, tags, lemmas, morph, W, self.mask,
+                              len(self.labels), self.groups, B, self.root_label, heads, labels,
+                              D, 2 * B)
+
+        run_in_pieces(np.arange(len(offsets) - 1), piece)
         return heads, labels
 
     def _decode(self, sentences, enc, heads, labels):
