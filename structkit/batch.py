@@ -135,7 +135,7 @@ def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = Fals
         buf += data
         if len(buf) < target:
             continue
-        q = _cut_point(buf, max(0, searched - 2))
+        q = _cut_point(buf, max(0, searched - 3))  # a blank line may straddle the old end
         searched = len(buf)
         if q <= 0:
             if len(buf) <= MAX_BLOCK_BYTES:
