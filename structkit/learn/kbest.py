@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.pieces import run_in_pieces
+from structkit.learn.pieces import sum_in_pieces
 from structkit.features.extract import Encoded
 from structkit.learn.larank import larank_steps
 from structkit.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch,
@@ -168,44 +168,39 @@ class KBestLearner(Averaged):
         order = self.order(data, rng, shuffle)
         X = corpus(data)
         smo = SMOLimits(self.tau, self.max_steps)
-        tot = [0, 0, 0]
-
-        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+        def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
             a = (X, part, self.w, self.u, self.c, self.k)
             if self.algo == "mira":
                 self.c, s, top = kbest_mira_epoch(*a, self.C, smo)
-            elif self.algo == "sdm":
+                return s, top, 0
+            if self.algo == "sdm":
                 self.c, s, top, d = kbest_sdm_epoch(*a, smo, self._working_sets)
-                tot[2] += d
-            else:
-                self.c, s, top = _KERNELS[self.algo](*a, self.C)
-            tot[0] += s
-            tot[1] += top
+                return s, top, d
+            self.c, s, top = _KERNELS[self.algo](*a, self.C)
+            return s, top, 0
 
         if self.algo in ("sdm", "larank") and self._working_sets is None:
             self._working_sets = init_working_sets(data.offsets, X.y, self.C, self.cap)
         if self.algo != "larank":
-            run_in_pieces(order, piece)
-            steps, top_loss, dropped = tot
+            steps, top_loss, dropped = sum_in_pieces(order, piece, 3)
             out = {"train_updates": int(steps), "train_top_loss": int(top_loss)}
             if self.algo == "sdm":
                 out["dropped"] = int(dropped)
             return out
         seed = int(rng.integers(2 ** 31))  # LaRank's random reprocessing, from --seed
         seen = np.empty(len(order), dtype=np.int64)
-        acc = [0, 0, 0, 0, seed]  # steps, top loss, dropped, examples seen, the next piece's seed
+        pass_state = [0, seed]  # examples seen so far, the next piece's seed
 
-        def larank_piece(part: np.ndarray) -> None:  # numba's generator continues (seed -1)
-            self.c, s, top, d, acc[3] = larank_steps(X, part, self.w, self.u, self.c, self.k, smo,
-                                                     self._working_sets, self.nr, acc[4], 10, seen,
-                                                     acc[3], np.empty(0))
-            acc[0] += s
-            acc[1] += top
-            acc[2] += d
-            acc[4] = -1
+        def larank_piece(part: np.ndarray) -> tuple:  # numba's generator continues (seed -1)
+            n_seen, next_seed = pass_state
+            self.c, s, top, d, pass_state[0] = larank_steps(
+                X, part, self.w, self.u, self.c, self.k, smo, self._working_sets, self.nr,
+                next_seed, 10, seen, n_seen, np.empty(0))
+            pass_state[1] = -1
+            return s, top, d
 
-        run_in_pieces(order, larank_piece)
-        return {"train_updates": int(acc[0]), "train_top_loss": int(acc[1]), "dropped": int(acc[2])}
+        steps, top_loss, dropped = sum_in_pieces(order, larank_piece, 3)
+        return {"train_updates": int(steps), "train_top_loss": int(top_loss), "dropped": int(dropped)}
 
     def epoch_kernel(self):
         """This learner's epoch as a worker runs it (``structkit.learn.ipm``). SDM and LaRank

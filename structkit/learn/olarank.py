@@ -48,7 +48,7 @@ import numpy as np
 
 from collections import namedtuple
 
-from structkit.learn.pieces import run_in_pieces
+from structkit.learn.pieces import sum_in_pieces
 from structkit.learn.smo import init_working_sets, prune_working_set, stored_equals
 from structkit.models.chain import (FirstOrder, GreedyHistory, add_features, add_sparse, corpus,
                                     hamming, smo_pair_step, sparse_dF, sparse_dot, w_dot_dF)
@@ -460,15 +460,12 @@ class OLaRankLearner:
         st = self.state
         w = self.w
         if self.algo == "perceptron-greedy":
-            tot = [0]
-
-            def one(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+            def one(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
                 self.c, m = greedy_perceptron_pass(X, part, w, GreedyHistory(self.U, self.HU),
                                                    self.c, st["hist"])
-                tot[0] += m
+                return (m,)
 
-            run_in_pieces(order, one)
-            mistakes = tot[0]
+            mistakes, = sum_in_pieces(order, one, 1)
             return {"train_updates": int(mistakes),
                     "train_accuracy": 100.0 * (1 - mistakes / max(data.n_tokens, 1))}
         out: dict = {}
@@ -482,34 +479,29 @@ class OLaRankLearner:
                 per = 1 + self.nr * (1 + N_OPTIMIZE)
                 n_ops = (data.n_tokens if self.greedy else data.n_sentences) * per + 1
             tr = np.full(n_ops, np.nan)
-            acc = {"steps": 0, "gain": 0.0, "errors": 0, "dropped": 0, "seed": seed}
+            next_seed = [seed]
 
-            def piece(part: np.ndarray) -> None:
+            def piece(part: np.ndarray) -> tuple:
                 # A pass over a slice of the order: the pass's state (weights, patterns,
                 # support set) is carried, and numba's generator, seeded by the first piece,
                 # continues in the next (seed -1), so the pieces make the same pass as one call.
+                seed_now, next_seed[0] = next_seed[0], -1
                 if self.greedy:
                     st["n_sp"], s_, g_, _ = olarank_greedy_pass(
                         X, part, w, TokenPatterns(st["hist"], st["B"]), st["sp"], st["n_sp"],
-                        self.tau, self.kappa, self.nr, acc["seed"], tr)
-                else:
-                    st["n_sp"], s_, g_, errors, dropped = olarank_exact_pass(
-                        X, part, w, st["ws"], st["sp"], st["n_sp"], self.tau, self.kappa, self.nr,
-                        acc["seed"], tr)
-                    acc["errors"] += errors
-                    acc["dropped"] += dropped
-                acc["steps"] += s_
-                acc["gain"] += g_
-                acc["seed"] = -1
+                        self.tau, self.kappa, self.nr, seed_now, tr)
+                    return s_, g_, 0, 0
+                st["n_sp"], s_, g_, errors, dropped = olarank_exact_pass(
+                    X, part, w, st["ws"], st["sp"], st["n_sp"], self.tau, self.kappa, self.nr,
+                    seed_now, tr)
+                return s_, g_, errors, dropped
 
-            if self.trace is not None:  # the trace counts operations from the pass's start
-                piece(order)
-            else:
-                run_in_pieces(order, piece)
-            s_, g_ = acc["steps"], acc["gain"]
+            # the trace counts operations from the pass's start: one call then
+            s_, g_, errors, dropped = (piece(order) if self.trace is not None
+                                       else sum_in_pieces(order, piece, 4))
             if not self.greedy:
-                out["train_token_errors"] = int(acc["errors"])
-                out["dropped"] = out.get("dropped", 0) + int(acc["dropped"])
+                out["train_token_errors"] = int(errors)
+                out["dropped"] = out.get("dropped", 0) + int(dropped)
             if self.trace is not None:
                 self.trace.append(tr[~np.isnan(tr)])
             steps += s_

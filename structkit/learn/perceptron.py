@@ -13,7 +13,7 @@ import numpy as np
 from structkit.features.extract import Encoded
 from structkit.learn.lookahead import lookahead_epoch
 from structkit.models.chain import Averaged, add_features, corpus, transition_pairs, with_T2
-from structkit.learn.pieces import run_in_pieces
+from structkit.learn.pieces import sum_in_pieces
 from structkit.search.jit import njit
 from structkit.search.viterbi import emissions, max_length, viterbi
 
@@ -84,22 +84,16 @@ class AveragedPerceptron(Averaged):
         """One pass over the data in a (seeded) random sentence order."""
         order = self.order(data, rng, shuffle)
         X = corpus(data)
-        tot = [0, 0]
-
-        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+        def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
             if self.method == "viterbi":
                 self.c, wrong = structured_epoch(X, part, self.w, self.u, self.c)
-                tot[0] += wrong
-                tot[1] += wrong
-            else:
-                self.c, wrong, updates = lookahead_epoch(
-                    X, part, with_T2(self.w), with_T2(self.u), self.c, self.second_order,
-                    self.reverse, self.depth, self.margin, self.use_dp)
-                tot[0] += wrong
-                tot[1] += updates
+                return wrong, wrong
+            self.c, wrong, updates = lookahead_epoch(
+                X, part, with_T2(self.w), with_T2(self.u), self.c, self.second_order,
+                self.reverse, self.depth, self.margin, self.use_dp)
+            return wrong, updates
 
-        run_in_pieces(order, piece)
-        wrong, updates = tot
+        wrong, updates = sum_in_pieces(order, piece, 2)
         # Viterbi: tokens wrong in the decoded sequences; lookahead: decisions (along the gold
         # history) whose best action was wrong, and updates = those plus margin violations.
         return {"train_token_errors": int(wrong), "train_updates": int(updates),

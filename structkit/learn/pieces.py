@@ -45,3 +45,16 @@ def run_in_pieces(order: np.ndarray, call: Callable[[np.ndarray], None]) -> int:
         if MAX_SENTENCES is not None:
             size = min(size, MAX_SENTENCES)
     return calls
+
+
+def sum_in_pieces(order: np.ndarray, call: Callable[[np.ndarray], tuple], n: int) -> list:
+    """``run_in_pieces`` for an epoch kernel's counters: ``call(part)`` runs the kernel on a
+    slice (carrying its state itself) and returns its ``n`` counters; returns their sums."""
+    tot = [0] * n
+
+    def piece(part: np.ndarray) -> None:
+        for i, v in enumerate(call(part)):
+            tot[i] += v
+
+    run_in_pieces(order, piece)
+    return tot

@@ -24,7 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from structkit.learn.pieces import run_in_pieces
+from structkit.learn.pieces import sum_in_pieces
 from structkit.search.jit import njit
 
 __all__ = ["ALGOS", "Perceptron", "csr_scores", "decode"]
@@ -190,16 +190,12 @@ class Perceptron:
             order = np.arange(len(rows.starts) - 1, dtype=np.int64)
         X = Hypotheses(rows.indptr, rows.indices, rows.data, rows.starts,
                        np.asarray(loss, dtype=np.int64))
-        tot = [0, 0]
-
-        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
+        def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
             u, m, self.c = _epoch_kernel(X, part, self.w, self.u, self.c, self.lam,
                                          self.algo == "perceptron")
-            tot[0] += u
-            tot[1] += m
+            return u, m
 
-        run_in_pieces(np.asarray(order, dtype=np.int64), piece)
-        updates, mistakes = tot
+        updates, mistakes = sum_in_pieces(np.asarray(order, dtype=np.int64), piece, 2)
         return {"updates": int(updates), "mistakes": int(mistakes)}
 
     def averaged(self) -> np.ndarray:

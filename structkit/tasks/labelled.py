@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.learn.pieces import run_in_pieces
+from structkit.learn.pieces import run_in_pieces, sum_in_pieces
 from structkit.learn.selection import Selector, header_config
 from structkit.io.conllx import DepSentence
 from structkit.features.vocab import pack_strings, unpack_strings
@@ -307,15 +307,13 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
-        tot = [c, 0]
+        def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
+            nonlocal c
+            c, u = beam_epoch(*enc, gold, part, trainable, W, U, parser.mask, L, groups,
+                              config.beam, c, config.depth or 0, 2 * config.beam)
+            return (u,)
 
-        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
-            tot[0], u = beam_epoch(*enc, gold, part, trainable, W, U, parser.mask, L, groups,
-                                   config.beam, tot[0], config.depth or 0, 2 * config.beam)
-            tot[1] += u
-
-        run_in_pieces(order, piece)
-        c, updates = tot
+        updates, = sum_in_pieces(order, piece, 1)
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
                  "train_updates": int(updates), "train_mistakes": int(updates),
                  "train_accuracy": 100.0 * (1 - updates / max(int(trainable.sum()), 1))}

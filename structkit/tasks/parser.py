@@ -12,7 +12,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
-from structkit.learn.pieces import run_in_pieces
+from structkit.learn.pieces import sum_in_pieces
 from structkit.features.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
 from structkit.io.files import display_name
 from structkit.learn import selection
@@ -364,16 +364,15 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
-        tb, hw, tot = Treebank(train.offsets, train.words, train.tags, train.heads), \
-            HashedWeights(W, U, parser.mask), [c, 0, 0]
+        tb = Treebank(train.offsets, train.words, train.tags, train.heads)
+        hw = HashedWeights(W, U, parser.mask)
 
-        def piece(part: np.ndarray) -> None:  # the kernel on a slice of the order (learn.pieces)
-            tot[0], m, u = parser_epoch(tb, part, trainable, hw, tot[0], config.depth, config.margin)
-            tot[1] += m
-            tot[2] += u
+        def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
+            nonlocal c
+            c, m, u = parser_epoch(tb, part, trainable, hw, c, config.depth, config.margin)
+            return m, u
 
-        run_in_pieces(order, piece)
-        c, mistakes, updates = tot
+        mistakes, updates = sum_in_pieces(order, piece, 2)
         lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
         decisions = int(2 * lengths.sum() - len(lengths))
         stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
