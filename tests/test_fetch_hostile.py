@@ -175,13 +175,29 @@ def test_plain_name_and_inside_units(tmp_path):
 
 
 # ---- 2. archive members ---------------------------------------------------------------------------
-def register(name: str, convert: str, files: tuple[File, ...], url: str):
-    c = Corpus(name, "t", "CC0", files, (Download((url,)),), convert=convert)
-    registry.register(c)
-    return c
+@pytest.fixture
+def register():
+    """``register(name, convert, files, url)``: a corpus registered for the test only."""
+    names = []
+
+    def add(name: str, convert: str, files: tuple[File, ...], url: str) -> Corpus:
+        c = Corpus(name, "t", "CC0", files, (Download((url,)),), convert=convert)
+        registry.register(c)
+        names.append(name)
+        return c
+
+    yield add
+    for name in names:
+        registry.unregister(name)
 
 
-def test_encrypted_zip_member_is_one_line(sk, home, mirror, tmp_path):
+@pytest.fixture
+def toy(register):
+    """``toy(url)``: the one-file corpus 'endless', downloaded from ``url``."""
+    return lambda url: register("endless", "copy", (File("endless/train.txt", "train", member="train.txt"),), url)
+
+
+def test_encrypted_zip_member_is_one_line(sk, home, mirror, tmp_path, register):
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("enc/train.txt", b"x\n")
@@ -194,14 +210,11 @@ def test_encrypted_zip_member_is_one_line(sk, home, mirror, tmp_path):
     url = "https://example.org/enc.zip"
     mirror.put(url, bytes(data))
     register("enc", "copy", (File("enc/train.txt", "train", member="enc/train.txt"),), url)
-    try:
-        assert_one_line_error(sk("data", "fetch", "enc"), "is encrypted")
-        assert_clean(tmp_path, home)
-    finally:
-        registry.unregister("enc")
+    assert_one_line_error(sk("data", "fetch", "enc"), "is encrypted")
+    assert_clean(tmp_path, home)
 
 
-def test_non_utf8_member_in_the_ptb_conversion_is_one_line(sk, home, mirror, tmp_path):
+def test_non_utf8_member_in_the_ptb_conversion_is_one_line(sk, home, mirror, tmp_path, register):
     members = {f"dependency_treebank/wsj_{n:04d}.dp": b"The DT 2\ndog NN 0\n\n" for n in range(1, 200)}
     members["dependency_treebank/wsj_0007.dp"] = b"Ni\xf1o NN 0\n\n"
     buf = io.BytesIO()
@@ -211,12 +224,9 @@ def test_non_utf8_member_in_the_ptb_conversion_is_one_line(sk, home, mirror, tmp
     url = "https://example.org/dt.zip"
     mirror.put(url, buf.getvalue())
     register("ptbx", "ptb", (File("ptb-dep/train.conll", "train"),), url)
-    try:
-        assert_one_line_error(sk("data", "fetch", "ptbx"), "wsj_0007.dp is not UTF-8")
-        assert_clean(tmp_path, home)
-        assert not (home / "ptb-dep").exists()
-    finally:
-        registry.unregister("ptbx")
+    assert_one_line_error(sk("data", "fetch", "ptbx"), "wsj_0007.dp is not UTF-8")
+    assert_clean(tmp_path, home)
+    assert not (home / "ptb-dep").exists()
 
 
 def bomb(size: int) -> bytes:
@@ -228,15 +238,12 @@ def bomb(size: int) -> bytes:
     return buf.getvalue()
 
 
-def test_an_inflating_member_is_refused_at_its_cap(sk, home, mirror, tmp_path):
+def test_an_inflating_member_is_refused_at_its_cap(sk, home, mirror, tmp_path, register):
     url = "https://example.org/bomb.zip"
     mirror.put(url, bomb(64 << 20))  # 64 MiB inflated from about 64 KB
     register("bomb", "utf8", (File("bomb/esp.train", "train", size=1000, member="b/esp.train"),), url)
-    try:
-        assert_one_line_error(sk("data", "fetch", "bomb"), "larger than the 1,048,576 bytes expected")
-        assert_clean(tmp_path, home)
-    finally:
-        registry.unregister("bomb")
+    assert_one_line_error(sk("data", "fetch", "bomb"), "larger than the 1,048,576 bytes expected")
+    assert_clean(tmp_path, home)
 
 
 def test_utf8_conversion_streams_in_flat_memory(tmp_path):
@@ -263,54 +270,38 @@ def test_utf8_conversion_streams_in_flat_memory(tmp_path):
 
 
 # ---- 3. downloads without an end ------------------------------------------------------------------
-def toy(url: str):
-    return register("endless", "copy", (File("endless/train.txt", "train", member="train.txt"),), url)
-
-
-def test_an_endless_body_stops_at_the_download_cap(sk, home, mirror, tmp_path, monkeypatch):
+def test_an_endless_body_stops_at_the_download_cap(sk, home, mirror, tmp_path, monkeypatch, toy):
     url = "https://example.org/train.txt"
     mirror.put(url, ("endless", b"x" * 65536))
     monkeypatch.setenv("STRUCTKIT_MAX_DOWNLOAD_BYTES", str(1 << 20))
     toy(url)
-    try:
-        assert_one_line_error(sk("data", "fetch", "endless"), "larger than 1,048,576 bytes",
-                              "STRUCTKIT_MAX_DOWNLOAD_BYTES")
-        assert_clean(tmp_path, home)
-        assert not list(home.rglob("*.txt"))
-    finally:
-        registry.unregister("endless")
+    assert_one_line_error(sk("data", "fetch", "endless"), "larger than 1,048,576 bytes",
+                          "STRUCTKIT_MAX_DOWNLOAD_BYTES")
+    assert_clean(tmp_path, home)
+    assert not list(home.rglob("*.txt"))
 
 
-def test_a_declared_size_over_the_cap_is_refused_before_reading(sk, home, mirror, tmp_path, monkeypatch):
+def test_a_declared_size_over_the_cap_is_refused_before_reading(sk, home, mirror, tmp_path, monkeypatch, toy):
     url = "https://example.org/train.txt"
     mirror.put(url, b"y" * 5000)
     monkeypatch.setenv("STRUCTKIT_MAX_DOWNLOAD_BYTES", "4096")
     toy(url)
-    try:
-        assert_one_line_error(sk("data", "fetch", "endless"), "larger than 4,096 bytes")
-        assert_clean(tmp_path, home)
-    finally:
-        registry.unregister("endless")
+    assert_one_line_error(sk("data", "fetch", "endless"), "larger than 4,096 bytes")
+    assert_clean(tmp_path, home)
 
 
-def test_a_bad_cap_setting_is_one_line(sk, home, mirror, monkeypatch):
+def test_a_bad_cap_setting_is_one_line(sk, home, mirror, monkeypatch, toy):
     monkeypatch.setenv("STRUCTKIT_MAX_DOWNLOAD_BYTES", "lots")
     toy("https://example.org/train.txt")
-    try:
-        assert_one_line_error(sk("data", "fetch", "endless"), "STRUCTKIT_MAX_DOWNLOAD_BYTES must be")
-    finally:
-        registry.unregister("endless")
+    assert_one_line_error(sk("data", "fetch", "endless"), "STRUCTKIT_MAX_DOWNLOAD_BYTES must be")
 
 
-def test_a_drip_is_stopped_by_the_rate_floor(sk, home, mirror, tmp_path, monkeypatch):
+def test_a_drip_is_stopped_by_the_rate_floor(sk, home, mirror, tmp_path, monkeypatch, toy):
     """One byte per 0.05 s never ends on its own; with the grace period shortened to 0.5 s (the
     default is 60 s) the rate floor of 1,024 bytes/s stops it."""
     url = "https://example.org/train.txt"
     mirror.put(url, ("drip", b"z", 0.05))
     monkeypatch.setattr(importlib.import_module("structkit.datasets.fetch"), "GRACE", 0.5)
     toy(url)
-    try:
-        assert_one_line_error(sk("data", "fetch", "endless"), "under 1,024 bytes/s; stopped")
-        assert_clean(tmp_path, home)
-    finally:
-        registry.unregister("endless")
+    assert_one_line_error(sk("data", "fetch", "endless"), "under 1,024 bytes/s; stopped")
+    assert_clean(tmp_path, home)
