@@ -1,5 +1,6 @@
-"""Helpers for the command-line tests: run ``structkit.cli.main`` in-process and check the
-one-line-error rule (the ``sk`` fixture in conftest.py uses ``run_main``)."""
+"""Helpers for the command-line tests: run ``structkit.cli.main`` in-process, or as a new
+process of this tree (``sk_cmd``, ``sk_env``), and check the one-line-error rule (the ``sk``
+fixture in conftest.py uses ``run_main``)."""
 from __future__ import annotations
 
 import io
@@ -11,6 +12,19 @@ from pathlib import Path
 import pytest
 
 from structkit.cli import main
+
+
+_ROOT = Path(__file__).resolve().parents[1]
+
+
+def sk_cmd(*args) -> list[str]:
+    """``python -m structkit ARGS`` for subprocess (arguments as strings)."""
+    return [sys.executable, "-m", "structkit", *map(str, args)]
+
+
+def sk_env() -> dict:
+    """The environment in which a new process imports this tree's structkit."""
+    return {**os.environ, "PYTHONPATH": str(_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 @dataclass

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from clitools import sk_cmd, sk_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNK = ROOT / "data" / "sample" / "chunk"
@@ -39,9 +40,8 @@ def test_workers_exit_when_the_command_is_killed(tmp_path):
     train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=1), str(CHUNK / "train.txt")).save(str(model))
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
-    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    p = subprocess.Popen([sys.executable, "-m", "structkit", "chunk", "--model", str(model), str(fifo),
-                          "-j", "2", "-o", str(tmp_path / "out.txt"), "-q"], env=env,
+    p = subprocess.Popen(sk_cmd("chunk", "--model", model, fifo, "-j", "2", "-o", tmp_path / "out.txt", "-q"),
+                         env=sk_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     workers: list[int] = []
     with open(fifo, "wb") as feed:

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import tracemalloc
 import zipfile
@@ -17,7 +16,7 @@ import numpy as np
 import pytest
 
 import structkit.model as model_mod
-from clitools import assert_one_line_error, leftovers
+from clitools import assert_one_line_error, leftovers, sk_cmd, sk_env
 from structkit.errors import UserError
 from structkit.features.vocab import pack_strings, unpack_strings
 from structkit.model import load_model
@@ -30,12 +29,6 @@ CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
 NBEST = str(ROOT / "data" / "sample" / "nbest" / "train.jsonl")
 
 
-def _env() -> dict:
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-
-
-def _sk_cmd(*args) -> list[str]:
-    return [sys.executable, "-m", "structkit", *map(str, args)]
 
 
 @pytest.fixture(scope="module")
@@ -275,8 +268,8 @@ def test_numba_cache_falls_back_with_one_notice(monkeypatch, capsys):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_signals_remove_temporary_files(model_file, tmp_path, sig):
     out = tmp_path / "out.txt"
-    p = subprocess.Popen(_sk_cmd("chunk", "--model", model_file, "-", "-o", out), stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    p = subprocess.Popen(sk_cmd("chunk", "--model", model_file, "-", "-o", out), stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sk_env())
     p.stdin.write(Path(CHUNK_TEST).read_bytes())
     p.stdin.flush()  # and left open: the command waits for more input, its output open
     deadline = time.monotonic() + 60
@@ -408,16 +401,16 @@ def test_stdout_to_dev_full(model_file):
     if not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full")
     with open("/dev/full", "w") as full:
-        p = subprocess.run(_sk_cmd("chunk", "--model", model_file, CHUNK_TEST), stdout=full,
-                           stderr=subprocess.PIPE, env=_env(), timeout=120)
+        p = subprocess.run(sk_cmd("chunk", "--model", model_file, CHUNK_TEST), stdout=full,
+                           stderr=subprocess.PIPE, env=sk_env(), timeout=120)
     assert p.returncode == 1
     assert p.stderr.decode() == "structkit: error: standard output: no space left on the device (disk full)\n"
 
 
 @pytest.mark.parametrize("redirect", ["<&-", ">&-"])
 def test_closed_standard_streams(model_file, redirect):
-    cmd = " ".join(f"'{a}'" for a in _sk_cmd("chunk", "--model", model_file, *(() if redirect == "<&-" else (CHUNK_TEST,))))
-    p = subprocess.run(["sh", "-c", f"exec {cmd} {redirect}"], capture_output=True, env=_env(), timeout=120)
+    cmd = " ".join(f"'{a}'" for a in sk_cmd("chunk", "--model", model_file, *(() if redirect == "<&-" else (CHUNK_TEST,))))
+    p = subprocess.run(["sh", "-c", f"exec {cmd} {redirect}"], capture_output=True, env=sk_env(), timeout=120)
     assert "Traceback" not in p.stderr.decode()
     assert len(p.stderr.decode().splitlines()) <= 1
     if redirect == "<&-":
@@ -427,18 +420,18 @@ def test_closed_standard_streams(model_file, redirect):
 
 
 def test_closed_stdout_is_fine_for_a_command_that_prints_nothing(tmp_path):
-    cmd = " ".join(f"'{a}'" for a in _sk_cmd("train", "--task", "chunk", "--train", CHUNK_TRAIN,
+    cmd = " ".join(f"'{a}'" for a in sk_cmd("train", "--task", "chunk", "--train", CHUNK_TRAIN,
                                               "--model", tmp_path / "m.npz", "--epochs", "1"))
-    p = subprocess.run(["sh", "-c", f"exec {cmd} >&-"], capture_output=True, env=_env(), timeout=300)
+    p = subprocess.run(["sh", "-c", f"exec {cmd} >&-"], capture_output=True, env=sk_env(), timeout=300)
     assert p.returncode == 0 and p.stderr == b"" and (tmp_path / "m.npz").exists()
 
 
 def test_broken_pipe_ends_quietly_with_success(model_file, tmp_path):
     big = tmp_path / "big.txt"
     big.write_text((Path(CHUNK_TEST).read_text().rstrip("\n") + "\n\n") * 3000)
-    cmd = " ".join(f"'{a}'" for a in _sk_cmd("chunk", "--model", model_file, big))
+    cmd = " ".join(f"'{a}'" for a in sk_cmd("chunk", "--model", model_file, big))
     p = subprocess.run(["bash", "-c", f"set -o pipefail; {cmd} | head -1"], capture_output=True,
-                       env=_env(), timeout=300)
+                       env=sk_env(), timeout=300)
     assert p.returncode == 0, p.stderr
     assert p.stderr == b"" and len(p.stdout.splitlines()) == 1
 

@@ -7,24 +7,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
-from clitools import assert_one_line_error
+from clitools import assert_one_line_error, sk_cmd, sk_env
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNK = ROOT / "data" / "sample" / "chunk"
-
-
-def _cmd(*args) -> list[str]:
-    return [sys.executable, "-m", "structkit", *map(str, args)]
-
-
-def _env() -> dict:
-    return {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
 @pytest.fixture(scope="module")
@@ -101,11 +92,11 @@ def test_fifo_among_files_in_one_stream(sk, chunk_model, tmp_path):
 def test_dev_stdin_as_input_of_output_dir(chunk_model, tmp_path):
     """/dev/stdin on a pipe: a stream, read once."""
     data = _big_input(tmp_path)
-    p = subprocess.run(_cmd("chunk", "--model", chunk_model, "/dev/stdin", "--output-dir", tmp_path / "o"),
-                       input=data, capture_output=True, env=_env(), timeout=300)
+    p = subprocess.run(sk_cmd("chunk", "--model", chunk_model, "/dev/stdin", "--output-dir", tmp_path / "o"),
+                       input=data, capture_output=True, env=sk_env(), timeout=300)
     assert p.returncode == 0, p.stderr
-    want = subprocess.run(_cmd("chunk", "--model", chunk_model, tmp_path / "big.txt"), capture_output=True,
-                          env=_env(), timeout=300).stdout
+    want = subprocess.run(sk_cmd("chunk", "--model", chunk_model, tmp_path / "big.txt"), capture_output=True,
+                          env=sk_env(), timeout=300).stdout
     assert (tmp_path / "o" / "stdin.conll").read_bytes() == want
 
 
@@ -114,8 +105,8 @@ def test_output_to_dev_stdin_never_empties_the_input(chunk_model, tmp_path):
     inp.write_bytes((CHUNK / "test.txt").read_bytes())
     before = inp.read_bytes()
     with open(inp, "rb") as stdin:
-        p = subprocess.run(_cmd("chunk", "--model", chunk_model, "-", "-o", "/dev/stdin"), stdin=stdin,
-                           capture_output=True, env=_env(), timeout=300)
+        p = subprocess.run(sk_cmd("chunk", "--model", chunk_model, "-", "-o", "/dev/stdin"), stdin=stdin,
+                           capture_output=True, env=sk_env(), timeout=300)
     assert p.returncode == 1 and b"refusing to write over standard input" in p.stderr
     assert len(p.stderr.decode().splitlines()) == 1
     assert inp.read_bytes() == before
@@ -129,8 +120,8 @@ def test_model_to_a_stdout_link_redirected_to_a_file(tmp_path):
     link.symlink_to("/proc/self/fd/1")
     out = tmp_path / "m.npz"
     with open(out, "wb") as f:
-        p = subprocess.run(_cmd("train", "--task", "chunk", "--train", CHUNK / "train.txt", "--epochs", "1",
-                                "-m", link), stdout=f, stderr=subprocess.PIPE, env=_env(), timeout=300)
+        p = subprocess.run(sk_cmd("train", "--task", "chunk", "--train", CHUNK / "train.txt", "--epochs", "1",
+                                "-m", link), stdout=f, stderr=subprocess.PIPE, env=sk_env(), timeout=300)
     assert p.returncode == 0, p.stderr
     assert os.path.islink(link) and os.readlink(link) == "/proc/self/fd/1"
     from structkit.api import Tagger
@@ -141,8 +132,8 @@ def test_model_to_a_stdout_link_redirected_to_a_file(tmp_path):
 def test_model_to_a_pipe_is_refused(tmp_path):
     link = tmp_path / "stdout"
     link.symlink_to("/proc/self/fd/1")
-    p = subprocess.run(_cmd("train", "--task", "chunk", "--train", CHUNK / "train.txt", "--epochs", "1",
-                            "-m", link), capture_output=True, env=_env(), timeout=300)
+    p = subprocess.run(sk_cmd("train", "--task", "chunk", "--train", CHUNK / "train.txt", "--epochs", "1",
+                            "-m", link), capture_output=True, env=sk_env(), timeout=300)
     assert p.returncode == 1 and p.stdout == b""
     assert p.stderr.decode().strip().endswith("cannot write: not a regular file (a model is written to a file)")
 

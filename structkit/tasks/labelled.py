@@ -307,6 +307,7 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     for epoch in range(1, config.epochs + 1):
         te = time.perf_counter()
         order = rng.permutation(n_sent)
+
         def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
             nonlocal c
             c, u = beam_epoch(*enc, gold, part, trainable, W, U, parser.mask, L, groups,
