@@ -35,8 +35,8 @@ def crfsuite_baseline(train_path: str, epochs: int, keep: Path | None = None) ->
         import pycrfsuite
     except ImportError:
         return None
-    from structkit.features.extract import FeatureSpace
-    from structkit.tasks.sequence import read_labelled
+    from structkit.sequence.features import FeatureSpace
+    from structkit.sequence.task import read_labelled
 
     c = read_labelled(train_path, None)
     fs = FeatureSpace("chunk")
@@ -65,8 +65,8 @@ def crfsuite_tagging(crf_model: Path, train_path: str, test_path: str, repeat: i
         import pycrfsuite
     except ImportError:
         return None
-    from structkit.features.extract import FeatureSpace
-    from structkit.tasks.sequence import read_labelled
+    from structkit.sequence.features import FeatureSpace
+    from structkit.sequence.task import read_labelled
 
     c = read_labelled(train_path, None)
     fs = FeatureSpace("chunk")
@@ -98,8 +98,8 @@ def end_to_end_tagging(model: Path, test: str, tmp: Path, repeat: int) -> dict:
 
     from structkit.io.conll import write_conll
     from structkit.io.conllu import read_sequence
-    from structkit.tasks.fastpath import iter_blocks
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.fastpath import iter_blocks
+    from structkit.sequence.task import SequenceTagger
 
     data = Path(test).read_bytes() * 10
     big = tmp / "test10.txt"
@@ -148,7 +148,7 @@ def end_to_end_tagging(model: Path, test: str, tmp: Path, repeat: int) -> dict:
     # what two threads can gain on this machine now: an existing nogil kernel (the UTF-8 check
     # of the scanner) on two buffers, one thread after the other and at once (other work on
     # the machine lowers both figures alike)
-    from structkit.search.fast import utf8_plain
+    from structkit.sequence.search.fast import utf8_plain
 
     import numpy as np
 
@@ -189,9 +189,9 @@ def lookahead_bench(train: str, tmp: Path, repeat: int) -> dict:
     """Depth-2 lookahead training, dp vs brute force, whole command and epochs alone."""
     import numpy as np
 
-    from structkit.features.extract import FeatureSpace
-    from structkit.learn.perceptron import AveragedPerceptron
-    from structkit.tasks.sequence import read_labelled
+    from structkit.sequence.features import FeatureSpace
+    from structkit.sequence.learn.perceptron import AveragedPerceptron
+    from structkit.sequence.task import read_labelled
 
     out: dict = {}
     for search in ("dp", "brute"):
@@ -206,7 +206,7 @@ def lookahead_bench(train: str, tmp: Path, repeat: int) -> dict:
     indptr, indices = fs.fit_transform(c.words, c.pos, c.offsets)
     labels = sorted(set(c.labels))
     index = {l: i for i, l in enumerate(labels)}
-    from structkit.features.extract import Encoded
+    from structkit.sequence.features import Encoded
     data = Encoded(indptr, indices, c.offsets, np.array([index[l] for l in c.labels], dtype=np.int32))
     for search in ("dp", "brute"):
         learner = AveragedPerceptron(fs.n_features, len(labels), "lookahead", depth=2, margin=1.0,
@@ -230,7 +230,7 @@ def lookahead_bench(train: str, tmp: Path, repeat: int) -> dict:
 
 def parser_bench(tmp: Path, repeat: int) -> dict:
     """Arc-standard parser: training time and parsing speed with a loaded model, depths 0-1."""
-    from structkit.tasks.parser import DependencyParser, encode, read_treebank
+    from structkit.parse.parser import DependencyParser, encode, read_treebank
 
     train = resolve_data_path("ptb-dep/train.conll")
     test = resolve_data_path("ptb-dep/test.conll")
@@ -319,7 +319,7 @@ def main() -> None:
             print("CRFsuite baseline skipped: python-crfsuite not installed")
 
         from structkit.io.conll import read_conll
-        from structkit.tasks.sequence import SequenceTagger
+        from structkit.sequence.task import SequenceTagger
 
         t0 = time.perf_counter()
         tagger = SequenceTagger.load(str(model))

@@ -106,7 +106,7 @@ def mapper_runs(jobs: int = 2) -> dict:
     from concurrent.futures import ProcessPoolExecutor
 
     from structkit.config import resolve_data_path
-    from structkit.tasks.sequence import TaggerConfig, read_labelled, train_tagger_on
+    from structkit.sequence.task import TaggerConfig, read_labelled, train_tagger_on
 
     corpus = read_labelled(resolve_data_path(TRAIN), None, task="chunk")
     out = {}

@@ -12,9 +12,9 @@ import numpy as np
 from numba import njit
 
 from structkit.config import resolve_data_path
-from structkit.search.kbest import kbest_viterbi
-from structkit.search.viterbi import emissions, max_length, viterbi
-from structkit.tasks.sequence import SequenceTagger, TaggerConfig, read_labelled, train_tagger
+from structkit.sequence.search.kbest import kbest_viterbi
+from structkit.sequence.search.viterbi import emissions, max_length, viterbi
+from structkit.sequence.task import SequenceTagger, TaggerConfig, read_labelled, train_tagger
 
 
 @njit

@@ -1,5 +1,5 @@
 """How the default (beam) parser's time grows with one sentence's length, and the refusal past
-its limit (structkit.tasks.labelled.MAX_SENTENCE_WORDS).
+its limit (structkit.parse.labelled.MAX_SENTENCE_WORDS).
 
     python scripts/bench_parse_length.py [--out results/parse-length.json]
 
@@ -31,7 +31,7 @@ def main() -> int:
     args = ap.parse_args()
     from structkit.datasets import resolve
     from structkit.io.conllx import read_conllx
-    from structkit.tasks.labelled import MAX_SENTENCE_WORDS
+    from structkit.parse.labelled import MAX_SENTENCE_WORDS
 
     train = str(resolve("ud-english-partut/en_partut-ud-train.conllu"))
     sk = [sys.executable, "-m", "structkit"]

@@ -59,7 +59,7 @@ COMMANDS = [
 def grid_job(args) -> dict:
     name, task, train, dev, direction, templates, margin = args
     from structkit.config import resolve_data_path
-    from structkit.tasks.sequence import TaggerConfig, main_score, train_tagger
+    from structkit.sequence.task import TaggerConfig, main_score, train_tagger
 
     key = main_score(task)
     cfg = TaggerConfig.for_learner(task, "lookahead", epochs=MAX_EPOCHS, depth=1, margin=margin,
@@ -94,7 +94,7 @@ def selection_job(args) -> dict:
     name, task, train, dev, test, algo, opts = args
     from structkit.config import resolve_data_path
     from structkit.learn.selection import split_every
-    from structkit.tasks.sequence import TaggerConfig, main_score, read_labelled, score_labels, train_tagger_on
+    from structkit.sequence.task import TaggerConfig, main_score, read_labelled, score_labels, train_tagger_on
 
     key = main_score(task)
     corpus = read_labelled(resolve_data_path(train), None)

@@ -28,7 +28,7 @@ from lookahead_experiments import split_heldout  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.eval.significance import mcnemar  # noqa: E402
-from structkit.tasks.sequence import (TaggerConfig, main_score, read_labelled, score_labels,  # noqa: E402
+from structkit.sequence.task import (TaggerConfig, main_score, read_labelled, score_labels,  # noqa: E402
                                       train_tagger)
 
 NAMES = {"kbest-perceptron": "Perceptron", "kbest-pa": "PA", "kbest-rpa": "RPA",

@@ -29,7 +29,7 @@ from common import RESULTS, dump_json, experiment_main, machine, pyplot  # noqa:
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conll import read_conll  # noqa: E402
-from structkit.tasks.sequence import (TaggerConfig, main_score, read_labelled, score_labels,  # noqa: E402
+from structkit.sequence.task import (TaggerConfig, main_score, read_labelled, score_labels,  # noqa: E402
                                       train_tagger)
 
 

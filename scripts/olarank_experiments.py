@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, dump_json, machine, pyplot, write_slice  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
-from structkit.features.extract import Encoded  # noqa: E402
-from structkit.tasks.sequence import TaggerConfig, read_labelled, score_labels, train_tagger  # noqa: E402
+from structkit.sequence.features import Encoded  # noqa: E402
+from structkit.sequence.task import TaggerConfig, read_labelled, score_labels, train_tagger  # noqa: E402
 
 ROWS = [  # (name, algo, exact?)
     ("PerceptronExact (online)", "perceptron-exact"),
@@ -124,9 +124,9 @@ def ocr_encode(words) -> Encoded:
 
 
 def ocr_row(algo: str, words) -> dict:
-    from structkit.learn.olarank import OLaRankLearner, greedy_decode
-    from structkit.learn.perceptron import AveragedPerceptron
-    from structkit.search.viterbi import decode_corpus
+    from structkit.sequence.learn.olarank import OLaRankLearner, greedy_decode
+    from structkit.sequence.learn.perceptron import AveragedPerceptron
+    from structkit.sequence.search.viterbi import decode_corpus
 
     NF, L = 129, 26
     accs, secs, duals = [], [], []

@@ -25,8 +25,8 @@ from common import RESULTS, dump_json, machine, pyplot  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conll import Sentence  # noqa: E402
-from structkit.tasks.parser import ParserConfig, attachment, encode, read_treebank, train_parser  # noqa: E402
-from structkit.tasks.sequence import TaggerConfig, train_tagger  # noqa: E402
+from structkit.parse.parser import ParserConfig, attachment, encode, read_treebank, train_parser  # noqa: E402
+from structkit.sequence.task import TaggerConfig, train_tagger  # noqa: E402
 
 
 def tune(args) -> dict:

@@ -105,7 +105,7 @@ ALLOWED = [
     ("1 MB", "a config 1 MB", "structkit.config:MAX_CONFIG_BYTES"),
     ("256 MB", "256 MB (`STRUCTKIT_MAX_NBEST_BYTES`)", "structkit.io.nbest:MAX_NBEST_BYTES"),
     ("1 GiB", "stops at 1 GiB", "structkit.datasets.fetch:MAX_BYTES"),
-    ("2,048", "label set over 2,048", "structkit.tasks.labelled:MAX_LABELS"),
+    ("2,048", "label set over 2,048", "structkit.parse.labelled:MAX_LABELS"),
     ("64 MB", "its first 64 MB", "structkit.batch:MAX_BLOCK_BYTES"),
 ]
 

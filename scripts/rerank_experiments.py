@@ -28,7 +28,7 @@ from common import RESULTS, ROOT, dump_json, machine, structkit  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.nbest import read_nbest  # noqa: E402
-from structkit.tasks.rerank import RerankConfig, _group_sign_test, nbest_edits, train_on  # noqa: E402
+from structkit.rerank.task import RerankConfig, _group_sign_test, nbest_edits, train_on  # noqa: E402
 
 ROWS = [  # (label, algo, features)
     ("perceptron, n-grams", "perceptron", "ngram"),

@@ -80,9 +80,9 @@ def worker(spec: dict) -> None:
     for p in (spec["train"], spec["dev"]):
         if "test" in os.path.basename(p):
             raise SystemExit(f"refusing to read a test file in a training run: {p}")
-    import structkit.tasks.labelled as labelled
+    import structkit.parse.labelled as labelled
     from structkit.tasks import make_config
-    from structkit.tasks.parser import train_parser
+    from structkit.parse.parser import train_parser
 
     labelled.MIN_LIFT_COUNT = spec["lift"]
     config = make_config({"task": "parse", "beam": spec["beam"], "hash_bits": spec["hash_bits"],
@@ -299,8 +299,8 @@ def grid(names: list[str], max_epochs: int) -> None:
 def test_chosen() -> None:
     from structkit.config import resolve_data_path
     from structkit.io.conllx import read_conllx
-    from structkit.tasks.labelled import label_scores
-    from structkit.tasks.parser import DependencyParser
+    from structkit.parse.labelled import label_scores
+    from structkit.parse.parser import DependencyParser
 
     doc = load()
     if doc.get("test"):

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conllx import read_conllx  # noqa: E402
-from structkit.tasks.labelled import label_scores  # noqa: E402
-from structkit.tasks.parser import DependencyParser  # noqa: E402
+from structkit.parse.labelled import label_scores  # noqa: E402
+from structkit.parse.parser import DependencyParser  # noqa: E402
 
 UD = "ud-english-partut/en_partut-ud-{}.conllu"
 UDPIPE1 = {"uas": 86.5, "las": 84.7}  # the brief's targets (UDPipe 1, ParTUT test)

@@ -4,7 +4,7 @@ on train with dev as UDPipe's heldout data, with UDPipe 1's default training opt
 (method morphodita_parsito; each component's option string empty = its defaults). Both are scored
 on test with structkit's own scoring: UPOS accuracy over words, and UAS/LAS under the CoNLL 2018
 convention (every word; LAS on the universal part of DEPREL), the same function as
-results/ud-parse.md (structkit.tasks.labelled.label_scores). Writes results/udpipe-partut.json/.md.
+results/ud-parse.md (structkit.parse.labelled.label_scores). Writes results/udpipe-partut.json/.md.
 
     pip install -e '.[peers]'          # ufal.udpipe
     python scripts/udpipe_peer.py [--only tagger|parser] [--out results/udpipe-partut]
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from common import dump_json, machine  # noqa: E402
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conllx import read_conllx  # noqa: E402
-from structkit.tasks.labelled import label_scores  # noqa: E402
+from structkit.parse.labelled import label_scores  # noqa: E402
 
 UD = "ud-english-partut/en_partut-ud-{}.conllu"
 # (tokenizer, tagger, parser) option strings: "none" leaves a component out, "" = its defaults.

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from structkit.io.conll import Sentence
     from structkit.io.conllx import DepSentence
     from structkit.io.nbest import NbestSet
-    from structkit.tasks.parser import ParserConfig
-    from structkit.tasks.rerank import RerankConfig
-    from structkit.tasks.sequence import Corpus, TaggerConfig
+    from structkit.parse.parser import ParserConfig
+    from structkit.rerank.task import RerankConfig
+    from structkit.sequence.task import Corpus, TaggerConfig
 
 __all__ = ["Parser", "Reranker", "Tagger", "load_conll", "load_conllx"]
 
@@ -265,12 +265,12 @@ class Tagger(_Estimator):
     """A sequence labeller (POS tagging, chunking, NER), trained like ``structkit train``.
 
     ``Tagger(task="chunk", algo="perceptron", epochs=10, ...)`` takes the options of
-    ``structkit train`` (see ``structkit.tasks.sequence.TaggerConfig``) as keywords."""
+    ``structkit train`` (see ``structkit.sequence.task.TaggerConfig``) as keywords."""
 
     _what = "Tagger"
 
     def __init__(self, task: str = "pos", **options: Any) -> None:
-        from structkit.tasks.sequence import TASKS
+        from structkit.sequence.task import TASKS
 
         if not isinstance(task, str) or task not in TASKS:
             raise UserError(f"Tagger: task must be one of {', '.join(TASKS)}, got {task!r}"[:200])
@@ -282,8 +282,8 @@ class Tagger(_Estimator):
         """The validated config; without an ``algo`` option, the task's learner for the
         training data ``train`` (a file path; kbest-pa for pos on CoNLL-U), as the command line
         chooses it."""
-        from structkit.features.templates import resolve_templates
-        from structkit.tasks.sequence import TaggerConfig, default_algo
+        from structkit.sequence.templates import resolve_templates
+        from structkit.sequence.task import TaggerConfig, default_algo
 
         task = self.task if task is None else task
         options = dict(self._options)
@@ -307,7 +307,7 @@ class Tagger(_Estimator):
     def _corpus(self, config: TaggerConfig, X: Any, y: Any, what: str) -> tuple[Corpus, str, str]:
         """(corpus, name, sha256) from a labelled file or from token lists plus label lists."""
         from structkit.io.files import display_name
-        from structkit.tasks.sequence import corpus_from_sentences, read_labelled
+        from structkit.sequence.task import corpus_from_sentences, read_labelled
 
         if _is_path(X):
             if y is not None:
@@ -382,7 +382,7 @@ class Tagger(_Estimator):
         tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch.
         ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
         training and passes through unchanged, and the estimator keeps its previous model."""
-        from structkit.tasks.sequence import train_tagger, train_tagger_on
+        from structkit.sequence.task import train_tagger, train_tagger_on
 
         config = self._new_config(train=X if y is None else None)
         _check_callback(on_epoch)
@@ -489,7 +489,7 @@ class Tagger(_Estimator):
     @classmethod
     def load(cls, path: PathLike) -> Tagger:
         """A tagger from a model file written by :meth:`save` or ``structkit train``."""
-        from structkit.tasks.sequence import SequenceTagger
+        from structkit.sequence.task import SequenceTagger
 
         from structkit.api_io import check_path
 
@@ -537,14 +537,14 @@ def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[DepSe
 class Parser(_Estimator):
     """An arc-standard dependency parser with lookahead search, trained like ``structkit train
     --task parse``; options: algo, epochs, depth, margin, seed, hash_bits, pos (see
-    ``structkit.tasks.parser.ParserConfig``)."""
+    ``structkit.parse.parser.ParserConfig``)."""
 
-    _what, _task, _config = "Parser", "parse", ("structkit.tasks.parser", "ParserConfig")
+    _what, _task, _config = "Parser", "parse", ("structkit.parse.parser", "ParserConfig")
     config: ParserConfig
 
     def _treebank(self, X: Any, heads: Any, what: str) -> tuple[list[DepSentence], str, str | None]:
         from structkit.io.files import display_name
-        from structkit.tasks.parser import read_treebank
+        from structkit.parse.parser import read_treebank
 
         if _is_path(X):
             if heads is not None:
@@ -568,7 +568,7 @@ class Parser(_Estimator):
         dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch.
         ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
         training and passes through unchanged, and the estimator keeps its previous model."""
-        from structkit.tasks.parser import train_parser, train_parser_on
+        from structkit.parse.parser import train_parser, train_parser_on
 
         config = self._new_config()
         _check_callback(on_epoch)
@@ -643,7 +643,7 @@ class Parser(_Estimator):
     @classmethod
     def load(cls, path: PathLike) -> Parser:
         """A parser from a model file written by :meth:`save` or ``structkit train --task parse``."""
-        from structkit.tasks.parser import DependencyParser
+        from structkit.parse.parser import DependencyParser
 
         from structkit.api_io import check_path
 
@@ -695,9 +695,9 @@ def _nbest_set(X: Any, y: Sequence[str] | None, window: int, what: str) -> Nbest
 class Reranker(_Estimator):
     """An n-best reranker (loss-sensitive or plain averaged perceptron), trained like
     ``structkit train --task rerank``; options: algo, epochs, features, lam, window,
-    min_cluster, topic_levels, seed (see ``structkit.tasks.rerank.RerankConfig``)."""
+    min_cluster, topic_levels, seed (see ``structkit.rerank.task.RerankConfig``)."""
 
-    _what, _task, _config = "Reranker", "rerank", ("structkit.tasks.rerank", "RerankConfig")
+    _what, _task, _config = "Reranker", "rerank", ("structkit.rerank.task", "RerankConfig")
     config: RerankConfig
 
     def fit(self, X: PathLike | Sequence[dict | Sequence[str]], y: Sequence[str] | None = None,
@@ -708,7 +708,7 @@ class Reranker(_Estimator):
         lowest dev WER is kept.
         ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
         training and passes through unchanged, and the estimator keeps its previous model."""
-        from structkit.tasks.rerank import train_on, train_reranker
+        from structkit.rerank.task import train_on, train_reranker
 
         config = self._new_config()
         _check_callback(on_epoch)
@@ -742,7 +742,7 @@ class Reranker(_Estimator):
               y: Sequence[str] | None = None) -> dict:
         """Rerank and score against references: the dict of ``structkit eval --task rerank
         NBEST CHOSEN --json`` (WER of the 1-best, the chosen hypotheses and the oracle)."""
-        from structkit.tasks.rerank import evaluate_nbest
+        from structkit.rerank.task import evaluate_nbest
 
         model = self._fitted()
         ns = _nbest_set(X, y, model.config.window, "score")
@@ -753,7 +753,7 @@ class Reranker(_Estimator):
     @classmethod
     def load(cls, path: PathLike) -> Reranker:
         """A reranker from a model file written by :meth:`save` or ``structkit train --task rerank``."""
-        from structkit.tasks.rerank import Reranker as RerankModel
+        from structkit.rerank.task import Reranker as RerankModel
 
         from structkit.api_io import check_path
 
@@ -787,7 +787,7 @@ def load_conllx(path: PathLike) -> tuple[list[list[tuple[str, str]]], list[list[
     """A CoNLL-X/CoNLL-U (or `word POS`) file as (X, heads): (word, pos) tuples (the parser's
     POS: XPOS, else UPOS) and head lists (None for a sentence without heads)."""
     from structkit.io.conllx import read_conllx
-    from structkit.tasks.parser import pos_column
+    from structkit.parse.parser import pos_column
 
     X, heads = [], []
     for s in read_conllx(_resolve(path, "path", "load_conllx")):

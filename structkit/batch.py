@@ -369,7 +369,7 @@ class ParseJob(Job):
     def process(self, ctx: ParseContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
         import io
 
-        from structkit.tasks.parse_io import parse_stream
+        from structkit.parse.conllio import parse_stream
 
         out = io.StringIO()
         tokens, sentences = parse_stream(self.parser, self.tagger, name, io.BytesIO(data), ctx.conllu,

@@ -271,7 +271,7 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     train_path = train_path or data.get("train")
     dev_path = dev_path or data.get("dev")
     if cfg.get("task") in ("pos", "chunk", "ner") and cfg.get("algo") is None:
-        from structkit.tasks.sequence import default_algo
+        from structkit.sequence.task import default_algo
 
         cfg["algo"] = default_algo(cfg["task"], train_path and resolve_data_path(train_path))
     config = make_config(cfg)
@@ -434,7 +434,7 @@ class _TrainPrinter:
                        lambda d: f"dev WER {d['wer']:.2f}%")
         if config.task == "parse":
             return cls(config, config.epochs, default_report, lambda d: f"dev uas {d['uas']:.2f}")
-        from structkit.tasks.sequence import main_score
+        from structkit.sequence.task import main_score
 
         key = main_score(config.task)
         spec = config.spec
@@ -512,7 +512,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     the runner-up's, and the continuations the search found (the next labels it looked at); the
     contributions, history weights and the continuations' difference included, add up to it."""
     from structkit.explain import iter_explanations, report_lines
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     if (file is None) == (text is None):
         raise UserError("give a FILE (or '-') or --text SENTENCE")
@@ -720,7 +720,7 @@ def _tag_command(name: str, task: str, help_text: str):
         import gc
 
         from structkit.batch import TagJob
-        from structkit.tasks.sequence import SequenceTagger
+        from structkit.sequence.task import SequenceTagger
 
         if not text and (no_split or fmt):
             raise UserError(f"{'--no-split' if no_split else '--format'} goes with --text")
@@ -827,7 +827,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
         return
     known = None
     if model_path:
-        from structkit.tasks.sequence import SequenceTagger
+        from structkit.sequence.task import SequenceTagger
         known = SequenceTagger.load(model_path).features.known_words()
     paths = tuple(resolve_data_path(f, must_exist=True) for f in files)
     from structkit.io.conllu import is_conllu_file
@@ -911,19 +911,19 @@ def parse(model_path, files, depth, beam, tagger_path, output, output_dir, patte
     CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's. FILES may be files,
     folders (read recursively; see --glob) or '-'; none is standard input."""
     from structkit.batch import ParseJob
-    from structkit.tasks.labelled import LabelledParser
-    from structkit.tasks.parser import DependencyParser
+    from structkit.parse.labelled import LabelledParser
+    from structkit.parse.parser import DependencyParser
 
     parser = DependencyParser.load(model_path, command="parse")
     labelled = isinstance(parser, LabelledParser)
     if depth is not None:
         if labelled:  # lookahead inside the beam: re-rank the 2B best candidates by depth-D lookahead
-            from structkit.tasks.parser import BEAM_MAX_DEPTH
+            from structkit.parse.parser import BEAM_MAX_DEPTH
             if not 0 <= depth <= BEAM_MAX_DEPTH:
                 raise UserError(f"--depth of a beam parser (lookahead inside the beam) is "
                                 f"0..{BEAM_MAX_DEPTH}, got {depth}", model_path)
         else:
-            from structkit.tasks.parser import DEPTH
+            from structkit.parse.parser import DEPTH
             DEPTH.check(depth)
     if beam is not None:
         if not labelled:
@@ -933,7 +933,7 @@ def parse(model_path, files, depth, beam, tagger_path, output, output_dir, patte
     tagger = None
     protect = [model_path]
     if tagger_path:
-        from structkit.tasks.sequence import SequenceTagger
+        from structkit.sequence.task import SequenceTagger
         tagger = SequenceTagger.load(tagger_path, command="parse --tagger", tasks=("pos",))
         protect.append(tagger_path)
     _run_batch(ParseJob(parser, tagger, depth, beam), files, output, output_dir, pattern, skip_existing,
@@ -945,7 +945,7 @@ def _eval_rerank(files, as_json, other) -> None:
     """`structkit eval --task rerank NBEST [CHOSEN] [--compare OTHER]`."""
     from structkit.config import resolve_data_path
     from structkit.io.nbest import read_chosen, read_nbest
-    from structkit.tasks.rerank import evaluate_nbest, wer_report
+    from structkit.rerank.task import evaluate_nbest, wer_report
 
     if len(files) not in (1, 2):
         raise UserError(f"eval --task rerank takes NBEST [CHOSEN], got {len(files)} file(s)")
@@ -970,7 +970,7 @@ def rerank(model_path, files, output, as_json) -> None:
     chosen hypothesis of each utterance, one per line."""
     from structkit.config import resolve_data_path
     from structkit.io.files import atomic_output, check_outputs
-    from structkit.tasks.rerank import Reranker
+    from structkit.rerank.task import Reranker
 
     model = Reranker.load(model_path, command="rerank")
     paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]

@@ -68,7 +68,7 @@ class DaskExecutor(Executor):
 
 def dask_mapper(client):
     """``Executor.map`` semantics on a Dask client, for parameter mixing's shards
-    (``structkit.learn.ipm``): the shards of one epoch are tasks, their results in order. A
+    (``structkit.sequence.learn.ipm``): the shards of one epoch are tasks, their results in order. A
     shard lost with its worker is run again by the scheduler."""
     def mapper(fn, items):
         return client.gather(client.map(fn, list(items), pure=False))

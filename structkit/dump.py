@@ -45,14 +45,14 @@ def dump_lines(path: str, top: int, pattern: str | None) -> list[str]:
     """The lines ``structkit dump`` prints for the model file ``path``."""
     task = model_task(path)
     if task == "parse":
-        from structkit.tasks.parser import DependencyParser
+        from structkit.parse.parser import DependencyParser
 
         return parser_lines(DependencyParser.load(path, command="dump"), top, pattern)
     if task == "rerank":
-        from structkit.tasks.rerank import Reranker
+        from structkit.rerank.task import Reranker
 
         return reranker_lines(Reranker.load(path, command="dump"), top, pattern)
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     return tagger_lines(SequenceTagger.load(path, command="dump"), top, pattern)
 
@@ -121,7 +121,7 @@ def tagger_lines(tg, top: int, pattern: str | None) -> list[str]:
 
 
 # ---- parsers ----------------------------------------------------------------------------------
-# The templates of structkit.search.arcstandard.features: id -> its atoms (w: a word, t: a tag,
+# The templates of structkit.parse.arcstandard.features: id -> its atoms (w: a word, t: a tag,
 # dist: the s0-s1 distance bucket 0..6), in the order the hash takes them.
 ARC_TEMPLATES = {
     0: ("s0w",), 1: ("s0t",), 2: ("s0w", "s0t"), 3: ("s1w",), 4: ("s1t",), 5: ("s1w", "s1t"),
@@ -135,7 +135,7 @@ ARC_TEMPLATES = {
     31: ("q0t", "q1t", "q2t"), 32: (),
 }
 
-# The templates of structkit.search.beam.extract whose atoms are plain values (those hashing a
+# The templates of structkit.parse.beam.extract whose atoms are plain values (those hashing a
 # hash of a word and its tag are not enumerated): id -> (template group, atoms). Atoms: ...w a
 # word, ...p a tag, ...l a label, ...m a lemma, ...f a FEATS value, v.. a valency (0..7 shown),
 # d.. a distance bucket (0..6).
@@ -240,10 +240,10 @@ class _SlotRows:
 def parser_features(parser) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
     """The parser's enumerable features: (names, their weight rows' slots, the weight matrix
     [slot, action] over those slots (one row per feature), the action names)."""
-    from structkit.tasks.labelled import LabelledParser
+    from structkit.parse.labelled import LabelledParser
 
     if isinstance(parser, LabelledParser):
-        from structkit.search.beam import hash_slots
+        from structkit.parse.beam import hash_slots
 
         v = parser.vocabs
         values = {"w": v["words"].items, "p": v["tags"].items, "m": v["lemmas"].items,
@@ -255,7 +255,7 @@ def parser_features(parser) -> tuple[list[str], np.ndarray, np.ndarray, list[str
         # Indexed [rows, action] on demand: a dense (features x actions) copy took 1 TiB for a
         # model of 200,000 labels.
         return names, slots, _SlotRows(parser.W, slots), actions
-    from structkit.search.arcstandard import ACTION_NAMES, hash_slots
+    from structkit.parse.arcstandard import ACTION_NAMES, hash_slots
 
     values = {"w": parser.words.items, "t": parser.tags.items}
     names, slots = _enumerate(ARC_TEMPLATES.items(), values, hash_slots, parser.mask)
@@ -297,7 +297,7 @@ def parser_strongest(parser, top: int, pattern: str | None = None) -> list[tuple
 
 
 def parser_lines(parser, top: int, pattern: str | None) -> list[str]:
-    from structkit.tasks.labelled import LabelledParser
+    from structkit.parse.labelled import LabelledParser
 
     c = parser.config
     nonzero = int(np.count_nonzero(parser.W))

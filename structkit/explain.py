@@ -58,8 +58,8 @@ def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | No
     the token of that 1-based index). Memory is a few numbers per token and label (the scores
     and max-marginals) plus one token's explanation: a sentence of any length is explained in
     bounded memory per token, and the caller may print each as it comes."""
-    from structkit.search.viterbi import max_marginals
-    from structkit.tasks.sequence import column_values, columns_from
+    from structkit.sequence.search.viterbi import max_marginals
+    from structkit.sequence.task import column_values, columns_from
 
     decoder = tagger.config.spec.decoder
     if decoder not in ("viterbi", "lookahead", "greedy-history"):
@@ -122,9 +122,9 @@ def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | No
 
 def _explain_history(tagger, enc, words: list[str], depth: int | None,
                      only: int | None = None) -> Iterator[TokenExplanation]:
-    """The decision margins of a history-based model (``structkit.search.decoders.history_values``)
+    """The decision margins of a history-based model (``structkit.sequence.search.decoders.history_values``)
     and what makes them up."""
-    from structkit.search.decoders import history_values, margins_from_values
+    from structkit.sequence.search.decoders import history_values, margins_from_values
 
     c = tagger.config
     decoder = c.spec.decoder

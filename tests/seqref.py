@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.features.extract import Encoded
+from structkit.sequence.features import Encoded
 
 
 def make_data(rng, n_sent, L, NF, max_n=3, nnz=None, duplicate_first=False):
@@ -53,7 +53,7 @@ def flat(W, T):
 
 def tie_key(seq, E, T):
     """Sort key of a label sequence for the (k-)best search: best first, ties broken as by
-    Viterbi / the list-Viterbi merge of ``structkit.search`` (lowest best predecessor, traceback
+    Viterbi / the list-Viterbi merge of ``structkit.sequence.search`` (lowest best predecessor, traceback
     from the lowest best final label). The score is accumulated left to right,
     h_t = p_{t-1} + T[y_{t-1}, y_t], p_t = h_t + E[t, y_t], total = p_{n-1} + T[y_{n-1}, end];
     the key is (-total, y_{n-1}, -h_{n-1}, y_{n-2}, ..., -h_1, y_0). With exact arithmetic it is

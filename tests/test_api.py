@@ -82,7 +82,7 @@ def test_readme_example_runs(block, tmp_path, monkeypatch, capsys):
 
 # ---- tagging -------------------------------------------------------------------------------------
 def test_tagger_lists_give_the_model_of_the_file():
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     X, y = structkit.load_conll(CHUNK_TRAIN)
     from_lists = structkit.Tagger(task="chunk", epochs=3, seed=2).fit(X, y)
@@ -151,7 +151,7 @@ def test_tagger_words_dicts_and_call():
 
 # ---- parsing -------------------------------------------------------------------------------------
 def test_parser_lists_give_the_model_of_the_file():
-    from structkit.tasks.parser import ParserConfig, train_parser
+    from structkit.parse.parser import ParserConfig, train_parser
 
     X, heads = structkit.load_conllx(PARSE_TRAIN)
     a = structkit.Parser(algo="lookahead", depth=1, epochs=3).fit(X, heads)

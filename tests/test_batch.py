@@ -49,7 +49,7 @@ def test_blocks_cover_the_input_and_start_on_content(seed):
 # ---- fixtures ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def chunker(tmp_path_factory):
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     cfg = TaggerConfig.for_learner("chunk", "perceptron", epochs=2)
     return train_tagger(cfg, os.path.join(SAMPLE, "chunk", "train.txt"))
@@ -57,7 +57,7 @@ def chunker(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def ud_tagger():
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     cfg = TaggerConfig.for_learner("pos", "perceptron", epochs=1)
     return train_tagger(cfg, os.path.join(SAMPLE, "ud", "train.conllu"))
@@ -65,7 +65,7 @@ def ud_tagger():
 
 @pytest.fixture(scope="module")
 def ud_parser():
-    from structkit.tasks.parser import ParserConfig, train_parser
+    from structkit.parse.parser import ParserConfig, train_parser
 
     return train_parser(ParserConfig(algo="beam", epochs=1), os.path.join(SAMPLE, "ud", "train.conllu"))
 
@@ -137,7 +137,7 @@ def test_raw_text_identical_to_serial(ud_tagger, tmp_path, fmt, block):
 
 @pytest.mark.parametrize("block", [100, 1 << 20])
 def test_parse_identical_to_serial(ud_parser, tmp_path, block):
-    from structkit.tasks.parse_io import parse_stream
+    from structkit.parse.conllio import parse_stream
 
     path = os.path.join(SAMPLE, "ud", "test.conllu")
     want = io.StringIO()
@@ -366,7 +366,7 @@ def test_train_and_rerank_never_overwrite_their_inputs(sk, tmp_path):
 
 
 def test_parse_never_overwrites_the_gold_file(sk, tmp_path):
-    from structkit.tasks.parser import ParserConfig, train_parser
+    from structkit.parse.parser import ParserConfig, train_parser
 
     model = tmp_path / "p.model"
     train_parser(ParserConfig(algo="beam", epochs=1), os.path.join(SAMPLE, "ud", "train.conllu")).save(str(model))

@@ -17,7 +17,7 @@ GOOD = os.path.join(SAMPLE, "chunk", "test.txt")
 
 @pytest.fixture(scope="module")
 def chunk_model(tmp_path_factory):
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     p = tmp_path_factory.mktemp("m") / "chunk.model"
     train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=1),

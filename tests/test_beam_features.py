@@ -1,4 +1,4 @@
-"""The labelled beam parser's feature templates (``structkit.search.beam.extract``) against
+"""The labelled beam parser's feature templates (``structkit.parse.beam.extract``) against
 atoms computed here by hand, independently of the kernel.
 
 test_beam_parser.py's plain-Python beam search scores states with the kernel's own ``extract``,
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structkit.search import beam as bm
+from structkit.parse import beam as bm
 
 L = 5  # labels 1..5: LEFT(l) = l, RIGHT(l) = L + l
 BASE = 3  # the sentence's first token is at index BASE of the corpus arrays

@@ -1,4 +1,4 @@
-"""The labelled beam parser's kernels (structkit.search.beam) against plain-Python references:
+"""The labelled beam parser's kernels (structkit.parse.beam) against plain-Python references:
 the transition system, the labelled oracle, beam search (a wide beam is exhaustive search, a
 beam of 1 is greedy search) and the max-violation update."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from structkit.search import beam as bm
-from structkit.tasks.labelled import label_oracle
+from structkit.parse import beam as bm
+from structkit.parse.labelled import label_oracle
 
 BITS = 12
 MASK = (1 << BITS) - 1
@@ -305,7 +305,7 @@ def test_cli_beam_train_parse_writes_labels_and_model_round_trips(tmp_path):
 
     from structkit.cli import cli
     from structkit.io.conllx import read_conllx
-    from structkit.tasks.parser import DependencyParser
+    from structkit.parse.parser import DependencyParser
 
     src = os.path.join(os.environ.get("STRUCTKIT_DATA", "data"), "ud-english-partut", "en_partut-ud-dev.conllu")
     if not os.path.exists(src):
@@ -447,7 +447,7 @@ def test_cli_beam_depth_train_and_parse(tmp_path):
 
     from structkit.cli import cli
     from structkit.io.conllx import read_conllx, write_conllx
-    from structkit.tasks.parser import DependencyParser
+    from structkit.parse.parser import DependencyParser
 
     src = os.path.join(os.environ.get("STRUCTKIT_DATA", "data"), "ud-english-partut", "en_partut-ud-dev.conllu")
     if not os.path.exists(src):
@@ -527,7 +527,7 @@ def _trivial_baselines(train, test):
     with the label its UPOS most often has in training (root for the root)."""
     from collections import Counter, defaultdict
 
-    from structkit.tasks.labelled import label_scores
+    from structkit.parse.labelled import label_scores
 
     by_pos = defaultdict(Counter)
     for s in train:
@@ -549,8 +549,8 @@ def test_default_parser_las_floor_on_partut(corpus):
     at LAS >= 70 (76.7 when this was written; the parser is deterministic, the margin is for
     deliberate changes of defaults, not for noise) and at least 40 points above the trivial
     baselines (attach to the previous / next word: both under 30)."""
-    from structkit.tasks.labelled import label_scores
-    from structkit.tasks.parser import ParserConfig, read_treebank, train_parser_on
+    from structkit.parse.labelled import label_scores
+    from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 
     train = read_treebank(str(corpus("ud-english-partut/en_partut-ud-train.conllu")))[:250]
     test = read_treebank(str(corpus("ud-english-partut/en_partut-ud-dev.conllu")))[:100]

@@ -80,7 +80,7 @@ def one_line(r: subprocess.CompletedProcess, *needles: str) -> str:
 
 @pytest.fixture(scope="module")
 def chunk_model(tmp_path_factory) -> str:
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     path = str(tmp_path_factory.mktemp("bounds") / "chunk.model")
     train_tagger(TaggerConfig(task="chunk", epochs=1), CHUNK_TRAIN).save(path)
@@ -89,7 +89,7 @@ def chunk_model(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def pos_model(tmp_path_factory) -> str:
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     path = str(tmp_path_factory.mktemp("bounds") / "pos.model")
     train_tagger(TaggerConfig(task="pos", epochs=1), POS_TRAIN).save(path)
@@ -348,7 +348,7 @@ def test_explain_one_200k_token_sentence_in_bounded_memory(chunk_model, tmp_path
 def test_iter_explanations_only_one_token_matches_the_whole(chunk_model):
     from structkit.explain import explain_sentence, iter_explanations
     from structkit.io.conll import read_conll
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     tagger = SequenceTagger.load(chunk_model)
     sent = next(iter(read_conll(CHUNK_TEST)))

@@ -1,8 +1,8 @@
-"""The chain model's weight variants (structkit.models.chain) and the model-file arrays."""
+"""The chain model's weight variants (structkit.sequence.chain) and the model-file arrays."""
 import numpy as np
 import pytest
 
-from structkit.models.chain import (FirstOrder, GreedyHistory, SecondOrder, Weights, smo_pair_step,
+from structkit.sequence.chain import (FirstOrder, GreedyHistory, SecondOrder, Weights, smo_pair_step,
                                     zeros)
 
 

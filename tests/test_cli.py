@@ -223,7 +223,7 @@ def test_config_toml_and_flags_override(sk, tmp_path):
     conf = json.loads(mj.read_text())["config"]["config"]
     assert conf["epochs"] == 2 and conf["algo"] == "greedy" and conf["task"] == "chunk"
     # The model records the merged config too.
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
     assert SequenceTagger.load(str(m)).config.epochs == 2
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from structkit.io.conll import read_conll
-from structkit.tasks.sequence import (SequenceTagger, TaggerConfig, read_labelled, score_labels,
+from structkit.sequence.task import (SequenceTagger, TaggerConfig, read_labelled, score_labels,
                                       train_tagger)
 
 pytestmark = pytest.mark.corpus

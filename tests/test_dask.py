@@ -35,7 +35,7 @@ def cluster(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chunker():
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     return train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=2),
                         os.path.join(SAMPLE, "chunk", "train.txt"))
@@ -104,7 +104,7 @@ def test_parameter_mixing_on_dask_equals_threads(cluster, kill):
     import numpy as np
 
     from structkit.distributed import dask_mapper
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     client, armed = cluster
     train = os.path.join(SAMPLE, "chunk", "train.txt")

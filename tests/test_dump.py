@@ -18,7 +18,7 @@ FEATURE_LINE = re.compile(r"^  (\S+): (.*)$")
                                        ("lookahead", ["--depth", "2", "--label-order", "2", "--direction", "rtl"]),
                                        ("olarank-greedy", ["--order", "2"]), ("kbest-mira", ["--k", "2"])])
 def test_dump_taggers(sk, tmp_path, algo, opts):
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     m = tmp_path / "t.model"
     assert sk("train", "--task", "chunk", "--train", CHUNK, "--algo", algo, "--epochs", "1", *opts, "-m", m).code == 0
@@ -59,7 +59,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
     state of a sentence: the queue's first words and tags, the empty stack, the bias)."""
     from structkit.dump import parser_features
     from structkit.io.conllx import read_conllx
-    from structkit.tasks.parser import DependencyParser, pos_column
+    from structkit.parse.parser import DependencyParser, pos_column
 
     m = tmp_path / "p.model"
     assert sk("train", "--task", "parse", "--algo", algo, "--epochs", "1", "--train", UD,
@@ -84,7 +84,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
     sent = next(iter(read_conllx(UD)))
     tags = pos_column(sent, p.config.pos)
     if algo == "beam":
-        from structkit.search.beam import MAX_FEATS, N_ROWS, extract, reset
+        from structkit.parse.beam import MAX_FEATS, N_ROWS, extract, reset
 
         v = p.vocabs
         words = np.array(v["words"].ids(sent.words), dtype=np.int64)
@@ -103,7 +103,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
         for k, name in expect.items():
             assert slots[slot_of[name]] == out[k] & p.mask
     else:
-        from structkit.search.arcstandard import N_TEMPLATES, Sentence, State, features
+        from structkit.parse.arcstandard import N_TEMPLATES, Sentence, State, features
 
         words = np.array(p.words.ids(sent.words), dtype=np.int64)
         tg = np.array(p.tags.ids(tags), dtype=np.int64)
@@ -121,7 +121,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
 
 
 def test_dump_reranker(sk, tmp_path):
-    from structkit.tasks.rerank import Reranker
+    from structkit.rerank.task import Reranker
 
     m = tmp_path / "r.model"
     assert sk("train", "--task", "rerank", "--train", os.path.join(SAMPLE, "nbest", "train.jsonl"),

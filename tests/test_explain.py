@@ -15,7 +15,7 @@ TEST = os.path.join(SAMPLE, "chunk", "test.txt")
 
 @pytest.fixture(scope="module")
 def chunker():
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     return train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=2),
                         os.path.join(SAMPLE, "chunk", "train.txt"))
@@ -24,7 +24,7 @@ def chunker():
 def test_explanations_agree_with_tagging_and_margins(chunker):
     from structkit.explain import explain_sentence
     from structkit.io.conllu import read_sequence
-    from structkit.tasks.sequence import columns_from
+    from structkit.sequence.task import columns_from
 
     sent = next(iter(read_sequence(TEST)))
     expl = explain_sentence(chunker, sent, TEST)
@@ -70,7 +70,7 @@ def test_explain_text_and_refusals(sk, tmp_path):
 
 
 def test_dump_shows_history_weights_of_greedy_models(sk, tmp_path):
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     g = tmp_path / "olg.model"
     assert sk("train", "--task", "chunk", "--train", os.path.join(SAMPLE, "chunk", "train.txt"), "--algo",
@@ -94,7 +94,7 @@ HISTORY = [("greedy", {}), ("lookahead", {"depth": 2}),
 
 @pytest.fixture(scope="module", params=HISTORY, ids=lambda p: p[0] + "".join(f"-{k}{v}" for k, v in p[1].items()))
 def history_tagger(request):
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     algo, opts = request.param
     return train_tagger(TaggerConfig.for_learner("chunk", algo, epochs=2, **opts),
@@ -108,7 +108,7 @@ def test_history_explanations_agree_with_tagging_and_scores(history_tagger):
     and the two continuations' difference."""
     from structkit.explain import explain_sentence
     from structkit.io.conllu import read_sequence
-    from structkit.tasks.sequence import columns_from
+    from structkit.sequence.task import columns_from
 
     tg = history_tagger
     c = tg.config

@@ -1,4 +1,4 @@
-"""The all-array tagging path (``structkit.tasks.fastpath``, kernels in ``structkit.search.fast``).
+"""The all-array tagging path (``structkit.sequence.fastpath``, kernels in ``structkit.sequence.search.fast``).
 
 Each kernel against a plain-Python reference on random inputs (the reader, dicts, brute force,
 the existing decoders and writer); then ``SequenceTagger.tag_conll_bytes`` against the path it
@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 
 from structkit.errors import UserError
-from structkit.features.extract import Encoded
+from structkit.sequence.features import Encoded
 from structkit.io.conll import read_conll, write_conll
 from structkit.io.conllu import read_sequence, write_tagged
-from structkit.models.chain import Weights
-from structkit.search import fast
-from structkit.search.decoders import viterbi_numpy
-from structkit.search.viterbi import decode_corpus
-from structkit.tasks import fastpath
-from structkit.tasks.sequence import SequenceTagger, TaggerConfig, train_tagger
+from structkit.sequence.chain import Weights
+from structkit.sequence.search import fast
+from structkit.sequence.search.decoders import viterbi_numpy
+from structkit.sequence.search.viterbi import decode_corpus
+from structkit.sequence import fastpath
+from structkit.sequence.task import SequenceTagger, TaggerConfig, train_tagger
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "data" / "sample"

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from structkit.errors import UserError
-from structkit.features.extract import FeatureSpace, ambiguity_classes
-from structkit.features.templates import (AMB_FOLDS, AMB_UNKNOWN, parse_template, resolve_templates,
+from structkit.sequence.features import FeatureSpace, ambiguity_classes
+from structkit.sequence.templates import (AMB_FOLDS, AMB_UNKNOWN, parse_template, resolve_templates,
                                          word_attribute, word_case, word_shape)
 
 

@@ -35,8 +35,8 @@ import structkit.io.conllu  # noqa: E402,F401
 import structkit.io.nbest  # noqa: E402,F401
 import structkit.model  # noqa: E402,F401
 import structkit.tasks  # noqa: E402,F401
-import structkit.tasks.parser  # noqa: E402,F401
-import structkit.tasks.sequence  # noqa: E402,F401
+import structkit.parse.parser  # noqa: E402,F401
+import structkit.sequence.task  # noqa: E402,F401
 
 FUZZ_EXAMPLES = int(os.environ.get("STRUCTKIT_FUZZ_EXAMPLES", "150"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -114,7 +114,7 @@ def test_fuzz_conll_reader_bytes(data):
 def test_fuzz_conllu_and_conllx_readers(lines):
     from structkit.io.conllu import dep_view, read_conllu
     from structkit.io.conllx import read_conllx
-    from structkit.tasks.parser import read_treebank
+    from structkit.parse.parser import read_treebank
 
     path = _file("\n".join(lines) + "\n", ".conllu")
     loads_or_user_error(lambda p: [dep_view(s, p) for s in read_conllu(p)], path)
@@ -202,7 +202,7 @@ _MODEL: dict = {}
 def _model() -> tuple[bytes, dict, dict]:
     """A small valid tagger model: its bytes, header and arrays (built once)."""
     if not _MODEL:
-        from structkit.tasks.sequence import TaggerConfig, train_tagger
+        from structkit.sequence.task import TaggerConfig, train_tagger
 
         t = train_tagger(TaggerConfig(task="chunk", epochs=1), str(FIXTURES / "chunk_train.txt"))
         path = os.path.join(_DIR, "valid.npz")
@@ -221,7 +221,7 @@ def valid_model():
 
 
 def _load_tagger(path: str) -> None:
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     SequenceTagger.load(path)
 

@@ -10,11 +10,11 @@ import os
 import numpy as np
 import pytest
 
-from structkit.features.extract import Encoded
-from structkit.models.chain import GreedyHistory, SecondOrder
-from structkit.search.decoders import history_values, margins_from_values
-from structkit.search.greedy import greedy_decode
-from structkit.search.lookahead import lookahead_decode
+from structkit.sequence.features import Encoded
+from structkit.sequence.chain import GreedyHistory, SecondOrder
+from structkit.sequence.search.decoders import history_values, margins_from_values
+from structkit.sequence.search.greedy import greedy_decode
+from structkit.sequence.search.lookahead import lookahead_decode
 
 SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "sample")
 

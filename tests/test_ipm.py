@@ -1,4 +1,4 @@
-"""Multi-core training by iterative parameter mixing (``structkit.learn.ipm``, ``train --jobs``):
+"""Multi-core training by iterative parameter mixing (``structkit.sequence.learn.ipm``, ``train --jobs``):
 the mixed perceptron against a plain-Python reference, determinism, mappers, and the option's
 one definition on the command line, in configs and in the API."""
 from __future__ import annotations
@@ -12,9 +12,9 @@ from conftest import FIXTURES
 from seqref import F, flat, make_data, sentence, tie_key
 
 from structkit.errors import UserError
-from structkit.learn import ipm
-from structkit.learn.kbest import KBestLearner
-from structkit.learn.perceptron import AveragedPerceptron
+from structkit.sequence.learn import ipm
+from structkit.sequence.learn.kbest import KBestLearner
+from structkit.sequence.learn.perceptron import AveragedPerceptron
 
 CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")
 CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
@@ -114,7 +114,7 @@ def test_more_jobs_than_sentences_makes_no_empty_shard():
 
 def test_sub_corpus_keeps_the_sentences():
     data = make_data(np.random.default_rng(0), 12, 3, 9)
-    from structkit.models.chain import corpus
+    from structkit.sequence.chain import corpus
 
     X = corpus(data)
     pick = np.array([7, 2, 11])
@@ -181,7 +181,7 @@ def test_one_shard_is_the_learner_on_the_shard_order(name):
     data = make_data(np.random.default_rng(4), 25, L, NF, max_n=4)
     learner, _ = mixed(LEARNERS[name](NF, L), data, 1, 2, 2)
     ref = LEARNERS[name](NF, L)
-    from structkit.models.chain import corpus
+    from structkit.sequence.chain import corpus
 
     X = corpus(data)
     part = ipm.shards(25, 1, 2)[0]
@@ -199,7 +199,7 @@ def test_unmixable_learners_have_no_kernel():
 
 def test_mix_is_the_mean_in_shard_order():
     rng = np.random.default_rng(0)
-    from structkit.models.chain import FirstOrder
+    from structkit.sequence.chain import FirstOrder
 
     states = [FirstOrder(rng.normal(size=(70, 3)), rng.normal(size=(4, 4))) for _ in range(3)]
     want = [(s0 + s1 + s2) / 3 for s0, s1, s2 in zip(*states)]
@@ -261,7 +261,7 @@ def test_dev_scoring_does_not_change_the_mixed_model():
 
 def test_api_mapper_reaches_the_trainer():
     """train_tagger_on's mapper runs the shards (what --dask will plug in)."""
-    from structkit.tasks.sequence import TaggerConfig, read_labelled, train_tagger_on
+    from structkit.sequence.task import TaggerConfig, read_labelled, train_tagger_on
 
     calls = []
 
@@ -330,7 +330,7 @@ def test_cli_parse_task_refuses_jobs(sk, tmp_path):
 
 
 def _model_weights(path):
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     m = SequenceTagger.load(str(path))
     return m, [m.weights.W, m.weights.T, m.weights.T2]

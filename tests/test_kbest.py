@@ -1,4 +1,4 @@
-"""structkit.search.kbest (list Viterbi, exact k best sequences) against brute-force enumeration
+"""structkit.sequence.search.kbest (list Viterbi, exact k best sequences) against brute-force enumeration
 of all L**n label sequences (itertools.product) on seeded random small problems.
 
 Conventions: E[n, L] emissions, T[L+1, L+1] with index L the boundary (T[L, y] start, T[y, L]
@@ -16,8 +16,8 @@ import itertools
 import numpy as np
 import pytest
 
-from structkit.search.kbest import kbest_viterbi, kbest_viterbi_loss, loss_augmented_emissions
-from structkit.search.viterbi import viterbi
+from structkit.sequence.search.kbest import kbest_viterbi, kbest_viterbi_loss, loss_augmented_emissions
+from structkit.sequence.search.viterbi import viterbi
 
 KMAX = 20
 

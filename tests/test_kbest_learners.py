@@ -1,4 +1,4 @@
-"""k-best perceptron / PA / restricted PA (structkit.learn.kbest) against brute-force dense
+"""k-best perceptron / PA / restricted PA (structkit.sequence.learn.kbest) against brute-force dense
 references on tiny problems (all label sequences enumerated)."""
 import itertools
 
@@ -7,12 +7,12 @@ import pytest
 
 import seqref
 from seqref import F, flat, sentence
-from structkit.features.extract import Encoded
-from structkit.learn.kbest import (KBestLearner, kbest_pa_epoch, kbest_perceptron_epoch,
+from structkit.sequence.features import Encoded
+from structkit.sequence.learn.kbest import (KBestLearner, kbest_pa_epoch, kbest_perceptron_epoch,
                                    kbest_rpa_epoch)
-from structkit.learn.perceptron import structured_epoch
-from structkit.models.chain import FirstOrder, corpus, dF_dot
-from structkit.search.viterbi import decode_corpus
+from structkit.sequence.learn.perceptron import structured_epoch
+from structkit.sequence.chain import FirstOrder, corpus, dF_dot
+from structkit.sequence.search.viterbi import decode_corpus
 
 KERNELS = {"perceptron": kbest_perceptron_epoch, "pa": kbest_pa_epoch, "rpa": kbest_rpa_epoch}
 

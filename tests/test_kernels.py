@@ -1,4 +1,4 @@
-"""Numba kernels (structkit.search.viterbi, structkit.learn.perceptron) against plain-Python
+"""Numba kernels (structkit.sequence.search.viterbi, structkit.sequence.learn.perceptron) against plain-Python
 references on seeded random inputs.
 
 Conventions under test: CSR features (indptr int64, indices int32); W[n_features, L];
@@ -21,13 +21,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from structkit.features.extract import Encoded
-from structkit.learn.lookahead import lookahead_epoch
-from structkit.learn.perceptron import AveragedPerceptron, structured_epoch
-from structkit.models.chain import Corpus, FirstOrder, SecondOrder, Weights
-from structkit.search.lookahead import lookahead_decode
-from structkit.search.viterbi import decode_corpus as viterbi_corpus
-from structkit.search.viterbi import emissions, viterbi
+from structkit.sequence.features import Encoded
+from structkit.sequence.learn.lookahead import lookahead_epoch
+from structkit.sequence.learn.perceptron import AveragedPerceptron, structured_epoch
+from structkit.sequence.chain import Corpus, FirstOrder, SecondOrder, Weights
+from structkit.sequence.search.lookahead import lookahead_decode
+from structkit.sequence.search.viterbi import decode_corpus as viterbi_corpus
+from structkit.sequence.search.viterbi import emissions, viterbi
 
 
 # Greedy history-based decoding and learning are lookahead search at depth 0 (with margin 0);

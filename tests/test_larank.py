@@ -1,12 +1,12 @@
-"""k-best LaRank (structkit.learn.larank, Algorithm 3): feasibility, eq. 6, monotone dual,
+"""k-best LaRank (structkit.sequence.learn.larank, Algorithm 3): feasibility, eq. 6, monotone dual,
 n_R = 0 equals k-best SDM's first epoch, seeding."""
 import numpy as np
 import pytest
 
 from seqref import F, flat, make_data
-from structkit.learn.larank import kbest_larank_epoch, larank_core
-from structkit.learn.smo import SMOLimits, init_working_sets, kbest_sdm_epoch
-from structkit.models.chain import FirstOrder, corpus
+from structkit.sequence.learn.larank import kbest_larank_epoch, larank_core
+from structkit.sequence.learn.smo import SMOLimits, init_working_sets, kbest_sdm_epoch
+from structkit.sequence.chain import FirstOrder, corpus
 
 
 def zero_state(NF, L):

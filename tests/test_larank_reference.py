@@ -1,4 +1,4 @@
-"""k-best LaRank (structkit.learn.larank.larank_core) matched step by step against a plain-Python
+"""k-best LaRank (structkit.sequence.learn.larank.larank_core) matched step by step against a plain-Python
 reference of Mancev & Todorovic's Algorithm 3.
 
 test_larank.py checks invariants (feasibility, eq. 6, a dual that never decreases, n_R = 0 is
@@ -20,7 +20,7 @@ down). The reference draws its own picks; it never reads the kernel's.
 Floating point: g is evaluated as the kernel's eq. 10 sum over dF's non-zero coordinates in
 increasing index order (the ``seqref`` layout), sequence scores left to right, so ties are
 broken identically: first in the set (gold, then insertion order) for SMO; the brute-force
-k-best list is sorted by ``tie_key`` (``structkit.search.kbest``'s merge rule: equal heads ->
+k-best list is sorted by ``tie_key`` (``structkit.sequence.search.kbest``'s merge rule: equal heads ->
 lowest previous label, then rank; the "labels read from the end backwards" order when the
 arithmetic is exact), which
 ``test_brute_force_kbest_is_the_kernels_list_viterbi_also_in_rounding_ties`` pins down.
@@ -33,9 +33,9 @@ import numpy as np
 import pytest
 
 from seqref import F, flat, make_data, sentence, tie_key
-from structkit.learn.larank import larank_core
-from structkit.learn.smo import SMOLimits, init_working_sets
-from structkit.models.chain import FirstOrder, corpus
+from structkit.sequence.learn.larank import larank_core
+from structkit.sequence.learn.smo import SMOLimits, init_working_sets
+from structkit.sequence.chain import FirstOrder, corpus
 
 
 def picker(seed):
@@ -224,7 +224,7 @@ def test_brute_force_kbest_is_the_kernels_list_viterbi_also_in_rounding_ties():
     """The reference's enumeration + tie_key gives the kernel's k-best list exactly, on weights
     from a coarse grid (many exact and rounding ties); some of the cases are ties that only the
     prefix terms of tie_key resolve (the plain "reversed labels" rule would get them wrong)."""
-    from structkit.search.kbest import decode_kbest
+    from structkit.sequence.search.kbest import decode_kbest
 
     rng = np.random.default_rng(0)
     NF = 4

@@ -1,7 +1,7 @@
 """Lookahead search and the lookahead margin perceptron (Tsuruoka et al. 2011, Section 3,
 Figures 2-3) against plain-Python references on seeded random inputs.
 
-Conventions under test (see ``structkit.search.lookahead``): CSR features (indptr int64,
+Conventions under test (see ``structkit.sequence.search.lookahead``): CSR features (indptr int64,
 indices int32); W[n_features, L]; T[L+1, L+1] (index L = sentence boundary); T2[L+1, L+1, L]
 indexed [two back, previous, current]; decision k is token k, or token n-1-k when ``reverse``;
 a state's score is the sum over its decisions of emission + T[prev, label] (+ T2[two back,
@@ -34,11 +34,11 @@ import numpy as np
 import pytest
 
 from structkit.cli import main
-from structkit.features.extract import Encoded
-from structkit.learn.lookahead import lookahead_epoch
-from structkit.learn.perceptron import AveragedPerceptron
-from structkit.models.chain import Corpus, SecondOrder
-from structkit.search.lookahead import (Scratch, decide, decision_rows, lookahead_decode,
+from structkit.sequence.features import Encoded
+from structkit.sequence.learn.lookahead import lookahead_epoch
+from structkit.sequence.learn.perceptron import AveragedPerceptron
+from structkit.sequence.chain import Corpus, SecondOrder
+from structkit.sequence.search.lookahead import (Scratch, decide, decision_rows, lookahead_decode,
                                         search_brute, step_score, window_dp, window_path)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -826,7 +826,7 @@ def _token_rows(text):
 
 
 def test_cli_lookahead_round_trip(capsys, models, tmp_path):
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     tagger = SequenceTagger.load(str(models["lookahead"]))
     c = tagger.config
@@ -858,7 +858,7 @@ def test_cli_lookahead_round_trip(capsys, models, tmp_path):
 
 def test_cli_search_brute_trains_the_same_model(capsys, models, tmp_path):
     """--search brute (Figure 2) and the default dp give the same averaged weights."""
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
     brute = tmp_path / "brute.model"
     code, _, err = run_cli(capsys, "train", "--task", "chunk", "--train", CHUNK_TRAIN,

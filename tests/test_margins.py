@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from structkit.search.viterbi import decode_corpus, margins_corpus, max_marginals
+from structkit.sequence.search.viterbi import decode_corpus, margins_corpus, max_marginals
 
 SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "sample")
 
@@ -106,7 +106,7 @@ def test_cli_scores_of_history_based_models(sk, tmp_path, algo, opts):
     margin column is the decision margin the plain-Python brute force of
     tests/test_history_margins.py gives on the model's own weights."""
     from structkit.io.conllu import read_sequence
-    from structkit.tasks.sequence import SequenceTagger, columns_from
+    from structkit.sequence.task import SequenceTagger, columns_from
     from tests.test_history_margins import emission_rows, ref_greedy, ref_lookahead
 
     model = tmp_path / "h.model"

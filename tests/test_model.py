@@ -14,7 +14,7 @@ import structkit.model as model_mod
 from structkit.errors import UserError
 from structkit.io.conll import read_conll
 from structkit.model import FORMAT_VERSION, load_model, save_model
-from structkit.tasks.sequence import SequenceTagger, TaggerConfig, train_tagger
+from structkit.sequence.task import SequenceTagger, TaggerConfig, train_tagger
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")

@@ -1,4 +1,4 @@
-"""OLaRank (structkit.learn.olarank) against plain-Python references on small random problems.
+"""OLaRank (structkit.sequence.learn.olarank) against plain-Python references on small random problems.
 
 References: explicit dense feature vectors Phi for every class (all labels of a token, all L**n
 label sequences of a sentence), the dual D = sum b Delta - 1/2 ||w||^2 computed from them, and
@@ -13,9 +13,9 @@ import pytest
 from conftest import require_extra
 
 from seqref import F, flat, make_data
-from structkit.learn import olarank as ol
-from structkit.learn.smo import init_working_sets
-from structkit.models.chain import FirstOrder, GreedyHistory, corpus
+from structkit.sequence.learn import olarank as ol
+from structkit.sequence.learn.smo import init_working_sets
+from structkit.sequence.chain import FirstOrder, GreedyHistory, corpus
 
 
 # ---- greedy: dense reference -------------------------------------------------------------
@@ -253,7 +253,7 @@ def test_greedy_perceptron_pass_matches_reference():
         steps += 1
     assert np.allclose(flat(learner.W, learner.H), w)
     avg = learner.averaged()
-    # the averaging convention of structkit.learn.perceptron: the mean of w_0 = 0, w_1, ..., w_N
+    # the averaging convention of structkit.sequence.learn.perceptron: the mean of w_0 = 0, w_1, ..., w_N
     assert np.allclose(flat(avg.W, avg.H), total / (steps + 1))
 
 

@@ -1,4 +1,4 @@
-"""OLaRank (structkit.learn.olarank) matched step by step against a plain-Python reference.
+"""OLaRank (structkit.sequence.learn.olarank) matched step by step against a plain-Python reference.
 
 The invariant tests of test_olarank.py (the dual never decreases, w = sum b dF, feasibility)
 hold for wrong schedules too: a PROCESSOLD that never adds the new Viterbi sequence, or an
@@ -43,9 +43,9 @@ import pytest
 from numba import njit
 
 from seqref import F, flat, make_data, sentence, tie_key
-from structkit.learn import olarank as ol
-from structkit.learn.smo import init_working_sets
-from structkit.models.chain import FirstOrder, GreedyHistory, corpus
+from structkit.sequence.learn import olarank as ol
+from structkit.sequence.learn.smo import init_working_sets
+from structkit.sequence.chain import FirstOrder, GreedyHistory, corpus
 
 N_OPT = 10  # OPTIMIZE steps per REPROCESS (paper, Section 4.2)
 NEW, OLD, OPT = "processnew", "processold", "optimize"

@@ -34,7 +34,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_workers_exit_when_the_command_is_killed(tmp_path):
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     model = tmp_path / "m.model"
     train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=1), str(CHUNK / "train.txt")).save(str(model))

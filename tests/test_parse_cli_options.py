@@ -48,7 +48,7 @@ def test_two_roots_in_a_ud_training_tree(sk, tmp_path):
 
 def test_model_header_out_of_range_is_damaged(sk, tmp_path):
     """A beam model whose header asks for a 2^40-entry table is refused before any allocation."""
-    from structkit.tasks.parser import DependencyParser
+    from structkit.parse.parser import DependencyParser
 
     m = tmp_path / "m.model"
     assert sk("train", "--task", "parse", "--train", SAMPLE / "train.conllu", "--model", m,

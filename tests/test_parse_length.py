@@ -10,7 +10,7 @@ import pytest
 
 from clitools import assert_one_line_error
 from structkit.errors import UserError
-from structkit.tasks.labelled import MAX_SENTENCE_WORDS
+from structkit.parse.labelled import MAX_SENTENCE_WORDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UD = os.path.join(ROOT, "data", "sample", "ud")
@@ -24,7 +24,7 @@ def chain(n: int) -> str:
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory):
-    from structkit.tasks.parser import ParserConfig, train_parser
+    from structkit.parse.parser import ParserConfig, train_parser
 
     p = tmp_path_factory.mktemp("m") / "p.model"
     train_parser(ParserConfig(algo="beam", epochs=1), os.path.join(UD, "train.conllu")).save(str(p))
@@ -72,7 +72,7 @@ def test_a_model_with_too_many_labels_is_refused(sk, model, tmp_path):
     import numpy as np
 
     import structkit
-    from structkit.tasks.labelled import MAX_LABELS, LabelledParser
+    from structkit.parse.labelled import MAX_LABELS, LabelledParser
 
     p = structkit.Parser.load(model)._fitted()
     n = MAX_LABELS + 1
@@ -84,7 +84,7 @@ def test_a_model_with_too_many_labels_is_refused(sk, model, tmp_path):
 
 
 def test_training_refuses_too_many_labels(sk, tmp_path, monkeypatch):
-    import structkit.tasks.labelled as labelled
+    import structkit.parse.labelled as labelled
 
     monkeypatch.setattr(labelled, "MAX_LABELS", 5)
     assert_one_line_error(sk("train", "--task", "parse", "--train", os.path.join(UD, "train.conllu"),

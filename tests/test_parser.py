@@ -35,8 +35,8 @@ import pytest
 from clitools import assert_one_line_error, leftovers
 from structkit.cli import main
 from structkit.io.conllx import check_tree, is_projective, read_conllx
-from structkit.learn.parser import parser_epoch
-from structkit.search.arcstandard import (LEFT, N_ACTIONS, N_TEMPLATES, RIGHT, SHIFT,
+from structkit.parse.learn import parser_epoch
+from structkit.parse.arcstandard import (LEFT, N_ACTIONS, N_TEMPLATES, RIGHT, SHIFT,
                                           HashedWeights, Scratch, Sentence, State, Treebank, apply,
                                           decide, features, is_final, legal, oracle_actions,
                                           parse_corpus, search, undo)
@@ -735,7 +735,7 @@ def _first_sentences(src: Path, dst: Path, k: int) -> Path:
 
 @pytest.mark.corpus
 def test_small_ptb_slice_learns(tmp_path, corpus):
-    from structkit.tasks.parser import ParserConfig, attachment, encode, train_parser
+    from structkit.parse.parser import ParserConfig, attachment, encode, train_parser
 
     train, dev = corpus("ptb-dep/train.conll"), corpus("ptb-dep/dev.conll")
     tr = _first_sentences(train, tmp_path / "train.conll", 300)
@@ -806,7 +806,7 @@ def test_cli_train_parse_eval_round_trip(sk, models, tmp_path):
     # the training set, 8 epochs: well fitted (memorised), far above attaching to a neighbour
     assert j["uas"] > 80, j
     # the same numbers from the kernels directly
-    from structkit.tasks.parser import DependencyParser, attachment, encode
+    from structkit.parse.parser import DependencyParser, attachment, encode
     parser = DependencyParser.load(models["parse"])
     tb = encode(list(read_conllx(PARSE_TRAIN)), parser.words, parser.tags, "xpos", grow=False)
     heads = parser.parse_encoded(tb)
@@ -839,7 +839,7 @@ def test_cli_parse_stdin_and_two_column_input(sk, models, tmp_path):
 
 
 def test_cli_depth_override(sk, models):
-    from structkit.tasks.parser import DependencyParser, encode
+    from structkit.parse.parser import DependencyParser, encode
     parser = DependencyParser.load(models["parse"])
     assert parser.config.depth == 0
     tb = encode(list(read_conllx(PARSE_TRAIN)), parser.words, parser.tags, "xpos", grow=False)
@@ -859,13 +859,13 @@ def test_cli_train_with_depth_and_margin_records_config(sk, tmp_path):
     r = sk("train", "--task", "parse", "--algo", "lookahead", "--train", PARSE_TRAIN, "--model", m, "--epochs", 2,
            "--depth", 1, "--margin", 1, "-q")
     assert r.code == 0, r
-    from structkit.tasks.parser import DependencyParser
+    from structkit.parse.parser import DependencyParser
     p = DependencyParser.load(str(m))
     assert (p.config.depth, p.config.margin, p.config.epochs) == (1, 1.0, 2)
     assert p.info["train_sentences"] == len(list(read_conllx(PARSE_TRAIN)))
     assert p.info["skipped_unbuildable"] == 0
     # parse without --depth searches to the trained depth
-    from structkit.tasks.parser import encode
+    from structkit.parse.parser import encode
     tb = encode(list(read_conllx(PARSE_TRAIN)), p.words, p.tags, "xpos", grow=False)
     r = sk("parse", "--model", m, PARSE_TRAIN)
     assert [int(row[6]) for b in conll_blocks(r.out) for row in b] == p.parse_encoded(tb, depth=1).tolist()
@@ -1028,7 +1028,7 @@ def test_cli_eval_parse_errors(sk, tmp_path):
 def test_train_parser_is_averaged_kernel_epochs_and_model_round_trips(tmp_path):
     """train_parser == parser_epoch over seeded permutations, averaged as W - U / c; the saved
     model loads back with the same weights and vocabularies."""
-    from structkit.tasks.parser import (DependencyParser, ParserConfig, Vocab, encode,
+    from structkit.parse.parser import (DependencyParser, ParserConfig, Vocab, encode,
                                         train_parser)
 
     cfg = ParserConfig(algo="lookahead", epochs=3, depth=1, margin=1.0, seed=3, hash_bits=16)

@@ -1,4 +1,4 @@
-"""The parser's hashed feature templates (``structkit.search.arcstandard.features``) against
+"""The parser's hashed feature templates (``structkit.parse.arcstandard.features``) against
 hand-derived atoms.
 
 The parser tests in test_parser.py call the kernel's own ``features`` to score actions, so a
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from structkit.search.arcstandard import (LEFT, N_TEMPLATES, RIGHT, SHIFT, Sentence, State,
+from structkit.parse.arcstandard import (LEFT, N_TEMPLATES, RIGHT, SHIFT, Sentence, State,
                                           _hash, apply, features)
 
 N = 12

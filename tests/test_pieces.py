@@ -39,14 +39,14 @@ def _arrays(model) -> dict:
 
 
 def _train_tagger(algo: str, **kw):
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     cfg = TaggerConfig.for_learner("chunk", algo, epochs=2, **kw)
     return train_tagger(cfg, os.path.join(CHUNK, "train.txt"))
 
 
 def _train_parser(algo: str):
-    from structkit.tasks.parser import ParserConfig, train_parser
+    from structkit.parse.parser import ParserConfig, train_parser
 
     return train_parser(ParserConfig(algo=algo, epochs=2), os.path.join(UD, "train.conllu"))
 
@@ -86,7 +86,7 @@ def test_a_call_per_sentence_gives_the_same_model(monkeypatch, name, train):
 def test_a_signal_is_handled_between_pieces(monkeypatch, sk, tmp_path):
     """SIGINT arriving during a piece stops training before the next piece (not at the end of
     the epoch): the kernel is wrapped to send it during its third call."""
-    import structkit.learn.perceptron as perceptron
+    import structkit.sequence.learn.perceptron as perceptron
 
     real = perceptron.structured_epoch
     calls = []
@@ -118,7 +118,7 @@ def test_a_signal_stops_the_shard_threads_of_parameter_mixing(monkeypatch):
     """--jobs N training: SIGINT reaches the main thread while the shards run in their threads;
     the shards then stop at their next piece (ipm.STOP) instead of finishing the epoch, which
     the pool's shutdown would wait for."""
-    import structkit.learn.ipm as ipm
+    import structkit.sequence.learn.ipm as ipm
 
     real = ipm._run_kernel
     calls = []
@@ -156,7 +156,7 @@ def test_a_signal_wrapped_in_a_system_error_is_still_the_signal(monkeypatch, sk,
     'SystemError: ... returned a result with an exception set' with the signal as its cause
     (seen once in four SIGTERMs during training): it exits as that signal, not with a traceback."""
     import structkit.cli as cli
-    import structkit.learn.perceptron as perceptron
+    import structkit.sequence.learn.perceptron as perceptron
 
     def broken(*args):
         inner = cli._Signalled(signal.SIGTERM) if cause == "term" else KeyboardInterrupt()

@@ -1,4 +1,4 @@
-"""Tests for structkit.learn.projective: pseudo-projective parsing (Nivre & Nilsson 2005)."""
+"""Tests for structkit.parse.projective: pseudo-projective parsing (Nivre & Nilsson 2005)."""
 from __future__ import annotations
 
 import random
@@ -7,7 +7,7 @@ import time
 import pytest
 
 from structkit.io.conllx import check_tree, is_projective, read_conllx
-from structkit.learn.projective import (
+from structkit.parse.projective import (
     LIFT,
     SCHEMES,
     deprojectivize,

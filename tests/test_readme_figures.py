@@ -171,7 +171,7 @@ def test_each_allowed_setting_is_in_the_readme_and_equals_its_code_constant():
 
 
 def test_an_allowed_setting_that_drifts_from_its_constant_fails(monkeypatch):
-    import structkit.tasks.labelled as labelled
+    import structkit.parse.labelled as labelled
 
     monkeypatch.setattr(labelled, "MAX_LABELS", 4096)
     with pytest.raises(AssertionError):

@@ -30,7 +30,7 @@ class CountLearner:
         return {"train_updates": int(data.n_tokens)}
 
     def averaged(self):
-        from structkit.models.chain import FirstOrder
+        from structkit.sequence.chain import FirstOrder
         return FirstOrder(self.W.copy(), self.T.copy())
 
 
@@ -54,7 +54,7 @@ def test_toy_learner_through_the_cli(sk, tmp_path, toy):
     assert r.code == 0, r.err
     got = [row.split()[-1] for row in r.out.splitlines() if row.strip()]
     # The same counts computed here, decoded token by token (no transitions: Viterbi = argmax).
-    from structkit.tasks.sequence import SequenceTagger, read_labelled
+    from structkit.sequence.task import SequenceTagger, read_labelled
     tagger = SequenceTagger.load(str(m))
     assert tagger.config.algo == "toy-counts" and tagger.config.C == 2.0 and tagger.config.epochs == 1
     train = read_labelled(CHUNK_TRAIN, None)

@@ -19,7 +19,7 @@ from structkit.rerank.features import FeatureSpace, Rows, parse_families
 from structkit.rerank.learner import Perceptron, csr_scores, decode
 from structkit.rerank.loss import edit_distances, losses, word_edits
 from structkit.rerank.topics import TfIdf, backoff_bins, fit_topics
-from structkit.tasks.rerank import RerankConfig, Reranker, evaluate_nbest, train_on
+from structkit.rerank.task import RerankConfig, Reranker, evaluate_nbest, train_on
 
 FIX = Path(__file__).resolve().parent / "fixtures" / "nbest"
 TRAIN = str(FIX / "train_hyporadise.json")
@@ -353,7 +353,7 @@ def test_reranker_shuffles_with_seed():
     """Each epoch visits the utterances in the order of --seed's generator (as the other
     learners do): the same seed gives the same weights, and the weights are those of the
     perceptron run by hand in that order."""
-    from structkit.tasks.rerank import _train_histories, nbest_edits
+    from structkit.rerank.task import _train_histories, nbest_edits
 
     train = read_nbest(TRAIN)
     models = {}
@@ -465,7 +465,7 @@ def test_cli_bad_training_input(sk, tmp_path, name, text, needle):
 
 @pytest.fixture(scope="module")
 def fixture_model(tmp_path_factory):
-    from structkit.tasks.rerank import train_reranker
+    from structkit.rerank.task import train_reranker
     cfg = RerankConfig(epochs=2)
     path = str(tmp_path_factory.mktemp("m") / "m.npz")
     train_reranker(cfg, TRAIN).save(path)

@@ -18,9 +18,9 @@ import pytest
 import structkit.model as model_mod
 from clitools import assert_one_line_error, leftovers, sk_cmd, sk_env
 from structkit.errors import UserError
-from structkit.features.vocab import pack_strings, unpack_strings
+from structkit.vocab import pack_strings, unpack_strings
 from structkit.model import load_model
-from structkit.tasks.sequence import SequenceTagger, TaggerConfig, train_tagger
+from structkit.sequence.task import SequenceTagger, TaggerConfig, train_tagger
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -205,7 +205,7 @@ def test_header_fields_validated_as_train_does(model_file, tmp_path, name, chang
 
 
 def test_parser_header_validation(tmp_path):
-    from structkit.tasks.parser import DependencyParser, ParserConfig, train_parser
+    from structkit.parse.parser import DependencyParser, ParserConfig, train_parser
 
     p = train_parser(ParserConfig(algo="lookahead", depth=0, epochs=1), str(FIXTURES / "parse_train.conll"))
     good = str(tmp_path / "p.npz")
@@ -219,7 +219,7 @@ def test_parser_header_validation(tmp_path):
 
 
 def test_reranker_header_validation(tmp_path):
-    from structkit.tasks.rerank import Reranker, RerankConfig, train_reranker
+    from structkit.rerank.task import Reranker, RerankConfig, train_reranker
 
     r = train_reranker(RerankConfig(epochs=1), NBEST)
     good = str(tmp_path / "r.npz")
@@ -244,7 +244,7 @@ def test_unreadable_model_is_permission_denied_not_damaged(model_file, monkeypat
 
 # ---- 4: a read-only install -----------------------------------------------------------------
 def test_numba_cache_falls_back_with_one_notice(monkeypatch, capsys):
-    from structkit.search import jit
+    from structkit import jit
 
     calls = []
 
@@ -317,7 +317,7 @@ def test_model_write_failure_is_one_line_and_leaves_the_old_model(sk, tmp_path, 
 
 
 def test_unwritable_outputs_refused_before_training(sk, tmp_path, monkeypatch):
-    import structkit.tasks.sequence as seq
+    import structkit.sequence.task as seq
 
     monkeypatch.setattr(seq, "train_tagger_on", lambda *a, **k: pytest.fail("trained"), raising=False)
     r = sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", tmp_path / "m.npz",
@@ -530,7 +530,7 @@ def test_read_only_model_folder_refused_before_training(sk, tmp_path, monkeypatc
     # As root a folder cannot be made unwritable: the refusal mkstemp gives is simulated.
     import tempfile
 
-    import structkit.tasks.sequence as seq
+    import structkit.sequence.task as seq
 
     ro = tmp_path / "ro"
     ro.mkdir()

@@ -9,7 +9,7 @@ from clitools import assert_one_line_error
 from structkit.errors import UserError
 from structkit.learn import selection
 from structkit.model import load_model
-from structkit.tasks.sequence import SequenceTagger, TaggerConfig, read_labelled, train_tagger
+from structkit.sequence.task import SequenceTagger, TaggerConfig, read_labelled, train_tagger
 
 
 def _slice(src, dst, n_sentences: int) -> str:
@@ -167,7 +167,7 @@ def test_config_file_takes_the_selection_options(sk, chunk_slice, tmp_path):
 
 
 def test_parser_keeps_the_best_dev_epoch(corpus, tmp_path):
-    from structkit.tasks.parser import ParserConfig, train_parser
+    from structkit.parse.parser import ParserConfig, train_parser
 
     src = corpus("ud-english-partut/en_partut-ud-train.conllu")
     blocks = src.read_text(encoding="utf-8").strip().split("\n\n")[:150]
@@ -216,7 +216,7 @@ def test_default_templates_keep_pos_when_the_file_has_it(chunk_slice, tmp_path):
 
 def test_reranker_dev_split_and_patience(tmp_path):
     from structkit.io.nbest import read_nbest
-    from structkit.tasks.rerank import RerankConfig, Reranker, train_on
+    from structkit.rerank.task import RerankConfig, Reranker, train_on
 
     train = read_nbest("tests/fixtures/nbest/train_hyporadise.json")
     seen = []

@@ -1,4 +1,4 @@
-"""SMO per-example dual solver, k-best MIRA and k-best SDM (structkit.learn.smo) against dense
+"""SMO per-example dual solver, k-best MIRA and k-best SDM (structkit.sequence.learn.smo) against dense
 references: scipy SLSQP on the same dual, exact active-set enumeration, enumerated k-best."""
 import itertools
 
@@ -9,10 +9,10 @@ from conftest import require_extra
 minimize = require_extra("scipy.optimize", "test", module_level=True).minimize
 
 from seqref import F, flat, make_data, sentence
-from structkit.learn.kbest import kbest_pa_epoch
-from structkit.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch, kbest_sdm_epoch,
+from structkit.sequence.learn.kbest import kbest_pa_epoch
+from structkit.sequence.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch, kbest_sdm_epoch,
                                  smo_solve)
-from structkit.models.chain import FirstOrder, SparseStack, corpus
+from structkit.sequence.chain import FirstOrder, SparseStack, corpus
 
 
 # ---- random per-example duals ----------------------------------------------------------------

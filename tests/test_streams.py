@@ -20,7 +20,7 @@ CHUNK = ROOT / "data" / "sample" / "chunk"
 
 @pytest.fixture(scope="module")
 def chunk_model(tmp_path_factory):
-    from structkit.tasks.sequence import TaggerConfig, train_tagger
+    from structkit.sequence.task import TaggerConfig, train_tagger
 
     p = tmp_path_factory.mktemp("m") / "chunk.model"
     train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=1), str(CHUNK / "train.txt")).save(str(p))

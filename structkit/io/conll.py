@@ -72,7 +72,7 @@ class Columns:
             raise UserError(
                 f"--columns: expected comma-separated column names (word, pos, label, - or a "
                 f"name of your own such as lemma or cluster; with a word column), got {spec!r}")
-        from structkit.features.templates import ATTRS
+        from structkit.sequence.templates import ATTRS
 
         for n in names:
             if n != "-" and names.count(n) > 1:

@@ -7,7 +7,7 @@ epoch. Options are validated from the table; rules that belong to a task stay wi
 
 Adding a learner is one module that calls :func:`register` (plus its tests); nothing in the
 command line or the tasks names a learner. The built-in specs are listed in
-:mod:`structkit.learn.builtin` and registered on first use; installed packages add theirs
+:mod:`structkit.sequence.learn.builtin` and registered on first use; installed packages add theirs
 through the ``structkit.learners`` entry point.
 """
 from __future__ import annotations
@@ -52,7 +52,7 @@ def _load_builtin() -> None:
     global _BUILTIN_LOADED
     if not _BUILTIN_LOADED:
         _BUILTIN_LOADED = True
-        from structkit.learn.builtin import SPECS
+        from structkit.sequence.learn.builtin import SPECS
 
         _REGISTRY[:0] = SPECS
 

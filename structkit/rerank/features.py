@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from structkit.features.vocab import Vocab
+from structkit.vocab import Vocab
 from structkit.io.nbest import NbestSet
 from structkit.rerank.topics import TfIdf, TopicModel, backoff_bins, fit_topics
 

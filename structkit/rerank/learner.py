@@ -25,7 +25,7 @@ from collections import namedtuple
 import numpy as np
 
 from structkit.learn.pieces import sum_in_pieces
-from structkit.search.jit import njit
+from structkit.jit import njit
 
 __all__ = ["ALGOS", "Perceptron", "csr_scores", "decode"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from structkit.features.vocab import Vocab
-from structkit.search.jit import njit
+from structkit.vocab import Vocab
+from structkit.jit import njit
 
 __all__ = ["edit_distances", "word_edits", "losses"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from structkit.features.vocab import Vocab
+from structkit.vocab import Vocab
 
 __all__ = ["TfIdf", "backoff_bins", "TopicModel", "fit_topics"]
 

@@ -25,7 +25,7 @@ orders of summation can differ in the last bit, which could only matter for a ne
 
 E rows are in decoding order: row k is token ``n-1-k`` when tagging right to left.
 
-The kernels take the weights as one ``SecondOrder(W, T, T2)`` tuple w (``structkit.models.chain``;
+The kernels take the weights as one ``SecondOrder(W, T, T2)`` tuple w (``structkit.sequence.chain``;
 T2 a placeholder unless ``second_order``; the search itself reads only T and T2) and their
 buffers as one ``Scratch`` s; a decision is (k, d): decision k of the sentence with a window of
 d = min(depth, n - 1 - k) further decisions, after the labels p1 (previous) and p2 (two back).
@@ -36,8 +36,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from structkit.search.jit import njit
-from structkit.search.viterbi import emissions, max_length
+from structkit.jit import njit
+from structkit.sequence.search.viterbi import emissions, max_length
 
 Scratch = namedtuple("Scratch", ["E", "B1", "B2", "values", "labels", "pre", "paths"])
 Scratch.__doc__ = """The buffers of the lookahead search (``_scratch``): emission rows E[maxlen, L]

@@ -1,7 +1,7 @@
 """OLaRank: structural SVMs trained online (Bordes, Usunier & Bottou 2008), exact and greedy.
 
 Both dual problems, (5) for exact inference and (6) for greedy inference, are instances of the
-multiclass dual (4). We keep it in the per-pattern form of ``structkit.learn.smo``: for pattern
+multiclass dual (4). We keep it in the per-pattern form of ``structkit.sequence.learn.smo``: for pattern
 i with gold class c_i, variables b_i(c) >= 0 for c != c_i plus the slack b_i(c_i), summing to C.
 This is (4) with beta_i^c = -b_i(c) for c != c_i and beta_i^{c_i} = C - b_i(c_i); a move of the
 paper's pair (c, c') is the same move of (b(c'), b(c)), the paper's gold coefficient playing the
@@ -27,7 +27,7 @@ some non-gold b > 0; the random picks are uniform over the current support patte
 numba generator: the same seed gives the same model).
 
 Exact (dual 5): patterns are sentences, classes label sequences; Phi = the first-order features
-of ``structkit.models.chain.sparse_dF`` (emissions and boundary transitions), Delta = Hamming.
+of ``structkit.sequence.chain.sparse_dF`` (emissions and boundary transitions), Delta = Hamming.
 Each sentence keeps its support vectors as explicit sequences (flat arrays, like k-best SDM's
 working sets; entries whose b fell to 0 are dropped at the next visit; a sequence that does not
 fit in a full set is counted as dropped and not added).
@@ -49,12 +49,12 @@ import numpy as np
 from collections import namedtuple
 
 from structkit.learn.pieces import sum_in_pieces
-from structkit.learn.smo import init_working_sets, prune_working_set, stored_equals
-from structkit.models.chain import (FirstOrder, GreedyHistory, add_features, add_sparse, corpus,
+from structkit.sequence.learn.smo import init_working_sets, prune_working_set, stored_equals
+from structkit.sequence.chain import (FirstOrder, GreedyHistory, add_features, add_sparse, corpus,
                                     hamming, smo_pair_step, sparse_dF, sparse_dot, w_dot_dF)
-from structkit.search.greedy import greedy_decode, token_scores  # noqa: F401 (greedy_decode: re-exported)
-from structkit.search.jit import njit
-from structkit.search.kbest import decode_buffers, decode_kbest
+from structkit.sequence.search.greedy import greedy_decode, token_scores  # noqa: F401 (greedy_decode: re-exported)
+from structkit.jit import njit
+from structkit.sequence.search.kbest import decode_buffers, decode_kbest
 
 N_OPTIMIZE = 10  # OPTIMIZE steps per REPROCESS (Section 4.2)
 
@@ -401,14 +401,14 @@ def olarank_exact_pass(X, order, w, ws, sp, n_sp, tau, kappa, n_reprocess, seed,
 # ---- the learner ----------------------------------------------------------------------------
 class OLaRankLearner:
     """OLaRank and its baselines behind the ``epoch`` / ``averaged`` interface of the other
-    learners (``structkit.learn.perceptron``). ``algo``:
+    learners (``structkit.sequence.learn.perceptron``). ``algo``:
 
     * 'olarank-exact', 'pa-exact' (n_R = 0): dual (5), Viterbi; one pass per epoch.
     * 'olarank-greedy', 'pa-greedy' (n_R = 0), 'larank-greedy-batch' (passes until the KKT
       conditions hold to tau, at most ``max_passes`` per ``epoch`` call): dual (6), Markov
       order ``order``.
     * 'perceptron-greedy': the averaged greedy perceptron on the same token patterns.
-    (PerceptronExact is the averaged structured perceptron of ``structkit.learn.perceptron``.)
+    (PerceptronExact is the averaged structured perceptron of ``structkit.sequence.learn.perceptron``.)
     """
 
     GREEDY = ("olarank-greedy", "pa-greedy", "larank-greedy-batch", "perceptron-greedy")

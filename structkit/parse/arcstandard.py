@@ -21,7 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from structkit.search.jit import njit
+from structkit.jit import njit
 
 SHIFT, LEFT, RIGHT = 0, 1, 2
 N_ACTIONS = 3

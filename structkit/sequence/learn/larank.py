@@ -1,5 +1,5 @@
 """k-best LaRank (Mancev & Todorovic, k-best structured SVMs, Sec. 4.3, Algorithm 3), one pass,
-Hamming loss, on the flat per-example working sets of ``structkit.learn.smo``.
+Hamming loss, on the flat per-example working sets of ``structkit.sequence.learn.smo``.
 
 For each example n of ``order`` (one pass):
 
@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.smo import kbest_sdm_epoch, smo_solve, stack
-from structkit.models.chain import hamming
-from structkit.search.jit import njit
+from structkit.sequence.learn.smo import kbest_sdm_epoch, smo_solve, stack
+from structkit.sequence.chain import hamming
+from structkit.jit import njit
 
 
 @njit

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.search.jit import njit
+from structkit.jit import njit
 
 
 @njit

@@ -1,9 +1,9 @@
 """The labelled arc-standard parser with beam search (``--algo beam``): encoding, the labelled
 static oracle, training with the max-violation perceptron, parsing, model files. Kernels in
-:mod:`structkit.search.beam`.
+:mod:`structkit.parse.beam`.
 
 Non-projective training trees are made projective by the pseudo-projective transform of Nivre
-& Nilsson (2005, ``structkit.learn.projective``, the Head scheme): ``PROJECTIVIZE`` lifts every
+& Nilsson (2005, ``structkit.parse.projective``, the Head scheme): ``PROJECTIVIZE`` lifts every
 training tree's non-projective arcs and encodes each lift in its label, and ``DEPROJECTIVIZE``
 undoes the lifts on every parse, so no training tree is skipped for being non-projective and a
 parse can hold non-projective arcs. The label set is whatever labels the transformed training
@@ -21,7 +21,7 @@ from structkit.errors import UserError
 from structkit.learn.pieces import run_in_pieces, sum_in_pieces
 from structkit.learn.selection import Selector, header_config
 from structkit.io.conllx import DepSentence
-from structkit.features.vocab import pack_strings, unpack_strings
+from structkit.vocab import pack_strings, unpack_strings
 from structkit.model import save_model
 
 SELECT_KEY = "las"  # the labelled parser keeps the epoch of the best dev LAS (CoNLL 2018)
@@ -30,7 +30,7 @@ PSEUDO_PROJECTIVE_SCHEME = "head"
 
 
 def _projectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list[str]]:
-    from structkit.learn.projective import projectivize
+    from structkit.parse.projective import projectivize
 
     try:
         h, d, _lifts = projectivize(heads, deprels, PSEUDO_PROJECTIVE_SCHEME)
@@ -40,7 +40,7 @@ def _projectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list
 
 
 def _deprojectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list[str]]:
-    from structkit.learn.projective import deprojectivize
+    from structkit.parse.projective import deprojectivize
 
     return deprojectivize(heads, deprels, PSEUDO_PROJECTIVE_SCHEME)
 
@@ -104,7 +104,7 @@ class LabelledParser:
 
     @property
     def groups(self) -> int:
-        from structkit.search.beam import group_mask
+        from structkit.parse.beam import group_mask
 
         return group_mask(self.config.templates)
 
@@ -113,7 +113,7 @@ class LabelledParser:
         return self.labels.index("root") + 1 if "root" in self.labels else 0
 
     def encode(self, sentences: list[DepSentence], grow: bool = False, path: str | None = None):
-        from structkit.tasks.parser import pos_column
+        from structkit.parse.parser import pos_column
 
         check_lengths(sentences, path)
 
@@ -129,7 +129,7 @@ class LabelledParser:
 
     def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None,
                       depth: int | None = None):
-        from structkit.search.beam import beam_parse_corpus
+        from structkit.parse.beam import beam_parse_corpus
 
         offsets, words, tags, lemmas, morph = enc
         B = beam or self.config.beam
@@ -189,9 +189,9 @@ class LabelledParser:
 
     @classmethod
     def from_arrays(cls, config, header, arrays) -> "LabelledParser":
-        from structkit.tasks.parser import Vocab
+        from structkit.parse.parser import Vocab
 
-        from structkit.tasks.parser import SPECIAL
+        from structkit.parse.parser import SPECIAL
 
         vocabs = {k: Vocab(unpack_strings("vocab_" + k, arrays)) for k in ("words", "tags", "lemmas", "feats")}
         labels = unpack_strings("labels", arrays)
@@ -255,7 +255,7 @@ def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[li
     projective, and that lift is not undone after parsing."""
     from collections import Counter
 
-    from structkit.learn.projective import split_label
+    from structkit.parse.projective import split_label
 
     counts = Counter(x for _, d in trees for x in d if split_label(x, PSEUDO_PROJECTIVE_SCHEME)[1] is not None)
     rare = {x for x, c in counts.items() if c < MIN_LIFT_COUNT}
@@ -267,8 +267,8 @@ def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[li
 
 def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
-    from structkit.search.beam import beam_epoch
-    from structkit.tasks.parser import Vocab
+    from structkit.parse.beam import beam_epoch
+    from structkit.parse.parser import Vocab
 
     trees = [(list(s.heads), list(s.deprels)) for s in sentences]
     if PROJECTIVIZE is not None:

@@ -9,7 +9,7 @@ epoch), in a seeded order of its own; then the shards' weights are mixed by the 
 implemented nor measured here). The result depends only on the data, the learner's options,
 the seed and N: never on the mapper or on thread timing.
 
-Averaging. An averaged learner (``structkit.models.chain.Averaged``) holds its weights w, the
+Averaging. An averaged learner (``structkit.sequence.chain.Averaged``) holds its weights w, the
 accumulator u (u += c * update, c counting examples from 1) and c; its average is w - u / c.
 Every shard starts from the same (w, u, c) and trains on its own copy, so after the epoch shard
 i holds (w_i, u_i, c_i). The mixed state is (sum_i w_i / N, sum_i u_i / N, max_i c_i): it is
@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from structkit.models.chain import Corpus, corpus, with_T2
+from structkit.sequence.chain import Corpus, corpus, with_T2
 
 __all__ = ["EpochKernel", "ShardJob", "ShardResult", "train_shard", "shards", "shard_order",
            "sub_corpus", "mix", "ParameterMixing"]
@@ -170,21 +170,21 @@ def run_epoch(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tu
 def _run_kernel(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tuple,
                 c: float) -> tuple[float, dict]:
     if kernel.kind == "viterbi":
-        from structkit.learn.perceptron import structured_epoch
+        from structkit.sequence.learn.perceptron import structured_epoch
 
         c, wrong = structured_epoch(X, order, w, u, c)
         return c, {"train_token_errors": int(wrong), "train_updates": int(wrong)}
     if kernel.kind == "lookahead":
-        from structkit.learn.lookahead import lookahead_epoch
+        from structkit.sequence.learn.lookahead import lookahead_epoch
 
         c, wrong, updates = lookahead_epoch(X, order, with_T2(w), with_T2(u), c, *kernel.args)
         return c, {"train_token_errors": int(wrong), "train_updates": int(updates)}
     if kernel.kind == "kbest":
-        from structkit.learn import kbest
+        from structkit.sequence.learn import kbest
 
         algo, k, C, tau, max_steps = kernel.args
         if algo == "mira":
-            from structkit.learn.smo import SMOLimits, kbest_mira_epoch
+            from structkit.sequence.learn.smo import SMOLimits, kbest_mira_epoch
 
             c, steps, top_loss = kbest_mira_epoch(X, order, w, u, c, k, C, SMOLimits(tau, max_steps))
         else:

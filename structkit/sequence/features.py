@@ -18,7 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.features.templates import (AMB_FOLDS, AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, Template,
+from structkit.sequence.templates import (AMB_FOLDS, AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, Template,
                                          is_column_attr, resolve_templates, word_attribute)
 
 ABSENT, BOS, EOS, UNK = 0, 1, 2, 3
@@ -241,7 +241,7 @@ class FeatureSpace:
     # ---- storage ----------------------------------------------------------------------
     def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
         """(JSON-able header, arrays) for the model file."""
-        from structkit.features.vocab import pack_strings
+        from structkit.vocab import pack_strings
 
         arrays: dict[str, np.ndarray] = {}
         for a in self.attrs:  # offsets + UTF-8 bytes: linear in the characters, not n x longest
@@ -255,7 +255,7 @@ class FeatureSpace:
 
     @classmethod
     def from_arrays(cls, header: dict, arrays: dict[str, np.ndarray]) -> "FeatureSpace":
-        from structkit.features.vocab import unpack_strings
+        from structkit.vocab import unpack_strings
 
         fs = cls(header["templates"])
         if fs.attrs != header["attrs"]:

@@ -12,12 +12,12 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.features.extract import Encoded, FeatureSpace
-from structkit.features.vocab import pack_strings, unpack_strings
+from structkit.sequence.features import Encoded, FeatureSpace
+from structkit.vocab import pack_strings, unpack_strings
 from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry, selection
-from structkit.models.chain import Weights
+from structkit.sequence.chain import Weights
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
 
@@ -128,7 +128,7 @@ class TaggerConfig:
         """The task's template set for the columns the training data has: POS tagging on
         CoNLL-U gets the UD set (words only); input without a POS column (JNLPBA: word and
         label) gets the task's no-POS variant (ner-nopos, chunk-nopos)."""
-        from structkit.features.templates import TEMPLATE_SETS
+        from structkit.sequence.templates import TEMPLATE_SETS
 
         if columns.conllu and self.task == "pos":
             return "ud"
@@ -281,7 +281,7 @@ class SequenceTagger:
         self.default_templates: str | None = None  # set by training when the default set was chosen
 
     def __getstate__(self) -> dict:
-        # the fast path's arrays and lock (structkit.tasks.fastpath) are rebuilt where needed
+        # the fast path's arrays and lock (structkit.sequence.fastpath) are rebuilt where needed
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_fast_")}
 
     # ---- decoding ---------------------------------------------------------------------
@@ -289,8 +289,8 @@ class SequenceTagger:
                     depth: int | None = None) -> np.ndarray:
         """Label ids for an encoded corpus: Viterbi, or lookahead search to the model's depth
         (or ``depth``)."""
-        from structkit.search.decoders import decode, viterbi_numpy
-        from structkit.search.jit import numba_loaded
+        from structkit.sequence.search.decoders import decode, viterbi_numpy
+        from structkit.jit import numba_loaded
 
         if (weights is None and self.config.spec.decoder == "viterbi" and enc.n_tokens <= SMALL_TOKENS
                 and not numba_loaded()):
@@ -298,8 +298,8 @@ class SequenceTagger:
             return viterbi_numpy(enc, self.weights)
         if weights is None and self.config.spec.decoder == "viterbi":
             # the model's own weights: only their non-zero rows (a third of a chunker's W)
-            from structkit.search.fast import decode_rows
-            from structkit.tasks.fastpath import prepared
+            from structkit.sequence.search.fast import decode_rows
+            from structkit.sequence.fastpath import prepared
 
             p = prepared(self, True, False)
             out = np.zeros(enc.n_tokens, dtype=np.int32)
@@ -315,11 +315,11 @@ class SequenceTagger:
         the model's depth, or ``depth``) minus the best of another label's."""
         decoder = self.config.spec.decoder
         if decoder != "viterbi":
-            from structkit.search.decoders import history_values, margins_from_values
+            from structkit.sequence.search.decoders import history_values, margins_from_values
 
             V, _ = history_values(decoder, enc, self.weights, self.config, ids, depth)
             return margins_from_values(V, ids)[0]
-        from structkit.search.viterbi import margins_corpus
+        from structkit.sequence.search.viterbi import margins_corpus
 
         out = np.zeros(enc.n_tokens)
         margins_corpus(enc.indptr, enc.indices, enc.offsets, self.weights.W, self.weights.T,
@@ -456,10 +456,10 @@ class SequenceTagger:
         b"" (the "empty file" error if it starts the file, ``first_line`` 1).
 
         Thread-safe; the work runs in numba kernels that release the GIL
-        (``structkit.tasks.fastpath``), with the reader and ``tag_batches`` as the fallback for
+        (``structkit.sequence.fastpath``), with the reader and ``tag_batches`` as the fallback for
         what they do not handle (CoNLL-U, templates reading named columns, lookahead search is
         decoded by its own kernels)."""
-        from structkit.tasks.fastpath import tag_block
+        from structkit.sequence.fastpath import tag_block
 
         return tag_block(self, data, path, first_line, columns_spec, depth, n_columns)[0]
 
@@ -533,7 +533,7 @@ class SequenceTagger:
 def _tagger_limits(header: dict, shapes: dict) -> None:
     """Bounds on a tagger's arrays from its header, checked before they are read: weights
     ``n_features x labels``, transitions ``(labels + 1)^2`` (x the label order)."""
-    from structkit.features.vocab import packed_size
+    from structkit.vocab import packed_size
 
     nf = header.get("n_features")
     L = packed_size("labels", shapes)
@@ -607,7 +607,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     ``config.dev_split`` it is held out of ``corpus`` instead. With dev data the best dev
     epoch's averaged weights are kept (``structkit.learn.selection``). With ``config.jobs``
     N > 1 the learner is trained by iterative parameter mixing over N shards
-    (``structkit.learn.ipm``), the shards run by ``mapper`` (``Executor.map`` semantics;
+    (``structkit.sequence.learn.ipm``), the shards run by ``mapper`` (``Executor.map`` semantics;
     default: N threads); with N = 1 serially, and ``mapper`` is not used."""
     import time
 
@@ -645,7 +645,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     rng = np.random.default_rng(config.seed)
     mixing = None
     if (config.jobs or 1) > 1:
-        from structkit.learn.ipm import ParameterMixing
+        from structkit.sequence.learn.ipm import ParameterMixing
 
         mixing = ParameterMixing(learner, train, config.jobs, config.seed, mapper)
     n_calls = spec.epoch_calls(config)

@@ -43,9 +43,9 @@ class Task:
 
 
 TASKS: dict[str, Task] = {t.name: t for t in (
-    *(Task(n, "structkit.tasks.sequence", "TaggerConfig", "train_tagger", "perceptron") for n in SEQUENCE),
-    Task("parse", "structkit.tasks.parser", "ParserConfig", "train_parser", "beam"),
-    Task("rerank", "structkit.tasks.rerank", "RerankConfig", "train_reranker", "loss-perceptron",
+    *(Task(n, "structkit.sequence.task", "TaggerConfig", "train_tagger", "perceptron") for n in SEQUENCE),
+    Task("parse", "structkit.parse.parser", "ParserConfig", "train_parser", "beam"),
+    Task("rerank", "structkit.rerank.task", "RerankConfig", "train_reranker", "loss-perceptron",
          (("lambda", "lam"),)),
 )}
 NAMES = tuple(TASKS)

@@ -1,7 +1,7 @@
 """The lookahead margin perceptron (Tsuruoka et al. 2011, Figure 3) for sequence labelling.
 
 At each decision along the gold path (the learner walks the correct history), every action is
-scored by the best leaf of a depth-D lookahead search (``structkit.search.lookahead``); the
+scored by the best leaf of a depth-D lookahead search (``structkit.sequence.search.lookahead``); the
 margin C is subtracted from the gold action's backed-up score, and when another action wins,
 w += phi(S*_c) - phi(S*): the features of the gold action's best leaf minus those of the
 winner's, over the decisions they span. Each decision is one example for averaging. Depth 0
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.models.chain import add_features
-from structkit.search.jit import njit
-from structkit.search.lookahead import _scratch, decide, decision_rows
-from structkit.search.viterbi import max_length
+from structkit.sequence.chain import add_features
+from structkit.jit import njit
+from structkit.sequence.search.lookahead import _scratch, decide, decision_rows
+from structkit.sequence.search.viterbi import max_length
 
 
 @njit

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.search.arcstandard import (N_TEMPLATES, Sentence, _buffers, apply, apply_gold, decide,
+from structkit.parse.arcstandard import (N_TEMPLATES, Sentence, _buffers, apply, apply_gold, decide,
                                           features, is_final, oracle, start_gold, undo)
-from structkit.search.jit import njit
+from structkit.jit import njit
 
 
 @njit

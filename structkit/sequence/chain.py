@@ -2,7 +2,7 @@
 the differences dF(y) = F(x, y_gold) - F(x, y) the learners update with, and the Hamming loss.
 
 Every chain learner (``structkit.learn``: perceptron, lookahead, k-best, SMO, LaRank, OLaRank)
-uses these pieces; the decoders (``structkit.search``) score with the same weights. This module
+uses these pieces; the decoders (``structkit.sequence.search``) score with the same weights. This module
 sits below both, so neither imports the other for them.
 
 Weights, one type per model variant (namedtuples of arrays, so numba kernels take them whole):
@@ -13,7 +13,7 @@ Weights, one type per model variant (namedtuples of arrays, so numba kernels tak
 * ``GreedyHistory(W, H)``: emissions and the history weights H[K, L+1, L] of the order-K
   greedy models of Bordes et al. (2008), H[s-1, h, y] for label h s positions back (L = none).
 
-A model file (``structkit.tasks.sequence``) stores every model as the arrays W, T, T2, H; a
+A model file (``structkit.sequence.task``) stores every model as the arrays W, T, T2, H; a
 variant without some of them reads them as the placeholders the files have always held
 (``T2`` of shape (1, 1, 1), ``H`` of shape (0, 1, 1), ``T`` all zero for a history model), and
 ``Weights(W, T, T2, H)`` turns stored arrays back into the variant, so files keep one layout.
@@ -29,7 +29,7 @@ count twice), only bigrams that differ contribute transitions. The sorted sparse
 Averaging (``Averaged``): alongside the weights w keep u += c * update, c counting examples
 seen from 1; the average of all intermediate weight vectors is w - u / c.
 
-Nothing is compiled at import (``structkit.search.jit``).
+Nothing is compiled at import (``structkit.jit``).
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from structkit.search.jit import njit
+from structkit.jit import njit
 
 # ---- arrays that travel together through the kernels ---------------------------------------
 Corpus = namedtuple("Corpus", ["indptr", "indices", "offsets", "y"])

@@ -1,4 +1,4 @@
-"""The kernels of the all-array tagging path for CoNLL column files (``structkit.tasks.fastpath``).
+"""The kernels of the all-array tagging path for CoNLL column files (``structkit.sequence.fastpath``).
 
 Bytes in, bytes out, nothing in between is a Python object per token: a byte scanner that splits
 a block of a column file into sentences and column spans exactly as ``structkit.io.conll.read_conll``
@@ -7,7 +7,7 @@ up once, without decoding it; feature ids from the per-token attribute ids (a di
 single-atom template, a binary search in the template's sorted keys otherwise), summed straight
 into the emission scores; Viterbi with the label loop innermost; and one buffer of output bytes.
 
-All kernels are ``nogil`` (``structkit.search.jit``), so threads tagging different blocks run in
+All kernels are ``nogil`` (``structkit.jit``), so threads tagging different blocks run in
 parallel. Each is checked against a plain-Python reference in ``tests/test_fastpath.py``.
 
 Whatever the scanner does not take on exactly as the reader would (an error to report, a line
@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.search.jit import njit
-from structkit.search.viterbi import max_length
-from structkit.search.viterbi import viterbi_ws as viterbi_rows  # noqa: F401  (the fast path decodes with it)
+from structkit.jit import njit
+from structkit.sequence.search.viterbi import max_length
+from structkit.sequence.search.viterbi import viterbi_ws as viterbi_rows  # noqa: F401  (the fast path decodes with it)
 
 OK, SLOW = 0, 1
-ABSENT, BOS, EOS, UNK = 0, 1, 2, 3   # as in structkit.features.extract
+ABSENT, BOS, EOS, UNK = 0, 1, 2, 3   # as in structkit.sequence.features
 
 
 @njit
@@ -499,7 +499,7 @@ def emissions_rows(indptr, indices, W, a, b, out):
 
 @njit
 def decode_rows(indptr, indices, offsets, W, T, out):
-    """``structkit.search.viterbi.decode_corpus`` on CSR ids of W's rows (-1: a zero row,
+    """``structkit.sequence.search.viterbi.decode_corpus`` on CSR ids of W's rows (-1: a zero row,
     skipped): the labels of a model's compact W."""
     L = W.shape[1]
     m = max_length(offsets)

@@ -13,7 +13,7 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
 from structkit.learn.pieces import sum_in_pieces
-from structkit.features.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
+from structkit.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
 from structkit.io.files import display_name
 from structkit.learn import selection
 from structkit.learn.registry import Param
@@ -169,7 +169,7 @@ class DependencyParser:
         return (1 << self.config.hash_bits) - 1
 
     def parse_encoded(self, tb: Treebank, depth: int | None = None, W: np.ndarray | None = None) -> np.ndarray:
-        from structkit.search.arcstandard import parse_corpus
+        from structkit.parse.arcstandard import parse_corpus
 
         out = np.zeros(int(tb.offsets[-1]), dtype=np.int64)
         parse_corpus(tb.offsets, tb.words, tb.tags, self.W if W is None else W, self.mask,
@@ -215,7 +215,7 @@ class DependencyParser:
             except UserError as e:
                 raise ValueError(e.message) from None
             if header.get("kind") != "arc-standard":
-                from structkit.tasks.labelled import LabelledParser
+                from structkit.parse.labelled import LabelledParser
 
                 return LabelledParser.from_arrays(config, header, arrays)
             words = Vocab(unpack_strings("words", arrays))
@@ -297,7 +297,7 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
 def _read_dev(dev_path: str, config: ParserConfig) -> list[DepSentence]:
     sents = read_treebank(dev_path)
     if config.algo == "beam":  # its length limit, said with the dev file's name
-        from structkit.tasks.labelled import check_lengths
+        from structkit.parse.labelled import check_lengths
 
         check_lengths(sents, display_name(dev_path))
     return sents
@@ -321,7 +321,7 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
         keep, held = selection.split_every(len(sentences), config.dev_split)
         sentences, dev = [sentences[i] for i in keep], [sentences[i] for i in held]
     if config.algo == "beam":
-        from structkit.tasks.labelled import train_labelled
+        from structkit.parse.labelled import train_labelled
 
         model, selector = train_labelled(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
     else:
@@ -340,8 +340,8 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
 def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, on_epoch, train_name,
                        train_sha256, t0):
     """The lookahead/greedy parser and its selector."""
-    from structkit.learn.parser import parser_epoch
-    from structkit.search.arcstandard import HashedWeights, Treebank, oracle_actions
+    from structkit.parse.learn import parser_epoch
+    from structkit.parse.arcstandard import HashedWeights, Treebank, oracle_actions
     wv, tv = Vocab(), Vocab()
     train = encode(sentences, wv, tv, config.pos, grow=True)
     n_sent = len(train.offsets) - 1

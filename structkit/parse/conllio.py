@@ -12,7 +12,7 @@ def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[st
     HEAD and DEPREL changed (and, with a POS ``tagger``, UPOS and XPOS); CoNLL-X or `word POS`
     input is written as CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's.
     Returns (words, sentences) parsed."""
-    from structkit.tasks.labelled import LabelledParser
+    from structkit.parse.labelled import LabelledParser
 
     kw = {"beam": beam} if isinstance(parser, LabelledParser) else {}
     if conllu:

@@ -23,7 +23,7 @@ Sequences of B^k equal to y_gold (dF = 0, loss 0) are skipped by every learner (
 perceptron the eq. 36 update would add the zero vector). For PA/RPA a y != y_gold with
 ||dF||^2 == 0 is skipped as well (no direction to move; the update would be the zero vector).
 
-The joint feature vector and the averaging are those of ``structkit.models.chain``: F(x, y)
+The joint feature vector and the averaging are those of ``structkit.sequence.chain``: F(x, y)
 counts each CSR feature id of token t conjoined with y_t (W[f, y_t]) and every transition
 including the start T[L, y_0] and end T[y_{n-1}, L]; averaging keeps U += c * update with c the
 number of examples seen (starting at 1), averaged = W - U / c. A step delta adds delta to W and
@@ -33,7 +33,7 @@ dF is handled sparsely: only tokens whose label differs contribute emission feat
 label +1, the other label -1 for each feature occurrence, so duplicate ids count twice), and
 only positions whose (previous, current) label pair differs contribute transitions.
 w . dF is read directly from the current W, T. ||dF||^2 (and the dot product of two difference
-vectors, ``structkit.models.chain.dF_dot``) is computed exactly from the sparse form: entries keyed by
+vectors, ``structkit.sequence.chain.dF_dot``) is computed exactly from the sparse form: entries keyed by
 f * L + label (emissions) and n_features * L + p * (L + 1) + q (transitions) are sorted and
 summed, so repeated keys (a feature twice on a token, the same feature on two tokens with the
 same label pair, a repeated transition) accumulate before squaring.
@@ -46,15 +46,15 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.learn.pieces import sum_in_pieces
-from structkit.features.extract import Encoded
-from structkit.learn.larank import larank_steps
-from structkit.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch,
+from structkit.sequence.features import Encoded
+from structkit.sequence.learn.larank import larank_steps
+from structkit.sequence.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch,
                                  kbest_sdm_epoch)
-from structkit.models.chain import (Averaged, apply_dF, corpus, hamming, sparse_dF, sparse_dot,
+from structkit.sequence.chain import (Averaged, apply_dF, corpus, hamming, sparse_dF, sparse_dot,
                                     w_dot_dF)
-from structkit.search.jit import njit
-from structkit.search.kbest import decode_buffers, decode_kbest
-from structkit.search.viterbi import emissions, viterbi
+from structkit.jit import njit
+from structkit.sequence.search.kbest import decode_buffers, decode_kbest
+from structkit.sequence.search.viterbi import emissions, viterbi
 
 PERCEPTRON, PA, RPA = 0, 1, 2
 ALGOS = {"perceptron": PERCEPTRON, "pa": PA, "rpa": RPA}
@@ -137,7 +137,7 @@ class KBestLearner(Averaged):
     transitions only): ``algo`` 'perceptron', 'pa', 'rpa' (Algorithm 4), or 'mira'
     (Algorithm 1), 'sdm' (Algorithm 2) and 'larank' (Algorithm 3, one pass per epoch with
     ``nr`` reprocess steps per new example), whose per-example QPs are solved by SMO
-    (``structkit.learn.smo``) to the KKT tolerance ``tau``. SDM and LaRank keep each
+    (``structkit.sequence.learn.smo``) to the KKT tolerance ``tau``. SDM and LaRank keep each
     example's working set across epochs, at most ``cap`` sequences (default 5k + 1);
     sequences that do not fit are counted in the epoch's ``dropped``."""
 
@@ -203,10 +203,10 @@ class KBestLearner(Averaged):
         return {"train_updates": int(steps), "train_top_loss": int(top_loss), "dropped": int(dropped)}
 
     def epoch_kernel(self):
-        """This learner's epoch as a worker runs it (``structkit.learn.ipm``). SDM and LaRank
+        """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``). SDM and LaRank
         keep per-example working sets (dual state) across epochs, which parameter mixing
         cannot combine: they have none."""
-        from structkit.learn.ipm import EpochKernel
+        from structkit.sequence.learn.ipm import EpochKernel
 
         if self.algo in ("sdm", "larank"):
             raise ValueError(f"k-best {self.algo} keeps working sets across epochs and cannot be "

@@ -1,6 +1,6 @@
 """The all-array tagging path for CoNLL column files: ``SequenceTagger.tag_conll_bytes``.
 
-A block of a column file goes through the kernels of ``structkit.search.fast`` (scan, word and
+A block of a column file goes through the kernels of ``structkit.sequence.search.fast`` (scan, word and
 POS lookups, features, decoding, output bytes) with the GIL released; Python only computes the
 attributes of the words the model has never seen (once per distinct word of the block). The
 output is byte for byte what ``read_sequence`` -> ``tag_batches`` -> ``write_conll`` write.
@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from structkit.features.extract import ABSENT, UNK
-from structkit.features.templates import (AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, word_attribute,
+from structkit.sequence.features import ABSENT, UNK
+from structkit.sequence.templates import (AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, word_attribute,
                                          word_case, word_shape)
 
 if TYPE_CHECKING:
-    from structkit.tasks.sequence import SequenceTagger
+    from structkit.sequence.task import SequenceTagger
 
 DOCSTART = np.frombuffer(b"-DOCSTART-", dtype=np.uint8)
 MEDLINE = np.frombuffer(b"###MEDLINE:", dtype=np.uint8)
@@ -174,9 +174,9 @@ class Prepared:
     def kernels_ready(self) -> None:
         """The hash tables (built by a kernel, so after numba is loaded)."""
         if self.pos_slots is None:
-            from structkit.search.fast import build_table
+            from structkit.sequence.search.fast import build_table
 
-            from structkit.search.fast import build_key_tables
+            from structkit.sequence.search.fast import build_key_tables
 
             self.hkeys, self.hvals, self.hoff, self.hmask = build_key_tables(
                 self.keys, self.starts, self.fid_map, self.multi)
@@ -184,7 +184,7 @@ class Prepared:
 
     def known_words(self, tagger: "SequenceTagger"):
         if self.known is None:
-            from structkit.search.fast import build_table
+            from structkit.sequence.search.fast import build_table
 
             words = [str(w) for w in list(tagger.features.vocab["w"])[4:]] if "w" in tagger.features.attrs else []
             buf, off = _pack(words)
@@ -231,13 +231,13 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
               n_columns: int | None = None, force: bool = False) -> tuple[bytes, int | None]:
     """(output bytes, the column count of the block's rows) for a block of a column file;
     ``force``: the kernels even for a small block before numba is loaded."""
-    from structkit.search.jit import numba_loaded
+    from structkit.jit import numba_loaded
 
     if not fast_supported(tagger) or (len(data) < SMALL_BYTES and not numba_loaded() and not force):
         return slow_bytes(tagger, data, path, first_line, columns_spec, depth, n_columns)
     if first_line == 1 and _looks_conllu(data, path):
         return slow_bytes(tagger, data, path, first_line, columns_spec, depth, n_columns)
-    from structkit.search import fast
+    from structkit.sequence.search import fast
 
     arr = np.frombuffer(data, dtype=np.uint8)
     start = 3 if first_line == 1 and data.startswith(BOM) else 0
@@ -277,7 +277,7 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
         fast.tag_viterbi(A, offsets, p.n_atoms, p.atom_attr, p.atom_off, p.atom_radix, p.dense,
                          p.dense_off, p.hkeys, p.hvals, p.hoff, p.hmask, p.W, p.T, out)
     else:
-        from structkit.features.extract import Encoded
+        from structkit.sequence.features import Encoded
 
         indptr, indices = fast.featurise(A, offsets, p.n_atoms, p.atom_attr, p.atom_off,
                                          p.atom_radix, p.dense, p.dense_off, p.hkeys, p.hvals,

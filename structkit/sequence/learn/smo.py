@@ -11,15 +11,15 @@ keeping w in the primal (eq. 9: w = w_0 + sum_j alpha_j dF_j), so the gradient (
 g_j = sum_z alpha_z K_jz - l_j = w . dF_j - L_j with the CURRENT w. Each step picks the maximum
 violating pair (eq. 18) y' = argmin_S g, y'' = argmax_{beta > 0} g, stops when
 g_{y''} <= g_{y'} + tau (eq. 17) and otherwise moves beta_{y'} += delta, beta_{y''} -= delta
-with the clipped analytic step of eq. 20 (``structkit.models.chain.smo_pair_step``, shared with
+with the clipped analytic step of eq. 20 (``structkit.sequence.chain.smo_pair_step``, shared with
 LaRank and OLaRank; the lower clip -beta_{y'} never binds since delta > 0; when
 ||dF_{y'} - dF_{y''}||^2 == 0 the objective is linear along the pair and delta = beta_{y''}).
 w, the averaging accumulators and g are updated after every step.
 
-Sparse vectors are those of ``structkit.models.chain.sparse_dF`` (keys f * L + label for
+Sparse vectors are those of ``structkit.sequence.chain.sparse_dF`` (keys f * L + label for
 emissions, n_features * L + p * (L + 1) + q for transitions, sorted unique); the Gram matrix is
 computed once per ``smo_solve`` call with ``sparse_dot``. Averaging as in
-``structkit.models.chain``: every change d of W (T) adds c * d to U (TU); c += 1 per example.
+``structkit.sequence.chain``: every change d of W (T) adds c * d to U (TU); c += 1 per example.
 
 k-best MIRA (Algorithm 1), solved in the dual with SMO: per example S_n = {y_n} + B^k_w (eq. 12,
 ``kbest_viterbi_loss``, sequences equal to y_n dropped), beta = (C, 0, ...), SMO, S_n discarded.
@@ -29,10 +29,10 @@ SDM ("only the first epoch will be the same") and reduces to PA (eq. 21) for k =
 
 k-best SDM (Algorithm 2, kBV-PROCESSNEW): the working sets and their betas persist across
 epochs in flat arrays ``ws_seq[N, cap, maxlen]`` (int32), ``ws_beta[N, cap]``, ``ws_m[N]``
-(a ``structkit.models.chain.WorkingSets``, initialised by ``init_working_sets``: S_n = {y_n},
+(a ``structkit.sequence.chain.WorkingSets``, initialised by ``init_working_sets``: S_n = {y_n},
 beta = C). At each visit the non-gold entries with beta == 0 are removed
 (S_n = {y : lambda_{n,y} > 0}), the current k-best sequences not yet in S_n are appended
-(dropped and counted if the capacity is full), and SMO runs over the whole S_n. LaRank (Algorithm 3) is in structkit.learn.larank.
+(dropped and counted if the capacity is full), and SMO runs over the whole S_n. LaRank (Algorithm 3) is in structkit.sequence.learn.larank.
 """
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ from collections import namedtuple
 
 import numpy as np
 
-from structkit.models.chain import (SparseStack, WorkingSets, add_sparse, hamming, smo_pair_step,
+from structkit.sequence.chain import (SparseStack, WorkingSets, add_sparse, hamming, smo_pair_step,
                                     sparse_dF, sparse_dot, w_dot_sparse)
-from structkit.search.jit import njit
-from structkit.search.kbest import decode_buffers, decode_kbest
+from structkit.jit import njit
+from structkit.sequence.search.kbest import decode_buffers, decode_kbest
 
 SMOLimits = namedtuple("SMOLimits", ["tau", "max_steps"])
 SMOLimits.__doc__ = "When SMO stops: KKT violation at most tau (eq. 17), or max_steps steps."

@@ -34,13 +34,13 @@ def _dual_report(stats: dict) -> str:
 
 # ---- builders --------------------------------------------------------------------------------
 def _perceptron(config, n_features: int, n_labels: int):
-    from structkit.learn.perceptron import AveragedPerceptron
+    from structkit.sequence.learn.perceptron import AveragedPerceptron
 
     return AveragedPerceptron(n_features, n_labels, "viterbi")
 
 
 def _history(config, n_features: int, n_labels: int):
-    from structkit.learn.perceptron import AveragedPerceptron
+    from structkit.sequence.learn.perceptron import AveragedPerceptron
     from structkit.learn.spec import check_brute
 
     check_brute(config.search, config.depth, n_labels)  # the labels are known from here on
@@ -52,14 +52,14 @@ def _history(config, n_features: int, n_labels: int):
 
 def _kbest(algo: str):
     def build(config, n_features: int, n_labels: int):
-        from structkit.learn.kbest import KBestLearner
+        from structkit.sequence.learn.kbest import KBestLearner
 
         return KBestLearner(n_features, n_labels, algo, config.k, config.C, config.tau, nr=config.nr)
     return build
 
 
 def _olarank(config, n_features: int, n_labels: int):
-    from structkit.learn.olarank import OLaRankLearner
+    from structkit.sequence.learn.olarank import OLaRankLearner
 
     return OLaRankLearner(n_features, n_labels, config.algo, config.C, config.nr, config.order,
                           config.tau, max_passes=config.epochs if config.algo == "larank-greedy-batch" else 1)
@@ -93,7 +93,7 @@ PARSER_MARGIN = 1.0
 
 # ---- the history-based and exact perceptrons ------------------------------------------------
 HISTORY = (param("margin", default=HISTORY_MARGIN), param("label_order"), param("direction"), param("search"))
-JOBS = param("jobs")  # iterative parameter mixing (structkit.learn.ipm): the learners with epoch_kernel()
+JOBS = param("jobs")  # iterative parameter mixing (structkit.sequence.learn.ipm): the learners with epoch_kernel()
 SPECS.append(LearnerSpec(
     "perceptron", "averaged structured perceptron, exact first-order Viterbi", COLLINS, SEQ, (JOBS,),
     "viterbi", EPOCHS_SEQ, _perceptron, family="perceptron"))

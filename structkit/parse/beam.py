@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.search.arcstandard import is_final, legal  # noqa: F401 (the same system's rules; SHIFT = 0 here too)
-from structkit.search.jit import njit
+from structkit.parse.arcstandard import is_final, legal  # noqa: F401 (the same system's rules; SHIFT = 0 here too)
+from structkit.jit import njit
 
 # rows of a state
 ST, HD, LB, LC1, LC2, RC1, RC2, NL, NR, SL, SR = range(11)

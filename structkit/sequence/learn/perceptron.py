@@ -1,8 +1,8 @@
 """Averaged perceptrons for sequence labelling: exact (Viterbi, Collins 2002) and
-history-based with lookahead (Tsuruoka et al. 2011; ``structkit.learn.lookahead``).
+history-based with lookahead (Tsuruoka et al. 2011; ``structkit.sequence.learn.lookahead``).
 
 Learners see only arrays (CSR features, sentence offsets, label ids) and know nothing of words.
-Averaging uses the standard accumulator trick (``structkit.models.chain.Averaged``): alongside
+Averaging uses the standard accumulator trick (``structkit.sequence.chain.Averaged``): alongside
 ``W`` keep ``U`` += c * update, where c counts examples seen; the average of all intermediate
 weight vectors is ``W - U / c``.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.features.extract import Encoded
-from structkit.learn.lookahead import lookahead_epoch
-from structkit.models.chain import Averaged, add_features, corpus, transition_pairs, with_T2
+from structkit.sequence.features import Encoded
+from structkit.sequence.learn.lookahead import lookahead_epoch
+from structkit.sequence.chain import Averaged, add_features, corpus, transition_pairs, with_T2
 from structkit.learn.pieces import sum_in_pieces
-from structkit.search.jit import njit
-from structkit.search.viterbi import emissions, max_length, viterbi
+from structkit.jit import njit
+from structkit.sequence.search.viterbi import emissions, max_length, viterbi
 
 
 @njit
@@ -100,8 +100,8 @@ class AveragedPerceptron(Averaged):
                 "train_accuracy": 100.0 * (1 - wrong / max(data.n_tokens, 1))}
 
     def epoch_kernel(self):
-        """This learner's epoch as a worker runs it (``structkit.learn.ipm``)."""
-        from structkit.learn.ipm import EpochKernel
+        """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``)."""
+        from structkit.sequence.learn.ipm import EpochKernel
 
         if self.method == "viterbi":
             return EpochKernel("viterbi")

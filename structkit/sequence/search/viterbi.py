@@ -4,13 +4,13 @@ Scores: a token's emission score for label y is the sum of ``W[f, y]`` over its 
 (CSR ``indptr``/``indices``). Transitions are one ``(L+1, L+1)`` matrix ``T``: ``T[a, b]`` scores
 label a followed by b, and index ``L`` is the sentence boundary, so ``T[L, b]`` is the start
 score and ``T[a, L]`` the end score. History-based (greedy and lookahead) decoding, which can
-also use second-order label weights, is in ``structkit.search.lookahead``.
+also use second-order label weights, is in ``structkit.sequence.search.lookahead``.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from structkit.search.jit import njit
+from structkit.jit import njit
 
 
 @njit

@@ -1,6 +1,6 @@
 """Exact k-best first-order Viterbi (list Viterbi) and its loss-augmented variant (numba).
 
-Conventions are those of ``structkit.search.viterbi``: emission scores ``E[t, y]`` for the
+Conventions are those of ``structkit.sequence.search.viterbi``: emission scores ``E[t, y]`` for the
 tokens of one sentence, one transition matrix ``T`` of shape ``(L+1, L+1)`` whose index ``L`` is
 the sentence boundary (``T[L, y]`` start score, ``T[y, L]`` end score). The score of a label
 sequence y_0..y_{n-1} is, accumulated in exactly this order (the same as ``viterbi``)::
@@ -48,7 +48,7 @@ at -inf whatever their other scores; then ties are still deterministic (by the m
 may deviate from that order; the score multiset stays exact. NaN scores are not supported.
 
 Nothing is compiled at import; kernels compile on first call and are cached on disk
-(``structkit.search.jit``).
+(``structkit.jit``).
 """
 from __future__ import annotations
 
@@ -56,9 +56,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from structkit.models.chain import hamming
-from structkit.search.jit import njit
-from structkit.search.viterbi import emissions, max_length
+from structkit.sequence.chain import hamming
+from structkit.jit import njit
+from structkit.sequence.search.viterbi import emissions, max_length
 
 KBestLists = namedtuple("KBestLists", ["S", "BZ", "BR", "cnt", "fin"])
 KBestLists.__doc__ = """The sorted lists of every cell (t, y), row n the end cell: prefix scores
@@ -309,7 +309,7 @@ def decode_buffers(offsets, L, k):
 @njit
 def decode_kbest(X, w, a, n, k, E, seqs, scores):
     """The k best loss-augmented sequences (eq. 12) of the sentence at tokens a..a+n-1 of the
-    corpus X (``structkit.models.chain.Corpus``) under the first-order weights w, into
+    corpus X (``structkit.sequence.chain.Corpus``) under the first-order weights w, into
     seqs/scores (scratch E: ``decode_buffers``); returns (how many, Hamming loss of the best)."""
     emissions(X.indptr, X.indices, w.W, a, a + n, E)
     m = kbest_viterbi_loss(E, n, w.T, X.y[a:a + n], k, seqs, scores)
