@@ -36,6 +36,9 @@ RUNS = [
     ("larank-greedy-batch", "pos", "ptb-pos/train.txt", "ptb-pos/test.txt",
      ["--algo", "larank-greedy-batch", "--epochs", "3"]),
     ("parser-d1", "parse", "ptb-dep/train.conll", "ptb-dep/test.conll", ["--depth", "1", "--epochs", "3"]),
+    # the default labelled beam parser (UD, CoNLL-U, pseudo-projective), 3 epochs on all of ParTUT
+    ("parser-beam-ud", "parse", "ud-english-partut/en_partut-ud-train.conllu",
+     "ud-english-partut/en_partut-ud-dev.conllu", ["--epochs", "3"]),
 ]
 RERANK = ("reranker", "hyporadise/train_atis.json", "hyporadise/test_atis.json", ["--features", "all"])
 TAG_COMMAND = {"pos": "tag", "chunk": "chunk", "ner": "ner", "parse": "parse"}
