@@ -58,7 +58,7 @@ def dump_lines(path: str, top: int, pattern: str | None) -> list[str]:
 
 
 def _printable(s: str) -> str:
-    from structkit.cli import _printable as p
+    from structkit.io.files import printable as p
 
     return p(s)
 

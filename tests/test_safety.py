@@ -285,7 +285,7 @@ def test_signals_remove_temporary_files(model_file, tmp_path, sig):
 
 # ---- 6: a failed train leaves the model alone -------------------------------------------------
 def test_metrics_failure_leaves_the_old_model(sk, tmp_path, monkeypatch):
-    import structkit.cli as cli
+    import structkit.commands.train as cli
 
     model = tmp_path / "m.npz"
     model.write_bytes(b"old model")
@@ -293,7 +293,7 @@ def test_metrics_failure_leaves_the_old_model(sk, tmp_path, monkeypatch):
     def full(obj):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(cli, "_finite", full)
+    monkeypatch.setattr(cli, "finite", full)
     r = sk("train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", model, "--epochs", "1",
            "--metrics-json", tmp_path / "metrics.json", "-q")
     assert_one_line_error(r, "metrics.json", "disk full")
@@ -500,9 +500,9 @@ def test_infinite_score_scale_is_refused(sk, tmp_path):
 
 
 def test_json_outputs_are_standard_json():
-    from structkit.cli import _finite
+    from structkit.commands._util import finite
 
-    assert json.dumps(_finite({"a": [float("inf"), 1.0, {"b": float("nan")}]}), allow_nan=False) == \
+    assert json.dumps(finite({"a": [float("inf"), 1.0, {"b": float("nan")}]}), allow_nan=False) == \
         '{"a": [null, 1.0, {"b": null}]}'
 
 

@@ -246,3 +246,76 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def check_writable(path: str | None) -> None:
+    """Refuse an output whose folder cannot be written, by creating (and removing) a temporary
+    file there: a read-only folder was only found after the whole training."""
+    if path is None or path == "-":
+        return
+    if os.path.exists(path) and not os.path.isfile(path):
+        # a model is renamed into place: that would replace a device node or FIFO
+        raise UserError("cannot write: not a regular file (a model is written to a file)", path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.realpath(path)))
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise UserError(f"cannot write: {e.strerror or e}", path) from None
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise UserError("cannot write: permission denied", path)
+
+
+def commit_together(writers) -> None:
+    """Write each ``(path, write(tmp_path))`` to a temporary file beside its path, and rename
+    them all into place only when every one was written: a failed metrics file leaves the old
+    model alone (and the other way round). OSErrors (a full disk) are one line naming the file."""
+    done: list[tuple[str, str]] = []
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        for shown, write in writers:
+            # Through a link (a symlinked model, /dev/stdout redirected to a file) the file it
+            # names is replaced and the link stays, as `-o` does: never renamed over the link.
+            path = os.path.realpath(shown)
+            if os.path.exists(path) and not os.path.isfile(path):
+                raise UserError("cannot write: not a regular file (a model is written to a file)", shown)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path),
+                                       dir=os.path.dirname(path))
+            os.close(fd)
+            done.append((tmp, path))
+            try:
+                write(tmp)
+                try:  # an existing file keeps its permissions
+                    mode = os.stat(path).st_mode & 0o7777
+                except OSError:
+                    mode = 0o666 & ~umask
+                os.chmod(tmp, mode)
+            except OSError as e:
+                raise UserError(f"cannot write: {_reason(e)}", shown) from None
+        for tmp, path in done:
+            try:
+                os.replace(tmp, path)
+            except OSError as e:
+                raise UserError(f"cannot write: {_reason(e)}", path) from None
+    except BaseException:
+        for tmp, _ in done:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        raise
+
+
+def _reason(e: OSError) -> str:
+    import errno
+
+    return "no space left on the device (disk full)" if e.errno == errno.ENOSPC else (e.strerror or str(e))
+
+
+def printable(s: str) -> str:
+    """``s`` with terminal control characters (ESC, BEL, CR, ...) written as escapes (\\x1b),
+    so showing a model cannot drive the user's terminal."""
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in s)

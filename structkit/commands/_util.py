@@ -1,0 +1,200 @@
+"""What the commands share: progress and messages, option types and help groups, the batch
+options and run, JSON-safe numbers. No task is named here."""
+from __future__ import annotations
+
+import sys
+
+import click
+
+from structkit.errors import UserError
+
+def progress_enabled(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty()
+
+
+def say(msg: str, enabled: bool) -> None:
+    if enabled:
+        click.echo(msg, err=True)
+
+
+class EpochReport:
+    """Training progress: a tqdm bar on a terminal (not with -q), else one line per epoch on
+    stderr with -v, else nothing. Call it with each epoch's message; close() at the end."""
+
+    def __init__(self, total: int, desc: str, quiet: bool, verbose: bool):
+        self.total = total
+        self.verbose = verbose
+        self.bar = None
+        if progress_enabled(quiet):
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, desc=desc, unit="epoch", file=sys.stderr)
+
+    def __call__(self, epoch: int, msg: str, seconds: float) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(msg)
+            self.bar.update(1)
+        elif self.verbose:
+            click.echo(f"epoch {epoch}/{self.total}: {msg} ({seconds:.2f} s)", err=True)
+
+    def refit(self, epoch: int, total: int, msg: str, seconds: float) -> None:
+        """An epoch of the retraining on every sentence after --dev-split chose the epochs."""
+        if self.bar is not None:
+            if epoch == 1:
+                self.bar.reset(total=total)
+                self.bar.set_description(self.bar.desc.replace("train", "refit", 1))
+            self.bar.set_postfix_str(msg)
+            self.bar.update(1)
+        elif self.verbose:
+            click.echo(f"refit on all, epoch {epoch}/{total}: {msg} ({seconds:.2f} s)", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+# ---- help: choices, option groups ------------------------------------------------------------
+class Choice(click.Choice):
+    """A Click choice (listed in --help, completed by shells) whose refusal is structkit's
+    one-line error, in the wording the config checks use for the same option. ``choices`` may
+    be a function, read when used: a learner registered after import is a valid --algo."""
+
+    def __init__(self, choices):
+        self._source = choices
+        super().__init__(())
+
+    @property
+    def choices(self):
+        return tuple(self._source() if callable(self._source) else self._source)
+
+    @choices.setter
+    def choices(self, value) -> None:  # click.Choice.__init__ assigns; the source stays
+        pass
+
+    def convert(self, value, param, ctx):
+        if value in self.choices:
+            return value
+        flag = param.opts[-1] if param is not None and param.opts else "value"
+        from structkit.learn.registry import alternatives
+
+        raise UserError(f"{flag} must be {alternatives(self.choices)}, got {value!r}")
+
+
+class GroupedOption(click.Option):
+    """An option that --help shows under a heading (``group``)."""
+
+    def __init__(self, *args, group: str = "Options", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+
+class GroupedCommand(click.Command):
+    """A command whose --help lists its options under headings, in the order they appear."""
+
+    def format_options(self, ctx, formatter) -> None:
+        groups: dict[str, list] = {}
+        for p in self.get_params(ctx):
+            rec = p.get_help_record(ctx)
+            if rec is not None:
+                groups.setdefault(getattr(p, "group", "Help"), []).append(rec)
+        for name, rows in groups.items():
+            with formatter.section(name):
+                formatter.write_dl(rows)
+
+
+def task_names() -> list[str]:
+    from structkit.tasks import NAMES
+    return list(NAMES)
+
+
+def algo_names() -> list[str]:
+    from structkit.learn import registry
+    return registry.names()
+
+
+def opt(*args, group: str, **kwargs):
+    return click.option(*args, cls=GroupedOption, group=group, **kwargs)
+
+
+def finite(obj):
+    """``obj`` with every infinite or NaN float replaced by None: JSON has no Infinity."""
+    import math
+
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+# ---- tagging and parsing collections --------------------------------------------------------
+def batch_options(fn):
+    """Inputs and outputs for collections, cores and clusters: the same for tag, chunk, ner
+    and parse (``structkit.batch``)."""
+    opts = [
+        click.option("-o", "--output", type=str,
+                     help="Write one stream here instead of standard output (several files: "
+                          "each file's start is marked, '# file = NAME' or a -DOCSTART- row)."),
+        click.option("--output-dir", type=str,
+                     help="Write one output per input into this folder, mirroring the inputs' "
+                          "relative paths, with the output format's suffix (.conll, .conllu, .conllx)."),
+        click.option("--glob", "pattern", type=str,
+                     help="In folders, only files matching this pattern (e.g. '*.txt'; by name, or "
+                          "by relative path when it has a '/'). Folders are read recursively."),
+        click.option("--skip-existing", is_flag=True,
+                     help="With --output-dir: skip inputs whose output is already there (outputs "
+                          "appear only when complete), so an interrupted run resumes."),
+        click.option("--keep-going", is_flag=True,
+                     help="Report a bad file and carry on with the others (its output is dropped); "
+                          "exit 1 at the end if any failed."),
+        click.option("-j", "--jobs", type=str, default=None,
+                     help="Worker processes: an integer, or 'auto' for every core (the default)."),
+        click.option("--dask", "dask_address", type=str, metavar="ADDRESS",
+                     help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or "
+                          "local[:N] for a local cluster of N workers (needs structkit[dask])."),
+        click.option("--shared-fs", is_flag=True,
+                     help="With --dask and --output-dir: workers read the inputs and write the "
+                          "outputs themselves (a file system every worker sees); otherwise blocks "
+                          "go to the workers and results come back to this machine."),
+        click.option("-q", "--quiet", is_flag=True, help="No progress bar on a terminal."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
+               dask_address, shared_fs, quiet, protect) -> None:
+    """The batch run behind tag/chunk/ner/parse: checks the options, runs, reports failures."""
+    from structkit.batch import collect_inputs, parse_jobs, run
+
+    if output and output_dir:
+        raise UserError("give -o/--output (one stream) or --output-dir (one file per input), not both")
+    if skip_existing and not output_dir:
+        raise UserError("--skip-existing goes with --output-dir")
+    if shared_fs and not (dask_address and output_dir):
+        raise UserError("--shared-fs goes with --dask and --output-dir")
+    n = parse_jobs(jobs)
+    inputs = collect_inputs(list(files), pattern)
+    if dask_address and any(i.path == "-" for i in inputs):
+        raise UserError("--dask reads files, not standard input")
+    show = progress_enabled(quiet)
+
+    def report(e: UserError) -> None:
+        click.echo(f"structkit: error: {e}", err=True)
+
+    if dask_address:
+        from structkit.distributed import run_dask
+
+        summary = run_dask(job, inputs, dask_address, output=output, output_dir=output_dir,
+                           keep_going=keep_going, skip_existing=skip_existing, shared_fs=shared_fs,
+                           progress=show, protect=protect, on_error=report)
+    else:
+        summary = run(job, inputs, output=output, output_dir=output_dir, jobs=n, keep_going=keep_going,
+                      skip_existing=skip_existing, progress=show, protect=protect, on_error=report)
+    if summary.skipped and show:
+        say(f"{summary.skipped} of {summary.files} files skipped (output already there)", True)
+    if summary.failed:
+        raise UserError(f"{len(summary.failed)} of {summary.files} files failed (reported above); "
+                        "the others were written")
