@@ -58,11 +58,16 @@ def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:
     if unknown:
         raise UserError(f"unknown option(s) {', '.join(unknown)} for {what} "
                         f"(it takes {', '.join(sorted(names))})")
+    from structkit.options import check, kinds_of
+
     types = {f.name: f.type for f in dataclasses.fields(cls)}
     for name, value in options.items():
         if value is not None:
-            _check_type(what, name, value, str(types[name]))
-            _check_items(what, name, value, str(types[name]))
+            try:  # the kinds its config class declares: the message the CLI and config files give
+                check(name, value, kinds=kinds_of(types[name]))
+            except UserError as e:
+                raise UserError(f"{what}: {e}") from None
+            _check_text_items(what, name, value)
     config = cls(**fixed, **{k: v for k, v in options.items() if v is not None})
     try:
         config.validate()
@@ -74,45 +79,13 @@ def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:
     return config
 
 
-_TYPES = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
-          "None": (type(None),), "list": (list, tuple), "tuple": (tuple, list, str)}
-
-
-def _check_type(what: str, name: str, value: Any, annotation: str) -> None:
-    """Reject a value of the wrong type for a config field (``int | None``, ``float``, ...)
-    before the config's own checks compare it with numbers."""
-    allowed: tuple = ()
-    for part in annotation.split("|"):
-        base = part.strip().split("[")[0]
-        if base not in _TYPES:
-            return  # a type this check does not know: leave it to validate()
-        allowed += _TYPES[base]
-    if isinstance(value, bool) and bool not in allowed:
-        ok = False
-    else:
-        ok = isinstance(value, allowed)
-    if not ok:
-        raise UserError(f"{what} option {name} must be {annotation.replace(' | None', '')}, "
-                        f"got {value!r}")
-
-
-def _check_items(what: str, name: str, value: Any, annotation: str) -> None:
-    """The items of a list option (``templates=[...]``, ``topic_levels=[...]``) have the type
-    its annotation says (``list[str]``, ``list[int]``)."""
-    if not isinstance(value, (list, tuple)):
-        return
-    for item_type, kind, ok in (("list[str]", "strings", lambda v: isinstance(v, str)),
-                                ("list[int]", "integers",
-                                 lambda v: isinstance(v, int) and not isinstance(v, bool))):
-        if item_type in annotation:
-            bad = [v for v in value if not ok(v)]
-            if bad:
-                raise UserError(f"{what} option {name} must be a list of {kind}, got an item "
-                                f"{bad[0]!r}"[:300])
-            if kind == "strings":
-                from structkit.api_io import check_text
-                for v in value:
-                    check_text(v, name, what)
+def _check_text_items(what: str, name: str, value: Any) -> None:
+    """The strings of a list option (``templates=[...]``) are text a file can hold."""
+    if isinstance(value, (list, tuple)):
+        from structkit.api_io import check_text
+        for v in value:
+            if isinstance(v, str):
+                check_text(v, name, what)
 
 
 def _check_pairs(X: Sequence, y: Sequence | None, what: str, yname: str = "y",

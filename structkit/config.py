@@ -58,27 +58,8 @@ def load_config(path: str) -> dict[str, Any]:
     if unknown:
         raise UserError(f"unknown config key(s): {', '.join(sorted(unknown))} "
                         f"(known: {', '.join(sorted(train_keys | META_KEYS))}, data.train/dev/test)", path)
-    for k in ("epochs", "cutoff", "seed", "label_order", "depth", "k", "nr", "window", "min_cluster",
-              "jobs"):
-        if k in raw and (not isinstance(raw[k], int) or isinstance(raw[k], bool)):
-            raise UserError(f"config key {k!r} must be an integer, got {raw[k]!r}", path)
-    for k in ("margin", "C", "tau", "lambda"):
-        if k in raw and (isinstance(raw[k], bool) or not isinstance(raw[k], (int, float))):
-            raise UserError(f"config key {k!r} must be a number, got {raw[k]!r}", path)
-    for k in ("task", "algo", "direction", "columns", "search", "label_column"):
-        if k in raw and not isinstance(raw[k], str):
-            raise UserError(f"config key {k!r} must be a string, got {raw[k]!r}", path)
-    if "templates" in raw and not (isinstance(raw["templates"], str) or
-                                   (isinstance(raw["templates"], list)
-                                    and all(isinstance(t, str) for t in raw["templates"]))):
-        raise UserError("config key 'templates' must be a template set name or a list of templates", path)
-    if "features" in raw and not (isinstance(raw["features"], str) or
-                                  (isinstance(raw["features"], list)
-                                   and all(isinstance(t, str) for t in raw["features"]))):
-        raise UserError("config key 'features' must be a string like 'ngram,trigger' or a list of "
-                        "feature families", path)
-    if "topic_levels" in raw and not (isinstance(raw["topic_levels"], list) and all(
-            isinstance(t, int) and not isinstance(t, bool) for t in raw["topic_levels"])):
-        raise UserError("config key 'topic_levels' must be a list of integers", path)
+    from structkit.options import check_all
+
+    check_all(raw, path)  # the kinds the config classes declare: one message with the CLI and API
     raw["data"] = {k: resolve_data_path(str(v)) for k, v in data.items()}
     return raw

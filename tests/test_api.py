@@ -268,7 +268,7 @@ BAD = {
     "tagger: unknown algo": (lambda: structkit.Tagger(task="chunk", algo="crf"), "crf"),
     "tagger: bad epochs": (lambda: structkit.Tagger(task="chunk", epochs=0),
                            "epochs must be a positive integer"),
-    "tagger: epochs not a number": (lambda: structkit.Tagger(epochs="5"), "epochs must be int"),
+    "tagger: epochs not a number": (lambda: structkit.Tagger(epochs="5"), "epochs must be an integer, got '5'"),
     "tagger: unknown option": (lambda: structkit.Tagger(task="chunk", epoch=3), "unknown option"),
     "tagger: unknown task": (lambda: structkit.Tagger(task="tagging"), "tagging"),
     "tagger: empty training data": (lambda: structkit.Tagger(task="pos").fit([], []), "no sentences"),

@@ -231,7 +231,7 @@ def test_config_toml_and_flags_override(sk, tmp_path):
     ('task = "chunk"\nfoo = 1\n', "unknown config key(s): foo"),
     ('task = "chunk"\n[data]\ntest2 = "x"\n', "data.test2"),
     ('task = "chunk"\nepochs = [\n', "not valid TOML"),
-    ('task = "chunk"\nepochs = "ten"\n', "'epochs' must be an integer"),
+    ('task = "chunk"\nepochs = "ten"\n', "epochs must be an integer, got 'ten'"),
     ('task = "chunk"\nseed = -3\n', "--seed"),
     ('task = "chunk"\nepochs = 0\n', "--epochs"),
     ('task = "nope"\n', "--task"),
@@ -346,7 +346,7 @@ def test_train_bad_option_values(sk, tmp_path, extra, needle):
 
 @pytest.mark.parametrize("args, needle", [
     (["train", "--task", "chunk", "--train", CHUNK_TRAIN, "--model", "m.npz", "--epochs", "abc"],
-     "'abc' is not a valid integer"),
+     "--epochs must be an integer, got 'abc'"),
     (["train", "--task", "chunk", "--train", CHUNK_TRAIN], "Missing option '-m' / '--model'"),
     (["train", "--bogus"], "No such option"),
     (["dump", "--model", "m.npz", "--top", "0"], "--top"),

@@ -283,9 +283,9 @@ def test_api_mapper_reaches_the_trainer():
 @pytest.mark.parametrize("value,needle", [(0, "jobs must be an integer from 1 to 256, got 0"),
                                           (-2, "jobs must be an integer from 1 to 256, got -2"),
                                           (257, "jobs must be an integer from 1 to 256, got 257"),
-                                          ("2", "jobs must be int"),
-                                          (1.5, "jobs must be int"),
-                                          (True, "jobs must be int")])
+                                          ("2", "jobs must be an integer, got '2'"),
+                                          (1.5, "jobs must be an integer, got 1.5"),
+                                          (True, "jobs must be an integer, got True")])
 def test_api_bad_jobs(value, needle):
     from structkit.api import Tagger
 

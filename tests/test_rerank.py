@@ -524,7 +524,7 @@ def test_config_keys(sk, tmp_path):
     m = Reranker.load(str(model))
     assert m.config.features == ("ngram", "backoff") and m.config.lam == 0.5 and m.config.window == 3
     cfg.write_text('task = "rerank"\nlambda = "big"\n')
-    assert_one_line_error(sk("train", "--config", cfg, "--model", model), "'lambda' must be a number")
+    assert_one_line_error(sk("train", "--config", cfg, "--model", model), "lambda must be a number, got")
 
 
 # ---- the real corpus ---------------------------------------------------------------------------

@@ -79,6 +79,30 @@ class Choice(click.Choice):
         raise UserError(f"{flag} must be {alternatives(self.choices)}, got {value!r}")
 
 
+class Typed(click.ParamType):
+    """An integer or number option whose refusal is the message a config file or the API gives
+    for the same value (``structkit.options``), as a usage error: ``--epochs must be an
+    integer, got 'ten'``."""
+
+    def __init__(self, kind: type):
+        self.kind = kind.__name__
+        self.name = {"int": "integer", "float": "float"}.get(self.kind, self.kind)
+
+    def convert(self, value, param, ctx):
+        if not isinstance(value, str):
+            return value
+        from structkit.options import parse_text
+
+        flag = param.opts[-1] if param is not None and param.opts else "value"
+        try:
+            return parse_text(value, self.kind, flag)
+        except UserError as e:
+            raise click.UsageError(str(e), ctx) from None
+
+
+INT, FLOAT = Typed(int), Typed(float)
+
+
 class GroupedOption(click.Option):
     """An option that --help shows under a heading (``group``)."""
 

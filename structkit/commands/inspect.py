@@ -6,7 +6,7 @@ import os
 
 import click
 
-from structkit.commands._util import Choice, task_names
+from structkit.commands._util import INT, Choice, task_names
 from structkit.errors import UserError
 
 @click.command(short_help="Why each token got its label: runner-up, margin and the features for each.")
@@ -19,7 +19,7 @@ from structkit.errors import UserError
 @click.option("--top", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
               help="Features shown for each side.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per token.")
-@click.option("--depth", type=int,
+@click.option("--depth", type=INT,
               help="Lookahead depth for history-based models (default: the depth trained with).")
 def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> None:
     """For each token of a sentence (of FILE, CoNLL columns or CoNLL-U, or --text): the predicted

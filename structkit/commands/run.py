@@ -5,7 +5,7 @@ import json
 
 import click
 
-from structkit.commands._util import Choice, batch_options, run_batch
+from structkit.commands._util import INT, Choice, batch_options, run_batch
 from structkit.errors import UserError
 
 def _tag_command(name: str, task: str, help_text: str):
@@ -22,7 +22,7 @@ def _tag_command(name: str, task: str, help_text: str):
                        "# text and SpaceAfter=No (conllu; pipe it to `structkit parse`).")
     @click.option("--lang", default="en", show_default=True, help="With --text: the tokenizer's language.")
     @click.option("--columns", type=str, help="Name the input columns, e.g. 'word,pos' or 'word,pos,label'.")
-    @click.option("--depth", type=int,
+    @click.option("--depth", type=INT,
                   help="Lookahead depth for history-based models (default: the depth trained with).")
     @click.option("--scores", is_flag=True,
                   help="Add each token's margin (a last column, or Margin= in CoNLL-U MISC): for Viterbi "
@@ -70,9 +70,9 @@ ner = _tag_command("ner", "ner", "Find named entities in CoNLL files; writes eac
 @click.command(short_help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: heads and labels.")
 @click.option("-m", "--model", "model_path", required=True, help="A parser trained with `structkit train --task parse`.")
 @click.argument("files", nargs=-1)
-@click.option("--depth", type=int, help="Lookahead depth of a lookahead parser, or of the lookahead inside the beam "
+@click.option("--depth", type=INT, help="Lookahead depth of a lookahead parser, or of the lookahead inside the beam "
               "of a beam parser (0..3; default: the depth trained with).")
-@click.option("--beam", type=int, help="Beam width of a beam parser (default: the width trained with).")
+@click.option("--beam", type=INT, help="Beam width of a beam parser (default: the width trained with).")
 @click.option("--tagger", "tagger_path", type=str,
               help="POS-tag the words first with this tagger model (`structkit train --task pos`).")
 @batch_options

@@ -5,8 +5,8 @@ import json
 
 import click
 
-from structkit.commands._util import (Choice, EpochReport, GroupedCommand, GroupedOption, algo_names,
-                                     finite, opt, progress_enabled, say, task_names)
+from structkit.commands._util import (FLOAT, INT, Choice, EpochReport, GroupedCommand, GroupedOption, Typed,
+                                     algo_names, finite, opt, progress_enabled, say, task_names)
 from structkit.errors import UserError
 from structkit.io.files import check_writable, commit_together
 
@@ -25,7 +25,8 @@ def _learner_options(fn):
                    f"{defaults[0]}" if len(defaults) == 1 else
                    "; ".join(f"{d:g} for {', '.join(label(s) for s in takers if s.param(p.name).default == d)}"
                              for d in defaults))
-        kind = Choice([str(c) for c in p.choices]) if p.choices and p.kind is str else p.kind
+        kind = (Choice([str(c) for c in p.choices]) if p.choices and p.kind is str
+                else Typed(p.kind) if p.kind in (int, float) else p.kind)
         fn = click.option(p.flag, p.name, type=kind, cls=GroupedOption, group="Learner parameters",
                           help=f"{p.help} Range: {p.range_text()}. Taken by: "
                                f"{', '.join(dict.fromkeys(label(s) for s in takers))}. "
@@ -82,8 +83,8 @@ def _selection_help(name: str) -> str:
       help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
            "CoNLL-X/U for parse, n-best lists for rerank.")
 @opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
-@opt("--dev-split", type=float, group="Data and model", metavar="F", help=_selection_help("DEV_SPLIT_HELP"))
-@opt("--patience", type=int, group="Data and model", metavar="N", help=_selection_help("PATIENCE_HELP"))
+@opt("--dev-split", type=FLOAT, group="Data and model", metavar="F", help=_selection_help("DEV_SPLIT_HELP"))
+@opt("--patience", type=INT, group="Data and model", metavar="N", help=_selection_help("PATIENCE_HELP"))
 @opt("--refit/--no-refit", default=None, group="Data and model", help=_selection_help("REFIT_HELP"))
 @opt("-m", "--model", "model_path", type=str, required=True, group="Data and model", help="Where to write the model file.")
 @opt("--config", "config_path", type=str, group="Data and model",
@@ -91,10 +92,10 @@ def _selection_help(name: str) -> str:
 @opt("--algo", type=Choice(algo_names), metavar="NAME", group="Learner",
       help=f"The learning algorithm ({', '.join(algo_names())}); `structkit algorithms` lists "
            f"them with their tasks, parameters and papers. [default: {_default_algos()}]")
-@opt("--epochs", type=int, group="Learner",
+@opt("--epochs", type=INT, group="Learner",
       help="Passes over the training data (a batch learner: at most this many). "
            f"[default: the learner's: {_epochs_help()}]")
-@opt("--seed", type=int, group="Learner",
+@opt("--seed", type=INT, group="Learner",
       help="Seed for shuffling and random choices: same seed, same model. [default: 0]")
 @_learner_options
 @opt("--templates", type=str, group="Sequence tasks (pos, chunk, ner)",
@@ -111,7 +112,7 @@ def _selection_help(name: str) -> str:
 @opt("--scheme", type=str, group="Sequence tasks (pos, chunk, ner)",
       help="Chunk/ner label scheme: iob1, iob2, iobes or bilou. [default: auto, detected from "
            "the training labels]")
-@opt("--cutoff", type=int, group="Sequence tasks (pos, chunk, ner)",
+@opt("--cutoff", type=INT, group="Sequence tasks (pos, chunk, ner)",
       help="Keep features seen at least this often. [default: 1]")
 @opt("--features", type=str, group="Reranking (rerank)",
       help="Feature families, comma-separated from ngram, trigger, backoff, topic (or all, or none). "

@@ -47,7 +47,7 @@ class ParserConfig:
     pos: str | None = None     # which POS column: xpos (CoNLL-X POSTAG) or upos; None: upos for
     #                            beam, xpos for lookahead/greedy (the same on ptb-dep)
     beam: int | None = None    # beam width of --algo beam (1 = greedy)
-    templates: list | tuple | None = None  # template groups of --algo beam (BEAM_GROUPS)
+    templates: str | list[str] | None = None  # template groups of --algo beam (BEAM_GROUPS)
     dev_split: float | None = None  # hold out every round(1/F)-th training sentence as dev data
     patience: int | None = None     # with dev data: stop after this many epochs without a better score
     refit: bool = True              # with dev_split: train again on every sentence for the chosen epochs

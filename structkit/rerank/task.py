@@ -35,11 +35,11 @@ class RerankConfig:
     task: str = "rerank"
     algo: str = "loss-perceptron"
     epochs: int = 5
-    features: tuple = ("ngram",)
+    features: str | list[str] = ("ngram",)  # a tuple once validated
     lam: float = 1.0
     window: int = DEFAULT_WINDOW
     min_cluster: int = 25
-    topic_levels: tuple = (1, 2, 3)
+    topic_levels: list[int] = (1, 2, 3)  # a tuple once validated
     seed: int = 0
     dev_split: float | None = None  # hold out every round(1/F)-th training utterance as dev data
     patience: int | None = None     # with dev data: stop after this many epochs without a lower WER
