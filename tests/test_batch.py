@@ -10,7 +10,9 @@ import stat
 import pytest
 
 from structkit import batch
-from structkit.batch import Input, ParseJob, TagJob, collect_inputs, iter_blocks, run
+from structkit.batch import Input, collect_inputs, iter_blocks, run
+from structkit.parse.jobs import ParseJob
+from structkit.sequence.jobs import TagJob
 from structkit.errors import UserError
 from tests.clitools import assert_one_line_error
 
