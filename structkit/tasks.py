@@ -132,6 +132,13 @@ class Task:
         another task included: ``tasks``, this one's by default, are those the caller takes)."""
         raise NotImplementedError
 
+    def describe(self, model) -> dict:
+        """What the server says of a model (``GET /models``) besides its name, task, algorithm
+        and training data; ``needs_pos`` (labels models: it reads a POS tag per token),
+        ``scores`` (per-token margins) and ``explain`` are what the server asks of it."""
+        return {"labels": [str(x) for x in getattr(model, "labels", [])], "needs_pos": False,
+                "scores": False, "explain": False}
+
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         """What `structkit dump` prints: the strongest ``top`` features (names containing
         ``pattern``)."""

@@ -38,6 +38,11 @@ class ParseTask(Task):
 
         return DependencyParser.load(path, command=command)
 
+    def describe(self, model) -> dict:
+        labels = list(getattr(model, "labels", []) or [])
+        return {"labels": labels, "labelled": bool(labels), "pos_column": model.config.pos,
+                "scores": False, "explain": False}
+
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         from structkit.parse.dump import parser_lines
 

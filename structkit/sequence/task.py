@@ -20,9 +20,9 @@ from structkit.learn import registry, selection
 from structkit.sequence.chain import Weights
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
+from structkit.tasks import SEQUENCE
 
-TASKS = ("pos", "chunk", "ner")
-COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
+TASKS = SEQUENCE  # the tasks of this wing (structkit.tasks.SEQUENCE: the one constant)
 # The learner parameters of the sequence tasks, and the value stored for a learner that does
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",

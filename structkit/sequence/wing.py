@@ -68,6 +68,13 @@ class SequenceTask(Task):
 
         return SequenceTagger.load(path, command=command, tasks=tasks or (self.name,))
 
+    def describe(self, model) -> dict:
+        # margins: max-marginals for Viterbi models, the decision margin for history-based ones
+        info = getattr(model, "info", {}) or {}
+        return {"labels": [str(x) for x in model.labels], "decoder": model.config.spec.decoder,
+                "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
+                "scores": True, "explain": True}
+
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         from structkit.sequence.dump import tagger_lines
 
