@@ -56,6 +56,9 @@ class Task:
     aliases: tuple[tuple[str, str], ...] = ()
     command: str | None = None       # `structkit COMMAND` runs its models (None: no command)
     help: str = ""                   # that command's one-line help
+    doc: str = ""                    # its --help text (default: ``help``)
+    options: tuple[CommandOption, ...] = ()   # its own options, after -m and FILES
+    model_noun: str = ""             # what -m/--model takes: "a parser" (default: any model)
     endpoint: str | None = None      # `structkit serve` answers POST /ENDPOINT (None: not served)
     estimator: str = ""              # "module:Class" of the API estimator the server runs
     serve_order: int = 1             # where it runs in a server pipeline (lower first)
@@ -161,17 +164,11 @@ class Task:
         return beam
 
     # ---- running: the command, batch and eval ------------------------------------------------------
-    def command_help(self) -> str:
-        """The command's --help text (its one-line help by default)."""
-        return self.help
-
     def model_help(self) -> str:
         """The command's help for -m/--model."""
+        if self.model_noun:
+            return f"{self.model_noun.capitalize()} trained with `structkit train --task {self.name}`."
         return "A model trained with `structkit train`."
-
-    def command_options(self) -> list[CommandOption]:
-        """The command's own options, after -m and FILES (and before the batch options)."""
-        return []
 
     def batch(self) -> bool:
         """Whether the command runs through ``structkit.batch`` (files, folders, cores, Dask):

@@ -151,9 +151,6 @@ class ToyTask(Task):
     def load(self, path, command=None, tasks=None):
         return load_toy(path, command, tasks)
 
-    def command_options(self) -> list[CommandOption]:
-        return [CommandOption(("--lower",), "Tag each word's lower-case form.", bool)]
-
     def batch_job(self, model_path, command, lower=False):
         model = self.load(model_path, command)
         if lower:
@@ -169,7 +166,8 @@ class ToyTask(Task):
 
 TOY = ToyTask("toy", __name__, "ToyConfig", "train_toy", "counts", command="toytag",
               help="Tag each word with its most frequent training tag (a toy task).", endpoint="toy",
-              estimator=f"{__name__}:ToyEstimator")
+              estimator=f"{__name__}:ToyEstimator",
+              options=(CommandOption(("--lower",), "Tag each word's lower-case form.", bool),))
 
 
 @pytest.fixture

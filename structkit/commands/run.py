@@ -1,5 +1,5 @@
 """Running models over files: each task's command (`tag`, `chunk`, `ner`, `parse`, `rerank`, and any
-registered task's), built from its ``Task``: -m/--model, FILES, the task's own options, then the
+registered task's), built from its ``Task``: -m/--model, FILES, the task's own options (``Task.options``), then the
 batch options (collections, cores, clusters) when its job runs through ``structkit.batch``."""
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def task_command(task) -> click.Command:
         def command(model_path, files, **options):
             task.run(model_path, files, **options)
         fn = command
-    for o in reversed(task.command_options()):
+    for o in reversed(task.options):
         fn = _option(o)(fn)
     fn = click.argument("files", nargs=-1)(fn)
     fn = click.option("-m", "--model", "model_path", required=True, help=task.model_help())(fn)
-    return click.command(task.command, help=task.command_help(), short_help=task.help)(fn)
+    return click.command(task.command, help=task.doc or task.help, short_help=task.help)(fn)

@@ -70,14 +70,8 @@ class ParseTask(Task):
             beam = PARAMS["beam"].check(beam)
         return beam
 
-    def command_help(self) -> str:
-        return _HELP
 
-    def model_help(self) -> str:
-        return f"A parser trained with `structkit train --task {self.name}`."
 
-    def command_options(self) -> list[CommandOption]:
-        return list(_OPTIONS)
 
     def batch_job(self, model_path: str, command: str, depth: int | None = None,
                   beam: int | None = None, tagger_path: str | None = None):
@@ -107,4 +101,4 @@ class ParseTask(Task):
 register(ParseTask("parse", "structkit.parse.parser", "ParserConfig", "train_parser", "beam",
                    command="parse", endpoint="parse", estimator="structkit.api:Parser", serve_order=2,
                    output="tree", help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: "
-                                       "heads and labels."))
+                                       "heads and labels.", doc=_HELP, options=_OPTIONS, model_noun="a parser"))

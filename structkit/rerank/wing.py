@@ -57,14 +57,8 @@ class RerankTask(Task):
 
         return reranker_lines(model, top, pattern)
 
-    def command_help(self) -> str:
-        return _HELP
 
-    def model_help(self) -> str:
-        return f"A reranker trained with `structkit train --task {self.name}`."
 
-    def command_options(self) -> list[CommandOption]:
-        return list(_OPTIONS)
 
     def batch(self) -> bool:
         return False
@@ -116,5 +110,6 @@ class RerankTask(Task):
 
 
 register(RerankTask("rerank", "structkit.rerank.task", "RerankConfig", "train_reranker", "loss-perceptron",
-                    (("lambda", "lam"),), command="rerank", output="choice",
+                    (("lambda", "lam"),), command="rerank", output="choice", doc=_HELP, options=_OPTIONS,
+                    model_noun="a reranker",
                     help="Choose one hypothesis per utterance from n-best lists with a trained reranker."))

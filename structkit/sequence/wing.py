@@ -92,11 +92,7 @@ class SequenceTask(Task):
             model.check_depth(depth, path)
         return super().check_search_options(model, path, None, beam)
 
-    def command_help(self) -> str:
-        return self.help + _FILES
 
-    def command_options(self) -> list[CommandOption]:
-        return list(_OPTIONS)
 
     def batch_job(self, model_path: str, command: str, text: bool = False, no_split: bool = False,
                   fmt: str | None = None, lang: str = "en", columns: str | None = None,
@@ -182,6 +178,7 @@ assert tuple(_TASKS) == SEQUENCE
 
 for _name, (_command, _help, _labels) in _TASKS.items():
     register(SequenceTask(_name, "structkit.sequence.task", "TaggerConfig", "train_tagger", "perceptron",
-                          command=_command, help=_help, endpoint=_command, estimator="structkit.api:Tagger",
+                          command=_command, help=_help, doc=_help + _FILES, options=_OPTIONS,
+                          endpoint=_command, estimator="structkit.api:Tagger",
                           mixes=True, explains=True, eval_options=("label_column", "model_path", "other"),
                           **_labels))
