@@ -4,9 +4,12 @@ The explanations are the task's (``Task.explanations``; taggers: ``structkit.seq
 this module asks for them and words them."""
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from structkit.errors import UserError
+
+if TYPE_CHECKING:
+    from structkit.sequence.explain import TokenExplanation
 
 
 def explain_sentence(model, sentence, path: str = "<input>", columns: str | None = None,
