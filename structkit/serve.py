@@ -223,14 +223,14 @@ def load_models(specs: list[str]) -> dict[str, Served]:
         task = next((t for t in takes if t.name == model_task(path)), None)
         if task is None:  # not a model, or one of a task not served: the loader says which
             try:
-                takes[0].load(path, tasks=tuple(t.name for t in takes))
+                loaded = takes[0].load(path, tasks=tuple(t.name for t in takes))
             except UserError as e:
                 if "trained for task" in e.message:
                     names = [t.name for t in takes]
                     raise UserError(f"{e.message} (serve takes {', '.join(names[:-1])} and {names[-1]} "
                                     "models)", e.path) from None
                 raise
-            task = next(t for t in takes if t.name == model_task(path))
+            task = next(t for t in takes if t.name == loaded.config.task)  # (read after all)
         module, _, cls = task.estimator.partition(":")
         est = getattr(importlib.import_module(module), cls).load(path)
         served[name] = Served(name, path, task.name, est, {})

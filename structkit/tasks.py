@@ -253,8 +253,8 @@ def task_of_model(path: str, command: str | None, takes: list[Task] | None = Non
     for t in takes:
         if t.name == name:
             return t
-    takes[0].load(path, command, tasks=tuple(t.name for t in takes))  # raises: what is wrong
-    raise UserError(f"this model was trained for task {str(name)[:40]!r}", path)  # (not reached)
+    model = takes[0].load(path, command, tasks=tuple(t.name for t in takes))  # raises: what is wrong
+    return next(t for t in takes if t.name == model.config.task)  # (its header read after all)
 
 
 def all_keys() -> set[str]:
