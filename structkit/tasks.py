@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from structkit.errors import UserError
-from structkit.learn.registry import alternatives
+from structkit.learn.spec import alternatives
 
 SEQUENCE = ("pos", "chunk", "ner")  # the chain-model tasks (structkit/sequence): one constant
 WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wing")
@@ -96,7 +96,7 @@ class Task:
 
     def epoch_line(self, config, stats: dict) -> str:
         """One epoch's training statistics, as `train` shows them."""
-        from structkit.learn.registry import default_report
+        from structkit.learn.spec import default_report
 
         return default_report(stats)
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from structkit.errors import UserError
 from structkit.learn.spec import LearnerSpec, default_report, param
+from structkit.tasks import SEQUENCE
 
 SPECS: list[LearnerSpec] = []  # in the order `structkit algorithms` lists them
 
-SEQ = ("pos", "chunk", "ner")
+SEQ = SEQUENCE  # the sequence tasks (structkit.tasks: one constant)
 TSURUOKA = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Figure 3"
 COLLINS = "Collins (2002), the averaged structured perceptron"
 MANCEV = "Mancev & Todorovic, k-best max-margin learners"
