@@ -656,9 +656,11 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
         pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
         return score_labels(config.task, dev_gold, pred, scheme or "iob2")
 
-    run = run_epochs(n_calls, lambda epoch: learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch),
-                     (mixing or learner).averaged, selection.Selector(main_score(config.task), config.patience,
-                                                          selection.copy_weights),
+    def step(epoch: int) -> dict:   # serially, or the shards of parameter mixing
+        return learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch)
+
+    selector = selection.Selector(main_score(config.task), config.patience, selection.copy_weights)
+    run = run_epochs(n_calls, step, (mixing or learner).averaged, selector,
                      score_dev if dev_enc is not None else None, on_epoch)
     if wants_refit(config, run.selector):   # all the training sentences, the chosen epochs
         def again(cfg: TaggerConfig, told) -> SequenceTagger:
