@@ -267,6 +267,7 @@ def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[li
 
 def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
+    from structkit.learn.loop import run_epochs, train_counts
     from structkit.parse.beam import beam_epoch
     from structkit.parse.parser import Vocab
 
@@ -303,9 +304,8 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     rng = np.random.default_rng(config.seed)
     groups = parser.groups
     avg = None
-    selector = Selector(SELECT_KEY, config.patience)
-    for epoch in range(1, config.epochs + 1):
-        te = time.perf_counter()
+
+    def step(epoch: int) -> dict:
         order = rng.permutation(n_sent)
 
         def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
@@ -315,33 +315,31 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
             return (u,)
 
         updates, = sum_in_pieces(order, piece, 1)
-        stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
-                 "train_updates": int(updates), "train_mistakes": int(updates),
-                 "train_accuracy": 100.0 * (1 - updates / max(int(trainable.sum()), 1))}
-        if dev_sents is not None:
-            if avg is None:
-                avg = np.empty_like(W)
-            np.divide(U, np.float32(c), out=avg)   # in place: one extra table, no temporaries
-            np.subtract(W, avg, out=avg)
-            H, D = parser.parse_sentences(dev_sents, W=avg)
-            stats["dev"] = label_scores(dev_sents, H, D)
-        stop = dev_sents is not None and selector.update(epoch, stats["dev"], avg)
-        if on_epoch is not None:
-            on_epoch(epoch, stats)
-        if stop:
-            break
-    del avg
-    if selector.weights is not None:
-        W = selector.weights
-    else:
-        U /= np.float32(c)
-        W -= U
-    del U
-    parser.W = W
+        # one decision per sentence: the max-violation update is its mistake
+        return train_counts(updates, updates, int(trainable.sum()))
+
+    def averaged() -> np.ndarray:
+        nonlocal avg
+        if avg is None:
+            avg = np.empty_like(W)
+        np.divide(U, np.float32(c), out=avg)   # in place: one extra table, no temporaries
+        np.subtract(W, avg, out=avg)
+        return avg
+
+    def final() -> np.ndarray:   # the last epoch's average, in place once training is over
+        np.divide(U, np.float32(c), out=U)
+        return np.subtract(W, U, out=W)
+
+    def score_dev(w: np.ndarray) -> dict:
+        H, D = parser.parse_sentences(dev_sents, W=w)
+        return label_scores(dev_sents, H, D)
+
+    run = run_epochs(config.epochs, step, averaged, Selector(SELECT_KEY, config.patience),
+                     score_dev if dev_sents is not None else None, on_epoch, final)
+    parser.W = run.weights
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(offsets[-1]), "labels": L,
                    "train_seconds": round(time.perf_counter() - t0, 3)}
-    if selector.weights is not None:
-        parser.info |= selector.info()
-    return parser, selector
+    parser.info |= run.info()
+    return parser, run.selector

@@ -311,35 +311,32 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
     function that reads it, called once the training trees are checked. With
     ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence."""
-    from dataclasses import replace
+    from structkit.learn.loop import hold_out, refit, wants_refit
 
     if t0 is None:
         t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
-    full = sentences
-    if config.dev_split is not None:   # every round(1/F)-th sentence held out
-        keep, held = selection.split_every(len(sentences), config.dev_split)
-        sentences, dev = [sentences[i] for i in keep], [sentences[i] for i in held]
+    full = sentences   # with --dev-split, every round(1/F)-th sentence held out
+    sentences, dev = hold_out(config, sentences, dev, len(sentences), lambda ix: [sentences[i] for i in ix])
     if config.algo == "beam":
         from structkit.parse.labelled import train_labelled
 
         model, selector = train_labelled(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
     else:
         model, selector = _train_arcstandard(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
-    if selection.wants_refit(config, selector):
-        epochs = selector.best_epoch
-        again = replace(config, dev_split=None, patience=None, epochs=epochs)
-        final = train_parser_on(again, full, None, selection.refit_callback(on_epoch, epochs), train_name,
-                                train_sha256)
-        final.config = config
-        final.info |= selection.refit_info(selector, len(dev), epochs, t0)
-        return final
+    if wants_refit(config, selector):
+        def again(cfg: ParserConfig, told) -> DependencyParser:
+            return train_parser_on(cfg, full, None, told, train_name, train_sha256)
+
+        return refit(config, selector, config.epochs, again, on_epoch, len(dev), t0)
     return model
 
 
 def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, on_epoch, train_name,
                        train_sha256, t0):
     """The lookahead/greedy parser and its selector."""
+    from structkit.learn.loop import run_epochs, train_counts
+    from structkit.learn.selection import Selector
     from structkit.parse.learn import parser_epoch
     from structkit.parse.arcstandard import HashedWeights, Treebank, oracle_actions
     wv, tv = Vocab(), Vocab()
@@ -360,9 +357,10 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
     U = np.zeros_like(W)
     c = 1.0
     rng = np.random.default_rng(config.seed)
-    selector = selection.Selector("uas", config.patience)
-    for epoch in range(1, config.epochs + 1):
-        te = time.perf_counter()
+    lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
+    decisions = int(2 * lengths.sum() - len(lengths))
+
+    def step(epoch: int) -> dict:
         order = rng.permutation(n_sent)
         tb = Treebank(train.offsets, train.words, train.tags, train.heads)
         hw = HashedWeights(W, U, parser.mask)
@@ -373,25 +371,17 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
             return m, u
 
         mistakes, updates = sum_in_pieces(order, piece, 2)
-        lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
-        decisions = int(2 * lengths.sum() - len(lengths))
-        stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
-                 "train_mistakes": int(mistakes), "train_updates": int(updates),
-                 "train_accuracy": 100.0 * (1 - mistakes / max(decisions, 1))}
-        stop = False
-        if dev_tb is not None:
-            averaged = W - U / c
-            stats["dev"] = attachment(dev_tb, parser.parse_encoded(dev_tb, W=averaged))
-            stop = selector.update(epoch, stats["dev"], averaged)
-        if on_epoch is not None:
-            on_epoch(epoch, stats)
-        if stop:
-            break
-    parser.W = W - U / c if selector.weights is None else selector.weights
+        return train_counts(updates, mistakes, decisions)
+
+    def score_dev(averaged: np.ndarray) -> dict:
+        return attachment(dev_tb, parser.parse_encoded(dev_tb, W=averaged))
+
+    run = run_epochs(config.epochs, step, lambda: W - U / c, Selector("uas", config.patience),
+                     score_dev if dev_tb is not None else None, on_epoch)
+    parser.W = run.weights
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(train.offsets[-1]),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
-    if selector.weights is not None:
-        parser.info |= selector.info()
-    return parser, selector
+    parser.info |= run.info()
+    return parser, run.selector
