@@ -55,6 +55,15 @@ best path found (path) and ``decide``'s continuations of the gold and the chosen
 
 # ---- the transition system ----------------------------------------------------------------
 @njit
+def max_length(offsets):
+    """The longest sentence's length (at least 1) of a corpus split at ``offsets``."""
+    maxlen = 1
+    for s in range(len(offsets) - 1):
+        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    return maxlen
+
+
+@njit
 def legal(action, sp, b, n):
     """Whether ``action`` can be applied with stack size sp and queue front b (1-based)."""
     if action == SHIFT:
