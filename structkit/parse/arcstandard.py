@@ -91,6 +91,12 @@ def max_length(offsets):
     return maxlen
 
 
+@njit(inline="always")
+def span(offsets, s):
+    """Sentence s's first token and length in a corpus split at ``offsets``."""
+    return offsets[s], offsets[s + 1] - offsets[s]
+
+
 @njit
 def legal(action, sp, b, n):
     """Whether ``action`` can be applied with stack size sp and queue front b (1-based)."""
@@ -346,15 +352,12 @@ def _reset(n, st):
 @njit
 def parse_corpus(offsets, words, tags, W, mask, depth, out):
     """Parse every sentence with lookahead search; writes heads (0 = root) into out."""
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    maxlen = max_length(offsets)
     st, buf = _buffers(maxlen, depth)
     w = HashedWeights(W, np.zeros((0, N_ACTIONS)), mask)
     heads, stack = st.heads, st.stack
     for s in range(len(offsets) - 1):
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         if n == 0:
             continue
         sent = Sentence(words, tags, base, n)
@@ -397,16 +400,13 @@ def apply_gold(a, st, sp, b, pending):
 def oracle_actions(offsets, gold_heads, out_actions, ok):
     """The oracle's action sequence per sentence (2n - 1 actions, at 2 * offsets[s] - s);
     ok[s] = False where the gold tree cannot be built (non-projective or several roots)."""
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    maxlen = max_length(offsets)
     st, _ = _buffers(maxlen, 0)
     stack = st.stack
     gold = np.zeros(maxlen + 2, dtype=np.int64)
     pending = np.zeros(maxlen + 2, dtype=np.int64)
     for s in range(len(offsets) - 1):
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         start_gold(gold_heads, base, n, st, gold, pending)
         sp = 0
         b = 1

@@ -31,7 +31,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from structkit.parse.arcstandard import is_final, legal, max_length  # noqa: F401 (the same system's rules; SHIFT = 0 here too)
+from structkit.parse.arcstandard import is_final, legal, max_length, span  # noqa: F401 (the same system's rules; SHIFT = 0 here too)
 from structkit.jit import njit
 from structkit.parse.templates import unroll
 
@@ -177,22 +177,16 @@ def apply(S, sp, b, a, L):
     s0 = S[ST, sp - 1]
     s1 = S[ST, sp - 2]
     if a <= L:  # LEFT(a): s1 <- s0; s1 is left of all earlier left children of s0
-        lab = a
-        S[HD, s1] = s0
-        S[LB, s1] = lab
-        S[LC2, s0] = S[LC1, s0]
-        S[LC1, s0] = s1
-        S[NL, s0] += 1
-        S[SL, s0] |= 1 << (lab & 63)
+        dep, head, lab, first, second, count, labs = s1, s0, a, LC1, LC2, NL, SL
         S[ST, sp - 2] = s0
-        return sp - 1, b
-    lab = a - L  # RIGHT(lab): s1 -> s0; s0 is right of all earlier right children of s1
-    S[HD, s0] = s1
-    S[LB, s0] = lab
-    S[RC2, s1] = S[RC1, s1]
-    S[RC1, s1] = s0
-    S[NR, s1] += 1
-    S[SR, s1] |= 1 << (lab & 63)
+    else:  # RIGHT(a - L): s1 -> s0; s0 is right of all earlier right children of s1
+        dep, head, lab, first, second, count, labs = s0, s1, a - L, RC1, RC2, NR, SR
+    S[HD, dep] = head
+    S[LB, dep] = lab
+    S[second, head] = S[first, head]
+    S[first, head] = dep
+    S[count, head] += 1
+    S[labs, head] |= 1 << (lab & 63)
     return sp - 1, b
 
 
@@ -215,7 +209,22 @@ def _bucket(d):
 
 @njit(inline="always")
 def _col(col, base, t):
+    """Token t's id in a corpus column (0: no such token)."""
     return col[base + t - 1] if t else 0
+
+
+@njit(inline="always")
+def _children(S, t):
+    """Token t's leftmost, second-leftmost, rightmost and second-rightmost child (0: none)."""
+    if t == 0:
+        return 0, 0, 0, 0
+    return S[LC1, t], S[LC2, t], S[RC1, t], S[RC2, t]
+
+
+@njit(inline="always")
+def _row(S, r, t):
+    """Row r of token t (its label, valency or label set; 0 for no token)."""
+    return S[r, t] if t else 0
 
 
 @njit(inline="always")
@@ -229,14 +238,8 @@ def _atoms(S, sp, b, sent):
     n0 = b if b <= n else 0
     n1 = b + 1 if b + 1 <= n else 0
     n2 = b + 2 if b + 2 <= n else 0
-    s0l1 = S[LC1, s0] if s0 else 0
-    s0l2 = S[LC2, s0] if s0 else 0
-    s0r1 = S[RC1, s0] if s0 else 0
-    s0r2 = S[RC2, s0] if s0 else 0
-    s1l1 = S[LC1, s1] if s1 else 0
-    s1l2 = S[LC2, s1] if s1 else 0
-    s1r1 = S[RC1, s1] if s1 else 0
-    s1r2 = S[RC2, s1] if s1 else 0
+    s0l1, s0l2, s0r1, s0r2 = _children(S, s0)
+    s1l1, s1l2, s1r1, s1r2 = _children(S, s1)
     s0w, s0p = _col(words, base, s0), _col(tags, base, s0)
     s1w, s1p = _col(words, base, s1), _col(tags, base, s1)
     n0w, n0p = _col(words, base, n0), _col(tags, base, n0)
@@ -246,17 +249,10 @@ def _atoms(S, sp, b, sent):
           _col(words, base, s0r1), _col(tags, base, s0r1), _col(words, base, s0r2), _col(tags, base, s0r2),
           _col(words, base, s1l1), _col(tags, base, s1l1), _col(words, base, s1l2), _col(tags, base, s1l2),
           _col(words, base, s1r1), _col(tags, base, s1r1), _col(words, base, s1r2), _col(tags, base, s1r2))
-    s0l1l = S[LB, s0l1] if s0l1 else 0
-    s0l2l = S[LB, s0l2] if s0l2 else 0
-    s0r1l = S[LB, s0r1] if s0r1 else 0
-    s0r2l = S[LB, s0r2] if s0r2 else 0
-    s1l1l = S[LB, s1l1] if s1l1 else 0
-    s1l2l = S[LB, s1l2] if s1l2 else 0
-    s1r1l = S[LB, s1r1] if s1r1 else 0
-    s1r2l = S[LB, s1r2] if s1r2 else 0
-    tree = (s0l1l, s0l2l, s0r1l, s0r2l, s1l1l, s1l2l, s1r1l, s1r2l,
-            S[NL, s0] if s0 else 0, S[NR, s0] if s0 else 0, S[SL, s0] if s0 else 0, S[SR, s0] if s0 else 0,
-            S[NL, s1] if s1 else 0, S[NR, s1] if s1 else 0, S[SL, s1] if s1 else 0, S[SR, s1] if s1 else 0)
+    tree = (_row(S, LB, s0l1), _row(S, LB, s0l2), _row(S, LB, s0r1), _row(S, LB, s0r2),
+            _row(S, LB, s1l1), _row(S, LB, s1l2), _row(S, LB, s1r1), _row(S, LB, s1r2),
+            _row(S, NL, s0), _row(S, NR, s0), _row(S, SL, s0), _row(S, SR, s0),
+            _row(S, NL, s1), _row(S, NR, s1), _row(S, SL, s1), _row(S, SR, s1))
     lex = (_col(lemmas, base, s0), _col(morph, base, s0), _h(1, s0w, s0p, 0),
            _col(lemmas, base, s1), _col(morph, base, s1), _h(1, s1w, s1p, 0),
            _col(lemmas, base, n0), _col(morph, base, n0), _h(1, n0w, n0p, 0))
@@ -555,8 +551,7 @@ def beam_epoch(X, gold_actions, order, trainable, model, search, c):
     for s in order:
         if not trainable[s]:
             continue
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         sent = Sentence(X.words, X.tags, X.lemmas, X.morph, base, n)
         g0 = 2 * base - s
         gold = gold_actions[g0:g0 + 2 * n - 1]
@@ -578,8 +573,7 @@ def beam_parse_corpus(X, model, search, root_label, heads_out, labels_out):
     bufs = new_beams(search.B, max_length(offsets))
     nogold = np.zeros(bufs.gscores.shape[0], dtype=np.int64)
     for s in range(len(offsets) - 1):
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         if n == 0:
             continue
         beam_search(Sentence(X.words, X.tags, X.lemmas, X.morph, base, n), model, search, bufs,
