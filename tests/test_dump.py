@@ -57,7 +57,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
     """The rows shown are the model's weights under the names that hash to them, and the names
     are those of features the parser's own feature extractor computes (checked on the first
     state of a sentence: the queue's first words and tags, the empty stack, the bias)."""
-    from structkit.dump import parser_features
+    from structkit.parse.dump import parser_features
     from structkit.io.conllx import read_conllx
     from structkit.parse.parser import DependencyParser, pos_column
 
