@@ -113,7 +113,7 @@ class LabelledParser:
         return self.labels.index("root") + 1 if "root" in self.labels else 0
 
     def encode(self, sentences: list[DepSentence], grow: bool = False, path: str | None = None):
-        from structkit.parse.parser import pos_column
+        from structkit.parse.vocab import pos_column
 
         check_lengths(sentences, path)
 
@@ -202,9 +202,7 @@ class LabelledParser:
 
     @classmethod
     def from_arrays(cls, config, header, arrays) -> "LabelledParser":
-        from structkit.parse.parser import Vocab
-
-        from structkit.parse.parser import SPECIAL
+        from structkit.parse.vocab import SPECIAL, Vocab
 
         vocabs = {k: Vocab(unpack_strings("vocab_" + k, arrays)) for k in ("words", "tags", "lemmas", "feats")}
         labels = unpack_strings("labels", arrays)
@@ -281,7 +279,7 @@ def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[li
 def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
     from structkit.parse.beam import Corpus, beam_epoch
-    from structkit.parse.parser import Vocab
+    from structkit.parse.vocab import Vocab
 
     trees = [(list(s.heads), list(s.deprels)) for s in sentences]
     if PROJECTIVIZE is not None:

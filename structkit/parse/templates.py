@@ -13,7 +13,7 @@ Plain Python (numba is imported when the kernel is first called, as everywhere).
 """
 from __future__ import annotations
 
-import hashlib
+import zlib
 
 from structkit.jit import njit
 
@@ -41,7 +41,7 @@ def unroll(name: str, params: str, hash_call: str, rows, env: dict, filename: st
         lines.append(f"{indent}k += 1")
     lines.append("    return k")
     src = "\n".join(lines)
-    real = f"{name}_{hashlib.sha1(src.encode()).hexdigest()[:12]}"
+    real = f"{name}_{zlib.crc32(src.encode()):08x}"
     exec(compile(src.format(name=real) + "\n", filename, "exec"), env)  # noqa: S102 (our own table)
     fn = env.pop(real)
     return njit(fn, inline="always")
