@@ -1,5 +1,11 @@
 """Dependency parsing (arc-standard with lookahead): reading, encoding, training, parsing,
-model files. The adapter between CoNLL-X/CoNLL-U files and the array-only numba kernels."""
+model files. The adapter between CoNLL-X/CoNLL-U files and the array-only numba kernels.
+
+Also the parse task's entry points for both parsers: ``ParserConfig`` (checked through the
+table ``PARSERS`` of the task's two parsers, by the learner spec's decoder),
+``train_parser``/``train_parser_on``, ``DependencyParser.load`` (which returns a
+:class:`structkit.parse.labelled.LabelledParser` for a beam model) and
+``check_search_options`` (``structkit parse``'s --depth and --beam)."""
 from __future__ import annotations
 
 import hashlib
