@@ -1,73 +1,62 @@
 """What ``structkit dump`` shows of a parser (arc-standard with lookahead or greedy, and the
-labelled beam parser): per action (shift, reduceL, reduceR; the beam parser's labelled left-LABEL
-and right-LABEL arcs), the features with the largest weights for it. Parser weights are hashed,
-so a row has no name of its own: the dump hashes every feature it can enumerate from the model's
-vocabularies (the templates over one word, lemma or FEATS value, or one or two tags or labels,
-with distances and valencies; combinations without a missing item; up to ``MAX_CANDIDATES``
-combinations per template; see ``_named``) and shows a row under the names that hash to it.
-Every feature hashing to a row shares its weight, including the features of the templates not
-enumerated (word pairs, tag triples, ...), so a name can stand for a weight its feature shares
-with another."""
+labelled beam parser): per action (shift, reduceL, reduceR; the beam parser's labelled
+left-LABEL and right-LABEL arcs), the features with the largest weights for it.
+
+Parser weights are hashed, so a row has no name of its own: the dump hashes every feature it
+can enumerate from the model's vocabularies and the parser's template table
+(:data:`structkit.parse.arcstandard.TEMPLATES`, :data:`structkit.parse.beam.TEMPLATES`): the
+templates over one word, lemma or FEATS value, or one or two tags or labels, with distances
+and valencies; combinations without a missing item; up to ``MAX_CANDIDATES`` combinations per
+template; see ``_named``. It shows a row under the names that hash to it. Every feature
+hashing to a row shares its weight, including the features of the templates not enumerated
+(word pairs, tag triples, hashed word/POS pairs, label sets, ...), so a name can stand for a
+weight its feature shares with another.
+
+Entry point: :func:`parser_lines`.
+"""
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-from structkit.io.files import printable as _printable
-
 MAX_CANDIDATES = 300_000  # feature combinations enumerated per parser template
 
 
-# The templates of structkit.parse.arcstandard.features: id -> its atoms (w: a word, t: a tag,
-# dist: the s0-s1 distance bucket 0..6), in the order the hash takes them.
-ARC_TEMPLATES = {
-    0: ("s0w",), 1: ("s0t",), 2: ("s0w", "s0t"), 3: ("s1w",), 4: ("s1t",), 5: ("s1w", "s1t"),
-    6: ("q0w",), 7: ("q0t",), 8: ("q0w", "q0t"), 9: ("s0w", "s1w"), 10: ("s0t", "s1t"),
-    11: ("s0t", "q0t"), 12: ("s0w", "s0t", "s1t"), 13: ("s0t", "s1w", "s1t"), 14: ("s0w", "s1w", "s1t"),
-    15: ("s0w", "s0t", "s1w"), 16: ("s0w", "s0t", "s1w", "s1t"), 17: ("s0t", "q0t", "q1t"),
-    18: ("s1t", "s0t", "q0t"), 19: ("s0w", "q0t", "q1t"), 20: ("s1t", "s0w", "q0t"),
-    21: ("s1t", "s1lct", "s0t"), 22: ("s1t", "s1rct", "s0t"), 23: ("s1t", "s0t", "s0rct"),
-    24: ("s1t", "s1lct", "s0w"), 25: ("s1t", "s1rct", "s0w"), 26: ("s1t", "s0w", "s0lct"),
-    27: ("s2t", "s1t", "s0t"), 28: ("dist", "s0t", "s1t"), 29: ("dist", "s0w", "s1w"), 30: ("dist",),
-    31: ("q0t", "q1t", "q2t"), 32: (),
-}
+def _printable(s: str) -> str:
+    """``s`` with terminal control characters written as escapes (as the CLI shows model
+    strings), so showing a model cannot drive the user's terminal."""
+    if s.isprintable():
+        return s
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in s)
 
-# The templates of structkit.parse.beam.extract whose atoms are plain values (those hashing a
-# hash of a word and its tag are not enumerated): id -> (template group, atoms). Atoms: ...w a
-# word, ...p a tag, ...l a label, ...m a lemma, ...f a FEATS value, v.. a valency (0..7 shown),
-# d.. a distance bucket (0..6).
-BEAM_TEMPLATES = {
-    0: ("base", ()), 3: ("base", ("s0w",)), 4: ("base", ("s0p",)), 6: ("base", ("s1w",)),
-    7: ("base", ("s1p",)), 9: ("base", ("n0w",)), 10: ("base", ("n0p",)), 11: ("base", ("n1w", "n1p")),
-    12: ("base", ("n1w",)), 13: ("base", ("n1p",)), 14: ("base", ("n2w", "n2p")), 15: ("base", ("n2p",)),
-    16: ("base", ("s2w", "s2p")), 17: ("base", ("s2p",)), 24: ("base", ("s0p", "n0p")),
-    25: ("base", ("n0p", "n1p")), 32: ("base", ("s0p", "s1p")), 33: ("base", ("n0p", "n1p", "n2p")),
-    34: ("base", ("s0p", "n0p", "n1p")), 35: ("base", ("s1p", "s0p", "n0p")),
-    36: ("base", ("s2p", "s1p", "s0p")), 39: ("base", ("s0p", "s0l1p", "n0p")),
-    40: ("base", ("s0p", "s0r1p", "n0p")), 41: ("base", ("s1p", "s0p", "s0l1p")),
-    42: ("base", ("s1p", "s0p", "s0r1p")), 43: ("base", ("s1p", "s1l1p", "s0p")),
-    44: ("base", ("s1p", "s1r1p", "s0p")), 47: ("base", ("s0l1w",)), 48: ("base", ("s0l1p",)),
-    49: ("base", ("s0r1w",)), 50: ("base", ("s0r1p",)), 51: ("base", ("s1l1w",)), 52: ("base", ("s1l1p",)),
-    53: ("base", ("s1r1w",)), 54: ("base", ("s1r1p",)), 55: ("base", ("s0l2w",)), 56: ("base", ("s0l2p",)),
-    57: ("base", ("s0r2w",)), 58: ("base", ("s0r2p",)), 59: ("base", ("s0p", "s0l1p", "s0l2p")),
-    60: ("base", ("s0p", "s0r1p", "s0r2p")), 61: ("base", ("s1p", "s1l1p", "s1l2p")),
-    62: ("base", ("s1p", "s1r1p", "s1r2p")),
-    70: ("labels", ("s0l1l",)), 71: ("labels", ("s0l2l",)), 72: ("labels", ("s0r1l",)),
-    73: ("labels", ("s0r2l",)), 74: ("labels", ("s1l1l",)), 75: ("labels", ("s1r1l",)),
-    76: ("labels", ("s0p", "s0l1l", "s0l2l")), 77: ("labels", ("s0p", "s0r1l", "s0r2l")),
-    78: ("labels", ("s1p", "s0p", "s1r1l")), 79: ("labels", ("s1p", "s0p", "s0l1l")),
-    80: ("valency", ("s0w", "vr(s0)")), 81: ("valency", ("s0p", "vr(s0)")), 82: ("valency", ("s0w", "vl(s0)")),
-    83: ("valency", ("s0p", "vl(s0)")), 84: ("valency", ("s1w", "vr(s1)")), 85: ("valency", ("s1p", "vr(s1)")),
-    86: ("valency", ("s1p", "vl(s1)")), 87: ("valency", ("s1w", "vl(s1)")),
-    90: ("distance", ("s0w", "d(s0,s1)")), 91: ("distance", ("s0p", "d(s0,s1)")),
-    92: ("distance", ("s1w", "d(s0,s1)")), 93: ("distance", ("s1p", "d(s0,s1)")),
-    95: ("distance", ("s0p", "s1p", "d(s0,s1)")), 96: ("distance", ("s0w", "d(n0,s0)")),
-    97: ("distance", ("s0p", "n0p", "d(n0,s0)")),
-    110: ("morph", ("s0m",)), 111: ("morph", ("n0m",)), 112: ("morph", ("s1m",)),
-    115: ("morph", ("s0p", "s0f")), 116: ("morph", ("n0p", "n0f")), 117: ("morph", ("s1p", "s1f")),
-    118: ("morph", ("s0f", "s1f")),
-}
+
+def _shown(atom: str) -> str | None:
+    """How the dump names a beam template's atom (valencies vl(s0), distances d(s0,s1)); None
+    for an atom that is no value of one vocabulary or count (a hash of a word/POS pair or of
+    two words, a label set): its templates are not enumerated."""
+    if atom.endswith(("wp", "sl", "sr")) or "*" in atom:
+        return None
+    if atom in ("d01", "d0n"):
+        return {"d01": "d(s0,s1)", "d0n": "d(n0,s0)"}[atom]
+    if atom.endswith(("vl", "vr")):
+        return f"{atom[2:]}({atom[:2]})"
+    return atom
+
+
+def beam_templates(groups) -> list[tuple[int, tuple[str, ...]]]:
+    """The beam parser's templates of the switched-on ``groups`` whose atoms are plain values,
+    with the dump's atom names: [(template id, atoms)]. Atoms: ...w a word, ...p a tag, ...l a
+    label, ...m a lemma, ...f a FEATS value, v.. a valency (0..7 shown), d.. a distance bucket
+    (0..6)."""
+    from structkit.parse.beam import TEMPLATES
+
+    out = []
+    for t, g, atoms in TEMPLATES:
+        shown = tuple(_shown(a) for a in atoms)
+        if g in groups and None not in shown:
+            out.append((t, shown))
+    return out
 
 
 def _atom_values(atom: str, values: dict[str, list[str]]) -> list[str]:
@@ -146,17 +135,15 @@ def parser_features(parser) -> tuple[list[str], np.ndarray, np.ndarray, list[str
         v = parser.vocabs
         values = {"w": v["words"].items, "p": v["tags"].items, "m": v["lemmas"].items,
                   "f": v["feats"].items, "l": ["<none>"] + list(parser.labels)}
-        groups = set(parser.config.templates)
-        templates = [(t, atoms) for t, (g, atoms) in BEAM_TEMPLATES.items() if g in groups]
-        names, slots = _enumerate(templates, values, hash_slots, parser.mask)
+        names, slots = _enumerate(beam_templates(parser.config.templates), values, hash_slots, parser.mask)
         actions = ["shift"] + [f"left-{x}" for x in parser.labels] + [f"right-{x}" for x in parser.labels]
         # Indexed [rows, action] on demand: a dense (features x actions) copy took 1 TiB for a
         # model of 200,000 labels.
         return names, slots, _SlotRows(parser.W, slots), actions
-    from structkit.parse.arcstandard import ACTION_NAMES, hash_slots
+    from structkit.parse.arcstandard import ACTION_NAMES, TEMPLATES, hash_slots
 
     values = {"w": parser.words.items, "t": parser.tags.items}
-    names, slots = _enumerate(ARC_TEMPLATES.items(), values, hash_slots, parser.mask)
+    names, slots = _enumerate(enumerate(TEMPLATES), values, hash_slots, parser.mask)
     return names, slots, parser.W[slots], list(ACTION_NAMES)
 
 

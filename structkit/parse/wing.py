@@ -50,28 +50,9 @@ class ParseTask(Task):
 
     def check_search_options(self, model, path: str, depth: int | None = None,
                              beam: int | None = None) -> int | None:
-        # (becomes structkit.parse.parser.check_search_options when the parse wing has it)
-        from structkit.parse.labelled import LabelledParser
+        from structkit.parse.parser import check_search_options
 
-        labelled = isinstance(model, LabelledParser)
-        if depth is not None:
-            if labelled:  # lookahead inside the beam: re-rank the 2B best candidates by depth-D lookahead
-                from structkit.parse.parser import BEAM_MAX_DEPTH
-                if not 0 <= depth <= BEAM_MAX_DEPTH:
-                    raise UserError(f"--depth of a beam parser (lookahead inside the beam) is "
-                                    f"0..{BEAM_MAX_DEPTH}, got {depth}", path)
-            else:
-                from structkit.parse.parser import DEPTH
-                DEPTH.check(depth)
-        if beam is not None:
-            if not labelled:
-                raise UserError("--beam applies to beam parsers (--algo beam, the default)", path)
-            from structkit.learn.registry import PARAMS
-            beam = PARAMS["beam"].check(beam)
-        return beam
-
-
-
+        return check_search_options(model, depth, beam, path)[1]
 
     def batch_job(self, model_path: str, command: str, depth: int | None = None,
                   beam: int | None = None, tagger_path: str | None = None):
