@@ -53,7 +53,7 @@ from structkit.sequence.learn.smo import (SMOLimits, init_working_sets, kbest_mi
 from structkit.sequence.chain import (Averaged, apply_dF, corpus, hamming, sparse_dF, sparse_dot,
                                     w_dot_dF)
 from structkit.jit import njit
-from structkit.sequence.search.kbest import decode_buffers, decode_kbest
+from structkit.sequence.search.kbest import decode_buffers, decode_example
 from structkit.sequence.search.viterbi import emissions, viterbi
 
 PERCEPTRON, PA, RPA = 0, 1, 2
@@ -69,11 +69,9 @@ def _kbest_epoch(X, order, w, u, c, k, C, algo):
     n_updates = 0
     top_loss = 0
     for s in order:
-        a = X.offsets[s]
-        n = X.offsets[s + 1] - a
+        a, n, m, loss0 = decode_example(X, w, s, k, E, seqs, scores)
         if n == 0:
             continue
-        m, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
         top_loss += loss0
         stale = True      # y_hat must be (re)computed for the current weights (RPA)
         lhat = 0.0
