@@ -162,7 +162,7 @@ MUTATIONS = [
       'f"{misc}")\n                misc = "_"\n', 'f"{misc}")\n',
       ("tests/test_tokenize.py", "tests/test_text_cli.py"),
       "SpaceAfter=No of a multiword token is written on its last word too"),
-    M("batch-empty-input", "structkit/batch.py",
+    M("batch-empty-input", "structkit/io/blocks.py",
       "if buf or line == 1:", "if buf:",
       ("tests/test_batch.py",), "an empty input yields no block (no 'empty file' report)"),
     M("batch-relocated-line", "structkit/batch.py",

@@ -31,9 +31,8 @@ from typing import IO, Any, Callable, Iterator
 from structkit.errors import UserError
 from structkit.io.batchjob import EXTENSIONS, Job
 from structkit.io.batchjob import StdinContext as _StdinContext
+from structkit.io.blocks import BLOCK_BYTES, cut_point as _cut_point, iter_blocks  # noqa: F401 (the one block cutter)
 from structkit.io.files import open_binary, open_input
-
-BLOCK_BYTES = 1 << 20
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -96,63 +95,6 @@ def output_name(rel: str, ext: str) -> str:
     """The output's relative path under --output-dir: the input's, with the format's suffix."""
     p = PurePath(rel)
     return str(p.with_suffix(ext)) if p.suffix else str(p) + ext
-
-
-# ---- blocks ---------------------------------------------------------------------------------
-_CUT = (b"\n\n", b"\n\r\n")
-
-
-def _cut_point(buf, lo: int = 0) -> int:
-    """The last position just after a blank line where buf continues with a non-blank line
-    (so the next block starts with content); -1 if there is none. Only blank lines ending at or
-    after ``lo`` are looked for (what was searched before is not searched again)."""
-    end = len(buf)
-    while True:
-        p, n = max((buf.rfind(c, lo, end), len(c)) for c in _CUT)
-        if p < 0:
-            return -1
-        q = p + n
-        if q < len(buf) and buf[q:q + 1] not in (b"\n", b"\r"):
-            return q
-        end = p + n - 1  # look further back (a run of blank lines, or a cut at the very end)
-
-
-MAX_BLOCK_BYTES = 64 << 20  # no blank line in this much: not sentences (rows) / one paragraph (text)
-
-
-def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = False,
-                name: str = "<input>") -> Iterator[tuple[int, bytes]]:
-    """(first line number, bytes) blocks of whole sentences, about ``target`` bytes each, cut
-    after a blank line. Memory is bounded: past ``MAX_BLOCK_BYTES`` without a blank line, raw
-    text (``lines``) is cut at its last line end (a line is at most a few MB: the readers' cap),
-    and CoNLL rows are a one-line error (no sentence is that long: ``/dev/zero`` was read until
-    memory ran out)."""
-    buf = bytearray()
-    line = 1
-    searched = 0
-    while True:
-        data = stream.read(target)
-        if not data:
-            break
-        buf += data
-        if len(buf) < target:
-            continue
-        q = _cut_point(buf, max(0, searched - 3))  # a blank line may straddle the old end
-        searched = len(buf)
-        if q <= 0:
-            if len(buf) <= MAX_BLOCK_BYTES:
-                continue
-            q = buf.rfind(b"\n") + 1 if lines else 0
-            if q <= 0:
-                raise UserError(f"no {'line end' if lines else 'blank line'} in {len(buf) >> 20} MB: "
-                                f"{'not text' if lines else 'not sentences of CoNLL rows'}", name, line)
-        block = bytes(buf[:q])
-        del buf[:q]
-        searched = 0
-        yield line, block
-        line += block.count(b"\n")
-    if buf or line == 1:
-        yield line, bytes(buf)
 
 
 def relocated(e: UserError, name: str, first_line: int) -> UserError:

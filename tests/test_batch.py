@@ -48,6 +48,16 @@ def test_blocks_cover_the_input_and_start_on_content(seed):
     assert blocks  # even an empty input is one (empty) block: the job reports "empty file"
 
 
+def test_one_block_cutter():
+    """The batch layer cuts with the ground floor's cutter, and the sequence wing has none of its own."""
+    from structkit import batch
+    from structkit.io import blocks
+    from structkit.sequence import fastpath
+
+    assert batch.iter_blocks is blocks.iter_blocks and batch._cut_point is blocks.cut_point
+    assert not hasattr(fastpath, "iter_blocks") and not hasattr(fastpath, "tag_column_file")
+
+
 # ---- fixtures ----------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def chunker(tmp_path_factory):
