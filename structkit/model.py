@@ -21,7 +21,7 @@ import numpy as np
 
 from structkit import __version__
 from structkit.errors import UserError
-from structkit.io.files import atomic_output
+from structkit.io.files import atomic_output, read_error
 
 FORMAT = "structkit-model"
 # 2: vocabularies and labels as offsets + UTF-8 bytes (NAME__off, NAME__utf8) instead of
@@ -345,12 +345,8 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None, command: str | N
     """
     try:
         return _read_model(path, tasks, command, limits)
-    except FileNotFoundError:
-        raise UserError("no such model file", path) from None
-    except IsADirectoryError:
-        raise UserError("is a directory, not a model file", path) from None
-    except PermissionError:
-        raise UserError("cannot read the model file: permission denied", path) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise read_error(e, path, "model file") from None
     except _NotModel as e:
         raise UserError(f"not a structkit model file ({e})", path) from None
     except _Damaged as e:

@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from structkit.jit import njit
+from structkit.offsets import max_length, span  # noqa: F401 (span: the parse kernels' too)
 from structkit.parse.templates import unroll
 
 SHIFT, LEFT, RIGHT = 0, 1, 2
@@ -82,21 +83,6 @@ best path found (path) and ``decide``'s continuations of the gold and the chosen
 
 
 # ---- the transition system ----------------------------------------------------------------
-@njit
-def max_length(offsets):
-    """The longest sentence's length (at least 1) of a corpus split at ``offsets``."""
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    return maxlen
-
-
-@njit(inline="always")
-def span(offsets, s):
-    """Sentence s's first token and length in a corpus split at ``offsets``."""
-    return offsets[s], offsets[s + 1] - offsets[s]
-
-
 @njit
 def legal(action, sp, b, n):
     """Whether ``action`` can be applied with stack size sp and queue front b (1-based)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.jit import njit
+from structkit.offsets import max_length  # noqa: F401 (the decoders and learners import it from here)
 
 
 @njit
@@ -88,15 +89,6 @@ def viterbi_ws(E, n, T, out, delta, back, top):
     for t in range(n - 1, 0, -1):
         out[t - 1] = back[t, out[t]]
     return best
-
-
-@njit
-def max_length(offsets):
-    """Length of the longest sentence (at least 1, for buffer sizes)."""
-    m = 1
-    for s in range(len(offsets) - 1):
-        m = max(m, offsets[s + 1] - offsets[s])
-    return m
 
 
 @njit
