@@ -16,7 +16,7 @@ hash f (a mix of its template id and atom values) gives the slot of action a as
 table is padded by 2L + 1 so no block wraps around).
 
 Features: the templates are one table, ``TEMPLATES`` (id, group, atom names), which
-``extract``, ``structkit dump`` (:mod:`structkit.parse.dump`) and tests/test_beam_features.py
+``extract``, ``structkit dump`` (:mod:`structkit.parse.dump`) and tests/parse/test_beam_features.py
 read. ``extract`` computes a state's atoms once (``_atoms``, named by ``ATOMS``) and hashes
 each switched-on template's atoms in table order (the table unrolled by
 :func:`structkit.parse.templates.unroll`).

@@ -8,7 +8,7 @@ single-atom template, a binary search in the template's sorted keys otherwise), 
 into the emission scores; Viterbi with the label loop innermost; and one buffer of output bytes.
 
 All kernels are ``nogil`` (``structkit.jit``), so threads tagging different blocks run in
-parallel. Each is checked against a plain-Python reference in ``tests/test_fastpath.py``.
+parallel. Each is checked against a plain-Python reference in ``tests/sequence/test_fastpath.py``.
 
 Whatever the scanner does not take on exactly as the reader would (an error to report, a line
 with a non-ASCII whitespace character, bytes that are not UTF-8) makes it return ``SLOW``: the

@@ -28,7 +28,7 @@ from structkit.io import blocks as cutter
 from structkit.io.blocks import iter_blocks
 from structkit.sequence.task import SequenceTagger, TaggerConfig, train_tagger
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample"
 DOC = fastpath.DOCSTART
 MED = fastpath.MEDLINE
