@@ -23,16 +23,19 @@ passed, the best of three timings is kept); the number of training sentences and
 (of the training file's rebuilt raw text). A treebank on which UDPipe fails gets its error in
 the results instead of scores.
 
-Each treebank runs in a process of its own, at most ``--jobs`` (2) at a time. Training takes
-minutes for the small treebanks (Tamil) and up to about an hour of CPU for the largest (Italian
-and English ParTUT, Turkish); on the shared 2-core machine the whole run took the wall time
-written in results/tokenize-udpipe.md. Writes results/tokenize-udpipe.json and .md.
+Each treebank runs in a process of its own, at most ``--jobs`` (2) at a time, its UDPipe training
+log in build/tokenize-peer-logs/NAME.log (the epochs run and kept are read from it). UDPipe's
+tokenizer trains 100 epochs at about 3 CPU seconds each here, whatever the treebank's size
+(fewer where the heldout data stops it early): 2-6 CPU minutes per treebank, 35 CPU minutes in
+all; on the shared 2-core machine the whole run took about 70 minutes of wall time.
+``--report-only`` rewrites the .md from the .json. Writes results/tokenize-udpipe.json and .md.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -189,9 +192,27 @@ def spawn(name: str, workdir: str, log_dir: Path, tok_opts: str) -> dict:
         tail = log.read_text(errors="replace").splitlines()[-5:]
         res = {"treebank": name, "error": f"worker exited with {p.returncode}: " + " | ".join(tail)}
     res["process_wall_seconds"] = round(time.perf_counter() - t0, 1)
+    res.update(training_log(log))
     state = res.get("error") or " ".join(f"{m} {res['scores'][m]['f1']:.2f}" for m in METRICS)
     print(f"{time.strftime('%H:%M:%S')} done {name}: {state}", flush=True)
     return res
+
+
+def training_log(log: Path) -> dict:
+    """What UDPipe's training log says: the options it used, the epochs it ran (it stops early
+    after 30 epochs without improvement on the heldout data) and the epoch it kept."""
+    out: dict = {}
+    if not log.exists():
+        return out
+    text = log.read_text(errors="replace")
+    out["epochs_run"] = len(re.findall(r"^Epoch \d+,", text, re.M))
+    if m := re.search(r"^Choosing parameters from epoch (\d+)", text, re.M):
+        out["epoch_kept"] = int(m.group(1))  # no such line without heldout: the last epoch is kept
+    out["stopped_early"] = "Stopping after" in text
+    opts = re.search(r"^Training tokenizer with the following options: (.*?)\n(.*?)\n(.*?)\n", text, re.M)
+    if opts:
+        out["udpipe_options"] = ", ".join(x.strip() for x in opts.groups())
+    return out
 
 
 def _mb(x: float) -> str:
@@ -213,21 +234,24 @@ def write_report(obj: dict, out: str) -> None:
         "joined by a space) and splits sentences itself; scored by structkit.eval.tokenize (CoNLL 2018 "
         "alignment). F1 in %. Train CPU s = time.process_time of the training process (wall time is "
         "inflated by other jobs on the machine). Speed = MB (10^6 bytes) of UTF-8 text per CPU second "
-        "and per wall second, UDPipe's tokenizer alone, best of 3 timings on the test text.", "",
+        "and per wall second, UDPipe's tokenizer alone, best of 3 timings on the test text. Epochs: UDPipe's "
+        "default is 100; with heldout data it stops after 30 epochs without improvement and keeps the "
+        "best epoch's parameters (without heldout it runs all 100 and keeps the last).", "",
         "| treebank | train sents | train chars | tokens F1 | words F1 | sentences F1 "
-        "| train s (CPU) | train s (wall) | MB/s (CPU) | MB/s (wall) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| train s (CPU) | train s (wall) | epochs run (kept) | MB/s (CPU) | MB/s (wall) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in obj["treebanks"].items():
         star = "*" if r.get("heldout") is None and "error" not in r else ""
         if "error" in r:
-            lines.append(f"| {name} | error: {r['error'][:200]} |||||||||")
+            lines.append(f"| {name} | error: {r['error'][:200]} ||||||||||")
             continue
         s = r["scores"]
         lines.append(
             f"| {name}{star} | {r['train_sentences']:,} | {r['train_characters']:,} | "
             f"{s['tokens']['f1']:.2f} | {s['words']['f1']:.2f} | {s['sentences']['f1']:.2f} | "
             f"{r['train_cpu_seconds']:.0f} | {r['train_wall_seconds']:.0f} | "
+            f"{r.get('epochs_run', '?')} ({r.get('epoch_kept', 'last')}) | "
             f"{_mb(r['speed']['bytes_per_cpu_second'])} | {_mb(r['speed']['bytes_per_wall_second'])} |")
     lines += ["", "Precision / recall (tokens, words, sentences):", "",
               "| treebank | tokens P | tokens R | words P | words R | sentences P | sentences R |",
@@ -253,12 +277,24 @@ def main() -> None:
     ap.add_argument("--tokenizer-options", default="",
                     help="UDPipe tokenizer options (default \"\" = UDPipe's defaults; e.g. "
                          "epochs=1 for a quick check of the pipeline)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="rewrite the .md from the stored .json (adding what the training logs in "
+                         "build/tokenize-peer-logs say, where the .json lacks it)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args.worker, args.json, args.workdir, args.tokenizer_options)
+        return
+    if args.report_only:
+        obj = json.loads(Path(args.out + ".json").read_text())
+        for name, r in obj["treebanks"].items():
+            for k, v in training_log(ROOT / "build" / "tokenize-peer-logs" / f"{name}.log").items():
+                r.setdefault(k, v)
+        dump_json(obj, Path(args.out + ".json"))
+        write_report(obj, args.out)
+        print(Path(args.out + ".md").read_text())
         return
     import ufal.udpipe as u
 
