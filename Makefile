@@ -41,7 +41,7 @@ bench-serve:
 	$(BIN)/python scripts/bench_serve.py
 
 # Issue 27's peer: UDPipe 1's tokenizer trained (defaults, tokenizer only) and scored on every UD
-# treebank we hold (results/tokenize-udpipe.md; about 1-2 hours on 2 shared cores).
+# treebank we hold (results/tokenize-udpipe.md; 34 CPU minutes, about an hour on 2 shared cores).
 tokenize-peer:
 	$(BIN)/pip install --quiet -e '.[peers]'
 	$(BIN)/python scripts/tokenize_peer.py

@@ -26,8 +26,8 @@ the results instead of scores.
 Each treebank runs in a process of its own, at most ``--jobs`` (2) at a time, its UDPipe training
 log in build/tokenize-peer-logs/NAME.log (the epochs run and kept are read from it). UDPipe's
 tokenizer trains 100 epochs at about 3 CPU seconds each here, whatever the treebank's size
-(fewer where the heldout data stops it early): 2-6 CPU minutes per treebank, 35 CPU minutes in
-all; on the shared 2-core machine the whole run took about 70 minutes of wall time.
+(fewer where the heldout data stops it early): 2-6 CPU minutes per treebank, 34 CPU minutes in
+all; on the shared 2-core machine the whole run took 52 minutes of wall time.
 ``--report-only`` rewrites the .md from the .json. Writes results/tokenize-udpipe.json and .md.
 """
 from __future__ import annotations
