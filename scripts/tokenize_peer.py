@@ -23,11 +23,12 @@ passed, the best of three timings is kept); the number of training sentences and
 (of the training file's rebuilt raw text). A treebank on which UDPipe fails gets its error in
 the results instead of scores.
 
-Each treebank runs in a process of its own, at most ``--jobs`` (2) at a time, its UDPipe training
-log in build/tokenize-peer-logs/NAME.log (the epochs run and kept are read from it). UDPipe's
-tokenizer trains 100 epochs at about 3 CPU seconds each here, whatever the treebank's size
-(fewer where the heldout data stops it early): 2-6 CPU minutes per treebank, 34 CPU minutes in
-all; on the shared 2-core machine the whole run took 52 minutes of wall time.
+Each treebank runs in a process of its own, at most ``--jobs`` (2) at a time; its UDPipe
+training log goes to build/tokenize-peer-logs/tokenize-udpipe/NAME.log (named after --out), from
+which the epochs run and kept are read. UDPipe's tokenizer trains 100 epochs at about 3 CPU
+seconds each here, whatever the treebank's size (fewer where the heldout data stops it early):
+2-6 CPU minutes per treebank, 34 CPU minutes in all; on the shared 2-core machine the whole run
+took 52 minutes of wall time.
 ``--report-only`` rewrites the .md from the .json. Writes results/tokenize-udpipe.json and .md.
 """
 from __future__ import annotations
@@ -198,6 +199,11 @@ def spawn(name: str, workdir: str, log_dir: Path, tok_opts: str) -> dict:
     return res
 
 
+def logs(out: str) -> Path:
+    """Where the training logs of the run writing ``out`` go: build/tokenize-peer-logs/<name of out>."""
+    return ROOT / "build" / "tokenize-peer-logs" / Path(out).name
+
+
 def training_log(log: Path) -> dict:
     """What UDPipe's training log says: the options it used, the epochs it ran (it stops early
     after 30 epochs without improvement on the heldout data) and the epoch it kept."""
@@ -279,7 +285,7 @@ def main() -> None:
                          "epochs=1 for a quick check of the pipeline)")
     ap.add_argument("--report-only", action="store_true",
                     help="rewrite the .md from the stored .json (adding what the training logs in "
-                         "build/tokenize-peer-logs say, where the .json lacks it)")
+                         "build/tokenize-peer-logs/<name of --out> say, where the .json lacks it)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
     ap.add_argument("--json", help=argparse.SUPPRESS)
@@ -290,7 +296,7 @@ def main() -> None:
     if args.report_only:
         obj = json.loads(Path(args.out + ".json").read_text())
         for name, r in obj["treebanks"].items():
-            for k, v in training_log(ROOT / "build" / "tokenize-peer-logs" / f"{name}.log").items():
+            for k, v in training_log(logs(args.out) / f"{name}.log").items():
                 r.setdefault(k, v)
         dump_json(obj, Path(args.out + ".json"))
         write_report(obj, args.out)
@@ -301,7 +307,7 @@ def main() -> None:
     names = [args.only] if args.only else list(TREEBANKS)
     loadavg = [round(x, 2) for x in os.getloadavg()]
     info = machine()
-    log_dir = ROOT / "build" / "tokenize-peer-logs"
+    log_dir = logs(args.out)
     log_dir.mkdir(parents=True, exist_ok=True)
     argv = " ".join(sys.argv[1:])
     obj = {"command": f"python scripts/tokenize_peer.py{' ' + argv if argv else ''}",
