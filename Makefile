@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank
+.PHONY: install demo test mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ bench:
 bench-serve:
 	$(BIN)/pip install --quiet -e '.[serve]'
 	$(BIN)/python scripts/bench_serve.py
+
+# Issue 27's peer: UDPipe 1's tokenizer trained (defaults, tokenizer only) and scored on every UD
+# treebank we hold (results/tokenize-udpipe.md; 34 CPU minutes, about an hour on 2 shared cores).
+tokenize-peer:
+	$(BIN)/pip install --quiet -e '.[peers]'
+	$(BIN)/python scripts/tokenize_peer.py
 
 # One target per experiment: each writes results/<name>.json and results/<name>.md.
 experiments: chunk pos ner
