@@ -21,7 +21,7 @@ import numpy as np
 from structkit.jit import njit
 
 MAX_KNOWN = 8          # longest known token looked up (characters)
-N_FEATURES = 40        # features per character (the template ids below)
+N_FEATURES = 44        # features per character (the template ids below)
 PAD = 0                # the class of the positions before and after the text
 CLASSES = ("pad", "space", "upper", "lower", "letter", "mark", "digit", "number", "period",
            "punct", "symbol", "other")
@@ -188,20 +188,31 @@ def prepare(cps, tab, known):
     for i in range(n - 1, -1, -1):
         nxt[i] = i if cl[i + P] != 1 else nxt[i + 1]
     run = np.zeros(n, dtype=np.int64)
+    # hashes of the letter/digit run ending at each i (0 outside runs) and of the rest of the
+    # run starting at each j: the word before a boundary and the word after it
+    wend = np.zeros(n + 1, dtype=np.uint64)
+    wbeg = np.zeros(n + 1, dtype=np.uint64)
     r = 0
+    h = np.uint64(0)
     for i in range(n):
         if 2 <= cl[i + P] <= 7:
             r = r + 1 if r < 20 else 20
+            h = _mix(h, lc[i + P]) if r > 1 else _mix(np.uint64(7), lc[i + P])
         else:
             r = 0
+            h = np.uint64(0)
         run[i] = r
-    return lc, cl, km, nxt, run
+        wend[i] = h
+    for j in range(n - 1, -1, -1):
+        if 2 <= cl[j + P] <= 7:
+            wbeg[j] = _mix(wbeg[j + 1] + np.uint64(11), lc[j + P])
+    return lc, cl, km, nxt, run, wend, wbeg
 
 
 @njit
 def char_row(i, cps, prep, mask, o):
     """The N_FEATURES hashed feature rows of the decision after character i, into o."""
-    lc, cl, km, nxt, run = prep
+    lc, cl, km, nxt, run, wend, wbeg = prep
     n = cps.shape[0]
     P = 4
     p = i + P
@@ -263,6 +274,11 @@ def char_row(i, cps, prep, mask, o):
     o[k] = _feature(37, cross, lc[p], lc[p + 1], mask); k += 1
     o[k] = _feature(38, lc[p], ncl, run[i], mask); k += 1
     o[k] = _feature(39, cl[p - 1], cl[p], ncl, mask); k += 1
+    nw = wbeg[j] if j < n else np.uint64(0)
+    o[k] = _feature(40, wend[i], lc[p + 1], 0, mask); k += 1
+    o[k] = _feature(41, wend[i], ncl, cl[p + 1], mask); k += 1
+    o[k] = _feature(42, nw, cl[p], 0, mask); k += 1
+    o[k] = _feature(43, wend[i], nw, lc[p + 1], mask); k += 1
 
 
 @njit

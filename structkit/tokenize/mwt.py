@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 NONE = ("", ())  # the rule "not a multiword token"
+MEMO = 1 << 17   # unseen forms whose split is remembered (cleared when full: bounded memory)
 
 
 def _rule(token: str, words: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
@@ -50,6 +51,7 @@ class MultiwordSplitter:
     rules: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)  # X -> rules
     weights: dict[str, float] = field(default_factory=dict)
     use_rules: bool = True
+    _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
 
     def candidates(self, token: str) -> list[tuple[str, tuple[str, ...]]]:
         out = [NONE]
@@ -71,6 +73,14 @@ class MultiwordSplitter:
         got = self.seen.get(token)
         if got is not None:
             return got
+        got = self._memo.get(token)
+        if got is None:
+            if len(self._memo) >= MEMO:
+                self._memo.clear()
+            got = self._memo[token] = self._words(token)
+        return got
+
+    def _words(self, token: str) -> tuple[str, ...]:
         low = self.seen.get(token.lower())
         if low is not None and len(low) > 1:
             rule = _rule(token.lower(), low)
@@ -152,4 +162,5 @@ def train_splitter(tokens: dict[str, int], mwt: dict[str, dict[tuple[str, ...], 
     full = sp.seen
     sp.seen = {}
     sp.seen = {form: words for form, words in full.items() if len(words) > 1 or sp.words(form) != words}
+    sp._memo.clear()
     return sp
