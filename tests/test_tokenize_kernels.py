@@ -84,7 +84,9 @@ def reference_rows(text: str, known: set[str], bits: int) -> list[list[int]]:
               (11, LC(i + 1), LC(i + 2), 0), (12, LC(i - 2), LC(i - 1), LC(i)),
               (13, LC(i - 1), LC(i), LC(i + 1)), (14, LC(i), LC(i + 1), LC(i + 2)),
               (15, LC(i + 1), LC(i + 2), LC(i + 3))]
-        f += [(16 + d + 3, CL(i + d), 0, 0) for d in range(-3, 4)]
+        f += [(16, CL(i), CL(i + 1), 0), (17, CL(i - 1), CL(i), 0), (18, CL(i + 1), CL(i + 2), 0),
+              (19, CL(i), 0, 0), (20, CL(i + 1), 0, 0), (21, CL(i), CL(i + 1), CL(i + 2)),
+              (22, CL(i - 2), CL(i - 1), CL(i))]
         f += [(23, CL(i - 1), CL(i), CL(i + 1)),
               (24, CL(i - 2) * 16 + CL(i - 1), CL(i), CL(i + 1) * 16 + CL(i + 2)),
               (25, CL(i), LC(i + 1), 0), (26, LC(i), CL(i + 1), 0), (27, cps[i], 0, 0),
@@ -101,7 +103,8 @@ def reference_rows(text: str, known: set[str], bits: int) -> list[list[int]]:
               (35, cross, CL(i), CL(i + 1)), (36, ends, LC(i), LC(i + 1)), (37, cross, LC(i), LC(i + 1)),
               (38, LC(i), ncl, run(i)), (39, CL(i - 1), CL(i), ncl),
               (40, wend(i), LC(i + 1), 0), (41, wend(i), ncl, CL(i + 1)), (42, nw, CL(i), 0),
-              (43, wend(i), nw, LC(i + 1))]
+              (43, wend(i), nw, LC(i + 1)),
+              (44, run(i - 1) if i > 0 else 0, LC(i), ncl), (45, wend(i - 1) if i > 0 else 0, LC(i), 0)]
         assert len(f) == F.N_FEATURES
         rows.append([feature(t, a, b, c, bits) for t, a, b, c in f])
     return rows

@@ -21,7 +21,7 @@ import numpy as np
 from structkit.jit import njit
 
 MAX_KNOWN = 8          # longest known token looked up (characters)
-N_FEATURES = 44        # features per character (the template ids below)
+N_FEATURES = 46        # features per character (the template ids below)
 PAD = 0                # the class of the positions before and after the text
 CLASSES = ("pad", "space", "upper", "lower", "letter", "mark", "digit", "number", "period",
            "punct", "symbol", "other")
@@ -228,8 +228,13 @@ def char_row(i, cps, prep, mask, o):
     o[k] = _feature(13, lc[p - 1], lc[p], lc[p + 1], mask); k += 1
     o[k] = _feature(14, lc[p], lc[p + 1], lc[p + 2], mask); k += 1
     o[k] = _feature(15, lc[p + 1], lc[p + 2], lc[p + 3], mask); k += 1
-    for d in range(-3, 4):
-        o[k] = _feature(16 + d + 3, cl[p + d], 0, 0, mask); k += 1          # 7 classes
+    o[k] = _feature(16, cl[p], cl[p + 1], 0, mask); k += 1                # class n-grams
+    o[k] = _feature(17, cl[p - 1], cl[p], 0, mask); k += 1
+    o[k] = _feature(18, cl[p + 1], cl[p + 2], 0, mask); k += 1
+    o[k] = _feature(19, cl[p], 0, 0, mask); k += 1
+    o[k] = _feature(20, cl[p + 1], 0, 0, mask); k += 1
+    o[k] = _feature(21, cl[p], cl[p + 1], cl[p + 2], mask); k += 1
+    o[k] = _feature(22, cl[p - 2], cl[p - 1], cl[p], mask); k += 1
     o[k] = _feature(23, cl[p - 1], cl[p], cl[p + 1], mask); k += 1
     o[k] = _feature(24, cl[p - 2] * 16 + cl[p - 1], cl[p], cl[p + 1] * 16 + cl[p + 2], mask); k += 1
     o[k] = _feature(25, cl[p], lc[p + 1], 0, mask); k += 1
@@ -279,6 +284,11 @@ def char_row(i, cps, prep, mask, o):
     o[k] = _feature(41, wend[i], ncl, cl[p + 1], mask); k += 1
     o[k] = _feature(42, nw, cl[p], 0, mask); k += 1
     o[k] = _feature(43, wend[i], nw, lc[p + 1], mask); k += 1
+    # the word just before a punctuation mark (abbreviations, initials: "Mrd.", "டி.")
+    pw = wend[i - 1] if i > 0 else np.uint64(0)
+    pr = run[i - 1] if i > 0 else 0
+    o[k] = _feature(44, pr, lc[p], ncl, mask); k += 1
+    o[k] = _feature(45, pw, lc[p], 0, mask); k += 1
 
 
 @njit
