@@ -104,7 +104,8 @@ def reference_rows(text: str, known: set[str], bits: int) -> list[list[int]]:
               (38, LC(i), ncl, run(i)), (39, CL(i - 1), CL(i), ncl),
               (40, wend(i), LC(i + 1), 0), (41, wend(i), ncl, CL(i + 1)), (42, nw, CL(i), 0),
               (43, wend(i), nw, LC(i + 1)),
-              (44, run(i - 1) if i > 0 else 0, LC(i), ncl), (45, wend(i - 1) if i > 0 else 0, LC(i), 0)]
+              (44, run(i - 1) if i > 0 else 0, LC(i), ncl), (45, wend(i - 1) if i > 0 else 0, LC(i), 0),
+              (46, wend(i - 1) if i > 0 else 0, nw, CL(i))]
         assert len(f) == F.N_FEATURES
         rows.append([feature(t, a, b, c, bits) for t, a, b, c in f])
     return rows

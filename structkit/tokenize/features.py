@@ -20,8 +20,8 @@ import numpy as np
 
 from structkit.jit import njit
 
-MAX_KNOWN = 8          # longest known token looked up (characters)
-N_FEATURES = 46        # features per character (the template ids below)
+MAX_KNOWN = 16         # longest known token looked up (characters; Vietnamese words run to 15)
+N_FEATURES = 47        # features per character (the template ids below)
 PAD = 0                # the class of the positions before and after the text
 CLASSES = ("pad", "space", "upper", "lower", "letter", "mark", "digit", "number", "period",
            "punct", "symbol", "other")
@@ -289,6 +289,8 @@ def char_row(i, cps, prep, mask, o):
     pr = run[i - 1] if i > 0 else 0
     o[k] = _feature(44, pr, lc[p], ncl, mask); k += 1
     o[k] = _feature(45, pw, lc[p], 0, mask); k += 1
+    # the words either side of a space (inside a Vietnamese word, or between two)
+    o[k] = _feature(46, pw, nw, cl[p], mask); k += 1
 
 
 @njit

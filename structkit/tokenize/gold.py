@@ -40,6 +40,7 @@ class Paragraph:
     labels: list[int]
     sentences: int = 0
     first_line: int = 0
+    tokens: list[str] = field(default_factory=list)   # its token forms
 
 
 @dataclass
@@ -173,10 +174,13 @@ def read_treebank(path: str, max_chars: int = 2000) -> Treebank:
         if cur is None or sent.new_par or len(cur.text) >= max_chars:
             cur = Paragraph(sent.text, labels, 1, sent.line)
             tb.paragraphs.append(cur)
+            cur.tokens.extend(form for form, _ in sent.tokens)
+            continue
         else:
             cur.text += " " + sent.text
             cur.labels += [W] + labels
             cur.sentences += 1
+            cur.tokens.extend(form for form, _ in sent.tokens)
     if tb.n_sentences == 0:
         raise UserError("no sentences: a tokenizer needs a CoNLL-U treebank with '# text'", path)
     return tb

@@ -131,8 +131,28 @@ class LearntTokenizer(Tokenizer):
         return self._split(text, offset)
 
 
-def encode(paragraphs, known: np.ndarray, bits: int):
-    """An Encoded corpus (``structkit.sequence.features``) of the paragraphs' characters."""
+def jackknifed_tables(paragraphs, folds: int = 5) -> list[np.ndarray]:
+    """For each paragraph, the known-token table of the tokens of the other folds (paragraph
+    k is in fold k % folds): training then sees the dictionary features as they are on new
+    text, where some words are unknown, instead of a dictionary that knows every word."""
+    from collections import Counter
+
+    counts = [Counter() for _ in range(folds)]
+    for k, p in enumerate(paragraphs):
+        counts[k % folds].update(p.tokens)
+    tables = []
+    for f in range(folds):
+        others = set()
+        for g in range(folds):
+            if g != f:
+                others.update(counts[g])
+        tables.append(F.known_table(sorted(others)))
+    return [tables[k % folds] for k in range(len(paragraphs))]
+
+
+def encode(paragraphs, known, bits: int):
+    """An Encoded corpus (``structkit.sequence.features``) of the paragraphs' characters;
+    ``known`` one table for all, or a list with one per paragraph."""
     from structkit.sequence.features import Encoded
 
     lengths = [len(p.text) for p in paragraphs]
@@ -140,9 +160,10 @@ def encode(paragraphs, known: np.ndarray, bits: int):
     out = np.empty((total, F.N_FEATURES), dtype=np.int32)
     pos = 0
     tab = F.tables()
-    for p in paragraphs:
+    for k, p in enumerate(paragraphs):
         n = len(p.text)
-        F.char_features(F.code_points(p.text), tab, known, bits, out[pos:pos + n])
+        table = known[k] if isinstance(known, list) else known
+        F.char_features(F.code_points(p.text), tab, table, bits, out[pos:pos + n])
         pos += n
     offsets = np.zeros(len(paragraphs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
