@@ -98,7 +98,7 @@ def end_to_end_tagging(model: Path, test: str, tmp: Path, repeat: int) -> dict:
 
     from structkit.io.conll import write_conll
     from structkit.io.conllu import read_sequence
-    from structkit.sequence.fastpath import iter_blocks
+    from structkit.io.blocks import iter_blocks
     from structkit.sequence.task import SequenceTagger
 
     data = Path(test).read_bytes() * 10
@@ -108,7 +108,7 @@ def end_to_end_tagging(model: Path, test: str, tmp: Path, repeat: int) -> dict:
     structkit("chunk", "--model", model, big, "-o", tmp / "warm10.out")   # numba cache warm
     walls = [structkit("chunk", "--model", model, big, "-o", tmp / "big.out")[0] for _ in range(repeat)]
     tagger = SequenceTagger.load(str(model))
-    tagger.tag_conll_bytes(next(iter_blocks(io.BytesIO(data), 100000))[0], str(big))   # kernels loaded
+    tagger.tag_conll_bytes(next(iter_blocks(io.BytesIO(data), 100000))[1], str(big))   # kernels loaded
 
     def fast_run():
         t0 = time.perf_counter()
@@ -130,7 +130,7 @@ def end_to_end_tagging(model: Path, test: str, tmp: Path, repeat: int) -> dict:
         old_t.append(to)
         same = same and a == b == (tmp / "big.out").read_bytes()
     # two blocks: one thread after the other, then two threads at once
-    half = [b for b, _ in iter_blocks(io.BytesIO(data), len(data) // 2)]
+    half = [b for _, b in iter_blocks(io.BytesIO(data), len(data) // 2)]
     first, rest = half[0], b"".join(half[1:])
     serial, threaded = [], []
     for _ in range(repeat):

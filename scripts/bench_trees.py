@@ -21,6 +21,8 @@ from common import write_slice  # noqa: E402
 
 CHUNK = "conll2000/train.txt"
 TEST = "conll2000/test.txt"
+UD_TRAIN = "ud-english-partut/en_partut-ud-train.conllu"
+UD_DEV = "ud-english-partut/en_partut-ud-dev.conllu"
 
 
 def commands(tmp: Path) -> list[tuple[str, list[str]]]:
@@ -43,6 +45,10 @@ def commands(tmp: Path) -> list[tuple[str, list[str]]]:
                                            "--model", m, "--depth", "1", "--epochs", "5"]),
         ("tag CoNLL-2000 test (perceptron model)", ["chunk", "--model", str(tmp / "tagger.npz"), TEST,
                                                     "-o", str(tmp / "out.txt")]),
+        ("train beam parser, ParTUT, 3 epochs", ["train", "--task", "parse", "--train", UD_TRAIN,
+                                                 "--model", str(tmp / "beam.npz"), "--epochs", "3"]),
+        ("beam parse ParTUT dev (beam model)", ["parse", "--model", str(tmp / "beam.npz"), UD_DEV,
+                                                "-o", str(tmp / "out.conllu")]),
     ]
 
 

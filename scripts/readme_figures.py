@@ -95,7 +95,7 @@ INLINE_CODE = re.compile(r"`+[^`\n]*`+")
 ALLOWED = [
     ("1 MiB", "(1 MiB)", "structkit.serve:MAX_BYTES"),
     ("100,000", "more than 100,000 words", "structkit.serve:MAX_WORDS"),
-    ("1 MB", "about 1 MB of whole sentences", "structkit.batch:BLOCK_BYTES"),
+    ("1 MB", "about 1 MB of whole sentences", "structkit.io.blocks:BLOCK_BYTES"),
     ("1,000", "CoNLL-U over 1,000 words", "structkit.serve:MAX_SENTENCE_WORDS"),
     ("1,000", "of 1,000 words, with a warning", "structkit.serve:MAX_SENTENCE_WORDS"),
     ("20,000", "tokenising text 20,000", "structkit.serve:PIECE_CHARS"),
@@ -106,7 +106,7 @@ ALLOWED = [
     ("256 MB", "256 MB (`STRUCTKIT_MAX_NBEST_BYTES`)", "structkit.io.nbest:MAX_NBEST_BYTES"),
     ("1 GiB", "stops at 1 GiB", "structkit.datasets.fetch:MAX_BYTES"),
     ("2,048", "label set over 2,048", "structkit.parse.labelled:MAX_LABELS"),
-    ("64 MB", "its first 64 MB", "structkit.batch:MAX_BLOCK_BYTES"),
+    ("64 MB", "its first 64 MB", "structkit.io.blocks:MAX_BLOCK_BYTES"),
 ]
 
 

@@ -154,6 +154,13 @@ def _sentence_rows(X: Sequence, what: str) -> list[list[list[str]]]:
     return out
 
 
+def _spans(task: str) -> bool:
+    """Whether ``task``'s labels are phrases in a B-/I- scheme (checked as such)."""
+    from structkit.tasks import get_task
+
+    return get_task(task).spans
+
+
 def _data_digest(rows: Iterable[list[str]]) -> str:
     """sha256 of the data as CoNLL lines (stored in the model header like a file's)."""
     h = hashlib.sha256()
@@ -243,10 +250,10 @@ class Tagger(_Estimator):
     _what = "Tagger"
 
     def __init__(self, task: str = "pos", **options: Any) -> None:
-        from structkit.sequence.task import TASKS
+        from structkit.tasks import SEQUENCE
 
-        if not isinstance(task, str) or task not in TASKS:
-            raise UserError(f"Tagger: task must be one of {', '.join(TASKS)}, got {task!r}"[:200])
+        if not isinstance(task, str) or task not in SEQUENCE:
+            raise UserError(f"Tagger: task must be one of {', '.join(SEQUENCE)}, got {task!r}"[:200])
         super().__init__(**options)
         self.task = task
         self.config: TaggerConfig = self._new_config(task)
@@ -306,7 +313,7 @@ class Tagger(_Estimator):
                     raise UserError(f"{what}: sentence {i + 1}, label {k + 1} must be a non-empty "
                                     f"string, got {lab!r}"[:300])
                 _check_surrogates(lab, f"{what}: sentence {i + 1}, label {k + 1}")
-            if config.task in ("chunk", "ner"):
+            if _spans(config.task):
                 from structkit.eval.schemes import bad_label
                 k = bad_label(labels, None)
                 if k is not None:
@@ -449,7 +456,7 @@ class Tagger(_Estimator):
                 if len(g) != len(p):
                     raise UserError(f"score: sentence {i + 1} has {len(p)} tokens but {len(g)} "
                                     "gold labels")
-        if task in ("chunk", "ner"):
+        if _spans(task):
             from structkit.eval.schemes import bad_label
             for i, g in enumerate(gold):
                 k = bad_label(g, None)
@@ -565,17 +572,22 @@ class Parser(_Estimator):
         return _dep_sentences(X, None, "X"), "X"
 
     def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
-                depth: int | None = None, labels: bool = False) -> list:
+                depth: int | None = None, labels: bool = False,
+                pos: Sequence[Sequence[str] | None] | None = None) -> list:
         """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X``; with
         ``labels=True`` one (heads, DEPRELs) pair per sentence (DEPREL '_' from an unlabelled
-        lookahead parser). ``depth`` overrides the lookahead depth trained with (0 to 6)."""
+        lookahead parser). ``depth`` overrides the lookahead depth trained with (0 to 6).
+        ``pos``: POS tags a tagger predicted, one list per sentence (None keeps the sentence's),
+        read as ``parse --tagger`` reads its tagger's."""
         model = self._fitted()
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
                                   or not 0 <= depth <= 6):
             raise UserError(f"depth must be an integer from 0 to 6, got {depth!r}")
+        from structkit.parse.conllio import tag_then_parse
+
         sents, name = self._input(X)
         out: list[list[int]] = []
-        for _, heads, rels in model.parse_batches(sents, name, depth):
+        for _, heads, rels in tag_then_parse(model, sents, name, tags=pos, depth=depth):
             if labels:
                 rels = rels if rels is not None else [["_"] * len(h) for h in heads]
                 out.extend(zip(heads, rels))
@@ -611,7 +623,7 @@ class Parser(_Estimator):
                 # an unlabelled parser predicts DEPREL '_', as its written output says
                 counter.add(s.heads, p, scoring_tags(s.xpos, s.upos), upos=s.upos, gold_deprels=s.deprels,
                             pred_deprels=["_"] * len(p) if labels is None else labels[i])
-        return {"task": "parse", **counter.score(full=True)}
+        return {"task": self._task, **counter.score(full=True)}
 
     @classmethod
     def load(cls, path: PathLike) -> Parser:

@@ -8,7 +8,8 @@ The pipeline, the same whatever runs the blocks:
 2. ``iter_blocks`` cuts each input into blocks of whole sentences (about 1 MB, cut after a
    blank line, each block starting with a non-blank line), read as bytes: memory is a few
    blocks per worker, whatever the size of the input.
-3. A *job* (``TagJob``, ``ParseJob``) turns one block into output bytes. A block's result does
+3. A *job* (``structkit.io.batchjob.Job``: the task's, ``Task.batch_job``) turns one block into
+   output bytes. A block's result does
    not depend on where the blocks were cut: what must be the same for the whole file (CoNLL-U
    or columns, the column count) is decided once from its first block (``job.sniff``).
 4. ``run`` sends blocks to an executor (inline, processes, threads or Dask) with a bounded
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 import sys
 from collections import deque
@@ -29,9 +29,10 @@ from pathlib import PurePath
 from typing import IO, Any, Callable, Iterator
 
 from structkit.errors import UserError
+from structkit.io.batchjob import EXTENSIONS, Job
+from structkit.io.batchjob import StdinContext as _StdinContext
+from structkit.io.blocks import BLOCK_BYTES, cut_point as _cut_point, iter_blocks  # noqa: F401 (the one block cutter)
 from structkit.io.files import open_binary, open_input
-
-BLOCK_BYTES = 1 << 20
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -96,63 +97,6 @@ def output_name(rel: str, ext: str) -> str:
     return str(p.with_suffix(ext)) if p.suffix else str(p) + ext
 
 
-# ---- blocks ---------------------------------------------------------------------------------
-_CUT = (b"\n\n", b"\n\r\n")
-
-
-def _cut_point(buf, lo: int = 0) -> int:
-    """The last position just after a blank line where buf continues with a non-blank line
-    (so the next block starts with content); -1 if there is none. Only blank lines ending at or
-    after ``lo`` are looked for (what was searched before is not searched again)."""
-    end = len(buf)
-    while True:
-        p, n = max((buf.rfind(c, lo, end), len(c)) for c in _CUT)
-        if p < 0:
-            return -1
-        q = p + n
-        if q < len(buf) and buf[q:q + 1] not in (b"\n", b"\r"):
-            return q
-        end = p + n - 1  # look further back (a run of blank lines, or a cut at the very end)
-
-
-MAX_BLOCK_BYTES = 64 << 20  # no blank line in this much: not sentences (rows) / one paragraph (text)
-
-
-def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = False,
-                name: str = "<input>") -> Iterator[tuple[int, bytes]]:
-    """(first line number, bytes) blocks of whole sentences, about ``target`` bytes each, cut
-    after a blank line. Memory is bounded: past ``MAX_BLOCK_BYTES`` without a blank line, raw
-    text (``lines``) is cut at its last line end (a line is at most a few MB: the readers' cap),
-    and CoNLL rows are a one-line error (no sentence is that long: ``/dev/zero`` was read until
-    memory ran out)."""
-    buf = bytearray()
-    line = 1
-    searched = 0
-    while True:
-        data = stream.read(target)
-        if not data:
-            break
-        buf += data
-        if len(buf) < target:
-            continue
-        q = _cut_point(buf, max(0, searched - 3))  # a blank line may straddle the old end
-        searched = len(buf)
-        if q <= 0:
-            if len(buf) <= MAX_BLOCK_BYTES:
-                continue
-            q = buf.rfind(b"\n") + 1 if lines else 0
-            if q <= 0:
-                raise UserError(f"no {'line end' if lines else 'blank line'} in {len(buf) >> 20} MB: "
-                                f"{'not text' if lines else 'not sentences of CoNLL rows'}", name, line)
-        block = bytes(buf[:q])
-        del buf[:q]
-        searched = 0
-        yield line, block
-        line += block.count(b"\n")
-    if buf or line == 1:
-        yield line, bytes(buf)
-
-
 def relocated(e: UserError, name: str, first_line: int) -> UserError:
     """A UserError raised reading a block, with its line number counted in the whole file."""
     if first_line > 1 and e.path == name and e.line is not None:
@@ -192,189 +136,6 @@ def run_block(job: "Job", b: Block) -> Result:
         return Result(b.file, b.index, len(b.data), data, tokens, sentences)
     except UserError as e:
         return Result(b.file, b.index, len(b.data), error=relocated(e, b.name, b.first_line))
-
-
-class Job:
-    """What a batch command does to a block. Subclasses: TagJob, ParseJob."""
-
-    cut_lines = False  # raw text: a block may end at any line end (not only after a blank line)
-
-    def sniff(self, name: str, head: bytes) -> Any:
-        """What must be fixed for the whole file, from its first block (format, columns)."""
-        return None
-
-    def output_format(self, inp: Input, ctx: Any) -> str:
-        raise NotImplementedError
-
-    def process(self, ctx: Any, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
-        raise NotImplementedError
-
-    def marker(self, fmt: str, name: str, ctx: Any) -> bytes:
-        """The start-of-file mark in a single output stream of several files."""
-        if fmt in ("conllu", "conllx"):
-            return f"# file = {name}\n".encode("utf-8")
-        n = self.output_columns(ctx)
-        cols = ["-DOCSTART-", name] + ["-X-"] * (n - 3) + (["O"] if n >= 3 else [])
-        return ("\t".join(cols) + "\n\n").encode("utf-8")
-
-    def output_columns(self, ctx: Any) -> int:
-        return 2
-
-    def fix_block(self, data: bytes, ctx: Any, sentences_before: int) -> bytes:
-        """Adjust a block's output for what came before it in the file (sentence ids)."""
-        return data
-
-
-EXTENSIONS = {"conllu": ".conllu", "conll": ".conll", "conllx": ".conllx"}
-
-
-# ---- tagging --------------------------------------------------------------------------------
-@dataclass
-class TagContext:
-    conllu: bool
-    n_columns: int | None
-
-
-_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
-
-
-class TagJob(Job):
-    """tag/chunk/ner: a block of CoNLL columns, CoNLL-U or raw text in, tagged rows out."""
-
-    def __init__(self, tagger, columns: str | None = None, text: bool = False,
-                 split: str = "auto", fmt: str | None = None, lang: str = "en",
-                 depth: int | None = None, scores: bool = False):
-        self.scores = scores
-        self.tagger = tagger
-        self.columns = columns
-        self.text = text
-        self.cut_lines = text
-        self.split = split
-        self.fmt = fmt
-        self.lang = lang
-        self.depth = depth
-
-    def sniff(self, name: str, head: bytes) -> TagContext:
-        if self.text:
-            return TagContext(False, None)
-        import io
-
-        from structkit.io.conllu import read_sequence
-
-        first = next(iter(read_sequence(name, io.BytesIO(head))))
-        return TagContext(first.lines is not None, len(first.rows[0]))
-
-    def output_format(self, inp: Input, ctx: TagContext) -> str:
-        if self.text:
-            return "conllu" if self.fmt == "conllu" else "conll"
-        return "conllu" if ctx.conllu else "conll"
-
-    def output_columns(self, ctx: TagContext) -> int:
-        return 2 if self.text or ctx.n_columns is None else ctx.n_columns + 1
-
-    def process(self, ctx: TagContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
-        import io
-
-        from structkit.io.conll import Sentence, read_conll, write_conll
-        from structkit.io.conllu import read_conllu, read_raw_text, write_tagged
-
-        tagger = self.tagger
-        if not self.text and not ctx.conllu and not self.scores:
-            out = tagger.tag_conll_bytes(data, name, 1, self.columns, self.depth, ctx.n_columns)
-            return out, _rows(out), -1
-        stream = io.BytesIO(data)
-        if self.text:
-            sents = read_raw_text(name, self.lang, self.split, stream=stream)
-        elif ctx.conllu:
-            sents = read_conllu(name, stream)
-        else:
-            sents = read_conll(name, stream, n_columns=ctx.n_columns)
-        out = io.StringIO()
-        column, key = tagger.output_column()
-        tokens = sentences = 0
-        for batch, labels, *margins in tagger.tag_batches(sents, name, self.columns, self.text,
-                                                          depth=self.depth, margins=self.scores):
-            tokens += sum(len(s.rows) for s in batch)
-            sentences += len(batch)
-            if margins:
-                _write_scored(batch, labels, margins[0], out, column, key, self.text, self.fmt)
-            elif batch[0].lines is not None and (not self.text or self.fmt == "conllu"):
-                write_tagged(batch, labels, out, column, key)  # CoNLL-U in, CoNLL-U out
-            elif self.text:
-                write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in batch],
-                            labels, out)
-            else:
-                write_conll(batch, labels, out)
-        text = out.getvalue()
-        if self.text and self.fmt == "conllu" and not first and text.startswith("# newdoc\n"):
-            text = text[len("# newdoc\n"):]  # a block after the first continues the document
-        return text.encode("utf-8"), tokens, sentences
-
-    def fix_block(self, data: bytes, ctx: TagContext, sentences_before: int) -> bytes:
-        if self.text and self.fmt == "conllu" and sentences_before:
-            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
-        return data
-
-
-def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:
-    """Tagged output with each token's margin (``--scores``): a last column after the label in
-    CoNLL columns, ``Margin=`` in MISC in CoNLL-U."""
-    from structkit.io.conll import Sentence, write_conll
-    from structkit.io.conllu import set_key, write_tagged
-
-    if batch[0].lines is not None and (not text or fmt == "conllu"):
-        for s, ms in zip(batch, margins):
-            for i, m in zip(s.word_at, ms):
-                cols = s.lines[i].split("\t")
-                cols[9] = set_key(cols[9], "Margin", f"{m:.3f}")
-                s.lines[i] = "\t".join(cols)
-        write_tagged(batch, labels, out, column, key)
-        return
-    rows = ([[r[1]] for r in s.rows] if text else s.rows for s in batch)
-    scored = [Sentence([r + [lab] for r, lab in zip(rs, labs)], s.first_line)
-              for rs, labs, s in zip(rows, labels, batch)]
-    write_conll(scored, [[f"{m:.3f}" for m in ms] for ms in margins], out)
-
-
-def _rows(data: bytes) -> int:
-    """Token rows of CoNLL column output (lines less blank lines), for the progress bar."""
-    return data.count(b"\n") - data.count(b"\n\n")
-
-
-# ---- parsing ----------------------------------------------------------------------------------
-@dataclass
-class ParseContext:
-    conllu: bool
-
-
-class ParseJob(Job):
-    """parse: a block of CoNLL-U (written back as CoNLL-U) or CoNLL-X / `word POS` rows."""
-
-    def __init__(self, parser, tagger=None, depth: int | None = None, beam: int | None = None):
-        self.parser = parser
-        self.tagger = tagger
-        self.depth = depth
-        self.beam = beam
-
-    def sniff(self, name: str, head: bytes) -> ParseContext:
-        from structkit.io.conllu import _conllu_signs
-
-        lines = head[:1 << 16].decode("utf-8", "replace").splitlines()[:10000]
-        line = next((ln for ln in lines if ln.strip() and not ln.startswith("#")), "")
-        return ParseContext(_conllu_signs(name, lines, line, by_rows=False))
-
-    def output_format(self, inp: Input, ctx: ParseContext) -> str:
-        return "conllu" if ctx.conllu else "conllx"
-
-    def process(self, ctx: ParseContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
-        import io
-
-        from structkit.parse.conllio import parse_stream
-
-        out = io.StringIO()
-        tokens, sentences = parse_stream(self.parser, self.tagger, name, io.BytesIO(data), ctx.conllu,
-                                         out, self.depth, self.beam)
-        return out.getvalue().encode("utf-8"), tokens, sentences
 
 
 # ---- executors ------------------------------------------------------------------------------
@@ -589,7 +350,7 @@ def _peek_context(job: Job, inp: Input) -> Any:
     """The file context from the first block of a file (standard input: decided later). A
     stream that cannot be reread is read once: its first bytes are kept for the run."""
     if inp.path == "-":
-        return job.sniff("<stdin>", b"") if isinstance(job, TagJob) and job.text else _StdinContext()
+        return job.stdin_context()
     if not rereadable(inp.path):
         if inp.peeked is None:
             f = open_binary(inp.path)
@@ -639,11 +400,6 @@ def _reopen(inp: Input):
         return
     with open_input(inp.path) as f:
         yield f
-
-
-class _StdinContext:
-    conllu = False
-    n_columns = None
 
 
 def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir: str | None = None,

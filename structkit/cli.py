@@ -11,7 +11,29 @@ from structkit import __version__
 from structkit.errors import UserError
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Group(click.Group):
+    """The command group: the fixed commands, and each registered task's command, read from the
+    task registry when listed or called (a task registered after import has its command)."""
+
+    def list_commands(self, ctx) -> list[str]:
+        from structkit.tasks import tasks
+
+        return sorted({*self.commands, *(t.command for t in tasks() if t.command)})
+
+    def get_command(self, ctx, name: str):
+        if name in self.commands:
+            return self.commands[name]
+        from structkit.tasks import tasks
+
+        for t in tasks():
+            if t.command == name:
+                from structkit.commands.run import task_command
+
+                return task_command(t)
+        return None
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="structkit")
 def cli() -> None:
     """structkit: structured prediction for NLP.
@@ -30,10 +52,10 @@ def cli() -> None:
 
 
 def _add_commands() -> None:
-    from structkit.commands import data, evaluate, inspect, run, serve, train
+    from structkit.commands import data, evaluate, inspect, serve, train
 
-    for command in (train.train, run.tag, run.chunk, run.ner, run.parse, run.rerank, evaluate.eval_cmd,
-                    inspect.explain, inspect.dump, inspect.plot, inspect.algorithms, data.data, serve.serve):
+    for command in (train.train, evaluate.eval_cmd, inspect.explain, inspect.dump, inspect.plot,
+                    inspect.algorithms, data.data, serve.serve):
         cli.add_command(command)
 
 

@@ -34,20 +34,18 @@ def load_config(path: str) -> dict[str, Any]:
         if len(blob) > MAX_CONFIG_BYTES:
             raise UserError(f"not a config file: larger than {MAX_CONFIG_BYTES >> 20} MB", path)
         raw = tomllib.loads(blob.decode("utf-8"))
-    except FileNotFoundError:
-        raise UserError("no such config file", path) from None
     except tomllib.TOMLDecodeError as e:
         raise UserError(f"not valid TOML: {e}", path) from None
     except RecursionError:
         raise UserError("not valid TOML: nested too deeply", path) from None
     except UnicodeDecodeError as e:
         raise UserError(f"not valid TOML: not UTF-8 text ({e.reason} at byte {e.start})", path) from None
-    except IsADirectoryError:
-        raise UserError("is a directory, not a config file", path) from None
     except MemoryError:
         raise UserError("not valid TOML: too large to parse", path) from None
     except OSError as e:
-        raise UserError(f"cannot read config file: {e.strerror or e}", path) from None
+        from structkit.io.files import read_error
+
+        raise read_error(e, path, "config file") from None
     data = raw.pop("data", {})
     if not isinstance(data, dict):
         raise UserError("[data] must be a table of train/dev/test paths", path)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from structkit.batch import (BLOCK_BYTES, Block, Executor, Input, Job, Result, Summary, plan_outputs,
-                             run, run_block)
+from structkit.batch import BLOCK_BYTES, Block, Executor, Input, Result, Summary, plan_outputs, run, run_block
 from structkit.errors import UserError
+from structkit.io.batchjob import Job
 
 # Fault injection for the tests: the first task to find this file deletes it and kills its
 # worker process, so that a worker is lost in the middle of a job.

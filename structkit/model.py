@@ -21,7 +21,7 @@ import numpy as np
 
 from structkit import __version__
 from structkit.errors import UserError
-from structkit.io.files import atomic_output
+from structkit.io.files import atomic_output, read_error
 
 FORMAT = "structkit-model"
 # 2: vocabularies and labels as offsets + UTF-8 bytes (NAME__off, NAME__utf8) instead of
@@ -345,12 +345,8 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None, command: str | N
     """
     try:
         return _read_model(path, tasks, command, limits)
-    except FileNotFoundError:
-        raise UserError("no such model file", path) from None
-    except IsADirectoryError:
-        raise UserError("is a directory, not a model file", path) from None
-    except PermissionError:
-        raise UserError("cannot read the model file: permission denied", path) from None
+    except (FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        raise read_error(e, path, "model file") from None
     except _NotModel as e:
         raise UserError(f"not a structkit model file ({e})", path) from None
     except _Damaged as e:
@@ -366,3 +362,19 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None, command: str | N
             RuntimeError, NotImplementedError) as e:
         kind = "zlib.error" if isinstance(e, zlib.error) else type(e).__name__
         raise UserError(f"not a structkit model file, or a damaged one ({kind})", path) from None
+
+
+def model_task(path: str) -> str | None:
+    """The task a model file's header names, read without loading its arrays (None when the
+    file cannot be read that way: the model's own loader then says what is wrong)."""
+    try:
+        with open(path, "rb") as fh, zipfile.ZipFile(fh) as z:
+            with z.open(_HEADER + ".npy") as f:
+                dtype, shape, _, _ = _npy_header(f, _HEADER)
+                if dtype != np.uint8 or len(shape) != 1 or shape[0] > 64 << 20:
+                    return None
+                header = _parse_header(f.read(shape[0]))
+        task = header.get("task") if isinstance(header, dict) else None
+        return task if isinstance(task, str) else None
+    except Exception:  # noqa: BLE001 -- any failure: leave the diagnosis to the loader
+        return None

@@ -39,8 +39,6 @@ from typing import Any
 
 from structkit.errors import UserError
 
-TASKS = ("pos", "chunk", "ner", "parse")
-ENDPOINTS = {"tag": "pos", "chunk": "chunk", "ner": "ner", "parse": "parse"}
 MAX_BYTES = 1 << 20        # request bodies above this are refused (413)
 TIMEOUT = 10.0             # seconds per request, queueing included (503 after)
 MAX_SENTENCE_WORDS = 1000  # words per sentence: the beam parser's time grows with the square of
@@ -56,7 +54,13 @@ MAX_CONNECTIONS = 1000     # open connections (bounded further by the file-descr
 TOP_FEATURES = 5           # features shown per side in an explanation
 WARM_TEXT = "The cat sat on the mat in Paris, didn't it? Mr. Smith said so."
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-_ORDER = {"pos": 0, "chunk": 1, "ner": 1, "parse": 2}
+
+
+def endpoints() -> dict[str, str]:
+    """Each served task's endpoint: {"tag": "pos", ...} (from the task registry)."""
+    from structkit.tasks import tasks
+
+    return {t.endpoint: t.name for t in tasks() if t.endpoint}
 
 
 class RequestError(Exception):
@@ -175,6 +179,13 @@ class Served:
     def model(self) -> Any:
         return self.est._fitted()
 
+    @property
+    def kind(self) -> Any:
+        """The model's ``structkit.tasks.Task``."""
+        from structkit.tasks import get_task
+
+        return get_task(self.task)
+
 
 def _split_spec(spec: str) -> tuple[str, str]:
     """``NAME=PATH`` or ``PATH`` (named by the file's stem)."""
@@ -194,8 +205,11 @@ def _split_spec(spec: str) -> tuple[str, str]:
 
 def load_models(specs: list[str]) -> dict[str, Served]:
     """Load each ``--model`` once (UserError for a missing, damaged or unsuitable file)."""
-    from structkit.api import Parser, Tagger
+    import importlib
+
     from structkit.config import resolve_data_path
+    from structkit.model import model_task
+    from structkit.tasks import tasks
 
     if not specs:
         raise UserError("give at least one --model")
@@ -205,17 +219,21 @@ def load_models(specs: list[str]) -> dict[str, Served]:
         if name in served:
             raise UserError(f"two models are named {name!r}: name them with --model NAME=PATH")
         path = resolve_data_path(path, must_exist=True)
-        try:
-            est = Tagger.load(path)
-        except UserError as e:
-            if "trained for task 'parse'" not in e.message:
+        takes = [t for t in tasks() if t.endpoint]
+        task = next((t for t in takes if t.name == model_task(path)), None)
+        if task is None:  # not a model, or one of a task not served: the loader says which
+            try:
+                loaded = takes[0].load(path, tasks=tuple(t.name for t in takes))
+            except UserError as e:
                 if "trained for task" in e.message:
-                    raise UserError(f"{e.message} (serve takes pos, chunk, ner and parse models)",
-                                    e.path) from None
+                    names = [t.name for t in takes]
+                    raise UserError(f"{e.message} (serve takes {', '.join(names[:-1])} and {names[-1]} "
+                                    "models)", e.path) from None
                 raise
-            est = Parser.load(path)
-        served[name] = Served(name, path, est.task if isinstance(est, Tagger) else "parse", est,
-                              {})
+            task = next(t for t in takes if t.name == loaded.config.task)  # (read after all)
+        module, _, cls = task.estimator.partition(":")
+        est = getattr(importlib.import_module(module), cls).load(path)
+        served[name] = Served(name, path, task.name, est, {})
         served[name].meta = _metadata(served[name])
     return served
 
@@ -223,18 +241,9 @@ def load_models(specs: list[str]) -> dict[str, Served]:
 def _metadata(sv: Served) -> dict:
     model = sv.model
     info = getattr(model, "info", {}) or {}
-    config = model.config
-    meta = {"name": sv.name, "task": sv.task, "algorithm": config.algo,
+    meta = {"name": sv.name, "task": sv.task, "algorithm": model.config.algo,
             "train_file": info.get("train_file"), "train_sha256": info.get("train_sha256")}
-    if sv.task == "parse":
-        labels = list(getattr(model, "labels", []) or [])
-        meta.update(labels=labels, labelled=bool(labels), pos_column=config.pos,
-                    scores=False, explain=False)
-    else:
-        # margins: max-marginals for Viterbi models, the decision margin for history-based ones
-        meta.update(labels=[str(l) for l in model.labels], decoder=config.spec.decoder,
-                    needs_pos=bool(model.features.uses_pos), scheme=info.get("scheme"),
-                    scores=True, explain=True)
+    meta.update(sv.kind.describe(model))
     return meta
 
 
@@ -446,10 +455,10 @@ def _run_tagger(sv: Served, sents: list[Sent], scores: bool, explain: bool) -> N
             labels, margins = res if scores else (res, None)
             s.labels[sv.name] = labels
             s.scores[sv.name] = None if margins is None else [_margin(m) for m in margins]
-            if sv.task == "pos" and s.predicted_pos is None:
+            if sv.kind.provides_pos and s.predicted_pos is None:
                 s.predicted_pos = list(labels)
             if explain:
-                s.explanations[sv.name] = _explain(sv, s, needs_pos)
+                s.explanations[sv.name] = _explain(sv, s, needs_pos) if sv.meta["explain"] else None
 
 
 def _run_parser(sv: Served, sents: list[Sent]) -> int:
@@ -465,15 +474,12 @@ def _run_parser(sv: Served, sents: list[Sent]) -> int:
         if s.conllu is not None:
             d = dep_view(s.conllu, "conllu")
             d.heads = None
-            if s.predicted_pos is not None:
-                d.upos = list(s.predicted_pos)
-                d.xpos = list(s.predicted_pos)
             X.append(d)
         else:
             X.append(list(zip(s.words, pos or ["_"] * len(s.words))))
     with sv.lock:
-        try:
-            out = sv.est.predict(X, labels=True)
+        try:  # a pos model's tags, in the pipeline before, as `parse --tagger` reads them
+            out = sv.est.predict(X, labels=True, pos=[s.predicted_pos for s in sents])
         except UserError as e:
             raise RequestError(400, f"model {sv.name}: {e}") from None
     for s, (heads, rels) in zip(sents, out):
@@ -512,11 +518,11 @@ def infer(opts: Options, job: Job) -> list[str]:
     n = sum(len(s.words) for s in opts.sents)
     if n > MAX_WORDS:
         raise RequestError(413, f"the request has {n} words; the limit is {MAX_WORDS}")
-    for sv in sorted(opts.models, key=lambda m: _ORDER[m.task]):
+    for sv in sorted(opts.models, key=lambda m: m.kind.serve_order):
         no_pos = 0
         for part in _chunks(opts.sents):
             job.check()
-            if sv.task == "parse":
+            if sv.kind.output == "tree":
                 no_pos += _run_parser(sv, part)
             else:
                 _run_tagger(sv, part, opts.scores, opts.explain)
@@ -591,7 +597,7 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool) -
         toks.append(t)
     spans = []
     for sv in models:
-        if sv.task in ("chunk", "ner"):
+        if sv.kind.spans:
             for typ, a, b in _spans(sv, s.labels[sv.name]):
                 spans.append({"model": sv.name, "task": sv.task, "type": typ, "start": a,
                               "end": b, "char_start": s.starts[a], "char_end": s.ends[b - 1],
@@ -631,7 +637,7 @@ def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
                 rows.append([str(i + 1), w, "_", "_", pos, "_", "_", "_", "_",
                              "_" if space else "SpaceAfter=No"])
         for sv in models:
-            if sv.task == "parse" or sv.name not in s.labels:
+            if sv.kind.output != "labels" or sv.name not in s.labels:
                 continue
             column, key = sv.model.output_column()   # as structkit tag writes it (write_tagged)
             for r, lab in zip(rows, s.labels[sv.name]):
@@ -717,6 +723,8 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served]) -> Option
     if fmt not in ("json", "conllu"):
         raise RequestError(400, f'format must be "json" or "conllu", got {fmt!r}')
 
+    from structkit.tasks import get_task, tasks
+
     def named(name: str, task: str | None = None) -> Served:
         sv = served.get(name)
         if sv is None or (task is not None and sv.task != task):
@@ -736,13 +744,13 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served]) -> Option
             if len(set(names)) != len(names):
                 raise RequestError(400, "models names a model twice")
             models = [named(x) for x in names]
-            if sum(m.task == "parse" for m in models) > 1:
+            if sum(m.kind.output == "tree" for m in models) > 1:
                 raise RequestError(400, "a pipeline has at most one parser")
     else:
         if body.get("models") is not None:
             raise RequestError(400, f"/{endpoint} runs one model: name it in \"model\" "
                                     "(POST /pipeline runs several)")
-        task = ENDPOINTS[endpoint]
+        task = endpoints()[endpoint]
         if body.get("model") is not None:
             models = [named(body["model"], task)]
         else:
@@ -754,9 +762,9 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served]) -> Option
                                         "name one in \"model\"")
             models = [served[of_task[0]]]
         if body.get("tagger") is not None:
-            if task != "parse":
+            if get_task(task).output != "tree":
                 raise RequestError(400, "tagger goes with /parse (POS tags for the parser)")
-            models.insert(0, named(body["tagger"], "pos"))
+            models.insert(0, named(body["tagger"], next(t.name for t in tasks() if t.provides_pos)))
     return Options([], models, bool(body.get("scores", True)), bool(body.get("explain", False)),
                    fmt)
 
@@ -786,10 +794,10 @@ def warm_up(served: dict[str, Served]) -> None:
     """Run every model once (and the tokenizer), so numba compiles (or loads its cache) before
     the first request."""
     sents_for = lambda: _from_text(WARM_TEXT, "en")  # noqa: E731
-    pos = [m for m in served.values() if m.task == "pos"]
+    pos = [m for m in served.values() if m.kind.provides_pos]
     for sv in served.values():
-        models = [sv] if sv.task == "pos" or not pos else [pos[0], sv]
-        if sv.task != "parse" and sv.meta["needs_pos"] and not pos:
+        models = [sv] if sv.kind.provides_pos or not pos else [pos[0], sv]
+        if sv.meta.get("needs_pos") and not pos:
             sents = sents_for()
             for s in sents:
                 s.pos = ["NN"] * len(s.words)
@@ -828,7 +836,7 @@ def openapi(served: dict[str, Served]) -> dict:
     post = {"requestBody": {"required": True, "content": {"application/json": {"schema": inp}}},
             "responses": {"200": result, "400": err, "403": err, "404": err, "408": err, "413": err,
                           "503": err}}
-    paths = {f"/{ep}": {"post": {**post, "summary": f"Run a {task} model"}} for ep, task in ENDPOINTS.items()}
+    paths = {f"/{ep}": {"post": {**post, "summary": f"Run a {task} model"}} for ep, task in endpoints().items()}
     paths["/pipeline"] = {"post": {**post, "summary": "Tokenise, tag, then parse with several models"}}
     paths["/models"] = {"get": {"summary": "Each model's metadata (task, labels, algorithm, training "
                                            "data checksum)", "responses": {"200": {"description": "models"}}}}
@@ -1054,7 +1062,7 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
     routes = [Route("/", index, methods=["GET"]), Route("/models", models, methods=["GET"]),
               Route("/health", health, methods=["GET"]),
               Route("/openapi.json", api, methods=["GET"])]
-    routes += [Route(f"/{ep}", endpoint(ep), methods=["POST"]) for ep in (*ENDPOINTS, "pipeline")]
+    routes += [Route(f"/{ep}", endpoint(ep), methods=["POST"]) for ep in (*endpoints(), "pipeline")]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: internal},
                     middleware=[Middleware(HostGuard, hosts=tuple(hosts), allow=tuple(allow_hosts),
                                            on_refuse=error)])

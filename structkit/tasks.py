@@ -1,7 +1,12 @@
-"""The tasks, by name: the config class each trains from and the function that trains it.
+"""The tasks, by name, and :class:`Task`: the one protocol the front-ends (commands, API,
+server, batch, dump, explain) use for every task, so that none of them names one.
 
-This module is light (it names modules, it does not import them), so the command line can list
-the tasks without loading numba. :func:`make_config` is the one path from option values (flags
+A task is a wing of the package (``structkit/sequence``, ``structkit/parse``,
+``structkit/rerank``) that registers one :class:`Task` in its light ``wing`` module. This module
+is ground floor: it knows the wings by module name only (:data:`WINGS`, imported on the first
+look-up) and imports nothing heavy, so the command line can list the tasks without loading
+numba; a task's methods import their wing's code when called. :func:`register` adds a task
+(a test's toy task, or a wing's). :func:`make_config` is the one path from option values (flags
 merged over a config file) to a validated, typed config, for every task.
 """
 from __future__ import annotations
@@ -11,17 +16,37 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from structkit.errors import UserError
-from structkit.learn.registry import alternatives
+from structkit.learn.spec import alternatives
 
-SEQUENCE = ("pos", "chunk", "ner")
+SEQUENCE = ("pos", "chunk", "ner")  # the chain-model tasks (structkit/sequence): one constant
+WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wing")
+
+
+@dataclass(frozen=True)
+class CommandOption:
+    """One option of a task's command, declared without click (the command line makes the
+    click option): its flags and parameter name, help, and kind (``bool`` for a flag, ``int``,
+    ``str``, or ``choices``)."""
+
+    decls: tuple[str, ...]
+    help: str
+    kind: type = str
+    choices: tuple[str, ...] = ()
+    default: Any = None
+    show_default: bool = False
 
 
 @dataclass(frozen=True)
 class Task:
-    """A task: its module, the config class and the training function named in it, the
-    learner it uses by default (the config class's ``algo`` default; tests/test_configs.py
-    checks they agree), and the config-file spellings of fields whose Python names differ
-    (``lambda`` is ``lam``)."""
+    """A task as the front-ends see it.
+
+    Training: its config class and training function (named in ``module``), the learner it uses
+    by default (the config class's ``algo`` default; tests/test_configs.py checks they agree)
+    and the config-file spellings of fields whose Python names differ (``lambda`` is ``lam``).
+    Running: the command that runs its models (``structkit COMMAND``, with ``help``), the
+    server endpoint (``POST /ENDPOINT``) and the API estimator (``"module:Class"``) that
+    serves them. The methods below are the rest of the protocol; a wing overrides those its
+    task has (the defaults say the task does not do it, or are the common case)."""
 
     name: str
     module: str
@@ -29,7 +54,22 @@ class Task:
     trainer: str
     default_algo: str
     aliases: tuple[tuple[str, str], ...] = ()
+    command: str | None = None       # `structkit COMMAND` runs its models (None: no command)
+    help: str = ""                   # that command's one-line help
+    doc: str = ""                    # its --help text (default: ``help``)
+    options: tuple[CommandOption, ...] = ()   # its own options, after -m and FILES
+    model_noun: str = ""             # what -m/--model takes: "a parser" (default: any model)
+    endpoint: str | None = None      # `structkit serve` answers POST /ENDPOINT (None: not served)
+    estimator: str = ""              # "module:Class" of the API estimator the server runs
+    serve_order: int = 1             # where it runs in a server pipeline (lower first)
+    output: str = "labels"           # what its models give: "labels" (one per token), "tree", ...
+    provides_pos: bool = False       # its labels are the POS tags later models read (parse --tagger)
+    spans: bool = False              # its labels are phrases in a B-/I- scheme (chunk, ner)
+    mixes: bool = False              # trains the shards of parameter mixing (train --dask)
+    explains: bool = False           # `structkit explain` covers its models (Task.explanations)
+    eval_options: tuple[str, ...] = ()   # options of `eval` it takes besides --json (label_column, ...)
 
+    # ---- training ------------------------------------------------------------------------------
     def config_type(self) -> type:
         return getattr(importlib.import_module(self.module), self.config_class)
 
@@ -41,26 +81,185 @@ class Task:
         alias = {field: key for key, field in self.aliases}
         return [alias.get(f.name, f.name) for f in fields(self.config_type())]
 
+    def choose_algo(self, train_path: str | None) -> str | None:
+        """The learner for this training data when none is named (None: the config's default)."""
+        return None
 
-TASKS: dict[str, Task] = {t.name: t for t in (
-    *(Task(n, "structkit.sequence.task", "TaggerConfig", "train_tagger", "perceptron") for n in SEQUENCE),
-    Task("parse", "structkit.parse.parser", "ParserConfig", "train_parser", "beam"),
-    Task("rerank", "structkit.rerank.task", "RerankConfig", "train_reranker", "loss-perceptron",
-         (("lambda", "lam"),)),
-)}
-NAMES = tuple(TASKS)
+    # ---- what `train` prints ---------------------------------------------------------------------
+    def main_score(self) -> str:
+        """The dev score that selects epochs and that `train` shows (a key of the eval dict)."""
+        raise NotImplementedError
+
+    def epoch_calls(self, config) -> int:
+        """How many times training reports an epoch (the progress bar's length)."""
+        return config.epochs
+
+    def epoch_line(self, config, stats: dict) -> str:
+        """One epoch's training statistics, as `train` shows them."""
+        from structkit.learn.spec import default_report
+
+        return default_report(stats)
+
+    def dev_line(self, config, dev: dict) -> str:
+        """One epoch's dev scores, as `train` shows them."""
+        key = self.main_score()
+        return f"dev {key} {dev[key]:.2f}"
+
+    def trained(self, config, model) -> str:
+        """What was trained, the summary's start ('N features, M labels')."""
+        raise NotImplementedError
+
+    def summary(self, config, model) -> str:
+        """The line `train` prints after the model is written: what was trained, on how many
+        tokens, the epoch kept (dev selection) and the time."""
+        info = model.info
+        kept = ""
+        if info.get("selected_epoch") is not None:
+            (name, score), = info["selected_dev"].items()
+            kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} "
+            if info.get("refit"):
+                kept += (f"best on the held-out {info['dev_sentences']} (dev {name} {score:.2f}), then "
+                         f"{info['refit_epochs']} epochs on all {info['train_sentences']} sentences")
+            else:
+                kept += f"kept (best dev {name} {score:.2f})"
+        return (f"{self.trained(config, model)}, {info['train_tokens']} training tokens{kept}, "
+                f"{info['train_seconds']:.1f} s")
+
+    def metrics(self, config, model, history: list[dict]) -> dict:
+        """The --metrics-json document: the model's training facts and config, and the epochs."""
+        return {"config": model.info | {"config": vars(config)}, "epochs": history}
+
+    # ---- models ----------------------------------------------------------------------------------
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        """The model in ``path`` (a UserError naming the file for anything wrong, a model of
+        another task included: ``tasks``, this one's by default, are those the caller takes)."""
+        raise NotImplementedError
+
+    def describe(self, model) -> dict:
+        """What the server says of a model (``GET /models``) besides its name, task, algorithm
+        and training data; ``needs_pos`` (labels models: it reads a POS tag per token),
+        ``scores`` (per-token margins) and ``explain`` are what the server asks of it."""
+        return {"labels": [str(x) for x in getattr(model, "labels", [])], "needs_pos": False,
+                "scores": False, "explain": False}
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        """What `structkit dump` prints: the strongest ``top`` features (names containing
+        ``pattern``)."""
+        raise NotImplementedError
+
+    def explanations(self, model, sentence, path: str, columns: str | None = None,
+                     text: bool = False, depth: int | None = None, only: int | None = None):
+        """Why each token got its label: an iterator of explanations (label, runner-up, margin,
+        the pushes each way; ``structkit.explain.report_lines`` words one), one token at a time;
+        None from a task whose models are not explained."""
+        return None
+
+    def check_search_options(self, model, path: str, depth: int | None = None,
+                             beam: int | None = None) -> int | None:
+        """Check a run's search options against the model (UserError); the beam to use."""
+        if depth is not None:
+            raise UserError(f"--depth does not apply to {self.name} models", path)
+        if beam is not None:
+            raise UserError(f"--beam does not apply to {self.name} models", path)
+        return beam
+
+    # ---- running: the command, batch and eval ------------------------------------------------------
+    def model_help(self) -> str:
+        """The command's help for -m/--model."""
+        if self.model_noun:
+            return f"{self.model_noun.capitalize()} trained with `structkit train --task {self.name}`."
+        return "A model trained with `structkit train`."
+
+    def batch(self) -> bool:
+        """Whether the command runs through ``structkit.batch`` (files, folders, cores, Dask):
+        then :meth:`batch_job` makes its job; else :meth:`run` is the whole command."""
+        return True
+
+    def batch_job(self, model_path: str, command: str, **options) -> tuple[Any, list[str]]:
+        """The batch job of the command (checked options, loaded model) and the files no output
+        may be (the model files)."""
+        raise NotImplementedError
+
+    def run(self, model_path: str, files: tuple[str, ...], **options) -> None:
+        """The whole command, for a task whose command is not a batch job."""
+        raise NotImplementedError
+
+    def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
+        """`structkit eval --task NAME FILES`: the JSON dict and the text report. ``options``:
+        label_column, model_path, other (--compare) and scheme, as given."""
+        raise NotImplementedError
+
+
+_TASKS: dict[str, Task] = {}
+_loaded = False
+
+
+def _registry() -> dict[str, Task]:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for wing in WINGS:  # each registers its tasks when imported (light modules)
+            importlib.import_module(wing)
+    return _TASKS
+
+
+def register(task: Task, replace: bool = False) -> Task:
+    """Add a task (ValueError for a name already taken, unless ``replace``)."""
+    tasks = _registry() if _loaded else _TASKS
+    if task.name in tasks and not replace:
+        raise ValueError(f"task {task.name!r} is already registered")
+    tasks[task.name] = task
+    return task
+
+
+def unregister(name: str) -> None:
+    _registry().pop(name, None)
+
+
+def tasks() -> list[Task]:
+    """Every task, in registration order."""
+    return list(_registry().values())
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_registry())
+
+
+def __getattr__(attr: str) -> Any:
+    # TASKS (name -> Task) and NAMES, read as module attributes, are the live registry
+    if attr == "TASKS":
+        return _registry()
+    if attr == "NAMES":
+        return names()
+    raise AttributeError(f"module {__name__!r} has no attribute {attr!r}")
 
 
 def get_task(name: Any) -> Task:
     """The task ``name``, or the one-line error that lists them."""
-    if name not in TASKS:
-        raise UserError(f"--task must be {alternatives(NAMES)}, got {name!r}")
-    return TASKS[name]
+    tasks_ = _registry()
+    if not isinstance(name, str) or name not in tasks_:
+        raise UserError(f"--task must be {alternatives(names())}, got {name!r}")
+    return tasks_[name]
+
+
+def task_of_model(path: str, command: str | None, takes: list[Task] | None = None) -> Task:
+    """The task of the model file ``path`` (its header's "task") among ``takes`` (those the
+    command runs; every task by default). A file whose task is not among them (or that is not a
+    model) is the UserError the first one's loader gives for it."""
+    from structkit.model import model_task
+
+    takes = tasks() if takes is None else takes
+    name = model_task(path)
+    for t in takes:
+        if t.name == name:
+            return t
+    model = takes[0].load(path, command, tasks=tuple(t.name for t in takes))  # raises: what is wrong
+    return next(t for t in takes if t.name == model.config.task)  # (its header read after all)
 
 
 def all_keys() -> set[str]:
     """Every option key some task takes (what a config file may set)."""
-    return {k for t in TASKS.values() for k in t.keys()}
+    return {k for t in tasks() for k in t.keys()}
 
 
 def make_config(values: dict[str, Any]):
@@ -68,7 +267,7 @@ def make_config(values: dict[str, Any]):
     ``None`` meaning unset). An option the task does not take is refused, naming the tasks
     that take it."""
     if values.get("task") is None:
-        raise UserError(f"--task is required ({', '.join(NAMES)}), on the command line or in --config")
+        raise UserError(f"--task is required ({', '.join(names())}), on the command line or in --config")
     task = get_task(values["task"])
     given = {k: v for k, v in values.items() if v is not None}
     takes = task.keys()
@@ -77,7 +276,7 @@ def make_config(values: dict[str, Any]):
         flags = ", ".join("--" + k.replace("_", "-") for k in foreign)
         where = []
         for k in foreign:
-            others = [t.name for t in TASKS.values() if k in t.keys()]
+            others = [t.name for t in tasks() if k in t.keys()]
             if others:
                 where.append(f"--{k.replace('_', '-')} applies to --task {', '.join(others)}")
         raise UserError(f"option(s) {flags} do not apply to --task {task.name} ("

@@ -10,7 +10,9 @@ import stat
 import pytest
 
 from structkit import batch
-from structkit.batch import Input, ParseJob, TagJob, collect_inputs, iter_blocks, run
+from structkit.batch import Input, collect_inputs, iter_blocks, run
+from structkit.parse.jobs import ParseJob
+from structkit.sequence.jobs import TagJob
 from structkit.errors import UserError
 from tests.clitools import assert_one_line_error
 
@@ -44,6 +46,16 @@ def test_blocks_cover_the_input_and_start_on_content(seed):
         if i < len(blocks) - 1:
             assert b.endswith(b"\n") and (b.endswith(b"\n\n") or b.endswith(b"\n\r\n"))
     assert blocks  # even an empty input is one (empty) block: the job reports "empty file"
+
+
+def test_one_block_cutter():
+    """The batch layer cuts with the ground floor's cutter, and the sequence wing has none of its own."""
+    from structkit import batch
+    from structkit.io import blocks
+    from structkit.sequence import fastpath
+
+    assert batch.iter_blocks is blocks.iter_blocks and batch._cut_point is blocks.cut_point
+    assert not hasattr(fastpath, "iter_blocks") and not hasattr(fastpath, "tag_column_file")
 
 
 # ---- fixtures ----------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ from conftest import require_extra
 
 distributed = require_extra("distributed", "dask", module_level=True)
 
-from structkit.batch import Input, TagJob, run  # noqa: E402
+from structkit.batch import Input, run  # noqa: E402
+from structkit.sequence.jobs import TagJob  # noqa: E402
 from structkit.distributed import KILL_ENV, run_dask  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -57,7 +57,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
     """The rows shown are the model's weights under the names that hash to them, and the names
     are those of features the parser's own feature extractor computes (checked on the first
     state of a sentence: the queue's first words and tags, the empty stack, the bias)."""
-    from structkit.dump import parser_features
+    from structkit.parse.dump import parser_features
     from structkit.io.conllx import read_conllx
     from structkit.parse.parser import DependencyParser, pos_column
 
@@ -84,7 +84,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
     sent = next(iter(read_conllx(UD)))
     tags = pos_column(sent, p.config.pos)
     if algo == "beam":
-        from structkit.parse.beam import MAX_FEATS, N_ROWS, extract, reset
+        from structkit.parse.beam import MAX_FEATS, N_ROWS, Sentence, extract, reset
 
         v = p.vocabs
         words = np.array(v["words"].ids(sent.words), dtype=np.int64)
@@ -95,7 +95,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
         S = np.zeros((N_ROWS, n + 2), dtype=np.int64)
         reset(S, n)
         out = np.zeros(MAX_FEATS, dtype=np.int64)
-        extract(S, 0, 1, n, words, tg, lem, mor, 0, p.groups, out)
+        extract(S, 0, 1, Sentence(words, tg, lem, mor, 0, n), p.groups, out)
         # extract's first features: bias, ..., s0w (index 2), n0w (8), n0p (9), n1w (11), n1p (12)
         expect = {0: "bias", 2: "s0w=<none>", 8: f"n0w={v['words'].items[words[0]]}",
                   9: f"n0p={v['tags'].items[tg[0]]}", 11: f"n1w={v['words'].items[words[1]]}",

@@ -78,7 +78,7 @@ def test_an_input_without_sentence_ends_is_refused_at_the_block_cap(sk, chunk_mo
 
 
 def test_raw_text_without_blank_lines_is_cut_at_a_line_end(monkeypatch):
-    from structkit import batch
+    from structkit.io import blocks as batch
 
     monkeypatch.setattr(batch, "MAX_BLOCK_BYTES", 1000)
     import io as _io

@@ -144,7 +144,12 @@ def test_a_signal_stops_the_shard_threads_of_parameter_mixing(monkeypatch):
     # for the epoch; each shard stopped at its next piece.
     for th in threading.enumerate():
         if th.name.startswith("structkit-ipm"):
-            th.join(120)  # a hang guard
+            for _ in range(1200):  # a thread the pool was starting is listed before it runs
+                try:
+                    th.join(120)  # a hang guard
+                    break
+                except RuntimeError:  # "cannot join thread before it is started": soon will be
+                    threading.Event().wait(0.01)
     assert len(calls) <= 4 < n_sentences
     ipm.STOP.clear()
 

@@ -150,3 +150,26 @@ def test_learners_of_installed_packages_register_through_entry_points(monkeypatc
     finally:
         registry.unregister("plugin-toy")
         sys.modules.pop("toy_plugin", None)
+
+
+def test_each_wing_registers_its_own_specs_and_the_registry_imports_no_wing():
+    """The registry names the wings' spec modules (WINGS) and imports them only when a learner
+    is looked up; listing every learner loads no wing's kernels, nor numba."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from structkit.learn import registry\n"
+            "wings = [m for m in sys.modules if m.startswith('structkit.') and m.split('.')[1:2] in (['sequence'], ['parse'], ['rerank'])]\n"
+            "assert not wings, wings\n"
+            "by_wing = {w: [(s.name, s.tasks) for s in __import__('importlib').import_module(w).SPECS]\n"
+            "           for w in registry.WINGS}\n"
+            "listed = [(s.name, s.tasks) for s in registry.specs()]\n"
+            "assert listed[:sum(map(len, by_wing.values()))] == [x for w in registry.WINGS for x in by_wing[w]]\n"
+            "assert {t for w, xs in by_wing.items() for _, ts in xs for t in ts if w.startswith('structkit.parse')} == {'parse'}\n"
+            "assert {t for w, xs in by_wing.items() for _, ts in xs for t in ts if w.startswith('structkit.rerank')} == {'rerank'}\n"
+            "assert not any(m == 'numba' or m.startswith('numba.') for m in sys.modules)\n"
+            "loaded = {m.rsplit('.', 1)[0] for m in sys.modules if m.startswith('structkit.sequence.search')}\n"
+            "assert not loaded, loaded\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr

@@ -43,9 +43,9 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
     scheme = scheme.lower()
     if scheme not in ("auto",) + SCHEMES:
         raise UserError(f"--scheme must be auto, {', '.join(SCHEMES)}; got {scheme!r}")
-    if scheme != "auto" and task not in ("chunk", "ner"):
-        raise UserError(f"--scheme applies to eval --task chunk or ner, not {task}")
-    if task == "tokenize":
+    if task == "tokenize":  # not a task: the tokenizer's output, scored against gold CoNLL-U
+        if scheme != "auto":
+            raise UserError(f"--scheme applies to eval --task {_span_tasks()}, not {task}")
         if len(files) != 2:
             raise UserError(f"eval --task tokenize takes two CoNLL-U files, GOLD PRED; got {len(files)}")
         from structkit.config import resolve_data_path
@@ -54,80 +54,20 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
         result = evaluate_tokenization(*(resolve_data_path(f, must_exist=True) for f in files))
         click.echo(json.dumps(finite(result), sort_keys=True, allow_nan=False) if as_json else report(result))
         return
-    if label_column is not None and task not in ("pos", "chunk", "ner"):
+    from structkit.tasks import get_task
+
+    t = get_task(task)
+    if scheme != "auto" and not t.spans:
+        raise UserError(f"--scheme applies to eval --task {_span_tasks()}, not {task}")
+    if label_column is not None and "label_column" not in t.eval_options:
         raise UserError(f"--label-column does not apply to eval --task {task}")
-    if task == "parse":
-        if len(files) != 2:
-            raise UserError(f"eval --task parse takes two files, GOLD PRED; got {len(files)}")
-        from structkit.config import resolve_data_path
-        from structkit.eval.files import evaluate_parse_files
-
-        result, report = evaluate_parse_files(*(resolve_data_path(f, must_exist=True) for f in files))
-        click.echo(json.dumps(finite(result), sort_keys=True, allow_nan=False) if as_json else report)
-        return
-    if task == "rerank":
-        if model_path:
-            raise UserError("--model does not apply to eval --task rerank")
-        return _eval_rerank(files, as_json, other)
-    if len(files) not in (1, 2):
-        raise UserError(f"eval takes one file (gold and prediction columns) or two (GOLD PRED), got {len(files)}")
-    from structkit.config import resolve_data_path
-    from structkit.eval.files import evaluate_files
-
-    if other is not None:
-        from structkit.eval.files import compare_files
-
-        result, report = compare_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files),
-                                       resolve_data_path(other, must_exist=True), scheme)
-        click.echo(json.dumps(finite(result), sort_keys=True, allow_nan=False) if as_json else report)
-        return
-    known = None
-    if model_path:
-        from structkit.sequence.task import SequenceTagger
-        known = SequenceTagger.load(model_path).features.known_words()
-    paths = tuple(resolve_data_path(f, must_exist=True) for f in files)
-    from structkit.io.conllu import is_conllu_file
-
-    conllu = len(paths) == 2 and is_conllu_file(paths[0])
-    if conllu and not is_conllu_file(paths[1]):
-        raise UserError("the gold file is CoNLL-U, the prediction file is not: give both as CoNLL-U",
-                        paths[1])
-    if label_column is not None and not conllu:
-        raise UserError("--label-column is for CoNLL-U files (GOLD PRED); in column files the "
-                        "label is the last column")
-    if conllu and task == "pos":
-        from structkit.eval.tags import evaluate_conllu_pos
-
-        result, report = evaluate_conllu_pos(*paths, label_column or "upos", known)
-    elif conllu:
-        if label_column is None:
-            raise UserError(f"eval --task {task} on CoNLL-U needs --label-column, e.g. misc.NER")
-        from structkit.eval.files import evaluate_sentences
-        from structkit.eval.tags import conllu_label_triples
-
-        result, report = evaluate_sentences(task, conllu_label_triples(task, *paths, label_column), known,
-                                            scheme)
-    else:
-        result, report = evaluate_files(task, paths, known, scheme)
-    if as_json:
-        click.echo(json.dumps(finite(result), sort_keys=True, allow_nan=False))
-    else:
-        click.echo(report)
+    result, report = t.evaluate(tuple(files), label_column=label_column, model_path=model_path,
+                                other=other, scheme=scheme)
+    click.echo(json.dumps(finite(result), sort_keys=True, allow_nan=False) if as_json else report)
 
 
-def _eval_rerank(files, as_json, other) -> None:
-    """`structkit eval --task rerank NBEST [CHOSEN] [--compare OTHER]`."""
-    from structkit.config import resolve_data_path
-    from structkit.io.nbest import read_chosen, read_nbest
-    from structkit.rerank.task import evaluate_nbest, wer_report
+def _span_tasks() -> str:
+    """The tasks whose labels are phrases ('chunk or ner')."""
+    from structkit.tasks import tasks
 
-    if len(files) not in (1, 2):
-        raise UserError(f"eval --task rerank takes NBEST [CHOSEN], got {len(files)} file(s)")
-    if other is not None and len(files) != 2:
-        raise UserError("--compare needs a CHOSEN file to compare with")
-    ns = read_nbest(resolve_data_path(files[0], must_exist=True))
-    ns.require_references("eval")
-    chosen = read_chosen(resolve_data_path(files[1], must_exist=True), len(ns)) if len(files) == 2 else None
-    oth = read_chosen(resolve_data_path(other, must_exist=True), len(ns)) if other is not None else None
-    res = evaluate_nbest(ns, chosen, oth)
-    click.echo(json.dumps(finite(res), sort_keys=True, allow_nan=False) if as_json else wer_report(res))
+    return " or ".join(t.name for t in tasks() if t.spans)

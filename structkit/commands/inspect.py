@@ -33,13 +33,15 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     the runner-up's, and the continuations the search found (the next labels it looked at); the
     contributions, history weights and the continuations' difference included, add up to it."""
     from structkit.explain import iter_explanations, report_lines
-    from structkit.sequence.task import SequenceTagger
+    from structkit.tasks import task_of_model, tasks
 
     if (file is None) == (text is None):
         raise UserError("give a FILE (or '-') or --text SENTENCE")
-    tagger = SequenceTagger.load(model_path, command="explain")
+    takes = [t for t in tasks() if t.explains]
+    task = task_of_model(model_path, "explain", takes)
+    tagger = task.load(model_path, "explain", tuple(t.name for t in takes))
     if depth is not None:
-        tagger.check_depth(depth, model_path)
+        task.check_search_options(tagger, model_path, depth)
     if text is not None:
         import io
 
@@ -105,7 +107,7 @@ def plot(files, output, metric, title) -> None:
 
 @click.command(short_help="List the learning algorithms, or show one's parameters, defaults and paper.")
 @click.argument("name", required=False)
-@click.option("--task", type=Choice(task_names()), help="Only the learners of this task.")
+@click.option("--task", type=Choice(task_names), help="Only the learners of this task.")
 def algorithms(name, task) -> None:
     """List the learners with their tasks, or show NAME's parameter table: type, default,
     range and help, with its decoder, default epochs and paper (CRFsuite's -H)."""

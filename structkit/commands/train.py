@@ -10,13 +10,21 @@ from structkit.commands._util import (FLOAT, INT, Choice, EpochReport, GroupedCo
 from structkit.errors import UserError
 from structkit.io.files import check_writable, commit_together
 
+def _one_other_task(spec) -> bool:
+    """Whether a learner serves one task outside the sequence wing (its name is then shown with
+    the task's: the reranker's perceptron is not the taggers')."""
+    from structkit.tasks import SEQUENCE
+
+    return len(spec.tasks) == 1 and spec.tasks[0] not in SEQUENCE
+
+
 def _learner_options(fn):
     """The learner parameters as options, generated from their one definition in the
     registry: help, range, default and the learners that take each."""
     from structkit.learn import registry
 
     def label(s) -> str:
-        return s.name + (f" ({', '.join(s.tasks)})" if s.tasks in (("parse",), ("rerank",)) else "")
+        return s.name + (f" ({s.tasks[0]})" if _one_other_task(s) else "")
 
     for p in reversed(list(registry.PARAMS.values())):
         takers = [s for s in registry.specs() if s.takes(p.name)]
@@ -55,7 +63,7 @@ def _epochs_help() -> str:
 
     by: dict[int, list[str]] = {}
     for s in registry.specs():
-        label = s.name + (f" ({s.tasks[0]})" if s.tasks in (("parse",), ("rerank",)) else "")
+        label = s.name + (f" ({s.tasks[0]})" if _one_other_task(s) else "")
         by.setdefault(s.epochs, []).append(label)
     return "; ".join(f"{e} for {', '.join(names)}" for e, names in sorted(by.items(), key=lambda x: -len(x[1])))
 
@@ -77,7 +85,7 @@ def _selection_help(name: str) -> str:
 
 @click.command(cls=GroupedCommand, epilog=TRAIN_EXAMPLES,
              short_help="Train a tagger, chunker, NER model, parser or reranker and write it to --model.")
-@opt("--task", type=Choice(task_names()), group="Data and model",
+@opt("--task", type=Choice(task_names), group="Data and model",
       help="What to train (or set task in --config).")
 @opt("--train", "train_path", type=str, group="Data and model",
       help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
@@ -142,10 +150,12 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     cfg.update({k: v for k, v in options.items() if v is not None})
     train_path = train_path or data.get("train")
     dev_path = dev_path or data.get("dev")
-    if cfg.get("task") in ("pos", "chunk", "ner") and cfg.get("algo") is None:
-        from structkit.sequence.task import default_algo
+    from structkit.tasks import TASKS, get_task
 
-        cfg["algo"] = default_algo(cfg["task"], train_path and resolve_data_path(train_path))
+    if cfg.get("algo") is None and isinstance(cfg.get("task"), str) and cfg["task"] in TASKS:
+        algo = get_task(cfg["task"]).choose_algo(train_path)
+        if algo is not None:
+            cfg["algo"] = algo
     config = make_config(cfg)
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
@@ -159,7 +169,7 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     for out in (model_path, metrics_json):  # writable folder, checked by writing, before training
         check_writable(out)
     show = progress_enabled(quiet)
-    printer = _TrainPrinter.of(config)
+    printer = _TrainPrinter(get_task(config.task), config)
     history: list[dict] = []
     refit_history: list[dict] = []
     report = EpochReport(printer.n_calls, f"train {config.task}", quiet, verbose)
@@ -172,10 +182,10 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
         history.append(stats)
         report(epoch, printer.line(stats), stats["epoch_seconds"])
 
-    from structkit.tasks import get_task
+    task = get_task(config.task)
     kw, close = {}, None
     if dask_address:
-        if config.task not in ("pos", "chunk", "ner") or (getattr(config, "jobs", None) or 1) < 2:
+        if not task.mixes or (getattr(config, "jobs", None) or 1) < 2:
             raise UserError("--dask trains the shards of parameter mixing: give --jobs N (N >= 2) "
                             "with a learner that mixes (`structkit algorithms`)")
         from structkit.distributed import connect, dask_mapper
@@ -187,7 +197,7 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
             if cluster is not None:
                 cluster.close()
     try:
-        model = get_task(config.task).train_function()(config, train_path, dev_path, on_epoch, **kw)
+        model = task.train_function()(config, train_path, dev_path, on_epoch, **kw)
     finally:
         report.close()
         if close is not None:
@@ -207,68 +217,19 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
 
 
 class _TrainPrinter:
-    """What `train` prints for a task: the epoch line, the summary and the metrics file."""
+    """What `train` prints for a task (its ``Task`` words it): the epoch line, the summary and
+    the metrics file."""
 
-    def __init__(self, config, n_calls: int, epoch_line, dev_line):
-        self.config, self.n_calls, self._epoch_line, self._dev_line = config, n_calls, epoch_line, dev_line
-
-    @classmethod
-    def of(cls, config) -> "_TrainPrinter":
-        from structkit.learn.registry import default_report
-
-        if config.task == "rerank":
-            return cls(config, config.epochs,
-                       lambda s: f"updates {s['train_updates']}, mistakes {s['train_mistakes']}",
-                       lambda d: f"dev WER {d['wer']:.2f}%")
-        if config.task == "parse":
-            return cls(config, config.epochs, default_report, lambda d: f"dev uas {d['uas']:.2f}")
-        from structkit.sequence.task import main_score
-
-        key = main_score(config.task)
-        spec = config.spec
-        return cls(config, spec.epoch_calls(config), spec.report, lambda d: f"dev {key} {d[key]:.2f}")
+    def __init__(self, task, config):
+        self.task, self.config = task, config
+        self.n_calls = task.epoch_calls(config)
 
     def line(self, stats: dict) -> str:
-        msg = self._epoch_line(stats)
-        return msg + (f", {self._dev_line(stats['dev'])}" if "dev" in stats else "")
+        msg = self.task.epoch_line(self.config, stats)
+        return msg + (f", {self.task.dev_line(self.config, stats['dev'])}" if "dev" in stats else "")
 
     def metrics(self, model, history: list[dict]) -> dict:
-        config, info = self.config, model.info
-        if config.task == "rerank":
-            return {"config": {k: v for k, v in info.items() if k != "epochs"}
-                    | {"config": {**vars(config), "features": list(config.features),
-                                  "topic_levels": list(config.topic_levels)}},
-                    "epochs": info["epochs"]}
-        return {"config": info | {"config": vars(config)}, "epochs": history}
+        return self.task.metrics(self.config, model, history)
 
     def summary(self, model) -> str:
-        info = model.info
-        if self.config.task == "rerank":
-            return (f"{info['n_features']} features, {info['train_utterances']} training utterances, "
-                    f"epoch {info['chosen_epoch']} kept"
-                    + (f" of {info['epochs_run']} (best dev WER {info['selected_dev']['wer']:.2f}%)"
-                       if "selected_dev" in info else "")
-                    + (f", then {info['refit_epochs']} epochs on all {info['train_utterances']} utterances"
-                       if info.get("refit") else "") + f", {info['train_seconds']:.1f} s")
-        if self.config.task == "parse":
-            what = (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "
-                    "skipped: not projective or not single-rooted)")
-        else:
-            what = f"{info['n_features']} features, {len(model.labels)} labels"
-            if "scheme" in info:
-                how = "detected" if info.get("scheme_detected", True) else "given"
-                what += f" ({info['scheme'].upper()} scheme, {how})"
-            chosen = getattr(model, "default_templates", None)
-            if chosen:
-                why = " (the input has no POS column)" if chosen.endswith("-nopos") else ""
-                what += f", templates {chosen}{why}"
-        kept = ""
-        if info.get("selected_epoch") is not None:
-            (name, score), = info["selected_dev"].items()
-            kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} "
-            if info.get("refit"):
-                kept += (f"best on the held-out {info['dev_sentences']} (dev {name} {score:.2f}), then "
-                         f"{info['refit_epochs']} epochs on all {info['train_sentences']} sentences")
-            else:
-                kept += f"kept (best dev {name} {score:.2f})"
-        return f"{what}, {info['train_tokens']} training tokens{kept}, {info['train_seconds']:.1f} s"
+        return self.task.summary(self.config, model)

@@ -16,6 +16,17 @@ from structkit.io.files import display_name, iter_lines, open_input
 DOC_MARKERS = ("-DOCSTART-", "###MEDLINE:")
 COLUMN_NAMES = ("word", "pos", "label", "-")
 
+# The names of the built-in token attributes of the sequence models' feature templates
+# (``structkit.sequence.templates`` documents them and reads them from here): a column named
+# with ``--columns`` may not take one (``p`` is the POS column's own), so the column reader
+# holds the list.
+WORD_ATTRS = ("w", "lw", "pre1", "pre2", "pre3", "pre4", "suf1", "suf2", "suf3", "suf4",
+              "cap", "allcap", "digit", "hyph", "shape",
+              "lsuf1", "lsuf2", "lsuf3", "lsuf4", "lsuf5", "lsuf6", "case")
+# Attributes read from a dictionary learnt on the training data (word -> labels).
+LEXICON_ATTRS = ("amb",)
+ATTRS = WORD_ATTRS + LEXICON_ATTRS + ("p", "bias")
+
 
 @dataclass
 class Sentence:
@@ -72,8 +83,6 @@ class Columns:
             raise UserError(
                 f"--columns: expected comma-separated column names (word, pos, label, - or a "
                 f"name of your own such as lemma or cluster; with a word column), got {spec!r}")
-        from structkit.sequence.templates import ATTRS
-
         for n in names:
             if n != "-" and names.count(n) > 1:
                 raise UserError(f"--columns: {n!r} named twice in {spec!r}")
@@ -110,8 +119,6 @@ class Columns:
             return None
         rows = (r for s in sentences for r in s.rows)
         if key:
-            from structkit.io.conllu import key_value
-
             return [key_value(r[i], key) for r in rows]
         return [None if r[i] == "_" else r[i] for r in rows]
 
@@ -120,12 +127,21 @@ class Columns:
         assert self.label is not None
         if self.label_key is None:
             return [r[self.label] for r in rows]
-        from structkit.io.conllu import key_value
-
         return [key_value(r[self.label], self.label_key) for r in rows]
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def key_value(field: str, key: str) -> str | None:
+    """The value of ``key`` in a ``K=V|K=V`` column (CoNLL-U FEATS, MISC), or None."""
+    if field == "_":
+        return None
+    for item in field.split("|"):
+        k, sep, v = item.partition("=")
+        if sep and k == key:
+            return v
+    return None
 
 
 def cr_only_error(name: str, lineno: int) -> UserError:

@@ -15,7 +15,7 @@ import re
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
-from structkit.io.conll import Sentence
+from structkit.io.conll import Sentence, key_value  # noqa: F401 (key_value: read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
 
 if TYPE_CHECKING:
@@ -34,17 +34,6 @@ def looks_like_conllu(line: str) -> bool:
     """A token row of CoNLL-U (or CoNLL-X): ten tab-separated columns, an ID first."""
     cols = line.rstrip("\r\n").split("\t")
     return len(cols) == 10 and _ID.fullmatch(cols[0]) is not None
-
-
-def key_value(field: str, key: str) -> str | None:
-    """The value of ``key`` in a ``K=V|K=V`` column, or None."""
-    if field == "_":
-        return None
-    for item in field.split("|"):
-        k, sep, v = item.partition("=")
-        if sep and k == key:
-            return v
-    return None
 
 
 def set_key(field: str, key: str, value: str) -> str:

@@ -30,18 +30,24 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
         yield f
 
 
+def read_error(e: OSError, path: str, what: str = "file") -> UserError:
+    """The one line for a file that cannot be opened for reading (``what``: file, model file,
+    config file): missing, a directory, not permitted, or the system's reason."""
+    if isinstance(e, FileNotFoundError):
+        return UserError(f"no such {what}", path)
+    if isinstance(e, IsADirectoryError):
+        return UserError(f"is a directory, not a {what}", path)
+    if isinstance(e, PermissionError):
+        return UserError(f"cannot read the {what}: permission denied", path)
+    return UserError(f"cannot read the {what}: {e.strerror or e}", path)
+
+
 def open_binary(path: str) -> IO[bytes]:
     """Open a file for reading as bytes, the caller closing it; errors become UserError."""
     try:
         return open(path, "rb")
-    except FileNotFoundError:
-        raise UserError("no such file", path) from None
-    except IsADirectoryError:
-        raise UserError("is a directory, not a file", path) from None
-    except PermissionError:
-        raise UserError("permission denied", path) from None
     except OSError as e:
-        raise UserError(f"cannot read: {e.strerror or e}", path) from None
+        raise read_error(e, path) from None
 
 
 # The longest line a line-based format (CoNLL, CoNLL-U, CoNLL-X, n-best lines, raw text) may

@@ -229,6 +229,16 @@ def _object_lines(text: str, n: int) -> list[int]:
     return lines
 
 
+def _json_line(line: str, where: str, lineno: int):
+    """The JSON value of one line, or its one-line error."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as e:
+        raise UserError(f"not valid JSON: {e.msg} (column {e.colno})", where, lineno) from None
+    except RecursionError:
+        raise UserError("JSON nested too deeply", where, lineno) from None
+
+
 def _read_jsonl(path: str, lines: list[tuple[int, str]]) -> NbestSet:
     where = display_name(path)
     utts = []
@@ -236,12 +246,7 @@ def _read_jsonl(path: str, lines: list[tuple[int, str]]) -> NbestSet:
         if not line.strip():
             continue
         u = Utterance([], index=len(utts), line=lineno)
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"not valid JSON: {e.msg} (column {e.colno})", where, lineno) from None
-        except RecursionError:
-            raise UserError("JSON nested too deeply", where, lineno) from None
+        obj = _json_line(line, where, lineno)
         if not isinstance(obj, dict):
             raise UserError(f"expected a JSON object per line, got {type(obj).__name__}", where, lineno)
         for key in ("id", "group", "reference"):
@@ -443,12 +448,7 @@ def read_chosen(path: str, n: int) -> list[str]:
                 raise UserError(f"has more than {n} lines but the n-best input has {n} utterances",
                                 where, lineno)
             if line.lstrip().startswith("{"):
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as e:
-                    raise UserError(f"not valid JSON: {e.msg} (column {e.colno})", where, lineno) from None
-                except RecursionError:
-                    raise UserError("JSON nested too deeply", where, lineno) from None
+                obj = _json_line(line, where, lineno)
                 if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
                     raise UserError("a JSON line of chosen hypotheses needs a 'text' string", where, lineno)
                 out.append(_norm(obj["text"]))

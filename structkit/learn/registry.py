@@ -6,9 +6,10 @@ models tag with, its default number of epochs, how it builds its learner and how
 epoch. Options are validated from the table; rules that belong to a task stay with the task.
 
 Adding a learner is one module that calls :func:`register` (plus its tests); nothing in the
-command line or the tasks names a learner. The built-in specs are listed in
-:mod:`structkit.sequence.learn.builtin` and registered on first use; installed packages add theirs
-through the ``structkit.learners`` entry point.
+command line names a learner. Each wing lists its built-in specs in a module of its own
+(``SPECS``), named in :data:`WINGS`: this module imports none of them until a learner is looked
+up or listed, then registers them before any other, in that order. Installed packages add
+theirs through the ``structkit.learners`` entry point.
 """
 from __future__ import annotations
 
@@ -43,18 +44,22 @@ def unregister(name: str, task: str | None = None) -> None:
     _REGISTRY[:] = [s for s in _REGISTRY if not (s.name == name and (task is None or task in s.tasks))]
 
 
+# The wings' spec modules, by name, in the order `structkit algorithms` lists their learners:
+# each holds ``SPECS``, a list of LearnerSpec (definitions only: light to import, no numba).
+WINGS = ("structkit.sequence.learn.builtin", "structkit.parse.specs", "structkit.rerank.specs")
+
 _BUILTIN_LOADED = False
 _PLUGINS_LOADED = False
 
 
 def _load_builtin() -> None:
-    """Register the built-in learners (once)."""
+    """Register the built-in learners, the specs of every wing in :data:`WINGS` (once)."""
     global _BUILTIN_LOADED
     if not _BUILTIN_LOADED:
         _BUILTIN_LOADED = True
-        from structkit.sequence.learn.builtin import SPECS
+        from importlib import import_module
 
-        _REGISTRY[:0] = SPECS
+        _REGISTRY[:0] = [s for wing in WINGS for s in import_module(wing).SPECS]
 
 
 def _load_plugins() -> None:

@@ -8,7 +8,8 @@ held-out sentences are training data the final model should not lose: by default
 the model is then trained again on every training sentence for the chosen number of epochs,
 as ``scripts/lookahead_experiments.py`` retrains its chosen settings (``--no-refit`` keeps
 the weights trained without the held-out part). Without a dev set nothing changes: the last
-epoch's weights are kept and the model header is as before.
+epoch's weights are kept and the model header is as before. The epoch loop that uses these, and
+the refit, are :mod:`structkit.learn.loop`.
 """
 from __future__ import annotations
 
@@ -18,8 +19,7 @@ from typing import Any, Callable
 from structkit.errors import UserError
 
 __all__ = ["DEV_SPLIT", "PATIENCE", "REFIT", "Selector", "check_dev_split", "check_patience", "check_refit",
-           "check_with_dev", "copy_weights", "header_config", "refit_callback", "refit_epochs", "refit_info", "split_every",
-           "wants_refit"]
+           "check_with_dev", "copy_weights", "header_config", "split_every"]
 
 DEV_SPLIT_HELP = ("Hold out every round(1/F)-th training sentence as development data (0.1: every "
                   "10th), for model selection; not with --dev.")
@@ -56,31 +56,6 @@ def check_refit(value: Any) -> bool:
     return value
 
 
-def wants_refit(config, selector: "Selector") -> bool:
-    """Whether a run that chose its epoch on held-out training sentences trains again on all."""
-    return config.dev_split is not None and config.refit and selector.best_epoch is not None
-
-
-def refit_epochs(config, selector: "Selector", calls: int) -> int:
-    """The epochs of the refit: the chosen epoch, or, for a learner whose one call runs its own
-    passes (``calls`` != epochs: batch LaRank), the configured cap."""
-    return selector.best_epoch if calls == config.epochs else config.epochs
-
-
-def refit_callback(on_epoch: Callable[[int, dict], None] | None, epochs: int):
-    """``on_epoch`` for the refit: each stats dict says ``refit: N`` (the refit's epochs)."""
-    if on_epoch is None:
-        return None
-    return lambda epoch, stats: on_epoch(epoch, stats | {"refit": epochs})
-
-
-def refit_info(selector: "Selector", n_dev: int, epochs: int, t0: float) -> dict:
-    import time
-
-    return selector.info() | {"dev_sentences": n_dev, "refit": True, "refit_epochs": epochs,
-                                 "train_seconds": round(time.perf_counter() - t0, 3)}
-
-
 def check_with_dev(config, dev_path: str | None) -> None:
     """--dev-split and --dev exclude each other; --patience needs one of them."""
     if getattr(config, "dev_split", None) is not None and dev_path is not None:
@@ -115,13 +90,15 @@ def header_config(cfg: dict) -> dict:
 
 class Selector:
     """Keeps the best dev epoch's weights. ``key`` names the dev score to maximise (f1, uas,
-    ...); ``copy`` snapshots weights (they may be updated in place later)."""
+    ...), or to minimise with ``lower_is_better`` (wer); ``copy`` snapshots weights (they may be
+    updated in place later)."""
 
-    def __init__(self, key: str, patience: int | None, copy: Callable[[Any], Any] | None = None):
-        self.key, self.patience = key, patience
+    def __init__(self, key: str, patience: int | None, copy: Callable[[Any], Any] | None = None,
+                 lower_is_better: bool = False):
+        self.key, self.patience, self.sign = key, patience, -1 if lower_is_better else 1
         self.copy = copy or (lambda w: w.copy())
         self.best_epoch: int | None = None
-        self.best_score = -math.inf
+        self.best_score = -self.sign * math.inf
         self.best_dev: dict | None = None
         self.weights = None
         self.last_epoch = 0
@@ -130,7 +107,7 @@ class Selector:
         """Record an epoch; True when training should stop (patience run out)."""
         self.last_epoch = epoch
         s = dev[self.key]
-        if self.best_epoch is None or s > self.best_score:
+        if self.best_epoch is None or self.sign * s > self.sign * self.best_score:
             self.best_epoch, self.best_score, self.best_dev = epoch, s, dev
             self.weights = self.copy(weights)
         return self.patience is not None and epoch - self.best_epoch >= self.patience

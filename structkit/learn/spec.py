@@ -10,7 +10,7 @@ from typing import Any, Callable
 from structkit.errors import UserError
 
 __all__ = ["Param", "LearnerSpec", "PARAMS", "EPOCHS", "SEED", "BRUTE_LIMIT", "check_brute", "param", "alternatives",
-           "default_report"]
+           "default_report", "greedy_depth"]
 
 
 @dataclass(frozen=True)
@@ -166,6 +166,12 @@ def check_brute(search: str | None, depth: int | None, n_labels: int, where: str
         raise UserError(f"--search brute at --depth {depth} visits {n_labels}^{depth + 1} label "
                         f"sequences per decision ({n_labels} labels), more than {BRUTE_LIMIT:,}; "
                         "use --search dp (the same result, O(depth x labels^2))", where)
+def greedy_depth(config) -> None:
+    """The check of every learner called ``greedy`` (a tagger's, a parser's): depth 0 only."""
+    if config.depth not in (None, 0):
+        raise UserError(f"--algo greedy searches to depth 0; use --algo lookahead for --depth {config.depth}")
+
+
 PARAMS: dict[str, Param] = {p.name: p for p in (
     Param("depth", int, 1, "Lookahead search depth D: each decision looks D decisions ahead.", low=0,
           cap=64,

@@ -10,7 +10,7 @@ A state is the arrays ``stack``, ``heads``, ``lc``/``rc`` (leftmost/rightmost ch
 none) plus the stack size and the queue front, changed in place by ``apply`` and restored by
 ``undo`` so the depth-first lookahead search never copies a state. The score of an action in a
 state is the sum of ``W[h, action]`` over the hashed Huang & Sagae (2010) features ``h`` of the
-state (``features``); a path's score is the sum over its actions, computed incrementally.
+state (``features``, which unrolls the one table ``TEMPLATES``); a path's score is the sum over its actions, computed incrementally.
 
 Sentence arrays: ``words``/``tags`` hold ids for tokens 1..n at ``words[base + i - 1]``; id 0
 stands for "no such item" and 1 for an unknown word or tag.
@@ -22,11 +22,40 @@ from collections import namedtuple
 import numpy as np
 
 from structkit.jit import njit
+from structkit.offsets import max_length, span  # noqa: F401 (span: the parse kernels' too)
+from structkit.parse.templates import unroll
 
 SHIFT, LEFT, RIGHT = 0, 1, 2
 N_ACTIONS = 3
-N_TEMPLATES = 33
 ACTION_NAMES = ("shift", "reduceL", "reduceR")
+
+# ---- the feature templates: the one table ------------------------------------------------------
+# The atoms (0 = no such item): s0/s1/s2 = the stack's top three, q0/q1/q2 = the queue's first
+# three; w/t = word/tag id; lct/rct = the tag of the leftmost/rightmost child; dist = s0 - s1
+# capped at 5, 6 when >= 10 (0 unless both exist). In the order ``_atoms`` returns them.
+ATOMS = ("s0w", "s0t", "s1w", "s1t", "s2t", "q0w", "q0t", "q1t", "q2t",
+         "s0lct", "s0rct", "s1lct", "s1rct", "dist")
+# Template k (its id in the hash) is TEMPLATES[k], its atoms in hashing order (unused ones 0):
+# Huang & Sagae (2010) Table 1, plus the s0-s1 distance. ``features``, ``structkit dump`` and
+# tests read this table.
+TEMPLATES = (
+    # (1) unigrams
+    ("s0w",), ("s0t",), ("s0w", "s0t"), ("s1w",), ("s1t",), ("s1w", "s1t"),
+    ("q0w",), ("q0t",), ("q0w", "q0t"),
+    # (2) bigrams
+    ("s0w", "s1w"), ("s0t", "s1t"), ("s0t", "q0t"), ("s0w", "s0t", "s1t"), ("s0t", "s1w", "s1t"),
+    ("s0w", "s1w", "s1t"), ("s0w", "s0t", "s1w"), ("s0w", "s0t", "s1w", "s1t"),
+    # (3) trigrams
+    ("s0t", "q0t", "q1t"), ("s1t", "s0t", "q0t"), ("s0w", "q0t", "q1t"), ("s1t", "s0w", "q0t"),
+    # (4) children
+    ("s1t", "s1lct", "s0t"), ("s1t", "s1rct", "s0t"), ("s1t", "s0t", "s0rct"),
+    ("s1t", "s1lct", "s0w"), ("s1t", "s1rct", "s0w"), ("s1t", "s0w", "s0lct"),
+    # (5) stack trigram
+    ("s2t", "s1t", "s0t"),
+    # distance between s0 and s1, the queue's tag trigram and a bias (action prior)
+    ("dist", "s0t", "s1t"), ("dist", "s0w", "s1w"), ("dist",), ("q0t", "q1t", "q2t"), (),
+)
+N_TEMPLATES = len(TEMPLATES)
 
 
 # ---- arrays that travel together through the kernels -----------------------------------------
@@ -144,9 +173,9 @@ def _hash(t, a, b, c, d, mask):
     return h & mask
 
 
-@njit
-def features(st, sp, b, sent, mask, out):
-    """The hashed feature ids of a state (Huang & Sagae 2010, Table 1, plus s0-s1 distance)."""
+@njit(inline="always")
+def _atoms(st, sp, b, sent):
+    """The atoms of a state, in the order of ``ATOMS`` (inlined into ``features``)."""
     stack, lc, rc = st.stack, st.lc, st.rc
     words, tags, base, n = sent.words, sent.tags, sent.base, sent.n
     s0 = stack[sp - 1] if sp >= 1 else 0
@@ -155,66 +184,33 @@ def features(st, sp, b, sent, mask, out):
     q0 = b if b <= n else 0
     q1 = b + 1 if b + 1 <= n else 0
     q2 = b + 2 if b + 2 <= n else 0
-    s0w = words[base + s0 - 1] if s0 else 0
-    s0t = tags[base + s0 - 1] if s0 else 0
-    s1w = words[base + s1 - 1] if s1 else 0
-    s1t = tags[base + s1 - 1] if s1 else 0
-    s2t = tags[base + s2 - 1] if s2 else 0
-    q0w = words[base + q0 - 1] if q0 else 0
-    q0t = tags[base + q0 - 1] if q0 else 0
-    q1t = tags[base + q1 - 1] if q1 else 0
-    q2t = tags[base + q2 - 1] if q2 else 0
     s0lc = lc[s0] if s0 else 0
     s0rc = rc[s0] if s0 else 0
     s1lc = lc[s1] if s1 else 0
     s1rc = rc[s1] if s1 else 0
-    s0lct = tags[base + s0lc - 1] if s0lc else 0
-    s0rct = tags[base + s0rc - 1] if s0rc else 0
-    s1lct = tags[base + s1lc - 1] if s1lc else 0
-    s1rct = tags[base + s1rc - 1] if s1rc else 0
     dist = 0
     if s0 and s1:
         dist = min(s0 - s1, 5) if s0 - s1 < 10 else 6
-    m = mask
-    # (1) unigrams
-    out[0] = _hash(0, s0w, 0, 0, 0, m)
-    out[1] = _hash(1, s0t, 0, 0, 0, m)
-    out[2] = _hash(2, s0w, s0t, 0, 0, m)
-    out[3] = _hash(3, s1w, 0, 0, 0, m)
-    out[4] = _hash(4, s1t, 0, 0, 0, m)
-    out[5] = _hash(5, s1w, s1t, 0, 0, m)
-    out[6] = _hash(6, q0w, 0, 0, 0, m)
-    out[7] = _hash(7, q0t, 0, 0, 0, m)
-    out[8] = _hash(8, q0w, q0t, 0, 0, m)
-    # (2) bigrams
-    out[9] = _hash(9, s0w, s1w, 0, 0, m)
-    out[10] = _hash(10, s0t, s1t, 0, 0, m)
-    out[11] = _hash(11, s0t, q0t, 0, 0, m)
-    out[12] = _hash(12, s0w, s0t, s1t, 0, m)
-    out[13] = _hash(13, s0t, s1w, s1t, 0, m)
-    out[14] = _hash(14, s0w, s1w, s1t, 0, m)
-    out[15] = _hash(15, s0w, s0t, s1w, 0, m)
-    out[16] = _hash(16, s0w, s0t, s1w, s1t, m)
-    # (3) trigrams
-    out[17] = _hash(17, s0t, q0t, q1t, 0, m)
-    out[18] = _hash(18, s1t, s0t, q0t, 0, m)
-    out[19] = _hash(19, s0w, q0t, q1t, 0, m)
-    out[20] = _hash(20, s1t, s0w, q0t, 0, m)
-    # (4) children
-    out[21] = _hash(21, s1t, s1lct, s0t, 0, m)
-    out[22] = _hash(22, s1t, s1rct, s0t, 0, m)
-    out[23] = _hash(23, s1t, s0t, s0rct, 0, m)
-    out[24] = _hash(24, s1t, s1lct, s0w, 0, m)
-    out[25] = _hash(25, s1t, s1rct, s0w, 0, m)
-    out[26] = _hash(26, s1t, s0w, s0lct, 0, m)
-    # (5) stack trigram
-    out[27] = _hash(27, s2t, s1t, s0t, 0, m)
-    # distance between s0 and s1, and a bias (action prior)
-    out[28] = _hash(28, dist, s0t, s1t, 0, m)
-    out[29] = _hash(29, dist, s0w, s1w, 0, m)
-    out[30] = _hash(30, dist, 0, 0, 0, m)
-    out[31] = _hash(31, q0t, q1t, q2t, 0, m)
-    out[32] = _hash(32, 0, 0, 0, 0, m)
+    return (words[base + s0 - 1] if s0 else 0, tags[base + s0 - 1] if s0 else 0,
+            words[base + s1 - 1] if s1 else 0, tags[base + s1 - 1] if s1 else 0,
+            tags[base + s2 - 1] if s2 else 0,
+            words[base + q0 - 1] if q0 else 0, tags[base + q0 - 1] if q0 else 0,
+            tags[base + q1 - 1] if q1 else 0, tags[base + q2 - 1] if q2 else 0,
+            tags[base + s0lc - 1] if s0lc else 0, tags[base + s0rc - 1] if s0rc else 0,
+            tags[base + s1lc - 1] if s1lc else 0, tags[base + s1rc - 1] if s1rc else 0,
+            dist)
+
+
+# ``_emit(A, mask, out)``: template k's hash into out[k], written out.
+_emit = unroll("_emit", "A, mask, out", "_hash({t}, {atoms}, mask)",
+               [(k, None, [f"A[{ATOMS.index(a)}]" for a in atoms] + ["0"] * (4 - len(atoms)))
+                for k, atoms in enumerate(TEMPLATES)], globals(), __file__)
+
+
+@njit
+def features(st, sp, b, sent, mask, out):
+    """The hashed feature ids of a state: template k's into out[k] (``TEMPLATES``)."""
+    _emit(_atoms(st, sp, b, sent), mask, out)
 
 
 @njit
@@ -342,15 +338,12 @@ def _reset(n, st):
 @njit
 def parse_corpus(offsets, words, tags, W, mask, depth, out):
     """Parse every sentence with lookahead search; writes heads (0 = root) into out."""
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    maxlen = max_length(offsets)
     st, buf = _buffers(maxlen, depth)
     w = HashedWeights(W, np.zeros((0, N_ACTIONS)), mask)
     heads, stack = st.heads, st.stack
     for s in range(len(offsets) - 1):
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         if n == 0:
             continue
         sent = Sentence(words, tags, base, n)
@@ -393,16 +386,13 @@ def apply_gold(a, st, sp, b, pending):
 def oracle_actions(offsets, gold_heads, out_actions, ok):
     """The oracle's action sequence per sentence (2n - 1 actions, at 2 * offsets[s] - s);
     ok[s] = False where the gold tree cannot be built (non-projective or several roots)."""
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    maxlen = max_length(offsets)
     st, _ = _buffers(maxlen, 0)
     stack = st.stack
     gold = np.zeros(maxlen + 2, dtype=np.int64)
     pending = np.zeros(maxlen + 2, dtype=np.int64)
     for s in range(len(offsets) - 1):
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         start_gold(gold_heads, base, n, st, gold, pending)
         sp = 0
         b = 1

@@ -14,13 +14,26 @@ Weights: one hashed table W[2^bits + 2L + 1] over (feature, action) pairs: a fea
 hash f (a mix of its template id and atom values) gives the slot of action a as
 (f & mask) + a, so the scores of all actions of one feature are one contiguous block (the
 table is padded by 2L + 1 so no block wraps around).
+
+Features: the templates are one table, ``TEMPLATES`` (id, group, atom names), which
+``extract``, ``structkit dump`` (:mod:`structkit.parse.dump`) and tests/parse/test_beam_features.py
+read. ``extract`` computes a state's atoms once (``_atoms``, named by ``ATOMS``) and hashes
+each switched-on template's atoms in table order (the table unrolled by
+:func:`structkit.parse.templates.unroll`).
+
+The kernels take bundled arguments (namedtuples of arrays, as :mod:`structkit.parse.arcstandard`):
+``Corpus`` (the encoded sentences), ``Sentence`` (one of them), ``Model`` (weights and feature
+settings), ``Search`` (beam width and lookahead) and ``Beams`` (the search's scratch).
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
-from structkit.parse.arcstandard import is_final, legal  # noqa: F401 (the same system's rules; SHIFT = 0 here too)
+from structkit.parse.arcstandard import is_final, legal, max_length, span  # noqa: F401 (the same system's rules; SHIFT = 0 here too)
 from structkit.jit import njit
+from structkit.parse.templates import unroll
 
 # rows of a state
 ST, HD, LB, LC1, LC2, RC1, RC2, NL, NR, SL, SR = range(11)
@@ -38,6 +51,111 @@ def group_mask(names) -> int:
             raise ValueError(f"unknown template group {g!r}; the groups are {', '.join(GROUPS)}")
         m |= 1 << GROUPS.index(g)
     return m
+
+
+# ---- arrays that travel together through the kernels -----------------------------------------
+Corpus = namedtuple("Corpus", ["offsets", "words", "tags", "lemmas", "morph"])
+Corpus.__doc__ = """Encoded sentences (``LabelledParser.encode``): sentence s is tokens
+offsets[s]..offsets[s + 1] - 1 of the word/POS/lemma/FEATS id columns."""
+
+Sentence = namedtuple("Sentence", ["words", "tags", "lemmas", "morph", "base", "n"])
+Sentence.__doc__ = """One sentence as the feature kernels read it: the corpus columns, its first
+token ``base`` (token i at ``words[base + i - 1]``) and its length n."""
+
+Model = namedtuple("Model", ["W", "U", "mask", "L", "groups"])
+Model.__doc__ = """Hashed weights W[mask + 1 + 2L + 1] (float32), their averaging accumulator U
+(any float32 array when only parsing), the hash mask, the number of labels L and the template
+groups' bit mask."""
+
+Search = namedtuple("Search", ["B", "D", "K"])
+Search.__doc__ = """Beam width B; lookahead depth D inside the beam (0: plain beam search) and
+the number K of candidates it re-ranks."""
+
+Beams = namedtuple("Beams", ["cur", "nxt", "hist_p", "hist_a", "gscores"])
+Beams.__doc__ = """Scratch of ``beam_search`` for sentences up to maxlen tokens: two beams of
+states [B, N_ROWS, maxlen + 2], the back pointers (parent, action)[2 maxlen, B] and the gold
+prefix scores [2 maxlen]."""
+
+
+# ---- feature templates: the one table ------------------------------------------------------
+# The items templates read: the stack's top three, the queue's first three, and the leftmost,
+# second-leftmost, rightmost and second-rightmost children of s0 and s1 (0: no such item).
+ITEMS = ("s0", "s1", "s2", "n0", "n1", "n2",
+         "s0l1", "s0l2", "s0r1", "s0r2", "s1l1", "s1l2", "s1r1", "s1r2")
+# The atoms, in the parts and order ``_atoms`` returns them: w/p/m/f = word/POS/lemma/FEATS
+# id, l = label of the arc to the item's head, vl/vr = number of left/right children, sl/sr =
+# the set of their labels (bit l for label l), xwp = the hash _h(1, xw, xp, 0); d01 = s0 - s1
+# and d0n = n0 - s0 bucketed as d (d < 5), 5 (d < 10), 6 (0 unless both items exist);
+# s0w*s1w and s0w*n0w = the hash _h(0, a, b, 0).
+ATOMS = (tuple(x + a for x in ITEMS for a in ("w", "p")),
+         tuple(x + "l" for x in ITEMS[6:]) + tuple(x + a for x in ("s0", "s1") for a in ("vl", "vr", "sl", "sr")),
+         tuple(x + a for x in ("s0", "s1", "n0") for a in ("m", "f", "wp")),
+         ("d01", "d0n", "s0w*s1w", "s0w*n0w"))
+
+# (template id, group, atoms in hashing order); extract emits the switched-on groups' features
+# in this order. A template's feature is _h(id, a1, a2, a3), unused atoms 0.
+TEMPLATES = (
+    # base: Zhang & Nivre (2011) Table 1 single/pair/triple words, on s0-n0 and s1-s0
+    (0, "base", ()),  # bias
+    (2, "base", ("s0wp",)), (3, "base", ("s0w",)), (4, "base", ("s0p",)),
+    (5, "base", ("s1wp",)), (6, "base", ("s1w",)), (7, "base", ("s1p",)),
+    (8, "base", ("n0wp",)), (9, "base", ("n0w",)), (10, "base", ("n0p",)),
+    (11, "base", ("n1w", "n1p")), (12, "base", ("n1w",)), (13, "base", ("n1p",)),
+    (14, "base", ("n2w", "n2p")), (15, "base", ("n2p",)),
+    (16, "base", ("s2w", "s2p")), (17, "base", ("s2p",)),
+    # pairs s0-n0
+    (18, "base", ("s0wp", "n0wp")), (19, "base", ("s0wp", "n0w")), (20, "base", ("s0w", "n0wp")),
+    (21, "base", ("s0wp", "n0p")), (22, "base", ("s0p", "n0wp")), (23, "base", ("s0w", "n0w")),
+    (24, "base", ("s0p", "n0p")), (25, "base", ("n0p", "n1p")),
+    # pairs s1-s0 (the arc candidates of arc-standard)
+    (26, "base", ("s0wp", "s1wp")), (27, "base", ("s0wp", "s1w")), (28, "base", ("s0w", "s1wp")),
+    (29, "base", ("s0wp", "s1p")), (30, "base", ("s0p", "s1wp")), (31, "base", ("s0w", "s1w")),
+    (32, "base", ("s0p", "s1p")),
+    # triples
+    (33, "base", ("n0p", "n1p", "n2p")), (34, "base", ("s0p", "n0p", "n1p")),
+    (35, "base", ("s1p", "s0p", "n0p")), (36, "base", ("s2p", "s1p", "s0p")),
+    (37, "base", ("s0w", "n0p", "n1p")), (38, "base", ("s1p", "s0w", "n0p")),
+    # children (first order)
+    (39, "base", ("s0p", "s0l1p", "n0p")), (40, "base", ("s0p", "s0r1p", "n0p")),
+    (41, "base", ("s1p", "s0p", "s0l1p")), (42, "base", ("s1p", "s0p", "s0r1p")),
+    (43, "base", ("s1p", "s1l1p", "s0p")), (44, "base", ("s1p", "s1r1p", "s0p")),
+    (45, "base", ("s1p", "s1r1p", "s0w")), (46, "base", ("s1p", "s0w", "s0l1p")),
+    (47, "base", ("s0l1w",)), (48, "base", ("s0l1p",)), (49, "base", ("s0r1w",)),
+    (50, "base", ("s0r1p",)), (51, "base", ("s1l1w",)), (52, "base", ("s1l1p",)),
+    (53, "base", ("s1r1w",)), (54, "base", ("s1r1p",)),
+    # second-order children
+    (55, "base", ("s0l2w",)), (56, "base", ("s0l2p",)), (57, "base", ("s0r2w",)),
+    (58, "base", ("s0r2p",)),
+    (59, "base", ("s0p", "s0l1p", "s0l2p")), (60, "base", ("s0p", "s0r1p", "s0r2p")),
+    (61, "base", ("s1p", "s1l1p", "s1l2p")), (62, "base", ("s1p", "s1r1p", "s1r2p")),
+    # labels of the children
+    (70, "labels", ("s0l1l",)), (71, "labels", ("s0l2l",)), (72, "labels", ("s0r1l",)),
+    (73, "labels", ("s0r2l",)), (74, "labels", ("s1l1l",)), (75, "labels", ("s1r1l",)),
+    (76, "labels", ("s0p", "s0l1l", "s0l2l")), (77, "labels", ("s0p", "s0r1l", "s0r2l")),
+    (78, "labels", ("s1p", "s0p", "s1r1l")), (79, "labels", ("s1p", "s0p", "s0l1l")),
+    # valency
+    (80, "valency", ("s0w", "s0vr")), (81, "valency", ("s0p", "s0vr")),
+    (82, "valency", ("s0w", "s0vl")), (83, "valency", ("s0p", "s0vl")),
+    (84, "valency", ("s1w", "s1vr")), (85, "valency", ("s1p", "s1vr")),
+    (86, "valency", ("s1p", "s1vl")), (87, "valency", ("s1w", "s1vl")),
+    # distance
+    (90, "distance", ("s0w", "d01")), (91, "distance", ("s0p", "d01")),
+    (92, "distance", ("s1w", "d01")), (93, "distance", ("s1p", "d01")),
+    (94, "distance", ("s0w*s1w", "d01")), (95, "distance", ("s0p", "s1p", "d01")),
+    (96, "distance", ("s0w", "d0n")), (97, "distance", ("s0p", "n0p", "d0n")),
+    (98, "distance", ("s0w*n0w", "d0n")),
+    # label sets
+    (100, "labelset", ("s0w", "s0sr")), (101, "labelset", ("s0p", "s0sr")),
+    (102, "labelset", ("s0w", "s0sl")), (103, "labelset", ("s0p", "s0sl")),
+    (104, "labelset", ("s1w", "s1sr")), (105, "labelset", ("s1p", "s1sr")),
+    (106, "labelset", ("s1p", "s1sl")),
+    # lemma and FEATS of s0, s1, n0
+    (110, "morph", ("s0m",)), (111, "morph", ("n0m",)), (112, "morph", ("s1m",)),
+    (113, "morph", ("s0m", "s1m")), (114, "morph", ("s0m", "n0m")),
+    (115, "morph", ("s0p", "s0f")), (116, "morph", ("n0p", "n0f")), (117, "morph", ("s1p", "s1f")),
+    (118, "morph", ("s0f", "s1f")),
+)
+
 
 
 # ---- the transition system ----------------------------------------------------------------
@@ -59,22 +177,16 @@ def apply(S, sp, b, a, L):
     s0 = S[ST, sp - 1]
     s1 = S[ST, sp - 2]
     if a <= L:  # LEFT(a): s1 <- s0; s1 is left of all earlier left children of s0
-        lab = a
-        S[HD, s1] = s0
-        S[LB, s1] = lab
-        S[LC2, s0] = S[LC1, s0]
-        S[LC1, s0] = s1
-        S[NL, s0] += 1
-        S[SL, s0] |= 1 << (lab & 63)
+        dep, head, lab, first, second, count, labs = s1, s0, a, LC1, LC2, NL, SL
         S[ST, sp - 2] = s0
-        return sp - 1, b
-    lab = a - L  # RIGHT(lab): s1 -> s0; s0 is right of all earlier right children of s1
-    S[HD, s0] = s1
-    S[LB, s0] = lab
-    S[RC2, s1] = S[RC1, s1]
-    S[RC1, s1] = s0
-    S[NR, s1] += 1
-    S[SR, s1] |= 1 << (lab & 63)
+    else:  # RIGHT(a - L): s1 -> s0; s0 is right of all earlier right children of s1
+        dep, head, lab, first, second, count, labs = s0, s1, a - L, RC1, RC2, NR, SR
+    S[HD, dep] = head
+    S[LB, dep] = lab
+    S[second, head] = S[first, head]
+    S[first, head] = dep
+    S[count, head] += 1
+    S[labs, head] |= 1 << (lab & 63)
     return sp - 1, b
 
 
@@ -91,196 +203,83 @@ def _h(t, a, b, c):
 
 
 @njit
-def extract(S, sp, b, n, words, tags, lemmas, morph, base, groups, out):
-    """The hashed features of a state into out; returns their number. Atoms: w/p = word/POS
-    id, l = label of the arc to the parent, lc1/lc2/rc1/rc2 = (second) left-/rightmost child,
-    vl/vr = number of left/right children, sl/sr = the set of left/right children's labels."""
+def _bucket(d):
+    return d if d < 5 else (5 if d < 10 else 6)
+
+
+@njit(inline="always")
+def _col(col, base, t):
+    """Token t's id in a corpus column (0: no such token)."""
+    return col[base + t - 1] if t else 0
+
+
+@njit(inline="always")
+def _children(S, t):
+    """Token t's leftmost, second-leftmost, rightmost and second-rightmost child (0: none)."""
+    if t == 0:
+        return 0, 0, 0, 0
+    return S[LC1, t], S[LC2, t], S[RC1, t], S[RC2, t]
+
+
+@njit(inline="always")
+def _row(S, r, t):
+    """Row r of token t (its label, valency or label set; 0 for no token)."""
+    return S[r, t] if t else 0
+
+
+@njit(inline="always")
+def _atoms(S, sp, b, sent):
+    """The atoms of a state, as the parts of ``ATOMS`` (inlined into ``extract``: the atoms
+    stay in registers)."""
+    words, tags, lemmas, morph, base, n = sent
     s0 = S[ST, sp - 1] if sp >= 1 else 0
     s1 = S[ST, sp - 2] if sp >= 2 else 0
     s2 = S[ST, sp - 3] if sp >= 3 else 0
     n0 = b if b <= n else 0
     n1 = b + 1 if b + 1 <= n else 0
     n2 = b + 2 if b + 2 <= n else 0
-    # word/tag of token t, 0 if t == 0; "n + 1" plays none
-    s0w = words[base + s0 - 1] if s0 else 0
-    s0p = tags[base + s0 - 1] if s0 else 0
-    s1w = words[base + s1 - 1] if s1 else 0
-    s1p = tags[base + s1 - 1] if s1 else 0
-    s2w = words[base + s2 - 1] if s2 else 0
-    s2p = tags[base + s2 - 1] if s2 else 0
-    n0w = words[base + n0 - 1] if n0 else 0
-    n0p = tags[base + n0 - 1] if n0 else 0
-    n1w = words[base + n1 - 1] if n1 else 0
-    n1p = tags[base + n1 - 1] if n1 else 0
-    n2w = words[base + n2 - 1] if n2 else 0
-    n2p = tags[base + n2 - 1] if n2 else 0
-    s0l1 = S[LC1, s0] if s0 else 0
-    s0l2 = S[LC2, s0] if s0 else 0
-    s0r1 = S[RC1, s0] if s0 else 0
-    s0r2 = S[RC2, s0] if s0 else 0
-    s1l1 = S[LC1, s1] if s1 else 0
-    s1l2 = S[LC2, s1] if s1 else 0
-    s1r1 = S[RC1, s1] if s1 else 0
-    s1r2 = S[RC2, s1] if s1 else 0
-    s0l1w = words[base + s0l1 - 1] if s0l1 else 0
-    s0l1p = tags[base + s0l1 - 1] if s0l1 else 0
-    s0l2w = words[base + s0l2 - 1] if s0l2 else 0
-    s0l2p = tags[base + s0l2 - 1] if s0l2 else 0
-    s0r1w = words[base + s0r1 - 1] if s0r1 else 0
-    s0r1p = tags[base + s0r1 - 1] if s0r1 else 0
-    s0r2w = words[base + s0r2 - 1] if s0r2 else 0
-    s0r2p = tags[base + s0r2 - 1] if s0r2 else 0
-    s1l1w = words[base + s1l1 - 1] if s1l1 else 0
-    s1l1p = tags[base + s1l1 - 1] if s1l1 else 0
-    s1l2p = tags[base + s1l2 - 1] if s1l2 else 0
-    s1r1w = words[base + s1r1 - 1] if s1r1 else 0
-    s1r1p = tags[base + s1r1 - 1] if s1r1 else 0
-    s1r2p = tags[base + s1r2 - 1] if s1r2 else 0
-    k = 0
-    if groups & 1:  # base: Zhang & Nivre (2011) Table 1 single/pair/triple words, on s0-n0 and s1-s0
-        s0wp = _h(1, s0w, s0p, 0)
-        s1wp = _h(1, s1w, s1p, 0)
-        n0wp = _h(1, n0w, n0p, 0)
-        out[k] = _h(0, 0, 0, 0); k += 1  # bias
-        out[k] = _h(2, s0wp, 0, 0); k += 1
-        out[k] = _h(3, s0w, 0, 0); k += 1
-        out[k] = _h(4, s0p, 0, 0); k += 1
-        out[k] = _h(5, s1wp, 0, 0); k += 1
-        out[k] = _h(6, s1w, 0, 0); k += 1
-        out[k] = _h(7, s1p, 0, 0); k += 1
-        out[k] = _h(8, n0wp, 0, 0); k += 1
-        out[k] = _h(9, n0w, 0, 0); k += 1
-        out[k] = _h(10, n0p, 0, 0); k += 1
-        out[k] = _h(11, n1w, n1p, 0); k += 1
-        out[k] = _h(12, n1w, 0, 0); k += 1
-        out[k] = _h(13, n1p, 0, 0); k += 1
-        out[k] = _h(14, n2w, n2p, 0); k += 1
-        out[k] = _h(15, n2p, 0, 0); k += 1
-        out[k] = _h(16, s2w, s2p, 0); k += 1
-        out[k] = _h(17, s2p, 0, 0); k += 1
-        # pairs s0-n0
-        out[k] = _h(18, s0wp, n0wp, 0); k += 1
-        out[k] = _h(19, s0wp, n0w, 0); k += 1
-        out[k] = _h(20, s0w, n0wp, 0); k += 1
-        out[k] = _h(21, s0wp, n0p, 0); k += 1
-        out[k] = _h(22, s0p, n0wp, 0); k += 1
-        out[k] = _h(23, s0w, n0w, 0); k += 1
-        out[k] = _h(24, s0p, n0p, 0); k += 1
-        out[k] = _h(25, n0p, n1p, 0); k += 1
-        # pairs s1-s0 (the arc candidates of arc-standard)
-        out[k] = _h(26, s0wp, s1wp, 0); k += 1
-        out[k] = _h(27, s0wp, s1w, 0); k += 1
-        out[k] = _h(28, s0w, s1wp, 0); k += 1
-        out[k] = _h(29, s0wp, s1p, 0); k += 1
-        out[k] = _h(30, s0p, s1wp, 0); k += 1
-        out[k] = _h(31, s0w, s1w, 0); k += 1
-        out[k] = _h(32, s0p, s1p, 0); k += 1
-        # triples
-        out[k] = _h(33, n0p, n1p, n2p); k += 1
-        out[k] = _h(34, s0p, n0p, n1p); k += 1
-        out[k] = _h(35, s1p, s0p, n0p); k += 1
-        out[k] = _h(36, s2p, s1p, s0p); k += 1
-        out[k] = _h(37, s0w, n0p, n1p); k += 1
-        out[k] = _h(38, s1p, s0w, n0p); k += 1
-        # children (first order)
-        out[k] = _h(39, s0p, s0l1p, n0p); k += 1
-        out[k] = _h(40, s0p, s0r1p, n0p); k += 1
-        out[k] = _h(41, s1p, s0p, s0l1p); k += 1
-        out[k] = _h(42, s1p, s0p, s0r1p); k += 1
-        out[k] = _h(43, s1p, s1l1p, s0p); k += 1
-        out[k] = _h(44, s1p, s1r1p, s0p); k += 1
-        out[k] = _h(45, s1p, s1r1p, s0w); k += 1
-        out[k] = _h(46, s1p, s0w, s0l1p); k += 1
-        out[k] = _h(47, s0l1w, 0, 0); k += 1
-        out[k] = _h(48, s0l1p, 0, 0); k += 1
-        out[k] = _h(49, s0r1w, 0, 0); k += 1
-        out[k] = _h(50, s0r1p, 0, 0); k += 1
-        out[k] = _h(51, s1l1w, 0, 0); k += 1
-        out[k] = _h(52, s1l1p, 0, 0); k += 1
-        out[k] = _h(53, s1r1w, 0, 0); k += 1
-        out[k] = _h(54, s1r1p, 0, 0); k += 1
-        # second-order children
-        out[k] = _h(55, s0l2w, 0, 0); k += 1
-        out[k] = _h(56, s0l2p, 0, 0); k += 1
-        out[k] = _h(57, s0r2w, 0, 0); k += 1
-        out[k] = _h(58, s0r2p, 0, 0); k += 1
-        out[k] = _h(59, s0p, s0l1p, s0l2p); k += 1
-        out[k] = _h(60, s0p, s0r1p, s0r2p); k += 1
-        out[k] = _h(61, s1p, s1l1p, s1l2p); k += 1
-        out[k] = _h(62, s1p, s1r1p, s1r2p); k += 1
-    if groups & 2:  # labels of the children
-        s0l1l = S[LB, s0l1] if s0l1 else 0
-        s0l2l = S[LB, s0l2] if s0l2 else 0
-        s0r1l = S[LB, s0r1] if s0r1 else 0
-        s0r2l = S[LB, s0r2] if s0r2 else 0
-        s1l1l = S[LB, s1l1] if s1l1 else 0
-        s1r1l = S[LB, s1r1] if s1r1 else 0
-        out[k] = _h(70, s0l1l, 0, 0); k += 1
-        out[k] = _h(71, s0l2l, 0, 0); k += 1
-        out[k] = _h(72, s0r1l, 0, 0); k += 1
-        out[k] = _h(73, s0r2l, 0, 0); k += 1
-        out[k] = _h(74, s1l1l, 0, 0); k += 1
-        out[k] = _h(75, s1r1l, 0, 0); k += 1
-        out[k] = _h(76, s0p, s0l1l, s0l2l); k += 1
-        out[k] = _h(77, s0p, s0r1l, s0r2l); k += 1
-        out[k] = _h(78, s1p, s0p, s1r1l); k += 1
-        out[k] = _h(79, s1p, s0p, s0l1l); k += 1
-    if groups & 4:  # valency
-        s0vl = S[NL, s0] if s0 else 0
-        s0vr = S[NR, s0] if s0 else 0
-        s1vl = S[NL, s1] if s1 else 0
-        s1vr = S[NR, s1] if s1 else 0
-        out[k] = _h(80, s0w, s0vr, 0); k += 1
-        out[k] = _h(81, s0p, s0vr, 0); k += 1
-        out[k] = _h(82, s0w, s0vl, 0); k += 1
-        out[k] = _h(83, s0p, s0vl, 0); k += 1
-        out[k] = _h(84, s1w, s1vr, 0); k += 1
-        out[k] = _h(85, s1p, s1vr, 0); k += 1
-        out[k] = _h(86, s1p, s1vl, 0); k += 1
-        out[k] = _h(87, s1w, s1vl, 0); k += 1
-    if groups & 8:  # distance
-        d01 = s0 - s1 if (s0 and s1) else 0
-        d01 = d01 if d01 < 5 else (5 if d01 < 10 else 6)
-        d0n = n0 - s0 if (s0 and n0) else 0
-        d0n = d0n if d0n < 5 else (5 if d0n < 10 else 6)
-        out[k] = _h(90, s0w, d01, 0); k += 1
-        out[k] = _h(91, s0p, d01, 0); k += 1
-        out[k] = _h(92, s1w, d01, 0); k += 1
-        out[k] = _h(93, s1p, d01, 0); k += 1
-        out[k] = _h(94, _h(0, s0w, s1w, 0), d01, 0); k += 1
-        out[k] = _h(95, s0p, s1p, d01); k += 1
-        out[k] = _h(96, s0w, d0n, 0); k += 1
-        out[k] = _h(97, s0p, n0p, d0n); k += 1
-        out[k] = _h(98, _h(0, s0w, n0w, 0), d0n, 0); k += 1
-    if groups & 16:  # label sets
-        s0sl = S[SL, s0] if s0 else 0
-        s0sr = S[SR, s0] if s0 else 0
-        s1sl = S[SL, s1] if s1 else 0
-        s1sr = S[SR, s1] if s1 else 0
-        out[k] = _h(100, s0w, s0sr, 0); k += 1
-        out[k] = _h(101, s0p, s0sr, 0); k += 1
-        out[k] = _h(102, s0w, s0sl, 0); k += 1
-        out[k] = _h(103, s0p, s0sl, 0); k += 1
-        out[k] = _h(104, s1w, s1sr, 0); k += 1
-        out[k] = _h(105, s1p, s1sr, 0); k += 1
-        out[k] = _h(106, s1p, s1sl, 0); k += 1
-    if groups & 32:  # lemma and FEATS of s0, s1, n0
-        s0m = lemmas[base + s0 - 1] if s0 else 0
-        s1m = lemmas[base + s1 - 1] if s1 else 0
-        n0m = lemmas[base + n0 - 1] if n0 else 0
-        s0f = morph[base + s0 - 1] if s0 else 0
-        s1f = morph[base + s1 - 1] if s1 else 0
-        n0f = morph[base + n0 - 1] if n0 else 0
-        out[k] = _h(110, s0m, 0, 0); k += 1
-        out[k] = _h(111, n0m, 0, 0); k += 1
-        out[k] = _h(112, s1m, 0, 0); k += 1
-        out[k] = _h(113, s0m, s1m, 0); k += 1
-        out[k] = _h(114, s0m, n0m, 0); k += 1
-        out[k] = _h(115, s0p, s0f, 0); k += 1
-        out[k] = _h(116, n0p, n0f, 0); k += 1
-        out[k] = _h(117, s1p, s1f, 0); k += 1
-        out[k] = _h(118, s0f, s1f, 0); k += 1
-    return k
+    s0l1, s0l2, s0r1, s0r2 = _children(S, s0)
+    s1l1, s1l2, s1r1, s1r2 = _children(S, s1)
+    s0w, s0p = _col(words, base, s0), _col(tags, base, s0)
+    s1w, s1p = _col(words, base, s1), _col(tags, base, s1)
+    n0w, n0p = _col(words, base, n0), _col(tags, base, n0)
+    wp = (s0w, s0p, s1w, s1p, _col(words, base, s2), _col(tags, base, s2), n0w, n0p,
+          _col(words, base, n1), _col(tags, base, n1), _col(words, base, n2), _col(tags, base, n2),
+          _col(words, base, s0l1), _col(tags, base, s0l1), _col(words, base, s0l2), _col(tags, base, s0l2),
+          _col(words, base, s0r1), _col(tags, base, s0r1), _col(words, base, s0r2), _col(tags, base, s0r2),
+          _col(words, base, s1l1), _col(tags, base, s1l1), _col(words, base, s1l2), _col(tags, base, s1l2),
+          _col(words, base, s1r1), _col(tags, base, s1r1), _col(words, base, s1r2), _col(tags, base, s1r2))
+    tree = (_row(S, LB, s0l1), _row(S, LB, s0l2), _row(S, LB, s0r1), _row(S, LB, s0r2),
+            _row(S, LB, s1l1), _row(S, LB, s1l2), _row(S, LB, s1r1), _row(S, LB, s1r2),
+            _row(S, NL, s0), _row(S, NR, s0), _row(S, SL, s0), _row(S, SR, s0),
+            _row(S, NL, s1), _row(S, NR, s1), _row(S, SL, s1), _row(S, SR, s1))
+    lex = (_col(lemmas, base, s0), _col(morph, base, s0), _h(1, s0w, s0p, 0),
+           _col(lemmas, base, s1), _col(morph, base, s1), _h(1, s1w, s1p, 0),
+           _col(lemmas, base, n0), _col(morph, base, n0), _h(1, n0w, n0p, 0))
+    dist = (_bucket(s0 - s1) if (s0 and s1) else 0, _bucket(n0 - s0) if (s0 and n0) else 0,
+            _h(0, s0w, s1w, 0), _h(0, s0w, n0w, 0))
+    return wp, tree, lex, dist
+
+
+def _atom(name: str) -> str:
+    """Where the unrolled kernel reads an atom: A[part][index] of ``_atoms``'s result."""
+    for p, part in enumerate(ATOMS):
+        if name in part:
+            return f"A[{p}][{part.index(name)}]"
+    raise KeyError(name)
+
+
+# ``_emit(A, groups, out)``: the switched-on templates' hashes in table order, written out.
+_emit = unroll("_emit", "A, groups, out", "_h({t}, {atoms})",
+               [(t, f"groups & {1 << GROUPS.index(g)}", [_atom(a) for a in atoms] + ["0"] * (3 - len(atoms)))
+                for t, g, atoms in TEMPLATES], globals(), __file__)
+
+
+@njit
+def extract(S, sp, b, sent, groups, out):
+    """The hashed features of a state into out (the templates of the groups switched on in
+    ``groups``, in ``TEMPLATES`` order); returns their number."""
+    return _emit(_atoms(S, sp, b, sent), groups, out)
 
 
 @njit
@@ -301,6 +300,14 @@ def action_scores(feats, k, W, mask, sp, b, n, n_actions, out):
     if not can_arc:
         for a in range(1, n_actions):
             out[a] = -np.inf
+
+
+@njit
+def state_scores(S, sp, b, sent, model, feats, out):
+    """The scores of every action in a state into out (-inf for illegal ones); feats is
+    scratch."""
+    k = extract(S, sp, b, sent, model.groups, feats)
+    action_scores(feats, k, model.W, model.mask, sp, b, sent.n, 2 * model.L + 1, out)
 
 
 # ---- beam search ----------------------------------------------------------------------------
@@ -330,19 +337,32 @@ def _copy(src, dst, n):
 
 
 @njit
-def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
-                cur, nxt, hist_p, hist_a, scores_out, gold, track, D=0, K=0):
-    """Beam search over the 2n - 1 actions of a sentence. Returns (final beam size, tmax, jmax,
-    gold_scores filled) where, when ``track`` (training), gold is the oracle's action sequence
-    and tmax is the step of maximum violation (-1: none) with jmax the violating item (0: the
-    top). hist_p/hist_a[t, j] are the parent and action of item j after step t. The best final
-    item is cur[0] on return (the arrays are swapped internally an even/odd number of times,
-    so the kernel copies it there). scores_out[t] gets the gold prefix score after step t.
+def new_beams(B, maxlen):
+    """``beam_search``'s scratch (``Beams``) for sentences of up to maxlen tokens."""
+    return Beams(np.zeros((B, N_ROWS, maxlen + 2), dtype=np.int64),
+                 np.zeros((B, N_ROWS, maxlen + 2), dtype=np.int64),
+                 np.zeros((2 * maxlen, B), dtype=np.int64), np.zeros((2 * maxlen, B), dtype=np.int64),
+                 np.zeros(2 * maxlen))
+
+
+@njit
+def beam_search(sent, model, search, bufs, gold, track):
+    """Beam search over the 2n - 1 actions of a sentence (``Search`` B, D, K; scratch
+    ``bufs``). Returns (tmax, the best final item's stack size): when ``track`` (training),
+    gold is the oracle's action sequence and tmax the step of maximum violation (the last of
+    equal ones; -1: none), where the top item bufs.hist_p/hist_a lead to is the violating one.
+    bufs.hist_p/hist_a[t, j] are the parent and action of item j after step t, and
+    bufs.gscores[t] the gold prefix score after step t (when tracking). The best final item is
+    bufs.cur[0] on return (the two beams swap at every step; the kernel copies it there).
 
     D > 0: lookahead inside the beam. The K best candidates (item, action) by path score are
     re-ranked by path score + the best sum of the next D action scores from the state after
     the candidate (:func:`lookahead_value`), and the B best by that are kept; the stored path
     score stays the plain sum of action scores. D = 0 is plain beam search."""
+    n, L = sent.n, model.L
+    B, D, K = search
+    cur, nxt, hist_p, hist_a, scores_out = bufs
+    W, mask = model.W, model.mask
     n_actions = 2 * L + 1
     T = 2 * n - 1
     feats = np.zeros(MAX_FEATS, dtype=np.int64)
@@ -367,6 +387,8 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
     la = np.zeros(B, dtype=np.int64)
     look = np.zeros((D + 1, N_ROWS, n + 2), dtype=np.int64)
     lsc = np.zeros((D + 1, n_actions), dtype=np.float32)
+    # the candidates by path score: the B kept, or with lookahead the K to re-rank
+    cv, cp, ca, cap = (topv, topp, topa, B) if D == 0 else (kv, kp, ka, KK)
     reset(cur[0], n)
     bsp[0] = 0
     bb[0] = 1
@@ -385,27 +407,19 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
     Bn = nxt
     for t in range(T):
         m = 0
-        if D == 0:
-            for i in range(size):
-                k = extract(A[i], bsp[i], bb[i], n, words, tags, lemmas, morph, base, groups, feats)
-                action_scores(feats, k, W, mask, bsp[i], bb[i], n, n_actions, sc)
-                for a in range(n_actions):
-                    if sc[a] > -np.inf:
-                        m = _insert(topv, topp, topa, m, B, bscore[i] + sc[a], i, a)
-        else:
-            mk = 0
-            for i in range(size):
-                k = extract(A[i], bsp[i], bb[i], n, words, tags, lemmas, morph, base, groups, feats)
-                action_scores(feats, k, W, mask, bsp[i], bb[i], n, n_actions, sc)
-                for a in range(n_actions):
-                    if sc[a] > -np.inf:
-                        mk = _insert(kv, kp, ka, mk, KK, bscore[i] + sc[a], i, a)
+        for i in range(size):
+            state_scores(A[i], bsp[i], bb[i], sent, model, feats, sc)
+            for a in range(n_actions):
+                if sc[a] > -np.inf:
+                    m = _insert(cv, cp, ca, m, cap, bscore[i] + sc[a], i, a)
+        if D > 0:
+            mk = m
+            m = 0
             for c in range(mk):  # re-rank the K best by path score + depth-D lookahead
                 p = kp[c]
                 _copy(A[p], look[0], n)
                 sp1, b1 = apply(look[0], bsp[p], bb[p], ka[c], L)
-                h = lookahead_value(look, lsc, feats, sp1, b1, n, words, tags, lemmas, morph,
-                                    base, W, mask, L, groups, D)
+                h = lookahead_value(look, lsc, feats, sp1, b1, sent, model, D)
                 m = _insert(lv, lc, la, m, B, kv[c] + h, c, 0)
             for j in range(m):
                 c = lc[j]
@@ -429,7 +443,7 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
             bgold[j] = ngold[j]
         A, Bn = Bn, A
         if track:
-            k = extract(G, gsp, gb, n, words, tags, lemmas, morph, base, groups, feats)
+            k = extract(G, gsp, gb, sent, model.groups, feats)
             g = gold[t]
             s = 0.0
             for i in range(k):
@@ -448,15 +462,15 @@ def beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
 
 
 @njit
-def lookahead_value(look, lsc, feats, sp, b, n, words, tags, lemmas, morph, base, W, mask, L,
-                    groups, D):
+def lookahead_value(look, lsc, feats, sp, b, sent, model, D):
     """The best sum of the scores of at most D legal actions from the state look[0] (sp, b):
     max over action sequences of length D (shorter only where a final state ends them) of the
     sum of their scores; 0 for a final state or D = 0. Depth-first over look[1:], lsc[d] the
-    action scores at depth d."""
+    action scores at depth d; feats is scratch."""
+    n = sent.n
     if D == 0 or is_final(sp, b, n):
         return 0.0
-    n_actions = 2 * L + 1
+    n_actions = 2 * model.L + 1
     dsp = np.zeros(D + 1, dtype=np.int64)
     db = np.zeros(D + 1, dtype=np.int64)
     nexta = np.zeros(D + 1, dtype=np.int64)
@@ -464,8 +478,7 @@ def lookahead_value(look, lsc, feats, sp, b, n, words, tags, lemmas, morph, base
     best = -np.inf
     dsp[0] = sp
     db[0] = b
-    k = extract(look[0], sp, b, n, words, tags, lemmas, morph, base, groups, feats)
-    action_scores(feats, k, W, mask, sp, b, n, n_actions, lsc[0])
+    state_scores(look[0], sp, b, sent, model, feats, lsc[0])
     nexta[0] = 0
     acc[0] = 0.0
     d = 0
@@ -484,7 +497,7 @@ def lookahead_value(look, lsc, feats, sp, b, n, words, tags, lemmas, morph, base
                 best = v
             continue
         _copy(look[d], look[d + 1], n)
-        sp2, b2 = apply(look[d + 1], dsp[d], db[d], a, L)
+        sp2, b2 = apply(look[d + 1], dsp[d], db[d], a, model.L)
         if is_final(sp2, b2, n):
             if v > best:
                 best = v
@@ -494,8 +507,7 @@ def lookahead_value(look, lsc, feats, sp, b, n, words, tags, lemmas, morph, base
         db[d] = b2
         acc[d] = v
         nexta[d] = 0
-        k = extract(look[d], sp2, b2, n, words, tags, lemmas, morph, base, groups, feats)
-        action_scores(feats, k, W, mask, sp2, b2, n, n_actions, lsc[d])
+        state_scores(look[d], sp2, b2, sent, model, feats, lsc[d])
     return best
 
 
@@ -508,8 +520,9 @@ def _path(hist_p, hist_a, t, j, out):
 
 
 @njit
-def _update(words, tags, lemmas, morph, base, n, W, U, mask, L, groups, acts, T, sign, c):
+def _update(sent, model, acts, T, sign, c):
     """W += sign * phi(acts[:T]) (U += sign * c * phi), replaying the actions from the start."""
+    n, W, U, mask = sent.n, model.W, model.U, model.mask
     S = np.zeros((N_ROWS, n + 2), dtype=np.int64)
     reset(S, n)
     feats = np.zeros(MAX_FEATS, dtype=np.int64)
@@ -517,68 +530,55 @@ def _update(words, tags, lemmas, morph, base, n, W, U, mask, L, groups, acts, T,
     b = 1
     for t in range(T):
         a = acts[t]
-        k = extract(S, sp, b, n, words, tags, lemmas, morph, base, groups, feats)
+        k = extract(S, sp, b, sent, model.groups, feats)
         for i in range(k):
             h = (feats[i] & mask) + a
             W[h] += sign
             U[h] += sign * c
-        sp, b = apply(S, sp, b, a, L)
+        sp, b = apply(S, sp, b, a, model.L)
 
 
 @njit
-def beam_epoch(offsets, words, tags, lemmas, morph, gold_actions, order, trainable, W, U, mask,
-               L, groups, B, c, D=0, K=0):
-    """One epoch of max-violation perceptron training. gold_actions holds each sentence's
-    2n - 1 oracle actions at 2 * offsets[s] - s. Returns (c, updates, final-state errors)."""
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    cur = np.zeros((B, N_ROWS, maxlen + 2), dtype=np.int64)
-    nxt = np.zeros((B, N_ROWS, maxlen + 2), dtype=np.int64)
-    hist_p = np.zeros((2 * maxlen, B), dtype=np.int64)
-    hist_a = np.zeros((2 * maxlen, B), dtype=np.int64)
-    gscores = np.zeros(2 * maxlen)
-    path = np.zeros(2 * maxlen, dtype=np.int64)
+def beam_epoch(X, gold_actions, order, trainable, model, search, c):
+    """One epoch of max-violation perceptron training over the trainable sentences of the
+    ``Corpus`` X in ``order``, updating model.W and its accumulator model.U. gold_actions holds
+    each sentence's 2n - 1 oracle actions at 2 * offsets[s] - s. Returns (c, updates): the
+    example counter after the epoch and the number of sentences updated (each a violation)."""
+    offsets = X.offsets
+    bufs = new_beams(search.B, max_length(offsets))
+    path = np.zeros(bufs.gscores.shape[0], dtype=np.int64)
     updates = 0
     for s in order:
         if not trainable[s]:
             continue
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
+        sent = Sentence(X.words, X.tags, X.lemmas, X.morph, base, n)
         g0 = 2 * base - s
         gold = gold_actions[g0:g0 + 2 * n - 1]
-        tmax, _ = beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
-                              cur, nxt, hist_p, hist_a, gscores, gold, True, D, K)
+        tmax, _ = beam_search(sent, model, search, bufs, gold, True)
         if tmax >= 0:
             updates += 1
-            _path(hist_p, hist_a, tmax, 0, path)
-            _update(words, tags, lemmas, morph, base, n, W, U, mask, L, groups, gold, tmax + 1, 1.0, c)
-            _update(words, tags, lemmas, morph, base, n, W, U, mask, L, groups, path, tmax + 1, -1.0, c)
+            _path(bufs.hist_p, bufs.hist_a, tmax, 0, path)
+            _update(sent, model, gold, tmax + 1, 1.0, c)
+            _update(sent, model, path, tmax + 1, -1.0, c)
         c += 1.0
     return c, updates
 
 
 @njit
-def beam_parse_corpus(offsets, words, tags, lemmas, morph, W, mask, L, groups, B, root_label,
-                      heads_out, labels_out, D=0, K=0):
-    """Parse every sentence; writes heads (0 = root) and label ids into the outputs."""
-    maxlen = 1
+def beam_parse_corpus(X, model, search, root_label, heads_out, labels_out):
+    """Parse every sentence of the ``Corpus`` X; writes heads (0 = root) and label ids into
+    the outputs."""
+    offsets = X.offsets
+    bufs = new_beams(search.B, max_length(offsets))
+    nogold = np.zeros(bufs.gscores.shape[0], dtype=np.int64)
     for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
-    cur = np.zeros((B, N_ROWS, maxlen + 2), dtype=np.int64)
-    nxt = np.zeros((B, N_ROWS, maxlen + 2), dtype=np.int64)
-    hist_p = np.zeros((2 * maxlen, B), dtype=np.int64)
-    hist_a = np.zeros((2 * maxlen, B), dtype=np.int64)
-    gscores = np.zeros(2 * maxlen)
-    nogold = np.zeros(2 * maxlen, dtype=np.int64)
-    for s in range(len(offsets) - 1):
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         if n == 0:
             continue
-        beam_search(words, tags, lemmas, morph, base, n, W, mask, L, groups, B,
-                    cur, nxt, hist_p, hist_a, gscores, nogold, False, D, K)
-        S = cur[0]
+        beam_search(Sentence(X.words, X.tags, X.lemmas, X.morph, base, n), model, search, bufs,
+                    nogold, False)
+        S = bufs.cur[0]
         root = S[ST, 0]
         S[HD, root] = 0
         S[LB, root] = root_label

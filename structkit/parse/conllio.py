@@ -19,11 +19,9 @@ def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[st
         return _parse_conllu(parser, tagger, name, stream, depth, out, **kw)
     from structkit.io.conllx import read_conllx, write_conllx
 
-    sents = read_conllx(name, stream)
-    if tagger is not None:
-        sents = pos_tagged(tagger, sents, name)
     words = count = 0
-    for batch, heads, deprels in parser.parse_batches(sents, name, depth, **kw):
+    for batch, heads, deprels in tag_then_parse(parser, read_conllx(name, stream), name, tagger,
+                                                depth=depth, **kw):
         if deprels is None:  # an unlabelled parse: the input's DEPREL would pass for a prediction
             deprels = [["_"] * len(s) for s in batch]
         write_conllx(batch, out, heads=heads, deprels=deprels)
@@ -40,18 +38,41 @@ def _parse_conllu(parser, tagger, name: str, stream: IO, depth, out: IO[str], ba
     words = count = 0
     while chunk := list(itertools.islice(it, batch)):
         views = [dep_view(s, name) for s in chunk]
-        if tagger is not None:
-            views = list(pos_tagged(tagger, views, name))
+        parsed = list(tag_then_parse(parser, views, name, tagger, depth=depth, batch=batch, **kw))
+        if tagger is not None:  # the tags go into the CoNLL-U lines too
             for raw, v in zip(chunk, views):
                 for k, i in enumerate(raw.word_at):
                     cols = raw.lines[i].split("\t")
                     cols[3], cols[4] = v.upos[k], v.xpos[k]
                     raw.lines[i] = "\t".join(cols)
-        for _, heads, deprels in parser.parse_batches(views, name, depth, batch=batch, **kw):
+        for _, heads, deprels in parsed:
             write_parsed(chunk, heads, deprels, out)
         words += sum(len(v) for v in views)
         count += len(chunk)
     return words, count
+
+
+def tag_then_parse(parser, sentences, name: str, tagger=None, tags=None, depth: int | None = None,
+                   **kw):
+    """The one tag-then-parse path (``parse --tagger``, the batch job, the server's pipelines):
+    the sentences (``DepSentence``) get POS tags in both UPOS and XPOS -- from ``tagger`` (a POS
+    tagging model), or ``tags`` already predicted (a tag list per sentence; None keeps the
+    sentence's own) -- then are parsed. Yields ``parse_batches``' (batch, heads, deprels)."""
+    if tagger is not None:  # a list is tagged whole first; a stream as it is parsed
+        tagged = pos_tagged(tagger, sentences, name)
+        sentences = list(tagged) if isinstance(sentences, list) else tagged
+    elif tags is not None:
+        sentences = list(sentences)
+        for s, t in zip(sentences, tags):
+            if t is not None:
+                set_pos(s, t)
+    yield from parser.parse_batches(sentences, name, depth, **kw)
+
+
+def set_pos(sentence, tags) -> None:
+    """A tagger's POS tags as a sentence's UPOS and XPOS (what the parser reads)."""
+    sentence.xpos = list(tags)
+    sentence.upos = list(tags)
 
 
 def pos_tagged(tagger, sentences, name: str, batch: int = 1024):
@@ -63,6 +84,5 @@ def pos_tagged(tagger, sentences, name: str, batch: int = 1024):
         rows = [Sentence([[w] for w in s.words], s.first_line) for s in chunk]
         for _, labels in tagger.tag_batches(rows, name, text=True, batch=batch):
             for s, tags in zip(chunk, labels):
-                s.xpos = list(tags)
-                s.upos = list(tags)
+                set_pos(s, tags)
         yield from chunk

@@ -113,7 +113,7 @@ class LabelledParser:
         return self.labels.index("root") + 1 if "root" in self.labels else 0
 
     def encode(self, sentences: list[DepSentence], grow: bool = False, path: str | None = None):
-        from structkit.parse.parser import pos_column
+        from structkit.parse.vocab import pos_column
 
         check_lengths(sentences, path)
 
@@ -127,22 +127,35 @@ class LabelledParser:
         np.cumsum([len(s) for s in sentences], out=offsets[1:])
         return offsets, *(np.array(cols[k], dtype=np.int64) for k in "wtmf")
 
+    def model(self, W: np.ndarray | None = None, U: np.ndarray | None = None):
+        """The kernels' ``Model`` of this parser (its weights, or W; U: the accumulator when
+        training)."""
+        from structkit.parse.beam import Model
+
+        W = self.W if W is None else W
+        return Model(W, W[:0] if U is None else U, self.mask, len(self.labels), self.groups)
+
+    def search(self, beam: int | None = None, depth: int | None = None):
+        """The kernels' ``Search``: beam width, lookahead depth (the trained ones by default)
+        and the 2B candidates the lookahead re-ranks."""
+        from structkit.parse.beam import Search
+
+        B = beam or self.config.beam
+        return Search(B, (self.config.depth or 0) if depth is None else depth, 2 * B)
+
     def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None,
                       depth: int | None = None):
-        from structkit.parse.beam import beam_parse_corpus
+        from structkit.parse.beam import Corpus, beam_parse_corpus
 
-        offsets, words, tags, lemmas, morph = enc
-        B = beam or self.config.beam
-        D = (self.config.depth or 0) if depth is None else depth
+        offsets = enc[0]
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
-        W = self.W if W is None else W
+        model, search = self.model(W), self.search(beam, depth)
 
         def piece(part: np.ndarray) -> None:  # sentences part[0]..part[-1] (learn.pieces: a
             a, b = int(part[0]), int(part[-1]) + 1  # signal is answered between pieces)
-            beam_parse_corpus(offsets[a:b + 1], words, tags, lemmas, morph, W, self.mask,
-                              len(self.labels), self.groups, B, self.root_label, heads, labels,
-                              D, 2 * B)
+            beam_parse_corpus(Corpus(offsets[a:b + 1], *enc[1:]), model, search, self.root_label,
+                              heads, labels)
 
         run_in_pieces(np.arange(len(offsets) - 1), piece)
         return heads, labels
@@ -189,9 +202,7 @@ class LabelledParser:
 
     @classmethod
     def from_arrays(cls, config, header, arrays) -> "LabelledParser":
-        from structkit.parse.parser import Vocab
-
-        from structkit.parse.parser import SPECIAL
+        from structkit.parse.vocab import SPECIAL, Vocab
 
         vocabs = {k: Vocab(unpack_strings("vocab_" + k, arrays)) for k in ("words", "tags", "lemmas", "feats")}
         labels = unpack_strings("labels", arrays)
@@ -267,8 +278,9 @@ def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[li
 
 def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
-    from structkit.parse.beam import beam_epoch
-    from structkit.parse.parser import Vocab
+    from structkit.learn.loop import run_epochs, train_counts
+    from structkit.parse.beam import Corpus, beam_epoch
+    from structkit.parse.vocab import Vocab
 
     trees = [(list(s.heads), list(s.deprels)) for s in sentences]
     if PROJECTIVIZE is not None:
@@ -301,47 +313,43 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     U = np.zeros_like(W)
     c = 1.0
     rng = np.random.default_rng(config.seed)
-    groups = parser.groups
+    model, search = parser.model(W, U), parser.search()
     avg = None
-    selector = Selector(SELECT_KEY, config.patience)
-    for epoch in range(1, config.epochs + 1):
-        te = time.perf_counter()
+
+    def step(epoch: int) -> dict:
         order = rng.permutation(n_sent)
 
         def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
             nonlocal c
-            c, u = beam_epoch(*enc, gold, part, trainable, W, U, parser.mask, L, groups,
-                              config.beam, c, config.depth or 0, 2 * config.beam)
+            c, u = beam_epoch(Corpus(*enc), gold, part, trainable, model, search, c)
             return (u,)
 
         updates, = sum_in_pieces(order, piece, 1)
-        stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
-                 "train_updates": int(updates), "train_mistakes": int(updates),
-                 "train_accuracy": 100.0 * (1 - updates / max(int(trainable.sum()), 1))}
-        if dev_sents is not None:
-            if avg is None:
-                avg = np.empty_like(W)
-            np.divide(U, np.float32(c), out=avg)   # in place: one extra table, no temporaries
-            np.subtract(W, avg, out=avg)
-            H, D = parser.parse_sentences(dev_sents, W=avg)
-            stats["dev"] = label_scores(dev_sents, H, D)
-        stop = dev_sents is not None and selector.update(epoch, stats["dev"], avg)
-        if on_epoch is not None:
-            on_epoch(epoch, stats)
-        if stop:
-            break
-    del avg
-    if selector.weights is not None:
-        W = selector.weights
-    else:
-        U /= np.float32(c)
-        W -= U
-    del U
-    parser.W = W
+        # one decision per sentence: the max-violation update is its mistake
+        return train_counts(updates, updates, int(trainable.sum()))
+
+    def averaged() -> np.ndarray:
+        nonlocal avg
+        if avg is None:
+            avg = np.empty_like(W)
+        np.divide(U, np.float32(c), out=avg)   # in place: one extra table, no temporaries
+        np.subtract(W, avg, out=avg)
+        return avg
+
+    def final() -> np.ndarray:   # the last epoch's average, in place once training is over
+        np.divide(U, np.float32(c), out=U)
+        return np.subtract(W, U, out=W)
+
+    def score_dev(w: np.ndarray) -> dict:
+        H, D = parser.parse_sentences(dev_sents, W=w)
+        return label_scores(dev_sents, H, D)
+
+    run = run_epochs(config.epochs, step, averaged, Selector(SELECT_KEY, config.patience),
+                     score_dev if dev_sents is not None else None, on_epoch, final)
+    parser.W = run.weights
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(offsets[-1]), "labels": L,
                    "train_seconds": round(time.perf_counter() - t0, 3)}
-    if selector.weights is not None:
-        parser.info |= selector.info()
-    return parser, selector
+    parser.info |= run.info()
+    return parser, run.selector

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.parse.arcstandard import (N_TEMPLATES, Sentence, _buffers, apply, apply_gold, decide,
-                                          features, is_final, oracle, start_gold, undo)
+                                          features, is_final, max_length, oracle, span, start_gold, undo)
 from structkit.jit import njit
 
 
@@ -47,9 +47,7 @@ def parser_epoch(X, order, trainable, w, c, depth, margin):
     """One epoch over the trainable sentences of the ``Treebank`` X in ``order``, updating the
     ``HashedWeights`` w (W and the accumulator U). Returns (c, mistakes, updates)."""
     offsets, words, tags, gold_heads = X
-    maxlen = 1
-    for s in range(len(offsets) - 1):
-        maxlen = max(maxlen, offsets[s + 1] - offsets[s])
+    maxlen = max_length(offsets)
     st, buf = _buffers(maxlen, depth)
     pg, pb = buf.path_gold, buf.path_best
     gold = np.zeros(maxlen + 2, dtype=np.int64)
@@ -59,8 +57,7 @@ def parser_epoch(X, order, trainable, w, c, depth, margin):
     for s in order:
         if not trainable[s]:
             continue
-        base = offsets[s]
-        n = offsets[s + 1] - base
+        base, n = span(offsets, s)
         sent = Sentence(words, tags, base, n)
         start_gold(gold_heads, base, n, st, gold, pending)
         sp = 0

@@ -1,5 +1,11 @@
 """Dependency parsing (arc-standard with lookahead): reading, encoding, training, parsing,
-model files. The adapter between CoNLL-X/CoNLL-U files and the array-only numba kernels."""
+model files. The adapter between CoNLL-X/CoNLL-U files and the array-only numba kernels.
+
+Also the parse task's entry points for both parsers: ``ParserConfig`` (checked through the
+table ``PARSERS`` of the task's two parsers, by the learner spec's decoder),
+``train_parser``/``train_parser_on``, ``DependencyParser.load`` (which returns a
+:class:`structkit.parse.labelled.LabelledParser` for a beam model) and
+``check_search_options`` (``structkit parse``'s --depth and --beam)."""
 from __future__ import annotations
 
 import hashlib
@@ -13,13 +19,13 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.conllx import DepSentence, read_conllx
 from structkit.learn.pieces import sum_in_pieces
-from structkit.vocab import Vocab as BaseVocab, pack_strings, unpack_strings
+from structkit.parse.vocab import SPECIAL, Vocab, pos_column
+from structkit.vocab import pack_strings, unpack_strings
 from structkit.io.files import display_name
 from structkit.learn import selection
 from structkit.learn.registry import Param
 from structkit.model import load_model, save_model
 
-SPECIAL = ["<none>", "<unk>"]  # ids 0 (no such item) and 1 (unknown)
 
 
 # Brute-force lookahead visits 3^(D+1) action paths per decision: depth 6 is the useful limit.
@@ -30,7 +36,6 @@ POS = Param("pos", str, "xpos", "Which POS column the features read.", choices=(
 # lookahead inside a beam (--algo beam --depth D) scores every action sequence of length D from
 # each of the 2B best candidates: (2L + 1)^(D - 1) feature extractions per candidate
 BEAM_MAX_DEPTH = 3
-BEAM_GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph")
 
 
 @dataclass
@@ -47,46 +52,21 @@ class ParserConfig:
     pos: str | None = None     # which POS column: xpos (CoNLL-X POSTAG) or upos; None: upos for
     #                            beam, xpos for lookahead/greedy (the same on ptb-dep)
     beam: int | None = None    # beam width of --algo beam (1 = greedy)
-    templates: str | list[str] | None = None  # template groups of --algo beam (BEAM_GROUPS)
+    templates: str | list[str] | None = None  # template groups of --algo beam (structkit.parse.beam.GROUPS)
     dev_split: float | None = None  # hold out every round(1/F)-th training sentence as dev data
     patience: int | None = None     # with dev data: stop after this many epochs without a better score
     refit: bool = True              # with dev_split: train again on every sentence for the chosen epochs
 
     def validate(self) -> None:
-        if self.algo not in ("lookahead", "greedy", "beam"):
-            raise UserError(f"--algo for parsing is beam, lookahead (or greedy = depth 0), got {self.algo!r}")
         from structkit.learn import registry
 
-        spec = registry.get(self.algo, "parse")
+        spec, family = parser_family(self.algo)
         if spec.check is not None:
             spec.check(self)
         self.depth = spec.fixed.get("depth", self.depth)
         if self.epochs is None:
             self.epochs = spec.epochs
-        if self.algo == "beam":
-            self.hash_bits = spec.param("hash_bits").default if self.hash_bits is None else self.hash_bits
-            self.beam = spec.param("beam").default if self.beam is None else self.beam
-            self.beam = registry.PARAMS["beam"].check(self.beam)
-            self.pos = "upos" if self.pos is None else self.pos
-            if self.templates is None:
-                self.templates = list(BEAM_GROUPS)
-            if isinstance(self.templates, str):
-                self.templates = [t.strip() for t in self.templates.split(",") if t.strip()]
-            bad = [t for t in self.templates if t not in BEAM_GROUPS]
-            if bad or not self.templates:
-                raise UserError(f"--templates for --algo beam is a comma-separated list of "
-                                f"{', '.join(BEAM_GROUPS)}; got {self.templates!r}")
-            self.templates = list(self.templates)
-            if not 0 <= (self.depth or 0) <= BEAM_MAX_DEPTH:
-                raise UserError(f"--depth (lookahead inside the beam) of --algo beam is 0..{BEAM_MAX_DEPTH}, "
-                                f"got {self.depth}")
-        else:
-            if self.beam is not None:
-                raise UserError(f"--beam applies to --algo beam, not {self.algo}")
-            if self.templates is not None:
-                raise UserError(f"--templates applies to --algo beam among the parsers, not {self.algo}")
-            self.hash_bits = 22 if self.hash_bits is None else self.hash_bits
-            self.pos = "xpos" if self.pos is None else self.pos
+        family.configure(self, spec)
 
         self.epochs = registry.EPOCHS.check(self.epochs)
         self.depth = DEPTH.check(self.depth)
@@ -102,25 +82,106 @@ class ParserConfig:
         self.refit = selection.check_refit(self.refit)
 
 
-def pos_column(s: DepSentence, which: str) -> list[str]:
-    """The POS tags the parser reads: XPOS (falling back to UPOS where XPOS is '_'), or UPOS."""
-    if which == "upos":
-        return s.upos
-    return [x if x != "_" else u for x, u in zip(s.xpos, s.upos)]
+# ---- the parse task's parsers ----------------------------------------------------------------
+# The parse task has two parsers, each with its own transition system, features, trainer and
+# model file: the arc-standard parser with lookahead search (this module; the learners
+# ``lookahead`` and ``greedy``, the latter at depth 0) and the labelled beam parser
+# (:mod:`structkit.parse.labelled`; the learner ``beam``). A parse learner's spec says which
+# parser it trains by its ``decoder`` ("arc-standard" or "beam"), and this table maps that to
+# the parser: the code below looks parsers up by it and never compares a learner's name (only
+# the message for an --algo that trains no parser lists the built-in ones). Unlike a sequence
+# learner, a new parse learner therefore reuses one of these two parsers, or adds a row here.
+@dataclass(frozen=True)
+class ParserFamily:
+    """One parser: ``configure(config, spec)`` fills in its defaults and checks its options;
+    ``train(config, sentences, dev, on_epoch, train_name, train_sha256, t0)`` returns (model,
+    dev selector); ``check_dev(sentences, name)`` checks development sentences as training
+    would."""
+
+    configure: Callable
+    train: Callable
+    check_dev: Callable
 
 
-class Vocab(BaseVocab):
-    """Words or tags to ids, with 0 = no such item and 1 = unknown (``SPECIAL``)."""
+def _configure_arcstandard(config: ParserConfig, spec) -> None:
+    if config.beam is not None:
+        raise UserError(f"--beam applies to --algo beam, not {config.algo}")
+    if config.templates is not None:
+        raise UserError(f"--templates applies to --algo beam among the parsers, not {config.algo}")
+    config.hash_bits = 22 if config.hash_bits is None else config.hash_bits
+    config.pos = "xpos" if config.pos is None else config.pos
 
-    def __init__(self, items: list[str] | None = None):
-        super().__init__(SPECIAL if items is None else items, reserved=len(SPECIAL))
 
-    def ids(self, ws: Iterable[str], default: int = 1) -> list[int]:
-        return super().ids(ws, default)
+def _configure_beam(config: ParserConfig, spec) -> None:
+    from structkit.learn import registry
+    from structkit.parse.beam import GROUPS as BEAM_GROUPS
 
-    @property
-    def items(self) -> list[str]:  # type: ignore[override]  (the model file's word list)
-        return self.words
+    config.hash_bits = spec.param("hash_bits").default if config.hash_bits is None else config.hash_bits
+    config.beam = spec.param("beam").default if config.beam is None else config.beam
+    config.beam = registry.PARAMS["beam"].check(config.beam)
+    config.pos = "upos" if config.pos is None else config.pos
+    if config.templates is None:
+        config.templates = list(BEAM_GROUPS)
+    if isinstance(config.templates, str):
+        config.templates = [t.strip() for t in config.templates.split(",") if t.strip()]
+    bad = [t for t in config.templates if t not in BEAM_GROUPS]
+    if bad or not config.templates:
+        raise UserError(f"--templates for --algo beam is a comma-separated list of "
+                        f"{', '.join(BEAM_GROUPS)}; got {config.templates!r}")
+    config.templates = list(config.templates)
+    if not 0 <= (config.depth or 0) <= BEAM_MAX_DEPTH:
+        raise UserError(f"--depth (lookahead inside the beam) of --algo beam is 0..{BEAM_MAX_DEPTH}, "
+                        f"got {config.depth}")
+
+
+def _train_beam(*args):
+    from structkit.parse.labelled import train_labelled
+
+    return train_labelled(*args)
+
+
+def _check_beam_dev(sentences: list[DepSentence], name: str | None) -> None:
+    from structkit.parse.labelled import check_lengths  # the beam parser's length limit
+
+    check_lengths(sentences, name)
+
+
+def parser_family(algo: str):
+    """(the learner spec of --algo ``algo`` for the parse task, the parser it trains)."""
+    from structkit.learn import registry
+
+    try:
+        spec = registry.get(algo, "parse")
+    except UserError:
+        spec = None
+    if spec is None or spec.decoder not in PARSERS:
+        raise UserError(f"--algo for parsing is beam, lookahead (or greedy = depth 0), got {algo!r}")
+    return spec, PARSERS[spec.decoder]
+
+
+def check_search_options(parser, depth: int | None, beam: int | None,
+                         where: str | None = None) -> tuple[int | None, int | None]:
+    """``structkit parse``'s --depth and --beam for a loaded ``parser`` (None: not given):
+    the lookahead depth of an arc-standard parser (0..6) or of the lookahead inside a beam
+    parser's beam (0..BEAM_MAX_DEPTH), and the beam width, which only a beam parser has.
+    Returns them checked; a UserError (located at ``where``, the model file, where the
+    parser's kind decides) for a wrong one."""
+    from structkit.parse.labelled import LabelledParser
+
+    labelled = isinstance(parser, LabelledParser)
+    if depth is not None:
+        if labelled:  # lookahead inside the beam: re-rank the 2B best candidates by depth-D lookahead
+            if not 0 <= depth <= BEAM_MAX_DEPTH:
+                raise UserError(f"--depth of a beam parser (lookahead inside the beam) is "
+                                f"0..{BEAM_MAX_DEPTH}, got {depth}", where)
+        else:
+            DEPTH.check(depth)
+    if beam is not None:
+        if not labelled:
+            raise UserError("--beam applies to beam parsers (--algo beam, the default)", where)
+        from structkit.learn.registry import PARAMS
+        beam = PARAMS["beam"].check(beam)
+    return depth, beam
 
 
 @dataclass
@@ -296,10 +357,7 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
 
 def _read_dev(dev_path: str, config: ParserConfig) -> list[DepSentence]:
     sents = read_treebank(dev_path)
-    if config.algo == "beam":  # its length limit, said with the dev file's name
-        from structkit.parse.labelled import check_lengths
-
-        check_lengths(sents, display_name(dev_path))
+    parser_family(config.algo)[1].check_dev(sents, display_name(dev_path))  # said with the dev file's name
     return sents
 
 
@@ -311,35 +369,28 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
     function that reads it, called once the training trees are checked. With
     ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence."""
-    from dataclasses import replace
+    from structkit.learn.loop import hold_out, refit, wants_refit
 
     if t0 is None:
         t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
-    full = sentences
-    if config.dev_split is not None:   # every round(1/F)-th sentence held out
-        keep, held = selection.split_every(len(sentences), config.dev_split)
-        sentences, dev = [sentences[i] for i in keep], [sentences[i] for i in held]
-    if config.algo == "beam":
-        from structkit.parse.labelled import train_labelled
+    full = sentences   # with --dev-split, every round(1/F)-th sentence held out
+    sentences, dev = hold_out(config, sentences, dev, len(sentences), lambda ix: [sentences[i] for i in ix])
+    train = parser_family(config.algo)[1].train
+    model, selector = train(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
+    if wants_refit(config, selector):
+        def again(cfg: ParserConfig, told) -> DependencyParser:
+            return train_parser_on(cfg, full, None, told, train_name, train_sha256)
 
-        model, selector = train_labelled(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
-    else:
-        model, selector = _train_arcstandard(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
-    if selection.wants_refit(config, selector):
-        epochs = selector.best_epoch
-        again = replace(config, dev_split=None, patience=None, epochs=epochs)
-        final = train_parser_on(again, full, None, selection.refit_callback(on_epoch, epochs), train_name,
-                                train_sha256)
-        final.config = config
-        final.info |= selection.refit_info(selector, len(dev), epochs, t0)
-        return final
+        return refit(config, selector, config.epochs, again, on_epoch, len(dev), t0)
     return model
 
 
 def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, on_epoch, train_name,
                        train_sha256, t0):
     """The lookahead/greedy parser and its selector."""
+    from structkit.learn.loop import run_epochs, train_counts
+    from structkit.learn.selection import Selector
     from structkit.parse.learn import parser_epoch
     from structkit.parse.arcstandard import HashedWeights, Treebank, oracle_actions
     wv, tv = Vocab(), Vocab()
@@ -360,9 +411,10 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
     U = np.zeros_like(W)
     c = 1.0
     rng = np.random.default_rng(config.seed)
-    selector = selection.Selector("uas", config.patience)
-    for epoch in range(1, config.epochs + 1):
-        te = time.perf_counter()
+    lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
+    decisions = int(2 * lengths.sum() - len(lengths))
+
+    def step(epoch: int) -> dict:
         order = rng.permutation(n_sent)
         tb = Treebank(train.offsets, train.words, train.tags, train.heads)
         hw = HashedWeights(W, U, parser.mask)
@@ -373,25 +425,25 @@ def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, 
             return m, u
 
         mistakes, updates = sum_in_pieces(order, piece, 2)
-        lengths = np.diff(train.offsets)[trainable]  # skipped sentences make no decisions
-        decisions = int(2 * lengths.sum() - len(lengths))
-        stats = {"epoch": epoch, "epoch_seconds": time.perf_counter() - te,
-                 "train_mistakes": int(mistakes), "train_updates": int(updates),
-                 "train_accuracy": 100.0 * (1 - mistakes / max(decisions, 1))}
-        stop = False
-        if dev_tb is not None:
-            averaged = W - U / c
-            stats["dev"] = attachment(dev_tb, parser.parse_encoded(dev_tb, W=averaged))
-            stop = selector.update(epoch, stats["dev"], averaged)
-        if on_epoch is not None:
-            on_epoch(epoch, stats)
-        if stop:
-            break
-    parser.W = W - U / c if selector.weights is None else selector.weights
+        return train_counts(updates, mistakes, decisions)
+
+    def score_dev(averaged: np.ndarray) -> dict:
+        return attachment(dev_tb, parser.parse_encoded(dev_tb, W=averaged))
+
+    run = run_epochs(config.epochs, step, lambda: W - U / c, Selector("uas", config.patience),
+                     score_dev if dev_tb is not None else None, on_epoch)
+    parser.W = run.weights
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,
                    "train_tokens": int(train.offsets[-1]),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
-    if selector.weights is not None:
-        parser.info |= selector.info()
-    return parser, selector
+    parser.info |= run.info()
+    return parser, run.selector
+
+
+# the parse task's parsers by the ``decoder`` of the learner specs that train them (see
+# ``ParserFamily`` above)
+PARSERS = {
+    "arc-standard": ParserFamily(_configure_arcstandard, _train_arcstandard, lambda sentences, name: None),
+    "beam": ParserFamily(_configure_beam, _train_beam, _check_beam_dev),
+}

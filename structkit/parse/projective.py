@@ -30,7 +30,7 @@ Details the paper leaves open, settled as MaltParser (the authors' implementatio
 
 Heads are 1-based with 0 = the artificial root, one list per sentence, as in
 ``structkit.io.conllx``. Everything here is O(n) per check and O(n^2) per lift in the worst
-case; real sentences need few lifts (see ``tests/test_projective.py``).
+case; real sentences need few lifts (see ``tests/parse/test_projective.py``).
 """
 from __future__ import annotations
 

@@ -156,12 +156,12 @@ class Reranker:
 def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
              on_epoch: Callable[[int, dict], None] | None = None) -> Reranker:
     """Train on in-memory n-best sets (``train`` and ``dev`` need references)."""
+    from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
+
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
-    full = train
-    if config.dev_split is not None:   # every round(1/F)-th utterance held out
-        keep, held = selection.split_every(len(train), config.dev_split)
-        train, dev = train.subset(keep), train.subset(held)
+    full = train   # with --dev-split, every round(1/F)-th utterance held out
+    train, dev = hold_out(config, train, dev, len(train), train.subset)
     train.require_references("training")
     if dev is not None:
         dev.require_references("the dev set")
@@ -182,51 +182,36 @@ def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
         dev_edits = nbest_edits(dev)
         dev_words = sum(len(u.reference.split()) for u in dev.utterances)
     p = Perceptron(fs.n_features, config.algo, config.lam)
-    best = (np.inf, 0, None)
-    history = []
     rng = np.random.default_rng(config.seed)   # shuffled each epoch, as the other learners are
     n_utt = len(rows.starts) - 1
-    for ep in range(1, config.epochs + 1):
-        te = time.perf_counter()
-        st = p.epoch(rows, loss, rng.permutation(n_utt).astype(np.int64))
-        stats = {"epoch": ep, "train_updates": st["updates"], "train_mistakes": st["mistakes"],
-                 "epoch_seconds": time.perf_counter() - te}
-        if dev_rows is not None:
-            idx, _ = decode(dev_rows, p.averaged())
-            errs = sum(int(e[k]) for e, k in zip(dev_edits, idx))
-            stats["dev"] = {"wer": 100.0 * errs / max(dev_words, 1)}   # a percentage, as every score
-            if stats["dev"]["wer"] < best[0]:
-                best = (stats["dev"]["wer"], ep, p.averaged())
-        history.append(stats)
-        if on_epoch is not None:
-            on_epoch(ep, stats)
-        if dev_rows is not None and config.patience is not None and ep - best[1] >= config.patience:
-            break
-    if best[2] is not None and config.dev_split is not None and config.refit:
-        from dataclasses import replace
 
-        # every utterance, the chosen epochs (selection.wants_refit for the other trainers)
-        again = replace(config, dev_split=None, patience=None, epochs=best[1])
-        final = train_on(again, full, None, selection.refit_callback(on_epoch, best[1]))
-        final.config = config
-        final.info |= {"selected_epoch": best[1], "selected_dev": {"wer": best[0]}, "epochs_run": len(history),
-                       "dev_utterances": len(dev), "refit": True, "refit_epochs": best[1],
-                       "epochs": history, "refit_history": final.info["epochs"],
+    def step(epoch: int) -> dict:
+        st = p.epoch(rows, loss, rng.permutation(n_utt).astype(np.int64))
+        return train_counts(st["updates"], st["mistakes"])
+
+    def score_dev(w: np.ndarray) -> dict:
+        idx, _ = decode(dev_rows, w)
+        errs = sum(int(e[k]) for e, k in zip(dev_edits, idx))
+        return {"wer": 100.0 * errs / max(dev_words, 1)}   # a percentage, as every score
+
+    selector = selection.Selector("wer", config.patience, lower_is_better=True)
+    run = run_epochs(config.epochs, step, p.averaged, selector, score_dev if dev_rows is not None else None,
+                     on_epoch)
+    if wants_refit(config, run.selector):   # every utterance, the chosen epochs
+        final = refit(config, run.selector, config.epochs, lambda cfg, told: train_on(cfg, full, None, told),
+                      on_epoch, len(dev), t0, dev_key="dev_utterances")
+        final.info |= {"epochs": run.history, "refit_history": final.info["epochs"],
                        "train_seconds": time.perf_counter() - t0}
         return final
-    if best[2] is not None:
-        model.weights, chosen_epoch = best[2], best[1]
-        selected = {"selected_epoch": best[1], "selected_dev": {"wer": best[0]}, "epochs_run": len(history)}
-    else:
-        model.weights, chosen_epoch = p.averaged(), config.epochs
-        selected = {}
+    model.weights = run.weights
     model.info = {
         "train_utterances": len(train), "train_hypotheses": int(rows.n_rows),
         "train_groups": len(set(train.groups)), "n_features": fs.n_features,
-        "nonzero_weights": int(np.count_nonzero(model.weights)), "chosen_epoch": chosen_epoch,
+        "nonzero_weights": int(np.count_nonzero(model.weights)),
+        "chosen_epoch": run.selector.best_epoch or config.epochs,
         "feature_seconds": t_feat, "train_seconds": time.perf_counter() - t0,
-        "epochs": history,
-    } | selected
+        "epochs": run.history,
+    } | run.info()
     return model
 
 

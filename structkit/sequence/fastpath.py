@@ -18,10 +18,8 @@ words.
 from __future__ import annotations
 
 import io
-import re
 import threading
 from itertools import chain, repeat
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,8 +27,8 @@ from structkit.sequence.features import ABSENT, UNK
 from structkit.sequence.templates import (AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, word_attribute,
                                          word_case, word_shape)
 
-if TYPE_CHECKING:
-    from structkit.sequence.task import SequenceTagger
+# "SequenceTagger" in the annotations below is structkit.sequence.task's, which imports this
+# module lazily (this module does not import it back).
 
 DOCSTART = np.frombuffer(b"-DOCSTART-", dtype=np.uint8)
 MEDLINE = np.frombuffer(b"###MEDLINE:", dtype=np.uint8)
@@ -174,13 +172,16 @@ class Prepared:
     def kernels_ready(self) -> None:
         """The hash tables (built by a kernel, so after numba is loaded)."""
         if self.pos_slots is None:
-            from structkit.sequence.search.fast import build_table
-
-            from structkit.sequence.search.fast import build_key_tables
+            from structkit.sequence.search.fast import StringIds, Templates, build_key_tables, build_table
 
             self.hkeys, self.hvals, self.hoff, self.hmask = build_key_tables(
                 self.keys, self.starts, self.fid_map, self.multi)
-            self.pos_slots = build_table(self.pos_buf, self.pos_off)
+            self.templates = Templates(self.n_atoms, self.atom_attr, self.atom_off, self.atom_radix,
+                                       self.dense, self.dense_off, self.hkeys, self.hvals, self.hoff,
+                                       self.hmask)
+            self.pos_table = StringIds(build_table(self.pos_buf, self.pos_off), self.pos_buf,
+                                       self.pos_off, self.pos_ids)
+            self.pos_slots = self.pos_table.slots
 
     def known_words(self, tagger: "SequenceTagger"):
         if self.known is None:
@@ -270,18 +271,14 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
     else:
         ps = pe = ws
     A = fast.attribute_matrix(arr, ids, known_rows, unk_rows, p.word_cols, p.pos_col, ps, pe,
-                              p.pos_slots, p.pos_buf, p.pos_off, p.pos_ids, p.bias_col, p.bias_id,
-                              len(p.attrs))
+                              p.pos_table, p.bias_col, p.bias_id, len(p.attrs))
     out = np.zeros(n_tok, dtype=np.int32)
     if viterbi:
-        fast.tag_viterbi(A, offsets, p.n_atoms, p.atom_attr, p.atom_off, p.atom_radix, p.dense,
-                         p.dense_off, p.hkeys, p.hvals, p.hoff, p.hmask, p.W, p.T, out)
+        fast.tag_viterbi(A, offsets, p.templates, p.W, p.T, out)
     else:
         from structkit.sequence.features import Encoded
 
-        indptr, indices = fast.featurise(A, offsets, p.n_atoms, p.atom_attr, p.atom_off,
-                                         p.atom_radix, p.dense, p.dense_off, p.hkeys, p.hvals,
-                                         p.hoff, p.hmask)
+        indptr, indices = fast.featurise(A, offsets, p.templates)
         out = tagger.predict_ids(Encoded(indptr, indices, offsets, None), depth=depth)
     return fast.write_rows(arr, cs, ce, tab, offsets, out, p.lab_buf, p.lab_off).tobytes(), ncols
 
@@ -331,91 +328,3 @@ def slow_bytes(tagger: "SequenceTagger", data: bytes, path: str, first_line: int
             return b"", n_columns   # a block of blank lines within a file
         raise
     return out.getvalue().encode("utf-8"), ncols
-
-
-_BLANK = re.compile(rb"\n[ \t\r\x0b\x0c\x1c-\x1f]*\n")
-
-
-def _last_blank(window: bytes) -> int:
-    """The position just past the last blank line (a line of ASCII whitespace after a line
-    break) in ``window``, or -1; the last 64 KiB are searched first."""
-    for start in (max(0, len(window) - (1 << 16)), 0):
-        end = -1
-        for m in _BLANK.finditer(window, start):
-            end = m.end()
-        if end >= 0 or start == 0:
-            return end
-    return -1
-
-
-def iter_blocks(stream, size: int = 1 << 22):
-    """(block, its first line number) of a binary stream, each block about ``size`` bytes and
-    ending just after a blank line (so on a sentence boundary), or at the end of the stream.
-    Each byte is searched about once, however long the stretch without a blank line."""
-    parts: list[bytes] = []
-    tail = b""      # the last bytes read, where a blank line may start
-    line = 1
-    while True:
-        chunk = stream.read(size)
-        if not chunk:
-            if parts:
-                yield b"".join(parts), line
-            return
-        window = tail + chunk
-        cut = _last_blank(window) - len(tail)
-        tail = window[-(1 << 10):] if len(window) > 1 << 10 else window
-        if cut <= 0:
-            parts.append(chunk)
-            continue
-        parts.append(chunk[:cut])
-        block = b"".join(parts)
-        yield block, line
-        line += block.count(b"\n")
-        parts = [chunk[cut:]] if cut < len(chunk) else []
-        tail = chunk[cut:][-(1 << 10):]
-
-
-def tag_column_file(tagger: "SequenceTagger", f, path: str, columns_spec: str | None,
-                    depth: int | None, out) -> list[bytes] | None:
-    """Tag an open binary stream block by block with ``tag_block`` and write to the text
-    stream ``out``; None when done. For input the block path does not take (CoNLL-U, a model
-    whose templates read named columns) nothing is written and the lines read so far, followed
-    by the rest of the stream, are returned for the reader."""
-    if isinstance(f, io.TextIOBase):   # a text stream (standard input without .buffer)
-        return f
-    blocks = iter_blocks(f)
-    n_columns = None
-    head = b""   # leading blocks without a token row, joined to the first that has one
-    for data, first_line in blocks:
-        if n_columns is None and not _has_token_row(head + data):
-            head += data
-            continue
-        if head:
-            data, first_line, head = head + data, 1, b""
-        if first_line == 1 and (not fast_supported(tagger) or _looks_conllu(data, path)):
-            return chain(io.BytesIO(data), f)
-        result, n_columns = tag_block(tagger, data, path, first_line, columns_spec, depth, n_columns)
-        buffer = getattr(out, "buffer", None)
-        if buffer is not None:
-            out.flush()
-            buffer.write(result)
-        else:
-            out.write(result.decode("utf-8"))
-    if n_columns is None:
-        # no token row at all: the reader's error
-        return chain(io.BytesIO(head), f)
-    return None
-
-
-def _has_token_row(data: bytes) -> bool:
-    """Whether a line of ``data`` is more than ASCII whitespace and not a document marker
-    (stops at the first such line)."""
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end
-        line = data[start:end].strip(b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
-        if line and not line.startswith((b"-DOCSTART-", b"###MEDLINE:")):
-            return True
-        start = end + 1
-    return False

@@ -20,9 +20,9 @@ from structkit.learn import registry, selection
 from structkit.sequence.chain import Weights
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
+from structkit.tasks import SEQUENCE
 
-TASKS = ("pos", "chunk", "ner")
-COMMAND_OF_TASK = {"pos": "tag", "chunk": "chunk", "ner": "ner"}
+TASKS = SEQUENCE  # the tasks of this wing (structkit.tasks.SEQUENCE: the one constant)
 # The learner parameters of the sequence tasks, and the value stored for a learner that does
 # not take one (its spec's ``fixed`` values first).
 LEARNER_PARAMS = {"depth": None, "margin": 0.0, "label_order": 1, "direction": "ltr", "search": "dp",
@@ -611,13 +611,13 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     default: N threads); with N = 1 serially, and ``mapper`` is not used."""
     import time
 
+    from structkit.learn.loop import hold_out, refit, run_epochs, wants_refit
+
     if t0 is None:
         t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
-    full = corpus
-    if config.dev_split is not None:   # every round(1/F)-th sentence held out, before featurising
-        keep, held = selection.split_every(len(corpus.sentences), config.dev_split)
-        corpus, dev = corpus.subset(keep), corpus.subset(held)
+    full = corpus   # with --dev-split, every round(1/F)-th sentence held out, before featurising
+    corpus, dev = hold_out(config, corpus, dev, len(corpus.sentences), corpus.subset)
     chosen = None
     if config.templates is None:
         config.templates = chosen = config.default_templates(corpus.columns)
@@ -649,35 +649,27 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
         mixing = ParameterMixing(learner, train, config.jobs, config.seed, mapper)
     n_calls = spec.epoch_calls(config)
-    key = main_score(config.task)
-    selector = selection.Selector(key, config.patience, selection.copy_weights)
-    for epoch in range(1, n_calls + 1):
-        te = time.perf_counter()
-        stats = learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch)
-        stats["epoch"] = epoch
-        stats["epoch_seconds"] = time.perf_counter() - te
-        stop = False
-        if dev_enc is not None:
-            averaged = (mixing or learner).averaged()
-            ids = tagger.predict_ids(dev_enc, averaged)
-            o = dev.offsets
-            pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
-            stats["dev"] = score_labels(config.task, dev_gold, pred, scheme or "iob2")
-            stop = selector.update(epoch, stats["dev"], averaged)
-        if on_epoch is not None:
-            on_epoch(epoch, stats)
-        if stop:
-            break
-    if selection.wants_refit(config, selector):   # all the training sentences, the chosen epochs
-        epochs = selection.refit_epochs(config, selector, n_calls)
-        again = replace(config, dev_split=None, patience=None, epochs=epochs)
-        tagger = train_tagger_on(again, full, None, selection.refit_callback(on_epoch, epochs), train_name,
-                                 train_sha256, mapper=mapper)
-        tagger.config = config
+
+    def score_dev(averaged) -> dict:
+        ids = tagger.predict_ids(dev_enc, averaged)
+        o = dev.offsets
+        pred = [[labels[i] for i in ids[o[k]:o[k + 1]]] for k in range(len(o) - 1)]
+        return score_labels(config.task, dev_gold, pred, scheme or "iob2")
+
+    def step(epoch: int) -> dict:   # serially, or the shards of parameter mixing
+        return learner.epoch(train, rng) if mixing is None else mixing.epoch(epoch)
+
+    selector = selection.Selector(main_score(config.task), config.patience, selection.copy_weights)
+    run = run_epochs(n_calls, step, (mixing or learner).averaged, selector,
+                     score_dev if dev_enc is not None else None, on_epoch)
+    if wants_refit(config, run.selector):   # all the training sentences, the chosen epochs
+        def again(cfg: TaggerConfig, told) -> SequenceTagger:
+            return train_tagger_on(cfg, full, None, told, train_name, train_sha256, mapper=mapper)
+
+        tagger = refit(config, run.selector, n_calls, again, on_epoch, len(dev.offsets) - 1, t0)
         tagger.default_templates = chosen
-        tagger.info |= selection.refit_info(selector, len(dev.offsets) - 1, epochs, t0)
         return tagger
-    tagger.weights = (mixing or learner).averaged() if selector.weights is None else selector.weights
+    tagger.weights = run.weights
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
@@ -688,8 +680,8 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     # the default set, adapted to the columns: the train summary says which (not in the header,
     # which already names the set in its config: a model is what it was before)
     tagger.default_templates = chosen
-    if selector.weights is not None:
-        tagger.info |= selector.info() | {"dev_sentences": len(dev.offsets) - 1}
+    if run.info():
+        tagger.info |= run.info() | {"dev_sentences": len(dev.offsets) - 1}
     return tagger
 
 

@@ -41,18 +41,16 @@ import re
 from dataclasses import dataclass
 
 from structkit.errors import UserError
+from structkit.io.conll import ATTRS, LEXICON_ATTRS, WORD_ATTRS  # noqa: F401 (read from here too)
 
-WORD_ATTRS = ("w", "lw", "pre1", "pre2", "pre3", "pre4", "suf1", "suf2", "suf3", "suf4",
-              "cap", "allcap", "digit", "hyph", "shape",
-              "lsuf1", "lsuf2", "lsuf3", "lsuf4", "lsuf5", "lsuf6", "case")
-# Attributes read from a dictionary learnt on the training data (word -> labels), the folds
-# of its jackknife on the training data, and the class of a word the dictionary lacks.
-LEXICON_ATTRS = ("amb",)
+# The built-in attributes' names (WORD_ATTRS, LEXICON_ATTRS: read from a dictionary learnt on
+# the training data, and ATTRS, all of them) are declared with the column reader, which keeps
+# columns from taking them. The folds of the dictionary's jackknife on the training data, and
+# the class of a word the dictionary lacks:
 AMB_FOLDS = 5
 AMB_UNKNOWN = "?"
-ATTRS = WORD_ATTRS + LEXICON_ATTRS + ("p", "bias")
 
-# An attribute is a built-in one above or the name of an input column (``lemma``, ``cluster``),
+# An attribute is a built-in one (ATTRS) or the name of an input column (``lemma``, ``cluster``),
 # optionally with a key of a Key=Value column (``feats.Number``, ``misc.SpaceAfter``).
 _ATOM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_:\[\]-]+?)?)\[(-?\d+)\]$")
 

@@ -1,5 +1,5 @@
-"""The built-in learners' specs (``SPECS``), which :mod:`structkit.learn.registry` registers
-before any other.
+"""The sequence wing's learners' specs (``SPECS``), which :mod:`structkit.learn.registry`
+registers before any other (it names this module in ``WINGS``).
 
 Each spec below is the one definition of its algorithm outside its kernels: its parameters,
 defaults, decoder, epochs and report. Learner modules are imported only when a learner is built,
@@ -8,11 +8,12 @@ so listing the learners (``--help``) stays fast.
 from __future__ import annotations
 
 from structkit.errors import UserError
-from structkit.learn.spec import LearnerSpec, default_report, param
+from structkit.learn.spec import LearnerSpec, default_report, greedy_depth, param
+from structkit.tasks import SEQUENCE
 
 SPECS: list[LearnerSpec] = []  # in the order `structkit algorithms` lists them
 
-SEQ = ("pos", "chunk", "ner")
+SEQ = SEQUENCE  # the sequence tasks (structkit.tasks: one constant)
 TSURUOKA = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Figure 3"
 COLLINS = "Collins (2002), the averaged structured perceptron"
 MANCEV = "Mancev & Todorovic, k-best max-margin learners"
@@ -71,11 +72,6 @@ def _history_order(config) -> None:
                         "learners take --order K")
 
 
-def _greedy_depth(config) -> None:
-    if config.depth not in (None, 0):
-        raise UserError(f"--algo greedy searches to depth 0; use --algo lookahead for --depth {config.depth}")
-
-
 # ---- defaults (issue 17): chosen on development data, the same for every data set ------------
 # results/defaults.md (scripts/defaults_experiments.py): lookahead depth 1 with margin C in
 # {0, 1, 4, 16, 64, 256} on CoNLL-2000, CoNLL-2002 Spanish, JNLPBA and the PTB sample; C = 64
@@ -87,9 +83,6 @@ def _greedy_depth(config) -> None:
 HISTORY_MARGIN = 64.0
 KBEST_C = 0.1
 EPOCHS_SEQ = 20   # a cap with --dev/--dev-split, which choose the epoch
-# The arc-standard parser (one data set, results/parse.md): the dev pick at its default depth 0
-# is C = 1 after 19 of 20 epochs.
-PARSER_MARGIN = 1.0
 
 # ---- the history-based and exact perceptrons ------------------------------------------------
 HISTORY = (param("margin", default=HISTORY_MARGIN), param("label_order"), param("direction"), param("search"))
@@ -99,7 +92,7 @@ SPECS.append(LearnerSpec(
     "viterbi", EPOCHS_SEQ, _perceptron, family="perceptron"))
 SPECS.append(LearnerSpec(
     "greedy", "history-based averaged perceptron, one decision at a time (lookahead depth 0)",
-    TSURUOKA, SEQ, (*HISTORY, JOBS), "lookahead", EPOCHS_SEQ, _history, check=_greedy_depth,
+    TSURUOKA, SEQ, (*HISTORY, JOBS), "lookahead", EPOCHS_SEQ, _history, check=greedy_depth,
     fixed={"depth": 0}, family="lookahead"))
 SPECS.append(LearnerSpec(
     "lookahead", "history-based margin perceptron with depth-D lookahead search", TSURUOKA, SEQ,
@@ -147,32 +140,3 @@ for name, summary, ps, decoder, epochs, fixed in (
         epoch_calls=(lambda config: 1) if name == "larank-greedy-batch" else (lambda config: config.epochs),
         check=_history_order if decoder == "greedy-history" else None,
         family="olarank", fixed=fixed))
-
-# ---- the arc-standard parser (Tsuruoka et al. 2011, Table 4) --------------------------------
-PARSE = "Tsuruoka, Miyao & Kazama (2011), Learning with Lookahead, Table 4 (arc-standard parsing)"
-SPECS.append(LearnerSpec(
-    "lookahead", "margin perceptron over arc-standard actions, depth-D lookahead search", PARSE,
-    ("parse",), (param("depth", default=0, high=6, help="Lookahead search depth D over arc-standard "
-                                                        "actions (brute force: 3^(D+1) paths)."),
-                 param("margin", default=PARSER_MARGIN)), "arc-standard", EPOCHS_SEQ, None,
-    family="parser"))
-SPECS.append(LearnerSpec(
-    "greedy", "margin perceptron over arc-standard actions, no lookahead (depth 0)", PARSE,
-    ("parse",), (param("margin", default=PARSER_MARGIN),), "arc-standard", EPOCHS_SEQ, None, check=_greedy_depth,
-    fixed={"depth": 0}, family="parser"))
-
-ZN = ("Zhang & Nivre (2011) rich non-local features; Zhang & Clark (2008) beam search; "
-      "Huang, Fayong & Guo (2012) max-violation perceptron")
-SPECS.append(LearnerSpec(
-    "beam", "labelled arc-standard parser: beam search, max-violation averaged perceptron", ZN,
-    ("parse",), (param("beam"), param("hash_bits", default=23)), "beam", 8, None,
-    family="parser"))
-
-# ---- the n-best reranker (Singh-Miller & Collins 2007) ---------------------------------------
-RERANK = "Singh-Miller & Collins (2007), Trigger-based language modeling using a loss-sensitive perceptron"
-SPECS.append(LearnerSpec(
-    "loss-perceptron", "averaged loss-sensitive perceptron: margin lambda * word errors (Figure 1)",
-    RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))
-SPECS.append(LearnerSpec(
-    "perceptron", "averaged perceptron baseline: the best hypothesis against the chosen one",
-    RERANK, ("rerank",), (), "rerank", 5, None, family="reranker"))

@@ -51,7 +51,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from structkit.sequence.chain import Corpus, corpus, with_T2
+from structkit.sequence.chain import Corpus, corpus
 
 __all__ = ["EpochKernel", "ShardJob", "ShardResult", "train_shard", "shards", "shard_order",
            "sub_corpus", "mix", "ParameterMixing"]
@@ -66,10 +66,13 @@ _COUNTS = ("train_token_errors", "train_updates", "train_top_loss")
 class EpochKernel:
     """What a worker needs to know of a learner to run one epoch of it: ``kind`` names the
     kernel (``viterbi``: the exact perceptron; ``lookahead``: the history-based perceptrons,
-    greedy at depth 0; ``kbest``: the k-best perceptron, PA, restricted PA and MIRA) and
-    ``args`` its hyper-parameters, in the kernel's order."""
+    greedy at depth 0; ``kbest``: the k-best perceptron, PA, restricted PA and MIRA), ``run``
+    is the learner module's top-level function that runs it (picklable by name; the learner
+    modules hold the dispatch, so this module imports none of them) and ``args`` its
+    hyper-parameters, in the kernel's order: ``run(X, order, w, u, c, *args) -> (c, counters)``."""
 
     kind: str
+    run: Callable[..., tuple[float, dict]]
     args: tuple = ()
 
 
@@ -169,28 +172,7 @@ def run_epoch(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tu
 
 def _run_kernel(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tuple,
                 c: float) -> tuple[float, dict]:
-    if kernel.kind == "viterbi":
-        from structkit.sequence.learn.perceptron import structured_epoch
-
-        c, wrong = structured_epoch(X, order, w, u, c)
-        return c, {"train_token_errors": int(wrong), "train_updates": int(wrong)}
-    if kernel.kind == "lookahead":
-        from structkit.sequence.learn.lookahead import lookahead_epoch
-
-        c, wrong, updates = lookahead_epoch(X, order, with_T2(w), with_T2(u), c, *kernel.args)
-        return c, {"train_token_errors": int(wrong), "train_updates": int(updates)}
-    if kernel.kind == "kbest":
-        from structkit.sequence.learn import kbest
-
-        algo, k, C, tau, max_steps = kernel.args
-        if algo == "mira":
-            from structkit.sequence.learn.smo import SMOLimits, kbest_mira_epoch
-
-            c, steps, top_loss = kbest_mira_epoch(X, order, w, u, c, k, C, SMOLimits(tau, max_steps))
-        else:
-            c, steps, top_loss = kbest._KERNELS[algo](X, order, w, u, c, k, C)
-        return c, {"train_updates": int(steps), "train_top_loss": int(top_loss)}
-    raise ValueError(f"unknown epoch kernel {kernel.kind!r}")
+    return kernel.run(X, order, w, u, c, *kernel.args)
 
 
 def train_shard(job: ShardJob) -> ShardResult:

@@ -47,13 +47,13 @@ import numpy as np
 
 from structkit.learn.pieces import sum_in_pieces
 from structkit.sequence.features import Encoded
-from structkit.sequence.learn.larank import larank_steps
+from structkit.sequence.learn.larank import LaRankPlan, larank_steps
 from structkit.sequence.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch,
                                  kbest_sdm_epoch)
 from structkit.sequence.chain import (Averaged, apply_dF, corpus, hamming, sparse_dF, sparse_dot,
                                     w_dot_dF)
 from structkit.jit import njit
-from structkit.sequence.search.kbest import decode_buffers, decode_kbest
+from structkit.sequence.search.kbest import decode_buffers, decode_example
 from structkit.sequence.search.viterbi import emissions, viterbi
 
 PERCEPTRON, PA, RPA = 0, 1, 2
@@ -69,11 +69,9 @@ def _kbest_epoch(X, order, w, u, c, k, C, algo):
     n_updates = 0
     top_loss = 0
     for s in order:
-        a = X.offsets[s]
-        n = X.offsets[s + 1] - a
+        a, n, m, loss0 = decode_example(X, w, s, k, E, seqs, scores)
         if n == 0:
             continue
-        m, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
         top_loss += loss0
         stale = True      # y_hat must be (re)computed for the current weights (RPA)
         lhat = 0.0
@@ -169,15 +167,12 @@ class KBestLearner(Averaged):
         X = corpus(data)
         smo = SMOLimits(self.tau, self.max_steps)
         def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
-            a = (X, part, self.w, self.u, self.c, self.k)
-            if self.algo == "mira":
-                self.c, s, top = kbest_mira_epoch(*a, self.C, smo)
-                return s, top, 0
             if self.algo == "sdm":
-                self.c, s, top, d = kbest_sdm_epoch(*a, smo, self._working_sets)
+                self.c, s, top, d = kbest_sdm_epoch(X, part, self.w, self.u, self.c, self.k, smo,
+                                                    self._working_sets)
                 return s, top, d
-            self.c, s, top = _KERNELS[self.algo](*a, self.C)
-            return s, top, 0
+            self.c, got = run_kbest(X, part, self.w, self.u, self.c, *self._args())
+            return got["train_updates"], got["train_top_loss"], 0
 
         if self.algo in ("sdm", "larank") and self._working_sets is None:
             self._working_sets = init_working_sets(data.offsets, X.y, self.C, self.cap)
@@ -194,8 +189,8 @@ class KBestLearner(Averaged):
         def larank_piece(part: np.ndarray) -> tuple:  # numba's generator continues (seed -1)
             n_seen, next_seed = pass_state
             self.c, s, top, d, pass_state[0] = larank_steps(
-                X, part, self.w, self.u, self.c, self.k, smo, self._working_sets, self.nr,
-                next_seed, 10, seen, n_seen, np.empty(0))
+                X, part, self.w, self.u, self.c, self.k, smo, self._working_sets,
+                LaRankPlan(self.nr, 10, next_seed), seen, n_seen, np.empty(0))
             pass_state[1] = -1
             return s, top, d
 
@@ -211,4 +206,16 @@ class KBestLearner(Averaged):
         if self.algo in ("sdm", "larank"):
             raise ValueError(f"k-best {self.algo} keeps working sets across epochs and cannot be "
                              "trained by parameter mixing")
-        return EpochKernel("kbest", (self.algo, self.k, self.C, self.tau, self.max_steps))
+        return EpochKernel("kbest", run_kbest, self._args())
+
+    def _args(self) -> tuple:
+        return self.algo, self.k, self.C, self.tau, self.max_steps
+
+
+def run_kbest(X, order, w, u, c, algo, k, C, tau, max_steps) -> tuple[float, dict]:
+    """The epoch kernel of the k-best perceptron, PA, RPA or MIRA over ``order``: (c, counters)."""
+    if algo == "mira":
+        c, steps, top_loss = kbest_mira_epoch(X, order, w, u, c, k, C, SMOLimits(tau, max_steps))
+    else:
+        c, steps, top_loss = _KERNELS[algo](X, order, w, u, c, k, C)
+    return c, {"train_updates": int(steps), "train_top_loss": int(top_loss)}

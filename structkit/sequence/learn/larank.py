@@ -37,11 +37,17 @@ SDM for the first epoch", Fig. 1 4)).
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from structkit.sequence.learn.smo import kbest_sdm_epoch, smo_solve, stack
 from structkit.sequence.chain import hamming
 from structkit.jit import njit
+
+LaRankPlan = namedtuple("LaRankPlan", ["n_reprocess", "n_optimize", "seed"])
+LaRankPlan.__doc__ = ("Algorithm 3's schedule: n_reprocess REPROCESS steps per new example, n_optimize "
+                      "OPTIMIZE steps per REPROCESS; the seed of numba's generator (-1: continue it).")
 
 
 @njit
@@ -98,20 +104,22 @@ def larank_core(X, order, w, u, c, k, smo, ws, n_reprocess, seed, n_optimize, tr
     len(order) * (1 + n_reprocess * (1 + n_optimize)) + 1 values (trace[0] = on entry). Entries
     for skipped (empty) examples are left untouched. Returns (c, smo_steps, top_loss, dropped)."""
     seen = np.empty(order.shape[0], dtype=np.int64)
-    c, total, top_loss, dropped, _ = larank_steps(X, order, w, u, c, k, smo, ws, n_reprocess, seed,
-                                                  n_optimize, seen, 0, trace)
+    c, total, top_loss, dropped, _ = larank_steps(X, order, w, u, c, k, smo, ws,
+                                                  LaRankPlan(n_reprocess, n_optimize, seed), seen, 0, trace)
     return c, total, top_loss, dropped
 
 
 @njit
-def larank_steps(X, order, w, u, c, k, smo, ws, n_reprocess, seed, n_optimize, seen, n_seen, trace):
-    """The steps of Algorithm 3 for the examples of ``order``, continuing a pass that has seen
-    ``seen[:n_seen]`` (PROCESSOLD and OPTIMIZE draw from them): a pass is one call, or several
-    on consecutive slices of its order (``structkit.learn.pieces``), the first with the pass's
-    seed and the others with -1, which continues numba's generator instead of seeding it.
-    Returns (c, smo_steps, top_loss, dropped, n_seen)."""
-    if seed >= 0:
-        np.random.seed(seed)
+def larank_steps(X, order, w, u, c, k, smo, ws, plan, seen, n_seen, trace):
+    """The steps of Algorithm 3 (scheduled by the ``LaRankPlan`` plan) for the examples of
+    ``order``, continuing a pass that has seen ``seen[:n_seen]`` (PROCESSOLD and OPTIMIZE draw
+    from them): a pass is one call, or several on consecutive slices of its order
+    (``structkit.learn.pieces``), the first with the pass's seed and the others with -1, which
+    continues numba's generator instead of seeding it. Returns (c, smo_steps, top_loss,
+    dropped, n_seen)."""
+    n_reprocess, n_optimize = plan.n_reprocess, plan.n_optimize
+    if plan.seed >= 0:
+        np.random.seed(plan.seed)
     N = order.shape[0]
     one = np.empty(1, dtype=order.dtype)
     total = 0

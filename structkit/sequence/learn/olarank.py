@@ -52,7 +52,7 @@ from structkit.learn.pieces import sum_in_pieces
 from structkit.sequence.learn.smo import init_working_sets, prune_working_set, stored_equals
 from structkit.sequence.chain import (FirstOrder, GreedyHistory, add_features, add_sparse, corpus,
                                     hamming, smo_pair_step, sparse_dF, sparse_dot, w_dot_dF)
-from structkit.sequence.search.greedy import greedy_decode, token_scores  # noqa: F401 (greedy_decode: re-exported)
+from structkit.sequence.search.greedy import greedy_decode, history, token_scores  # noqa: F401 (greedy_decode: re-exported)
 from structkit.jit import njit
 from structkit.sequence.search.kbest import decode_buffers, decode_kbest
 
@@ -96,8 +96,7 @@ def gold_history(offsets, y, K, L):
         a = offsets[i]
         b = offsets[i + 1]
         for j in range(a, b):
-            for s in range(1, K + 1):
-                hist[j, s - 1] = y[j - s] if j - s >= a else L
+            history(y, a, j, K, L, hist[j])
     return hist
 
 

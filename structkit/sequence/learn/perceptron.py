@@ -84,14 +84,11 @@ class AveragedPerceptron(Averaged):
         """One pass over the data in a (seeded) random sentence order."""
         order = self.order(data, rng, shuffle)
         X = corpus(data)
+        run, args = _RUN[self.method], self._args()
+
         def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
-            if self.method == "viterbi":
-                self.c, wrong = structured_epoch(X, part, self.w, self.u, self.c)
-                return wrong, wrong
-            self.c, wrong, updates = lookahead_epoch(
-                X, part, with_T2(self.w), with_T2(self.u), self.c, self.second_order,
-                self.reverse, self.depth, self.margin, self.use_dp)
-            return wrong, updates
+            self.c, got = run(X, part, self.w, self.u, self.c, *args)
+            return got["train_token_errors"], got["train_updates"]
 
         wrong, updates = sum_in_pieces(order, piece, 2)
         # Viterbi: tokens wrong in the decoded sequences; lookahead: decisions (along the gold
@@ -99,11 +96,29 @@ class AveragedPerceptron(Averaged):
         return {"train_token_errors": int(wrong), "train_updates": int(updates),
                 "train_accuracy": 100.0 * (1 - wrong / max(data.n_tokens, 1))}
 
+    def _args(self) -> tuple:
+        if self.method == "viterbi":
+            return ()
+        return (self.second_order, self.reverse, self.depth, self.margin, self.use_dp)
+
     def epoch_kernel(self):
         """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``)."""
         from structkit.sequence.learn.ipm import EpochKernel
 
-        if self.method == "viterbi":
-            return EpochKernel("viterbi")
-        return EpochKernel("lookahead", (self.second_order, self.reverse, self.depth, self.margin,
-                                         self.use_dp))
+        return EpochKernel(self.method, _RUN[self.method], self._args())
+
+
+def run_viterbi(X, order, w, u, c) -> tuple[float, dict]:
+    """The exact perceptron's epoch kernel over ``order``: (c, counters)."""
+    c, wrong = structured_epoch(X, order, w, u, c)
+    return c, {"train_token_errors": int(wrong), "train_updates": int(wrong)}
+
+
+def run_lookahead(X, order, w, u, c, *args) -> tuple[float, dict]:
+    """The history-based perceptron's epoch kernel over ``order`` (``args``: second order,
+    reverse, depth, margin, use_dp): (c, counters)."""
+    c, wrong, updates = lookahead_epoch(X, order, with_T2(w), with_T2(u), c, *args)
+    return c, {"train_token_errors": int(wrong), "train_updates": int(updates)}
+
+
+_RUN = {"viterbi": run_viterbi, "lookahead": run_lookahead}

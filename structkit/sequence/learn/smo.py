@@ -43,7 +43,7 @@ import numpy as np
 from structkit.sequence.chain import (SparseStack, WorkingSets, add_sparse, hamming, smo_pair_step,
                                     sparse_dF, sparse_dot, w_dot_sparse)
 from structkit.jit import njit
-from structkit.sequence.search.kbest import decode_buffers, decode_kbest
+from structkit.sequence.search.kbest import decode_buffers, decode_example
 
 SMOLimits = namedtuple("SMOLimits", ["tau", "max_steps"])
 SMOLimits.__doc__ = "When SMO stops: KKT violation at most tau (eq. 17), or max_steps steps."
@@ -136,11 +136,9 @@ def kbest_mira_epoch(X, order, w, u, c, k, C, smo):
     total = 0
     top_loss = 0
     for s in order:
-        a = X.offsets[s]
-        n = X.offsets[s + 1] - a
+        a, n, r, loss0 = decode_example(X, w, s, k, E, seqs, scores)
         if n == 0:
             continue
-        r, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
         top_loss += loss0
         S[0, :n] = X.y[a:a + n]
         m = 1
@@ -206,12 +204,10 @@ def kbest_sdm_epoch(X, order, w, u, c, k, smo, ws):
     top_loss = 0
     dropped = 0
     for s in order:
-        a = X.offsets[s]
-        n = X.offsets[s + 1] - a
+        a, n, r, loss0 = decode_example(X, w, s, k, E, seqs, scores)
         if n == 0:
             continue
         m = prune_working_set(ws, s, n)
-        r, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
         top_loss += loss0
         for j in range(r):
             new = True

@@ -8,7 +8,7 @@ single-atom template, a binary search in the template's sorted keys otherwise), 
 into the emission scores; Viterbi with the label loop innermost; and one buffer of output bytes.
 
 All kernels are ``nogil`` (``structkit.jit``), so threads tagging different blocks run in
-parallel. Each is checked against a plain-Python reference in ``tests/test_fastpath.py``.
+parallel. Each is checked against a plain-Python reference in ``tests/sequence/test_fastpath.py``.
 
 Whatever the scanner does not take on exactly as the reader would (an error to report, a line
 with a non-ASCII whitespace character, bytes that are not UTF-8) makes it return ``SLOW``: the
@@ -16,6 +16,8 @@ caller then runs the reader, which raises the reader's own error or reads the bl
 has.
 """
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 
@@ -25,6 +27,14 @@ from structkit.sequence.search.viterbi import viterbi_ws as viterbi_rows  # noqa
 
 OK, SLOW = 0, 1
 ABSENT, BOS, EOS, UNK = 0, 1, 2, 3   # as in structkit.sequence.features
+
+# A model's template tables (``structkit.sequence.fastpath.Prepared.templates``): template j has
+# n_atoms[j] atoms, atom q reading attribute atom_attr[j, q] at offset atom_off[j, q], its key
+# mixed with radix atom_radix[j, q]; its feature ids are in the direct table dense[dense_off[j]:]
+# (dense_off[j] >= 0) or else in its hash table (``build_key_tables``: hkeys, hvals, hoff, hmask).
+Templates = namedtuple("Templates", "n_atoms atom_attr atom_off atom_radix dense dense_off hkeys hvals hoff hmask")
+# A hash table of byte strings (``build_table``: slots, buf, off) and the id of each string.
+StringIds = namedtuple("StringIds", "slots buf off ids")
 
 
 @njit
@@ -328,11 +338,12 @@ def word_types(data, ws, we, slots, buf, off):
 
 
 @njit
-def attribute_matrix(data, ids, known_rows, unk_rows, word_cols, pos_col, ps, pe, pslots, pbuf, poff,
-                     pos_ids, bias_col, bias_id, n_attrs):
+def attribute_matrix(data, ids, known_rows, unk_rows, word_cols, pos_col, ps, pe, tags, bias_col, bias_id,
+                     n_attrs):
     """Token attribute ids [n_attrs, n_tokens]: the word attributes (columns ``word_cols`` of
-    the rows of known and unknown words), the POS tag's id (``pos_ids`` of its table index,
-    UNK if unseen) in ``pos_col`` and the bias in ``bias_col`` (-1: not used)."""
+    the rows of known and unknown words), the POS tag's id (``tags.ids`` of its index in the
+    ``StringIds`` table ``tags``, UNK if unseen) in ``pos_col`` and the bias in ``bias_col``
+    (-1: not used)."""
     n = len(ids)
     A = np.empty((n_attrs, n), dtype=np.int64)
     nw = len(word_cols)
@@ -345,8 +356,8 @@ def attribute_matrix(data, ids, known_rows, unk_rows, word_cols, pos_col, ps, pe
             for k in range(nw):
                 A[word_cols[k], t] = unk_rows[-i - 1, k]
         if pos_col >= 0:
-            j = lookup(pslots, pbuf, poff, data, ps[t], pe[t])
-            A[pos_col, t] = UNK if j < 0 else pos_ids[j]
+            j = lookup(tags.slots, tags.buf, tags.off, data, ps[t], pe[t])
+            A[pos_col, t] = UNK if j < 0 else tags.ids[j]
         if bias_col >= 0:
             A[bias_col, t] = bias_id
     return A
@@ -397,13 +408,14 @@ def build_key_tables(keys, starts, fid_map, multi):
 
 
 @njit
-def template_ids(A, a, n, j, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, hkeys,
-                 hvals, hoff, hmask, fids):
-    """fids[i] = the feature id of template j at token a + i of the sentence of n tokens from
-    a, or -1 (not fired or not a live key). The key is the template's atoms' attribute ids
-    (``A[attr, token]``) read as one mixed-radix number, BOS/EOS past the sentence's ends;
-    a template with a small key space (a single atom, POS n-grams) looks it up in its
-    ``dense`` table (offset dense_off[j] >= 0), others in their hash table."""
+def template_ids(A, a, n, j, tpl, fids):
+    """fids[i] = the feature id of template j of the ``Templates`` tpl at token a + i of the
+    sentence of n tokens from a, or -1 (not fired or not a live key). The key is the template's
+    atoms' attribute ids (``A[attr, token]``) read as one mixed-radix number, BOS/EOS past the
+    sentence's ends; a template with a small key space (a single atom, POS n-grams) looks it up
+    in its ``dense`` table (offset dense_off[j] >= 0), others in their hash table."""
+    n_atoms, atom_attr, atom_off, atom_radix = tpl.n_atoms, tpl.atom_attr, tpl.atom_off, tpl.atom_radix
+    dense, dense_off, hkeys, hvals, hoff, hmask = tpl.dense, tpl.dense_off, tpl.hkeys, tpl.hvals, tpl.hoff, tpl.hmask
     na = n_atoms[j]
     if na == 1:
         k = atom_attr[j, 0]
@@ -453,19 +465,17 @@ def template_ids(A, a, n, j, n_atoms, atom_attr, atom_off, atom_radix, dense, de
 
 
 @njit
-def featurise(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, hkeys, hvals,
-              hoff, hmask):
-    """CSR feature ids (indptr, indices) of every token, in template order."""
+def featurise(A, offsets, tpl):
+    """CSR feature ids (indptr, indices) of every token, in the order of the ``Templates`` tpl."""
     n = A.shape[1]
-    n_tpl = len(n_atoms)
+    n_tpl = len(tpl.n_atoms)
     ids = np.empty((n, n_tpl), dtype=np.int32)
     fids = np.empty(max_length(offsets), dtype=np.int32)
     for s in range(len(offsets) - 1):
         a = offsets[s]
         b = offsets[s + 1]
         for j in range(n_tpl):
-            template_ids(A, a, b - a, j, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off,
-                         hkeys, hvals, hoff, hmask, fids)
+            template_ids(A, a, b - a, j, tpl, fids)
             for i in range(b - a):
                 ids[a + i, j] = fids[i]
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -517,11 +527,10 @@ def decode_rows(indptr, indices, offsets, W, T, out):
 
 
 @njit
-def tag_viterbi(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off, hkeys, hvals,
-                hoff, hmask, W, T, out):
-    """Features, emissions and Viterbi, sentence by sentence: label ids into ``out``. ``W``
-    holds the rows the tables map features to (a model's non-zero rows); each token's
-    emissions add its features' rows in template order, as ``emissions`` does."""
+def tag_viterbi(A, offsets, tpl, W, T, out):
+    """Features (the ``Templates`` tpl), emissions and Viterbi, sentence by sentence: label ids
+    into ``out``. ``W`` holds the rows the tables map features to (a model's non-zero rows); each
+    token's emissions add its features' rows in template order, as ``emissions`` does."""
     L = W.shape[1]
     m = max_length(offsets)
     E = np.empty((m, L))
@@ -529,7 +538,7 @@ def tag_viterbi(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, den
     back = np.empty((m, L), dtype=np.int32)
     best = np.empty(L)
     fids = np.empty(m, dtype=np.int32)
-    n_tpl = len(n_atoms)
+    n_tpl = len(tpl.n_atoms)
     for s in range(len(offsets) - 1):
         a = offsets[s]
         b = offsets[s + 1]
@@ -538,8 +547,7 @@ def tag_viterbi(A, offsets, n_atoms, atom_attr, atom_off, atom_radix, dense, den
             continue
         E[:n] = 0.0
         for j in range(n_tpl):
-            template_ids(A, a, n, j, n_atoms, atom_attr, atom_off, atom_radix, dense, dense_off,
-                         hkeys, hvals, hoff, hmask, fids)
+            template_ids(A, a, n, j, tpl, fids)
             for i in range(n):
                 f = fids[i]
                 if f >= 0:

@@ -5,22 +5,26 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.jit import njit
+from structkit.sequence.search.viterbi import token_row
 
 
 @njit
 def token_scores(indptr, indices, W, H, j, h, out):
     """out[y] = <w, Phi_g(x^j, h, y)> for all labels y (h: the K history labels)."""
     L = W.shape[1]
-    for c in range(L):
-        out[c] = 0.0
-    for q in range(indptr[j], indptr[j + 1]):
-        wf = W[indices[q]]
-        for c in range(L):
-            out[c] += wf[c]
+    token_row(indptr, indices, W, j, out)
     for s in range(H.shape[0]):
         hs = H[s, h[s]]
         for c in range(L):
             out[c] += hs[c]
+
+
+@njit
+def history(labels, a, j, K, L, h):
+    """h[s - 1] = the label s tokens before token j of the sentence from a (L before it), for
+    s = 1..K."""
+    for s in range(1, K + 1):
+        h[s - 1] = labels[j - s] if j - s >= a else L
 
 
 @njit
@@ -33,8 +37,7 @@ def greedy_decode(indptr, indices, offsets, W, H, out):
     for i in range(offsets.shape[0] - 1):
         a = offsets[i]
         for j in range(a, offsets[i + 1]):
-            for s in range(1, K + 1):
-                h[s - 1] = out[j - s] if j - s >= a else L
+            history(out, a, j, K, L, h)
             token_scores(indptr, indices, W, H, j, h, sc)
             best = 0
             for k in range(1, L):
@@ -53,6 +56,5 @@ def greedy_values(indptr, indices, offsets, W, H, labels, V):
     for i in range(offsets.shape[0] - 1):
         a = offsets[i]
         for j in range(a, offsets[i + 1]):
-            for s in range(1, K + 1):
-                h[s - 1] = labels[j - s] if j - s >= a else L
+            history(labels, a, j, K, L, h)
             token_scores(indptr, indices, W, H, j, h, V[j])

@@ -314,3 +314,15 @@ def decode_kbest(X, w, a, n, k, E, seqs, scores):
     emissions(X.indptr, X.indices, w.W, a, a + n, E)
     m = kbest_viterbi_loss(E, n, w.T, X.y[a:a + n], k, seqs, scores)
     return m, (hamming(X.y, a, n, seqs[0]) if m > 0 else 0)
+
+
+@njit
+def decode_example(X, w, s, k, E, seqs, scores):
+    """``decode_kbest`` on sentence s of X: (its first token a, its length n, how many
+    sequences, Hamming loss of the best); an empty sentence (n = 0) is not decoded."""
+    a = X.offsets[s]
+    n = X.offsets[s + 1] - a
+    if n == 0:
+        return a, n, 0, 0
+    m, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
+    return a, n, m, loss0

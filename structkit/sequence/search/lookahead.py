@@ -37,7 +37,7 @@ from collections import namedtuple
 import numpy as np
 
 from structkit.jit import njit
-from structkit.sequence.search.viterbi import emissions, max_length
+from structkit.sequence.search.viterbi import max_length, token_row
 
 Scratch = namedtuple("Scratch", ["E", "B1", "B2", "values", "labels", "pre", "paths"])
 Scratch.__doc__ = """The buffers of the lookahead search (``_scratch``): emission rows E[maxlen, L]
@@ -261,8 +261,16 @@ def decision_rows(indptr, indices, W, a, k1, reverse, k0, E, n):
     """E[k] = emission scores of the k-th decision's token (sentence of n tokens starting at
     token a), for k = k0 .. k1-1."""
     for k in range(k0, k1):
-        t = a + (n - 1 - k if reverse else k)
-        emissions(indptr, indices, W, t, t + 1, E[k:k + 1])
+        token_row(indptr, indices, W, a + (n - 1 - k if reverse else k), E[k])
+
+
+@njit
+def sentence_rows(indptr, indices, offsets, W, s, reverse, E):
+    """(a, n): sentence s's first token and length, the emissions of its n decisions in E[:n]."""
+    a = offsets[s]
+    n = offsets[s + 1] - a
+    decision_rows(indptr, indices, W, a, n, reverse, 0, E, n)
+    return a, n
 
 
 @njit
@@ -286,11 +294,7 @@ def lookahead_decode(indptr, indices, offsets, w, second_order, reverse, depth, 
     sc = _scratch(max_length(offsets), L, depth, second_order)
     E = sc.E
     for s in range(len(offsets) - 1):
-        a = offsets[s]
-        n = offsets[s + 1] - a
-        if n == 0:
-            continue
-        decision_rows(indptr, indices, W, a, n, reverse, 0, E, n)
+        a, n = sentence_rows(indptr, indices, offsets, W, s, reverse, E)
         p1 = L
         p2 = L
         for k in range(n):
@@ -352,11 +356,7 @@ def lookahead_values(indptr, indices, offsets, w, second_order, reverse, depth, 
     path = np.empty(depth + 1, dtype=np.int64)
     want = cont.shape[0] > 0
     for s in range(len(offsets) - 1):
-        a = offsets[s]
-        n = offsets[s + 1] - a
-        if n == 0:
-            continue
-        decision_rows(indptr, indices, W, a, n, reverse, 0, E, n)
+        a, n = sentence_rows(indptr, indices, offsets, W, s, reverse, E)
         p1 = L
         p2 = L
         for k in range(n):

@@ -11,20 +11,36 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.jit import njit
+from structkit.offsets import max_length  # noqa: F401 (the decoders and learners import it from here)
+
+
+@njit
+def token_row(indptr, indices, W, t, row):
+    """row[:] = the sum, in CSR order, of the W rows of token t's features."""
+    L = W.shape[1]
+    for y in range(L):
+        row[y] = 0.0
+    for j in range(indptr[t], indptr[t + 1]):
+        wf = W[indices[j]]
+        for y in range(L):
+            row[y] += wf[y]
 
 
 @njit
 def emissions(indptr, indices, W, a, b, out):
     """out[t - a, :] = sum of W rows of token t's features, for tokens a..b-1."""
-    L = W.shape[1]
     for t in range(a, b):
-        row = out[t - a]
-        for y in range(L):
-            row[y] = 0.0
-        for j in range(indptr[t], indptr[t + 1]):
-            wf = W[indices[j]]
-            for y in range(L):
-                row[y] += wf[y]
+        token_row(indptr, indices, W, t, out[t - a])
+
+
+@njit
+def sentence_emissions(indptr, indices, offsets, W, s, out):
+    """(a, n): sentence s's first token and length, its emissions in out[:n] (when n > 0)."""
+    a = offsets[s]
+    n = offsets[s + 1] - a
+    if n > 0:
+        emissions(indptr, indices, W, a, a + n, out)
+    return a, n
 
 
 @njit
@@ -76,26 +92,14 @@ def viterbi_ws(E, n, T, out, delta, back, top):
 
 
 @njit
-def max_length(offsets):
-    """Length of the longest sentence (at least 1, for buffer sizes)."""
-    m = 1
-    for s in range(len(offsets) - 1):
-        m = max(m, offsets[s + 1] - offsets[s])
-    return m
-
-
-@njit
 def decode_corpus(indptr, indices, offsets, W, T, out):
     """Viterbi-decode every sentence; writes label ids into out."""
     L = W.shape[1]
     E = np.empty((max_length(offsets), L))
     for s in range(len(offsets) - 1):
-        a = offsets[s]
-        b = offsets[s + 1]
-        if b == a:
-            continue
-        emissions(indptr, indices, W, a, b, E)
-        viterbi(E, b - a, T, out[a:b])
+        a, n = sentence_emissions(indptr, indices, offsets, W, s, E)
+        if n > 0:
+            viterbi(E, n, T, out[a:a + n])
 
 
 @njit
@@ -139,13 +143,11 @@ def margins_corpus(indptr, indices, offsets, W, T, labels, out):
     E = np.empty((n_max, L))
     M = np.empty((n_max, L))
     for s in range(len(offsets) - 1):
-        a = offsets[s]
-        b = offsets[s + 1]
-        if b == a:
+        a, n = sentence_emissions(indptr, indices, offsets, W, s, E)
+        if n == 0:
             continue
-        emissions(indptr, indices, W, a, b, E)
-        max_marginals(E, b - a, T, M)
-        for t in range(b - a):
+        max_marginals(E, n, T, M)
+        for t in range(n):
             y = labels[a + t]
             other = -np.inf
             for z in range(L):

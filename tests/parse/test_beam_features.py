@@ -1,5 +1,6 @@
-"""The labelled beam parser's feature templates (``structkit.parse.beam.extract``) against
-atoms computed here by hand, independently of the kernel.
+"""The labelled beam parser's feature templates (``structkit.parse.beam.TEMPLATES``, the one
+table the kernel ``extract`` unrolls) against atoms computed here by hand, independently of
+the kernel.
 
 test_beam_parser.py's plain-Python beam search scores states with the kernel's own ``extract``,
 so a template that reads the wrong atom (s1's leftmost child's label for its rightmost, a
@@ -26,53 +27,33 @@ import pytest
 from structkit.parse import beam as bm
 
 L = 5  # labels 1..5: LEFT(l) = l, RIGHT(l) = L + l
+PINNED = "a98f531f480e5d09"  # sha256 of repr(TEMPLATES), first 16 hex digits
 BASE = 3  # the sentence's first token is at index BASE of the corpus arrays
 ALL = bm.group_mask(bm.GROUPS)
 
-# template id -> atom names, by group (the kernel's order); the legend above defines the names
-TEMPLATES = {
-    "base": [
-        (0,), (2, "s0wp"), (3, "s0w"), (4, "s0p"), (5, "s1wp"), (6, "s1w"), (7, "s1p"),
-        (8, "n0wp"), (9, "n0w"), (10, "n0p"), (11, "n1w", "n1p"), (12, "n1w"), (13, "n1p"),
-        (14, "n2w", "n2p"), (15, "n2p"), (16, "s2w", "s2p"), (17, "s2p"),
-        (18, "s0wp", "n0wp"), (19, "s0wp", "n0w"), (20, "s0w", "n0wp"), (21, "s0wp", "n0p"),
-        (22, "s0p", "n0wp"), (23, "s0w", "n0w"), (24, "s0p", "n0p"), (25, "n0p", "n1p"),
-        (26, "s0wp", "s1wp"), (27, "s0wp", "s1w"), (28, "s0w", "s1wp"), (29, "s0wp", "s1p"),
-        (30, "s0p", "s1wp"), (31, "s0w", "s1w"), (32, "s0p", "s1p"),
-        (33, "n0p", "n1p", "n2p"), (34, "s0p", "n0p", "n1p"), (35, "s1p", "s0p", "n0p"),
-        (36, "s2p", "s1p", "s0p"), (37, "s0w", "n0p", "n1p"), (38, "s1p", "s0w", "n0p"),
-        (39, "s0p", "s0l1p", "n0p"), (40, "s0p", "s0r1p", "n0p"), (41, "s1p", "s0p", "s0l1p"),
-        (42, "s1p", "s0p", "s0r1p"), (43, "s1p", "s1l1p", "s0p"), (44, "s1p", "s1r1p", "s0p"),
-        (45, "s1p", "s1r1p", "s0w"), (46, "s1p", "s0w", "s0l1p"),
-        (47, "s0l1w"), (48, "s0l1p"), (49, "s0r1w"), (50, "s0r1p"),
-        (51, "s1l1w"), (52, "s1l1p"), (53, "s1r1w"), (54, "s1r1p"),
-        (55, "s0l2w"), (56, "s0l2p"), (57, "s0r2w"), (58, "s0r2p"),
-        (59, "s0p", "s0l1p", "s0l2p"), (60, "s0p", "s0r1p", "s0r2p"),
-        (61, "s1p", "s1l1p", "s1l2p"), (62, "s1p", "s1r1p", "s1r2p"),
-    ],
-    "labels": [
-        (70, "s0l1l"), (71, "s0l2l"), (72, "s0r1l"), (73, "s0r2l"), (74, "s1l1l"), (75, "s1r1l"),
-        (76, "s0p", "s0l1l", "s0l2l"), (77, "s0p", "s0r1l", "s0r2l"),
-        (78, "s1p", "s0p", "s1r1l"), (79, "s1p", "s0p", "s0l1l"),
-    ],
-    "valency": [
-        (80, "s0w", "s0vr"), (81, "s0p", "s0vr"), (82, "s0w", "s0vl"), (83, "s0p", "s0vl"),
-        (84, "s1w", "s1vr"), (85, "s1p", "s1vr"), (86, "s1p", "s1vl"), (87, "s1w", "s1vl"),
-    ],
-    "distance": [
-        (90, "s0w", "d01"), (91, "s0p", "d01"), (92, "s1w", "d01"), (93, "s1p", "d01"),
-        (94, "s0w*s1w", "d01"), (95, "s0p", "s1p", "d01"),
-        (96, "s0w", "d0n"), (97, "s0p", "n0p", "d0n"), (98, "s0w*n0w", "d0n"),
-    ],
-    "labelset": [
-        (100, "s0w", "s0sr"), (101, "s0p", "s0sr"), (102, "s0w", "s0sl"), (103, "s0p", "s0sl"),
-        (104, "s1w", "s1sr"), (105, "s1p", "s1sr"), (106, "s1p", "s1sl"),
-    ],
-    "morph": [
-        (110, "s0m"), (111, "n0m"), (112, "s1m"), (113, "s0m", "s1m"), (114, "s0m", "n0m"),
-        (115, "s0p", "s0f"), (116, "n0p", "n0f"), (117, "s1p", "s1f"), (118, "s0f", "s1f"),
-    ],
-}
+# template id -> atom names, by group (the kernel's order), read from the parser's one template
+# table; the legend above defines the names, and ``atoms`` computes each of them by hand
+TEMPLATES = {g: [(tid, *names) for tid, grp, names in bm.TEMPLATES if grp == g] for g in bm.GROUPS}
+
+
+def test_table_atoms_are_the_legends():
+    """Every atom the table names is one ``atoms`` computes by hand (and the kernel's atom
+    parts name each once), and the groups' templates come in the table's order."""
+    legend = set(atoms(14, [1, 4, 9], 12, {}))
+    named = [a for part in bm.ATOMS for a in part]
+    assert len(named) == len(set(named)) and set(named) <= legend
+    assert {a for _, _, names in bm.TEMPLATES for a in names} <= set(named)
+    assert [t for g in bm.GROUPS for t, *_ in TEMPLATES[g]] == [t for t, _, _ in bm.TEMPLATES]
+    assert len({t for t, _, _ in bm.TEMPLATES}) == len(bm.TEMPLATES) <= bm.MAX_FEATS
+
+
+def test_table_is_pinned():
+    """The table decides what every saved beam model's weights mean: a changed template id,
+    atom or order makes old models parse differently. Change this digest only with a new
+    model format."""
+    import hashlib
+
+    assert hashlib.sha256(repr(bm.TEMPLATES).encode()).hexdigest()[:16] == PINNED
 
 
 # ---- the hash, in plain Python ----------------------------------------------------------------
@@ -196,7 +177,7 @@ def expected(n, stack, b, arcs, groups):
 def kernel_features(S, sp, b, n, groups):
     words, tags, lemmas, morph = corpus(n)
     out = np.zeros(bm.MAX_FEATS, dtype=np.int64)
-    k = bm.extract(S, sp, b, n, words, tags, lemmas, morph, BASE, bm.group_mask(groups), out)
+    k = bm.extract(S, sp, b, bm.Sentence(words, tags, lemmas, morph, BASE, n), bm.group_mask(groups), out)
     return [int(f) for f in out[:k]]
 
 

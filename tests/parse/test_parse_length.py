@@ -12,7 +12,7 @@ from clitools import assert_one_line_error
 from structkit.errors import UserError
 from structkit.parse.labelled import MAX_SENTENCE_WORDS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 UD = os.path.join(ROOT, "data", "sample", "ud")
 
 

@@ -59,3 +59,30 @@ def test_model_header_out_of_range_is_damaged(sk, tmp_path):
     parser.save(str(bad))
     assert_one_line_error(sk("parse", "--model", bad, SAMPLE / "test.conllu"),
                           f"{bad}: damaged model file:", "hash")
+
+
+def test_check_search_options_says_what_parse_says(tmp_path):
+    """The parse wing's check of `structkit parse --depth/--beam` (which the command calls):
+    each parser kind takes its own options, checked, and refuses the other's with the model
+    file as the place."""
+    import pytest
+
+    from structkit.errors import UserError
+    from structkit.parse.parser import ParserConfig, check_search_options, train_parser
+
+    beam = train_parser(ParserConfig(algo="beam", epochs=1), str(SAMPLE / "train.conllu"))
+    look = train_parser(ParserConfig(algo="lookahead", epochs=1), str(SAMPLE / "train.conllu"))
+    assert check_search_options(beam, None, None, "b.model") == (None, None)
+    assert check_search_options(beam, 3, 4, "b.model") == (3, 4)
+    assert check_search_options(look, 6, None, "l.model") == (6, None)
+    for parser, depth, width, message in (
+            (beam, 4, None, "--depth of a beam parser (lookahead inside the beam) is 0..3, got 4"),
+            (look, None, 4, "--beam applies to beam parsers (--algo beam, the default)"),
+            (beam, None, 0, "--beam must be an integer from 1 to 256"),
+            (look, 7, None, "--depth")):
+        with pytest.raises(UserError) as e:
+            check_search_options(parser, depth, width, "m.model")
+        assert e.value.message.startswith(message)
+    with pytest.raises(UserError) as e:
+        check_search_options(look, None, 4, "l.model")
+    assert "l.model" in str(e.value)

@@ -260,7 +260,7 @@ def test_greedy_perceptron_pass_matches_reference():
 # ---- command line -------------------------------------------------------------------------
 from clitools import assert_one_line_error  # noqa: E402
 
-FIX = __import__("pathlib").Path(__file__).parent / "fixtures"
+FIX = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures"
 
 
 @pytest.mark.parametrize("algo, extra", [

@@ -41,7 +41,7 @@ from structkit.parse.arcstandard import (LEFT, N_ACTIONS, N_TEMPLATES, RIGHT, SH
                                           decide, features, is_final, legal, oracle_actions,
                                           parse_corpus, search, undo)
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PARSE_TRAIN = str(FIXTURES / "parse_train.conll")
 POS_TRAIN = str(FIXTURES / "pos_train.txt")
 MASK = 2 ** 10 - 1

@@ -16,6 +16,11 @@ MASK = (1 << BITS) - 1
 ALL = bm.group_mask(bm.GROUPS)
 
 
+def model(W, L, U=None):
+    """The kernels' Model of weights W over L labels (U: the accumulator; none when parsing)."""
+    return bm.Model(W, W[:0] if U is None else U, MASK, L, ALL)
+
+
 # ---- plain-Python references -----------------------------------------------------------------
 class RefState:
     def __init__(self, n):
@@ -77,7 +82,7 @@ class RefState:
 def phi(ref: RefState, sent, groups=ALL):
     words, tags, lemmas, morph = sent
     out = np.zeros(bm.MAX_FEATS, dtype=np.int64)
-    k = bm.extract(ref.rows(), len(ref.stack), ref.b, ref.n, words, tags, lemmas, morph, 0, groups, out)
+    k = bm.extract(ref.rows(), len(ref.stack), ref.b, bm.Sentence(words, tags, lemmas, morph, 0, ref.n), groups, out)
     return [int(f) & MASK for f in out[:k]]
 
 
@@ -161,7 +166,7 @@ def parse_one(sent, n, W, L, B):
     offsets = np.array([0, n], dtype=np.int64)
     heads = np.zeros(n, dtype=np.int64)
     labels = np.zeros(n, dtype=np.int64)
-    bm.beam_parse_corpus(offsets, *sent, W, MASK, L, ALL, B, 1, heads, labels)
+    bm.beam_parse_corpus(bm.Corpus(offsets, *sent), model(W, L), bm.Search(B, 0, 0), 1, heads, labels)
     return heads.tolist(), labels.tolist()
 
 
@@ -262,8 +267,8 @@ def test_max_violation_update_is_gold_minus_top_prefix_features():
         W = W0.copy()
         U = np.zeros_like(W)
         offsets = np.array([0, n], dtype=np.int64)
-        c, updates = bm.beam_epoch(offsets, *sent, np.array(gold, dtype=np.int64), np.array([0]),
-                                   np.array([True]), W, U, MASK, L, ALL, B, 3.0)
+        c, updates = bm.beam_epoch(bm.Corpus(offsets, *sent), np.array(gold, dtype=np.int64), np.array([0]),
+                                   np.array([True]), model(W, L, U), bm.Search(B, 0, 0), 3.0)
         assert c == 4.0
         want = np.zeros(len(W), dtype=np.float64)
         if tmax >= 0:
@@ -375,8 +380,9 @@ def kernel_steps(sent, n, W, L, B, K, D):
     nxt = np.zeros_like(cur)
     hist_p = np.zeros((2 * maxlen, B), dtype=np.int64)
     hist_a = np.zeros((2 * maxlen, B), dtype=np.int64)
-    bm.beam_search(*sent, 0, n, W, MASK, L, ALL, B, cur, nxt, hist_p, hist_a,
-                   np.zeros(2 * maxlen), np.zeros(2 * maxlen, dtype=np.int64), False, D, K)
+    bm.beam_search(bm.Sentence(*sent, 0, n), model(W, L), bm.Search(B, D, K),
+                   bm.Beams(cur, nxt, hist_p, hist_a, np.zeros(2 * maxlen)),
+                   np.zeros(2 * maxlen, dtype=np.int64), False)
     out = np.zeros(2 * maxlen, dtype=np.int64)
 
     def path(t, j):
@@ -398,8 +404,8 @@ def test_lookahead_value_matches_brute_force(D):
         look = np.zeros((D + 1, bm.N_ROWS, n + 2), dtype=np.int64)
         look[0] = st.rows()
         got = bm.lookahead_value(look, np.zeros((D + 1, 2 * L + 1), dtype=np.float32),
-                                 np.zeros(bm.MAX_FEATS, dtype=np.int64), len(st.stack), st.b, n,
-                                 *sent, 0, W, MASK, L, ALL, D)
+                                 np.zeros(bm.MAX_FEATS, dtype=np.int64), len(st.stack), st.b,
+                                 bm.Sentence(*sent, 0, n), model(W, L), D)
         assert got == pytest.approx(ref_lookahead(st, D, sent, W, L), rel=1e-5, abs=1e-5)
 
 
@@ -496,16 +502,16 @@ def test_max_violation_ties_from_zero_weights_take_the_last_step(B):
     hist_p = np.zeros((2 * n, B), dtype=np.int64)
     hist_a = np.zeros((2 * n, B), dtype=np.int64)
     gscores = np.zeros(2 * n)
-    tmax, _ = bm.beam_search(*sent, 0, n, W, MASK, L, ALL, B, cur, nxt, hist_p, hist_a, gscores,
-                             np.array(gold, dtype=np.int64), True)
+    tmax, _ = bm.beam_search(bm.Sentence(*sent, 0, n), model(W, L), bm.Search(B, 0, 0),
+                             bm.Beams(cur, nxt, hist_p, hist_a, gscores), np.array(gold, dtype=np.int64), True)
     assert tmax == 2 * n - 2
     path = np.zeros(2 * n, dtype=np.int64)
     bm._path(hist_p, hist_a, tmax, 0, path)
     assert path[:2 * n - 1].tolist() == top
     # the update: the whole gold sequence's features minus the whole top path's
     U = np.zeros_like(W)
-    c, updates = bm.beam_epoch(np.array([0, n], dtype=np.int64), *sent, np.array(gold, dtype=np.int64),
-                               np.array([0]), np.array([True]), W, U, MASK, L, ALL, B, 1.0)
+    c, updates = bm.beam_epoch(bm.Corpus(np.array([0, n], dtype=np.int64), *sent), np.array(gold, dtype=np.int64),
+                               np.array([0]), np.array([True]), model(W, L, U), bm.Search(B, 0, 0), 1.0)
     assert updates == 1
     def diff(T):
         d = np.zeros(len(W))

@@ -24,9 +24,11 @@ from structkit.sequence.search import fast
 from structkit.sequence.search.decoders import viterbi_numpy
 from structkit.sequence.search.viterbi import decode_corpus
 from structkit.sequence import fastpath
+from structkit.io import blocks as cutter
+from structkit.io.blocks import iter_blocks
 from structkit.sequence.task import SequenceTagger, TaggerConfig, train_tagger
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "data" / "sample"
 DOC = fastpath.DOCSTART
 MED = fastpath.MEDLINE
@@ -246,8 +248,8 @@ def _prepared_arrays(tagger, data: bytes, compact: bool, known: bool):
     unk = fastpath.word_attribute_ids(tagger.features, p.word_attrs, words)
     ps = np.ascontiguousarray(cs[:, columns.pos]) if p.pos_col >= 0 else ws
     pe = np.ascontiguousarray(ce[:, columns.pos]) if p.pos_col >= 0 else we
-    A = fast.attribute_matrix(arr, ids, rows, unk, p.word_cols, p.pos_col, ps, pe, p.pos_slots, p.pos_buf,
-                              p.pos_off, p.pos_ids, p.bias_col, p.bias_id, len(p.attrs))
+    A = fast.attribute_matrix(arr, ids, rows, unk, p.word_cols, p.pos_col, ps, pe, p.pos_table,
+                              p.bias_col, p.bias_id, len(p.attrs))
     return p, A, offsets, cs, ce, tab, columns
 
 
@@ -266,8 +268,7 @@ def test_features_vs_feature_space(taggers, name, known):
         ref = tagger.features._attribute_ids(words, pos, grow=False)
         for i, a in enumerate(p.attrs):
             assert A[i].tolist() == ref[a].tolist(), a
-        indptr, indices = fast.featurise(A, offsets, p.n_atoms, p.atom_attr, p.atom_off, p.atom_radix,
-                                         p.dense, p.dense_off, p.hkeys, p.hvals, p.hoff, p.hmask)
+        indptr, indices = fast.featurise(A, offsets, p.templates)
         r_indptr, r_indices = tagger.features.transform(words, pos, offsets)
         assert indptr.tolist() == r_indptr.tolist()
         assert indices.tolist() == r_indices.tolist()
@@ -389,8 +390,7 @@ def test_tag_viterbi_vs_decode_corpus(taggers):
             data = random_file(rng, n_sent=10, ncols=tagger.n_columns, odd=False)
             p, A, offsets, *_ = _prepared_arrays(tagger, data, True, False)
             out = np.zeros(A.shape[1], dtype=np.int32)
-            fast.tag_viterbi(A, offsets, p.n_atoms, p.atom_attr, p.atom_off, p.atom_radix, p.dense,
-                             p.dense_off, p.hkeys, p.hvals, p.hoff, p.hmask, p.W, p.T, out)
+            fast.tag_viterbi(A, offsets, p.templates, p.W, p.T, out)
             sents = list(read_conll("f", io.BytesIO(data)))
             words = [r[0] for s in sents for r in s.rows]
             pos = [r[1] for s in sents for r in s.rows] if tagger.features.uses_pos else None
@@ -443,7 +443,7 @@ def same_as_old(tagger, data: bytes, path="in.txt", columns=None, depth=None, bl
         return ref
     # block by block, as a batch layer calls it: the same bytes, the same first error
     got, err, ncols = [], None, None
-    for block, first in list(fastpath.iter_blocks(io.BytesIO(data), blocks or 64)) or [(b"", 1)]:
+    for block, first in [(b, first) for first, b in iter_blocks(io.BytesIO(data), blocks or 64)] or [(b"", 1)]:
         try:
             out, n = fastpath.tag_block(tagger, block, path, first, columns, depth, ncols, force=True)
         except UserError as e:
@@ -565,7 +565,7 @@ def test_iter_blocks_cut_after_blank_lines():
         if rng.random() < 0.3:
             data = b"\n \n\r\n" + data
         size = int(rng.integers(1, 40))
-        blocks = list(fastpath.iter_blocks(io.BytesIO(data), size))
+        blocks = [(b, first) for first, b in iter_blocks(io.BytesIO(data), size)]
         assert b"".join(b for b, _ in blocks) == data
         line = 1
         for k, (b, first) in enumerate(blocks):
@@ -583,8 +583,8 @@ def test_cli_file_starting_with_blank_lines(taggers, tmp_path, sk, monkeypatch):
     data = b"\n\n \n" * 50 + (SAMPLE / "chunk" / "test.txt").read_bytes()
     f = tmp_path / "in.txt"
     f.write_bytes(data)
-    real = fastpath.iter_blocks
-    monkeypatch.setattr(fastpath, "iter_blocks", lambda stream, size=0: real(stream, 16))
+    real = cutter.iter_blocks
+    monkeypatch.setattr(cutter, "iter_blocks", lambda stream, size=0: real(stream, 16))
     out = tmp_path / "out.txt"
     assert sk("chunk", "--model", str(model), str(f), "-o", str(out)).code == 0
     assert out.read_bytes() == old_path(SequenceTagger.load(str(model)), data, str(f))

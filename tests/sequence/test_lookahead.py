@@ -41,7 +41,7 @@ from structkit.sequence.chain import Corpus, SecondOrder
 from structkit.sequence.search.lookahead import (Scratch, decide, decision_rows, lookahead_decode,
                                         search_brute, step_score, window_dp, window_path)
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def flat_lookahead_epoch(indptr, indices, offsets, y, order, W, U, T, TU, T2, T2U, second_order,

@@ -10,7 +10,7 @@ import pytest
 
 from structkit.sequence.search.viterbi import decode_corpus, margins_corpus, max_marginals
 
-SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "sample")
+SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data", "sample")
 
 
 def seq_score(E, T, ys) -> float:
@@ -104,10 +104,10 @@ HISTORY_MODELS = [("greedy", []), ("lookahead", ["--depth", "2"]),
 def test_cli_scores_of_history_based_models(sk, tmp_path, algo, opts):
     """--scores on a history-based model: the labels are those without --scores, and the
     margin column is the decision margin the plain-Python brute force of
-    tests/test_history_margins.py gives on the model's own weights."""
+    tests/sequence/test_history_margins.py gives on the model's own weights."""
     from structkit.io.conllu import read_sequence
     from structkit.sequence.task import SequenceTagger, columns_from
-    from tests.test_history_margins import emission_rows, ref_greedy, ref_lookahead
+    from test_history_margins import emission_rows, ref_greedy, ref_lookahead
 
     model = tmp_path / "h.model"
     train = os.path.join(SAMPLE, "chunk", "train.txt")

@@ -21,7 +21,7 @@ from structkit.rerank.loss import edit_distances, losses, word_edits
 from structkit.rerank.topics import TfIdf, backoff_bins, fit_topics
 from structkit.rerank.task import RerankConfig, Reranker, evaluate_nbest, train_on
 
-FIX = Path(__file__).resolve().parent / "fixtures" / "nbest"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "nbest"
 TRAIN = str(FIX / "train_hyporadise.json")
 TEST = str(FIX / "test_hyporadise.json")
 

@@ -1,0 +1,52 @@
+"""The batch job protocol: what ``structkit.batch`` asks of a task's job to turn one block of
+an input file into output bytes. The tasks' jobs live in their wings; the runner (inputs,
+blocks, executors, ordered atomic outputs) in ``structkit.batch``."""
+from __future__ import annotations
+
+from typing import Any
+
+EXTENSIONS = {"conllu": ".conllu", "conll": ".conll", "conllx": ".conllx"}
+
+
+class StdinContext:
+    """The context of a file not sniffed (yet): standard input, or a file whose first block
+    could not be read (its error comes in order, when it is processed)."""
+    conllu = False
+    n_columns = None
+
+
+class Job:
+    """What a batch command does to a block. A task's job (``Task.batch_job``) subclasses it:
+    ``structkit.sequence.jobs.TagJob``, ``structkit.parse.jobs.ParseJob``."""
+
+    cut_lines = False  # raw text: a block may end at any line end (not only after a blank line)
+
+    def sniff(self, name: str, head: bytes) -> Any:
+        """What must be fixed for the whole file, from its first block (format, columns)."""
+        return None
+
+    def output_format(self, inp, ctx: Any) -> str:
+        raise NotImplementedError
+
+    def process(self, ctx: Any, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
+        raise NotImplementedError
+
+    def marker(self, fmt: str, name: str, ctx: Any) -> bytes:
+        """The start-of-file mark in a single output stream of several files."""
+        if fmt in ("conllu", "conllx"):
+            return f"# file = {name}\n".encode("utf-8")
+        n = self.output_columns(ctx)
+        cols = ["-DOCSTART-", name] + ["-X-"] * (n - 3) + (["O"] if n >= 3 else [])
+        return ("\t".join(cols) + "\n\n").encode("utf-8")
+
+    def stdin_context(self) -> Any:
+        """The file context of standard input, decided before it is read (by default: later,
+        from its first block)."""
+        return StdinContext()
+
+    def output_columns(self, ctx: Any) -> int:
+        return 2
+
+    def fix_block(self, data: bytes, ctx: Any, sentences_before: int) -> bytes:
+        """Adjust a block's output for what came before it in the file (sentence ids)."""
+        return data

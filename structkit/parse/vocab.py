@@ -1,0 +1,31 @@
+"""What both parsers encode a sentence with: the POS column they read and their vocabularies
+(id 0 = no such item, 1 = unknown)."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from structkit.io.conllx import DepSentence
+from structkit.vocab import Vocab as BaseVocab
+
+SPECIAL = ["<none>", "<unk>"]  # ids 0 (no such item) and 1 (unknown)
+
+
+def pos_column(s: DepSentence, which: str) -> list[str]:
+    """The POS tags the parser reads: XPOS (falling back to UPOS where XPOS is '_'), or UPOS."""
+    if which == "upos":
+        return s.upos
+    return [x if x != "_" else u for x, u in zip(s.xpos, s.upos)]
+
+
+class Vocab(BaseVocab):
+    """Words or tags to ids, with 0 = no such item and 1 = unknown (``SPECIAL``)."""
+
+    def __init__(self, items: list[str] | None = None):
+        super().__init__(SPECIAL if items is None else items, reserved=len(SPECIAL))
+
+    def ids(self, ws: Iterable[str], default: int = 1) -> list[int]:
+        return super().ids(ws, default)
+
+    @property
+    def items(self) -> list[str]:  # type: ignore[override]  (the model file's word list)
+        return self.words

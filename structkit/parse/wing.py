@@ -1,0 +1,85 @@
+"""The dependency parsers' task (parse) as the front-ends see it, registered in
+``structkit.tasks``. Light: the methods import the wing's code when called."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structkit.errors import UserError
+from structkit.tasks import CommandOption, Task, register, tasks
+
+_HELP = """Parse CoNLL-X or CoNLL-U files (or `word POS` columns): CoNLL-U comes back as CoNLL-U
+with HEAD and DEPREL predicted and every other line and column as read; other input as
+CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's. FILES may be files,
+folders (read recursively; see --glob) or '-'; none is standard input."""
+
+_OPTIONS = (
+    CommandOption(("--depth",), "Lookahead depth of a lookahead parser, or of the lookahead inside the "
+                  "beam of a beam parser (0..3; default: the depth trained with).", int),
+    CommandOption(("--beam",), "Beam width of a beam parser (default: the width trained with).", int),
+    CommandOption(("--tagger", "tagger_path"), "POS-tag the words first with this tagger model "
+                  "(`structkit train --task pos`)."),
+)
+
+
+@dataclass(frozen=True)
+class ParseTask(Task):
+    """Dependency parsing: CoNLL-X, CoNLL-U or `word POS` rows in, a tree per sentence out."""
+
+    def main_score(self) -> str:
+        return "uas"
+
+    def trained(self, config, model) -> str:
+        info = model.info
+        return (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "
+                "skipped: not projective or not single-rooted)")
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.parse.parser import DependencyParser
+
+        return DependencyParser.load(path, command=command)
+
+    def describe(self, model) -> dict:
+        labels = list(getattr(model, "labels", []) or [])
+        return {"labels": labels, "labelled": bool(labels), "pos_column": model.config.pos,
+                "scores": False, "explain": False}
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        from structkit.parse.dump import parser_lines
+
+        return parser_lines(model, top, pattern)
+
+    def check_search_options(self, model, path: str, depth: int | None = None,
+                             beam: int | None = None) -> int | None:
+        from structkit.parse.parser import check_search_options
+
+        return check_search_options(model, depth, beam, path)[1]
+
+    def batch_job(self, model_path: str, command: str, depth: int | None = None,
+                  beam: int | None = None, tagger_path: str | None = None):
+        from structkit.parse.jobs import ParseJob
+
+        parser = self.load(model_path, command)
+        beam = self.check_search_options(parser, model_path, depth, beam)
+        tagger = None
+        protect = [model_path]
+        if tagger_path:
+            pos = next(t for t in tasks() if t.provides_pos)
+            tagger = pos.load(tagger_path, f"{command} --tagger")
+            protect.append(tagger_path)
+        return ParseJob(parser, tagger, depth, beam), protect
+
+    def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
+        """UAS and LAS (both conventions), root, complete match and the per-label table of
+        GOLD PRED dependency files."""
+        from structkit.config import resolve_data_path
+        from structkit.eval.files import evaluate_parse_files
+
+        if len(files) != 2:
+            raise UserError(f"eval --task {self.name} takes two files, GOLD PRED; got {len(files)}")
+        return evaluate_parse_files(*(resolve_data_path(f, must_exist=True) for f in files))
+
+
+register(ParseTask("parse", "structkit.parse.parser", "ParserConfig", "train_parser", "beam",
+                   command="parse", endpoint="parse", estimator="structkit.api:Parser", serve_order=2,
+                   output="tree", help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: "
+                                       "heads and labels.", doc=_HELP, options=_OPTIONS, model_noun="a parser"))

@@ -1,0 +1,123 @@
+"""The tagging tasks' batch job (``structkit.batch``; ``tag``, ``chunk``, ``ner``): a block of
+CoNLL columns, CoNLL-U or raw text in, tagged rows out."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from structkit.io.batchjob import Job
+
+
+@dataclass
+class TagContext:
+    conllu: bool
+    n_columns: int | None
+
+
+_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
+
+
+class TagJob(Job):
+    """tag/chunk/ner: a block of CoNLL columns, CoNLL-U or raw text in, tagged rows out."""
+
+    def __init__(self, tagger, columns: str | None = None, text: bool = False,
+                 split: str = "auto", fmt: str | None = None, lang: str = "en",
+                 depth: int | None = None, scores: bool = False):
+        self.scores = scores
+        self.tagger = tagger
+        self.columns = columns
+        self.text = text
+        self.cut_lines = text
+        self.split = split
+        self.fmt = fmt
+        self.lang = lang
+        self.depth = depth
+
+    def sniff(self, name: str, head: bytes) -> TagContext:
+        if self.text:
+            return TagContext(False, None)
+        import io
+
+        from structkit.io.conllu import read_sequence
+
+        first = next(iter(read_sequence(name, io.BytesIO(head))))
+        return TagContext(first.lines is not None, len(first.rows[0]))
+
+    def stdin_context(self):
+        return self.sniff("<stdin>", b"") if self.text else super().stdin_context()
+
+    def output_format(self, inp, ctx: TagContext) -> str:
+        if self.text:
+            return "conllu" if self.fmt == "conllu" else "conll"
+        return "conllu" if ctx.conllu else "conll"
+
+    def output_columns(self, ctx: TagContext) -> int:
+        return 2 if self.text or ctx.n_columns is None else ctx.n_columns + 1
+
+    def process(self, ctx: TagContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
+        import io
+
+        from structkit.io.conll import Sentence, read_conll, write_conll
+        from structkit.io.conllu import read_conllu, read_raw_text, write_tagged
+
+        tagger = self.tagger
+        if not self.text and not ctx.conllu and not self.scores:
+            out = tagger.tag_conll_bytes(data, name, 1, self.columns, self.depth, ctx.n_columns)
+            return out, _rows(out), -1
+        stream = io.BytesIO(data)
+        if self.text:
+            sents = read_raw_text(name, self.lang, self.split, stream=stream)
+        elif ctx.conllu:
+            sents = read_conllu(name, stream)
+        else:
+            sents = read_conll(name, stream, n_columns=ctx.n_columns)
+        out = io.StringIO()
+        column, key = tagger.output_column()
+        tokens = sentences = 0
+        for batch, labels, *margins in tagger.tag_batches(sents, name, self.columns, self.text,
+                                                          depth=self.depth, margins=self.scores):
+            tokens += sum(len(s.rows) for s in batch)
+            sentences += len(batch)
+            if margins:
+                _write_scored(batch, labels, margins[0], out, column, key, self.text, self.fmt)
+            elif batch[0].lines is not None and (not self.text or self.fmt == "conllu"):
+                write_tagged(batch, labels, out, column, key)  # CoNLL-U in, CoNLL-U out
+            elif self.text:
+                write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in batch],
+                            labels, out)
+            else:
+                write_conll(batch, labels, out)
+        text = out.getvalue()
+        if self.text and self.fmt == "conllu" and not first and text.startswith("# newdoc\n"):
+            text = text[len("# newdoc\n"):]  # a block after the first continues the document
+        return text.encode("utf-8"), tokens, sentences
+
+    def fix_block(self, data: bytes, ctx: TagContext, sentences_before: int) -> bytes:
+        if self.text and self.fmt == "conllu" and sentences_before:
+            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
+        return data
+
+
+def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:
+    """Tagged output with each token's margin (``--scores``): a last column after the label in
+    CoNLL columns, ``Margin=`` in MISC in CoNLL-U."""
+    from structkit.io.conll import Sentence, write_conll
+    from structkit.io.conllu import set_key, write_tagged
+
+    if batch[0].lines is not None and (not text or fmt == "conllu"):
+        for s, ms in zip(batch, margins):
+            for i, m in zip(s.word_at, ms):
+                cols = s.lines[i].split("\t")
+                cols[9] = set_key(cols[9], "Margin", f"{m:.3f}")
+                s.lines[i] = "\t".join(cols)
+        write_tagged(batch, labels, out, column, key)
+        return
+    rows = ([[r[1]] for r in s.rows] if text else s.rows for s in batch)
+    scored = [Sentence([r + [lab] for r, lab in zip(rs, labs)], s.first_line)
+              for rs, labs, s in zip(rows, labels, batch)]
+    write_conll(scored, [[f"{m:.3f}" for m in ms] for ms in margins], out)
+
+
+def _rows(data: bytes) -> int:
+    """Token rows of CoNLL column output (lines less blank lines), for the progress bar."""
+    return data.count(b"\n") - data.count(b"\n\n")

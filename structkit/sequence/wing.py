@@ -1,0 +1,184 @@
+"""The sequence tasks (pos, chunk, ner) as the front-ends see them: one :class:`SequenceTask`
+each, registered in ``structkit.tasks``. Light: the methods import the wing's code when called
+(listing the tasks loads no numba)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structkit.errors import UserError
+from structkit.tasks import SEQUENCE, CommandOption, Task, register
+
+_FILES = ("\n\nFILES may be files, folders (read recursively; see --glob) or '-'; none is "
+          "standard input.")
+
+_OPTIONS = (
+    CommandOption(("--text",), "Input is raw text: tokenised (UD English conventions) and split into "
+                  "sentences; a blank line ends a paragraph.", bool),
+    CommandOption(("--no-split",), "With --text: each line is one sentence.", bool),
+    CommandOption(("--format", "fmt"), "With --text: 'word label' rows (conll, the default) or CoNLL-U "
+                  "with # sent_id, # text and SpaceAfter=No (conllu; pipe it to `structkit parse`).",
+                  choices=("conll", "conllu")),
+    CommandOption(("--lang",), "With --text: the tokenizer's language.", default="en", show_default=True),
+    CommandOption(("--columns",), "Name the input columns, e.g. 'word,pos' or 'word,pos,label'."),
+    CommandOption(("--depth",), "Lookahead depth for history-based models (default: the depth trained "
+                  "with).", int),
+    CommandOption(("--scores",), "Add each token's margin (a last column, or Margin= in CoNLL-U MISC): "
+                  "for Viterbi models the best sequence's score minus the best with another label at "
+                  "that token (max-marginals); for history-based models (greedy, lookahead, OLaRank "
+                  "greedy) the decision margin: the chosen label's score with its best lookahead "
+                  "continuation minus the best other label's. Small margins are the doubtful tags.", bool),
+)
+
+
+@dataclass(frozen=True)
+class SequenceTask(Task):
+    """A chain-model tagging task: CoNLL columns or CoNLL-U in, one label per token out."""
+
+    def choose_algo(self, train_path: str | None) -> str | None:
+        from structkit.config import resolve_data_path
+        from structkit.sequence.task import default_algo
+
+        return default_algo(self.name, train_path and resolve_data_path(train_path))
+
+    def main_score(self) -> str:
+        from structkit.sequence.task import main_score
+
+        return main_score(self.name)
+
+    def epoch_calls(self, config) -> int:
+        return config.spec.epoch_calls(config)
+
+    def epoch_line(self, config, stats: dict) -> str:
+        return config.spec.report(stats)
+
+    def trained(self, config, model) -> str:
+        info = model.info
+        what = f"{info['n_features']} features, {len(model.labels)} labels"
+        if "scheme" in info:
+            how = "detected" if info.get("scheme_detected", True) else "given"
+            what += f" ({info['scheme'].upper()} scheme, {how})"
+        chosen = getattr(model, "default_templates", None)
+        if chosen:
+            why = " (the input has no POS column)" if chosen.endswith("-nopos") else ""
+            what += f", templates {chosen}{why}"
+        return what
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.sequence.task import SequenceTagger
+
+        return SequenceTagger.load(path, command=command, tasks=tasks or (self.name,))
+
+    def describe(self, model) -> dict:
+        # margins: max-marginals for Viterbi models, the decision margin for history-based ones
+        info = getattr(model, "info", {}) or {}
+        return {"labels": [str(x) for x in model.labels], "decoder": model.config.spec.decoder,
+                "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
+                "scores": True, "explain": True}
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        from structkit.sequence.dump import tagger_lines
+
+        return tagger_lines(model, top, pattern)
+
+    def explanations(self, model, sentence, path: str, columns: str | None = None,
+                     text: bool = False, depth: int | None = None, only: int | None = None):
+        from structkit.sequence.explain import iter_explanations
+
+        return iter_explanations(model, sentence, path, columns, text, depth, only)
+
+    def check_search_options(self, model, path: str, depth: int | None = None,
+                             beam: int | None = None) -> int | None:
+        if depth is not None:
+            model.check_depth(depth, path)
+        return super().check_search_options(model, path, None, beam)
+
+
+
+    def batch_job(self, model_path: str, command: str, text: bool = False, no_split: bool = False,
+                  fmt: str | None = None, lang: str = "en", columns: str | None = None,
+                  depth: int | None = None, scores: bool = False):
+        import gc
+
+        from structkit.sequence.jobs import TagJob
+
+        if not text and (no_split or fmt):
+            raise UserError(f"{'--no-split' if no_split else '--format'} goes with --text")
+        if text and columns:
+            raise UserError("--columns does not apply to --text (raw text has no columns)")
+        # The collector would scan the model's objects (and numba's) over and over while they
+        # are built; frozen, they are never scanned again, nor torn down one by one at exit.
+        gc.disable()
+        try:
+            tagger = self.load(model_path, command)
+        finally:
+            gc.freeze()
+            gc.enable()
+        self.check_search_options(tagger, model_path, depth)
+        if text:
+            from structkit.text.tokenize import get_tokenizer
+            get_tokenizer(lang)  # an unknown language is an error before any input is read
+        job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth, scores)
+        return job, [model_path]
+
+    def evaluate(self, files: tuple[str, ...], label_column: str | None = None,
+                 model_path: str | None = None, other: str | None = None,
+                 scheme: str = "auto") -> tuple[dict, str]:
+        """Accuracy (pos), conlleval phrase scores (chunk, ner), or McNemar's test with
+        ``other``: FILE with gold and prediction last, or GOLD PRED (columns or CoNLL-U)."""
+        from structkit.config import resolve_data_path
+        from structkit.eval.files import evaluate_files
+
+        task = self.name
+        if len(files) not in (1, 2):
+            raise UserError(f"eval takes one file (gold and prediction columns) or two (GOLD PRED), "
+                            f"got {len(files)}")
+        if other is not None:
+            from structkit.eval.files import compare_files
+
+            return compare_files(task, tuple(resolve_data_path(f, must_exist=True) for f in files),
+                                 resolve_data_path(other, must_exist=True), scheme)
+        known = None
+        if model_path:
+            from structkit.sequence.task import SequenceTagger
+            known = SequenceTagger.load(model_path).features.known_words()
+        paths = tuple(resolve_data_path(f, must_exist=True) for f in files)
+        from structkit.io.conllu import is_conllu_file
+
+        conllu = len(paths) == 2 and is_conllu_file(paths[0])
+        if conllu and not is_conllu_file(paths[1]):
+            raise UserError("the gold file is CoNLL-U, the prediction file is not: give both as CoNLL-U",
+                            paths[1])
+        if label_column is not None and not conllu:
+            raise UserError("--label-column is for CoNLL-U files (GOLD PRED); in column files the "
+                            "label is the last column")
+        if conllu and self.provides_pos:
+            from structkit.eval.tags import evaluate_conllu_pos
+
+            return evaluate_conllu_pos(*paths, label_column or "upos", known)
+        if conllu:
+            if label_column is None:
+                raise UserError(f"eval --task {task} on CoNLL-U needs --label-column, e.g. misc.NER")
+            from structkit.eval.files import evaluate_sentences
+            from structkit.eval.tags import conllu_label_triples
+
+            return evaluate_sentences(task, conllu_label_triples(task, *paths, label_column), known, scheme)
+        return evaluate_files(task, paths, known, scheme)
+
+
+# name: (command, its help, what the server and the front-ends know of its labels)
+_TASKS = {
+    "pos": ("tag", "POS-tag CoNLL files (or --text); writes each row plus the predicted tag.",
+            {"serve_order": 0, "provides_pos": True}),
+    "chunk": ("chunk", "Chunk CoNLL files (word POS [gold]); writes each row plus the predicted chunk tag.",
+              {"serve_order": 1, "spans": True}),
+    "ner": ("ner", "Find named entities in CoNLL files; writes each row plus the predicted tag.",
+            {"serve_order": 1, "spans": True}),
+}
+assert tuple(_TASKS) == SEQUENCE
+
+for _name, (_command, _help, _labels) in _TASKS.items():
+    register(SequenceTask(_name, "structkit.sequence.task", "TaggerConfig", "train_tagger", "perceptron",
+                          command=_command, help=_help, doc=_help + _FILES, options=_OPTIONS,
+                          endpoint=_command, estimator="structkit.api:Tagger",
+                          mixes=True, explains=True, eval_options=("label_column", "model_path", "other"),
+                          **_labels))
