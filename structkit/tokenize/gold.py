@@ -41,6 +41,7 @@ class Paragraph:
     sentences: int = 0
     first_line: int = 0
     tokens: list[str] = field(default_factory=list)   # its token forms
+    sents: list["GoldSentence"] = field(default_factory=list)
 
 
 @dataclass
@@ -175,12 +176,14 @@ def read_treebank(path: str, max_chars: int = 2000) -> Treebank:
             cur = Paragraph(sent.text, labels, 1, sent.line)
             tb.paragraphs.append(cur)
             cur.tokens.extend(form for form, _ in sent.tokens)
+            cur.sents.append(sent)
             continue
         else:
             cur.text += " " + sent.text
             cur.labels += [W] + labels
             cur.sentences += 1
             cur.tokens.extend(form for form, _ in sent.tokens)
+            cur.sents.append(sent)
     if tb.n_sentences == 0:
         raise UserError("no sentences: a tokenizer needs a CoNLL-U treebank with '# text'", path)
     return tb

@@ -14,7 +14,7 @@ from structkit.jit import njit
 from structkit.sequence.search.viterbi import viterbi_ws
 from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
 from structkit.tokenize import features as F
-from structkit.tokenize.gold import LABELS, N, S, T, W
+from structkit.tokenize.gold import S, T, W
 
 NEG = -1e30
 

@@ -53,6 +53,11 @@ class MultiwordSplitter:
     use_rules: bool = True
     _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
 
+    def set_rules(self, use: bool) -> None:
+        """Use the learnt rules for unseen tokens, or not (the remembered splits are forgotten)."""
+        self.use_rules = use
+        self._memo.clear()
+
     def candidates(self, token: str) -> list[tuple[str, tuple[str, ...]]]:
         out = [NONE]
         for k in range(1, len(token)):  # the stem keeps at least one character
