@@ -25,7 +25,7 @@ FRONT = ("api", "api_io", "serve", "batch", "dump", "explain", "distributed", "p
 TOP = ("commands", "cli", "__main__", "structkit")
 # Where a task's name may not be tested (``task == "parse"``, ``task in ("pos", ...)``).
 NO_TASK_NAMES = ("cli", "commands", "api", "serve", "batch", "dump")
-TASK_NAMES = {"pos", "chunk", "ner", "parse", "rerank"}
+TASK_NAMES = {"pos", "chunk", "ner", "parse", "rerank", "tokenize"}
 MAX_KERNEL_ARGS = 12
 
 

@@ -10,7 +10,7 @@ from structkit.errors import UserError
 
 @click.command("eval", short_help="Score output against gold: accuracy, conlleval phrase F1, UAS or WER; "
                                 "McNemar's or the sign test between two systems.")
-@click.option("--task", required=True, type=Choice(lambda: task_names() + ["tokenize"]),
+@click.option("--task", required=True, type=Choice(task_names),
               help="What the files hold (tokenize: tokens and sentences of GOLD.conllu PRED.conllu).")
 @click.argument("files", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of the report.")
@@ -43,17 +43,6 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
     scheme = scheme.lower()
     if scheme not in ("auto",) + SCHEMES:
         raise UserError(f"--scheme must be auto, {', '.join(SCHEMES)}; got {scheme!r}")
-    if task == "tokenize":  # not a task: the tokenizer's output, scored against gold CoNLL-U
-        if scheme != "auto":
-            raise UserError(f"--scheme applies to eval --task {_span_tasks()}, not {task}")
-        if len(files) != 2:
-            raise UserError(f"eval --task tokenize takes two CoNLL-U files, GOLD PRED; got {len(files)}")
-        from structkit.config import resolve_data_path
-        from structkit.eval.tokenize import evaluate_tokenization, report
-
-        result = evaluate_tokenization(*(resolve_data_path(f, must_exist=True) for f in files))
-        click.echo(json.dumps(finite(result), sort_keys=True, allow_nan=False) if as_json else report(result))
-        return
     from structkit.tasks import get_task
 
     t = get_task(task)

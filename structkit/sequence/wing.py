@@ -18,7 +18,10 @@ _OPTIONS = (
     CommandOption(("--format", "fmt"), "With --text: 'word label' rows (conll, the default) or CoNLL-U "
                   "with # sent_id, # text and SpaceAfter=No (conllu; pipe it to `structkit parse`).",
                   choices=("conll", "conllu")),
-    CommandOption(("--lang",), "With --text: the tokenizer's language.", default="en", show_default=True),
+    CommandOption(("--lang",), "With --text: the tokenizer's language (rules: en).", default="en",
+                  show_default=True),
+    CommandOption(("--tokenizer", "tokenizer_path"), "With --text: a tokenizer trained with `structkit "
+                  "train --task tokenize` (any language), instead of the rules of --lang."),
     CommandOption(("--columns",), "Name the input columns, e.g. 'word,pos' or 'word,pos,label'."),
     CommandOption(("--depth",), "Lookahead depth for history-based models (default: the depth trained "
                   "with).", int),
@@ -96,13 +99,13 @@ class SequenceTask(Task):
 
     def batch_job(self, model_path: str, command: str, text: bool = False, no_split: bool = False,
                   fmt: str | None = None, lang: str = "en", columns: str | None = None,
-                  depth: int | None = None, scores: bool = False):
+                  depth: int | None = None, scores: bool = False, tokenizer_path: str | None = None):
         import gc
 
         from structkit.sequence.jobs import TagJob
 
-        if not text and (no_split or fmt):
-            raise UserError(f"{'--no-split' if no_split else '--format'} goes with --text")
+        if not text and (no_split or fmt or tokenizer_path):
+            raise UserError(f"{'--no-split' if no_split else '--format' if fmt else '--tokenizer'} goes with --text")
         if text and columns:
             raise UserError("--columns does not apply to --text (raw text has no columns)")
         # The collector would scan the model's objects (and numba's) over and over while they
@@ -114,11 +117,17 @@ class SequenceTask(Task):
             gc.freeze()
             gc.enable()
         self.check_search_options(tagger, model_path, depth)
-        if text:
+        protect = [model_path]
+        if tokenizer_path:  # a learnt tokenizer stands for the language's rules
+            from structkit.tasks import get_task
+
+            lang = get_task("tokenize").load(tokenizer_path, f"{command} --tokenizer").tokenizer
+            protect.append(tokenizer_path)
+        elif text:
             from structkit.text.tokenize import get_tokenizer
             get_tokenizer(lang)  # an unknown language is an error before any input is read
         job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth, scores)
-        return job, [model_path]
+        return job, protect
 
     def evaluate(self, files: tuple[str, ...], label_column: str | None = None,
                  model_path: str | None = None, other: str | None = None,

@@ -27,13 +27,19 @@ MAX_BLOCK_CHARS = 1 << 20
 TOKENIZERS: dict[str, Tokenizer] = {"en": EnglishTokenizer()}
 
 
-def get_tokenizer(lang: str) -> Tokenizer:
-    """The tokenizer of language ``lang``; an unknown code is a UserError listing the known."""
+def get_tokenizer(lang: "str | Tokenizer") -> Tokenizer:
+    """The tokenizer of language ``lang`` (or ``lang`` itself, a tokenizer such as a learnt
+    one, ``structkit.tokenize``); an unknown code is a UserError listing the known and saying
+    how to train a tokenizer for it."""
+    if isinstance(lang, Tokenizer):
+        return lang
     try:
         return TOKENIZERS[lang]
     except KeyError:
         known = ", ".join(sorted(TOKENIZERS))
-        raise UserError(f"no tokenizer for language {lang!r}; known: {known}") from None
+        raise UserError(f"no tokenizer for language {lang!r}; known: {known}; train one on a UD "
+                        f"treebank with `structkit train --task tokenize --train X.conllu --model "
+                        f"tok.model` and give it with --tokenizer tok.model") from None
 
 
 def _lines(text: str) -> Iterator[str]:

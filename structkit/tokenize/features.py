@@ -1,0 +1,324 @@
+"""Character features of the learnt tokenizer, computed by one numba kernel over code points.
+
+For the decision after character ``i`` (does a token, or a sentence, end here?) the features
+are hashed into ``2**bits`` rows, each the hash of a template id and its values:
+character n-grams (lower-cased) in a window of three either side, the characters' classes
+(space, upper, lower, caseless letter, mark, digit, other number, full stop, other
+punctuation, symbol, other) and their n-grams, the case-sensitive characters at ``i`` and
+``i+1``, the class and character of the next non-space character, the length of the letter or
+digit run that ends at ``i``, and what the training data knows about the surrounding
+letters: the longest token of the training data (lower-cased, up to ``MAX_KNOWN`` characters)
+that ends at ``i``, starts at ``i+1``, or runs across the boundary after ``i``.
+
+``N_FEATURES`` features per character, so the CSR of a text is ``indptr = arange * N_FEATURES``.
+Everything is linear in the text: the known-token lookups are ``MAX_KNOWN`` hash probes per
+character into an open-addressing table of 64-bit hashes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from structkit.jit import njit
+
+MAX_KNOWN = 16         # longest known token looked up (characters; Vietnamese words run to 15)
+N_FEATURES = 47        # features per character (the template ids below)
+PAD = 0                # the class of the positions before and after the text
+CLASSES = ("pad", "space", "upper", "lower", "letter", "mark", "digit", "number", "period",
+           "punct", "symbol", "other")
+
+
+def class_tables() -> tuple[np.ndarray, np.ndarray]:
+    """(class, lower-cased code point) of every code point below 0x10000 (above it: the class
+    ``other`` and the code point itself), from Python's Unicode data; built once per process."""
+    import unicodedata
+
+    cls = np.full(0x10000, CLASSES.index("other"), dtype=np.int8)
+    low = np.arange(0x10000, dtype=np.uint32)
+    ids = {name: k for k, name in enumerate(CLASSES)}
+    for cp in range(0x10000):
+        ch = chr(cp)
+        if ch.isspace():
+            cls[cp] = ids["space"]
+            continue
+        cat = unicodedata.category(ch)
+        if ch == ".":
+            c = "period"
+        elif cat in ("Lu", "Lt"):
+            c = "upper"
+        elif cat == "Ll":
+            c = "lower"
+        elif cat[0] == "L":
+            c = "letter"
+        elif cat[0] == "M":
+            c = "mark"
+        elif cat == "Nd":
+            c = "digit"
+        elif cat[0] == "N":
+            c = "number"
+        elif cat[0] == "P":
+            c = "punct"
+        elif cat[0] == "S":
+            c = "symbol"
+        else:
+            c = "other"
+        cls[cp] = ids[c]
+        lo = ch.lower()
+        if len(lo) == 1:
+            low[cp] = ord(lo)
+    return cls, low
+
+
+_TABLES: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def tables() -> tuple[np.ndarray, np.ndarray]:
+    global _TABLES
+    if _TABLES is None:
+        _TABLES = class_tables()
+    return _TABLES
+
+
+def code_points(text: str) -> np.ndarray:
+    """The code points of ``text`` as uint32 (surrogate escapes kept as their code point)."""
+    return np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+
+
+@njit
+def _mix(h, v):
+    """One step of a 64-bit multiplicative hash (the splitmix64 finaliser over h ^ v)."""
+    x = (h ^ np.uint64(v)) * np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(29)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(32)
+    return x
+
+
+@njit
+def _fnv(cps, low, a, b):
+    """The hash of the lower-cased characters a..b-1 (the known-token table's key)."""
+    h = np.uint64(0xCBF29CE484222325)
+    for k in range(a, b):
+        c = cps[k]
+        if c < 0x10000:
+            c = low[c]
+        h = (h ^ np.uint64(c)) * np.uint64(0x100000001B3)
+    return h | np.uint64(1)  # never 0, the empty slot
+
+
+@njit
+def known_lookup(table, key):
+    mask = np.uint64(table.shape[0] - 1)
+    slot = key & mask
+    while True:
+        v = table[slot]
+        if v == key:
+            return True
+        if v == 0:
+            return False
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit
+def known_insert(table, key):
+    mask = np.uint64(table.shape[0] - 1)
+    slot = key & mask
+    while True:
+        v = table[slot]
+        if v == key:
+            return
+        if v == 0:
+            table[slot] = key
+            return
+        slot = (slot + np.uint64(1)) & mask
+
+
+@njit
+def known_masks(cps, low, known, out):
+    """out[j]: bit l-1 set when characters j..j+l-1 (l <= MAX_KNOWN) are a known token."""
+    n = cps.shape[0]
+    for j in range(n):
+        m = 0
+        if known.shape[0] > 1:
+            h = np.uint64(0xCBF29CE484222325)
+            for l in range(1, MAX_KNOWN + 1):
+                if j + l > n:
+                    break
+                c = cps[j + l - 1]
+                if c < 0x10000:
+                    c = low[c]
+                h = (h ^ np.uint64(c)) * np.uint64(0x100000001B3)
+                if known_lookup(known, h | np.uint64(1)):
+                    m |= 1 << (l - 1)
+        out[j] = m
+
+
+@njit
+def _feature(tid, a, b, c, mask):
+    h = _mix(np.uint64(tid + 1), a)
+    h = _mix(h, b)
+    h = _mix(h, c)
+    return np.int32(h & mask)
+
+
+@njit
+def prepare(cps, tab, known):
+    """Per-character arrays the features read, padded by P = 4 positions either side:
+    lower-cased code points and classes; and, unpadded, the known-token masks, the next
+    non-space position after each character, and the letter/digit run ending at each."""
+    cls_t, low = tab
+    n = cps.shape[0]
+    P = 4
+    lc = np.zeros(n + 2 * P, dtype=np.int64)
+    cl = np.zeros(n + 2 * P, dtype=np.int64)
+    for i in range(n):
+        c = cps[i]
+        if c < 0x10000:
+            lc[i + P] = low[c]
+            cl[i + P] = cls_t[c]
+        else:
+            lc[i + P] = c
+            cl[i + P] = 11
+    for i in range(P):
+        lc[i] = -1
+        lc[n + P + i] = -2
+    km = np.zeros(n + 1, dtype=np.int64)
+    known_masks(cps, low, known, km[:n])
+    nxt = np.empty(n + 1, dtype=np.int64)
+    nxt[n] = n
+    for i in range(n - 1, -1, -1):
+        nxt[i] = i if cl[i + P] != 1 else nxt[i + 1]
+    run = np.zeros(n, dtype=np.int64)
+    # hashes of the letter/digit run ending at each i (0 outside runs) and of the rest of the
+    # run starting at each j: the word before a boundary and the word after it
+    wend = np.zeros(n + 1, dtype=np.uint64)
+    wbeg = np.zeros(n + 1, dtype=np.uint64)
+    r = 0
+    h = np.uint64(0)
+    for i in range(n):
+        if 2 <= cl[i + P] <= 7:
+            r = r + 1 if r < 20 else 20
+            h = _mix(h, lc[i + P]) if r > 1 else _mix(np.uint64(7), lc[i + P])
+        else:
+            r = 0
+            h = np.uint64(0)
+        run[i] = r
+        wend[i] = h
+    for j in range(n - 1, -1, -1):
+        if 2 <= cl[j + P] <= 7:
+            wbeg[j] = _mix(wbeg[j + 1] + np.uint64(11), lc[j + P])
+    return lc, cl, km, nxt, run, wend, wbeg
+
+
+@njit
+def char_row(i, cps, prep, mask, o):
+    """The N_FEATURES hashed feature rows of the decision after character i, into o."""
+    lc, cl, km, nxt, run, wend, wbeg = prep
+    n = cps.shape[0]
+    P = 4
+    p = i + P
+    k = 0
+    o[k] = _feature(0, 0, 0, 0, mask); k += 1
+    for d in range(-3, 4):
+        o[k] = _feature(1 + d + 3, lc[p + d], 0, 0, mask); k += 1           # 7 unigrams
+    o[k] = _feature(8, lc[p - 2], lc[p - 1], 0, mask); k += 1
+    o[k] = _feature(9, lc[p - 1], lc[p], 0, mask); k += 1
+    o[k] = _feature(10, lc[p], lc[p + 1], 0, mask); k += 1
+    o[k] = _feature(11, lc[p + 1], lc[p + 2], 0, mask); k += 1
+    o[k] = _feature(12, lc[p - 2], lc[p - 1], lc[p], mask); k += 1
+    o[k] = _feature(13, lc[p - 1], lc[p], lc[p + 1], mask); k += 1
+    o[k] = _feature(14, lc[p], lc[p + 1], lc[p + 2], mask); k += 1
+    o[k] = _feature(15, lc[p + 1], lc[p + 2], lc[p + 3], mask); k += 1
+    o[k] = _feature(16, cl[p], cl[p + 1], 0, mask); k += 1                # class n-grams
+    o[k] = _feature(17, cl[p - 1], cl[p], 0, mask); k += 1
+    o[k] = _feature(18, cl[p + 1], cl[p + 2], 0, mask); k += 1
+    o[k] = _feature(19, cl[p], 0, 0, mask); k += 1
+    o[k] = _feature(20, cl[p + 1], 0, 0, mask); k += 1
+    o[k] = _feature(21, cl[p], cl[p + 1], cl[p + 2], mask); k += 1
+    o[k] = _feature(22, cl[p - 2], cl[p - 1], cl[p], mask); k += 1
+    o[k] = _feature(23, cl[p - 1], cl[p], cl[p + 1], mask); k += 1
+    o[k] = _feature(24, cl[p - 2] * 16 + cl[p - 1], cl[p], cl[p + 1] * 16 + cl[p + 2], mask); k += 1
+    o[k] = _feature(25, cl[p], lc[p + 1], 0, mask); k += 1
+    o[k] = _feature(26, lc[p], cl[p + 1], 0, mask); k += 1
+    o[k] = _feature(27, np.int64(cps[i]), 0, 0, mask); k += 1                  # case kept
+    o[k] = _feature(28, np.int64(cps[i + 1]) if i + 1 < n else -2, 0, 0, mask); k += 1
+    j = nxt[i + 1] if i + 1 < n else n
+    ncl = cl[j + P] if j < n else 0
+    nlc = lc[j + P] if j < n else -2
+    o[k] = _feature(29, cl[p], ncl, cl[p + 1], mask); k += 1
+    o[k] = _feature(30, lc[p], nlc, cl[p + 1], mask); k += 1
+    o[k] = _feature(31, run[i], cl[p + 1], ncl, mask); k += 1
+    # known tokens: ending at i, starting at i+1, running across the boundary after i
+    ends = 0
+    cross = 0
+    for back in range(0, MAX_KNOWN):
+        j0 = i - back
+        if j0 < 0:
+            break
+        m = km[j0]
+        if m == 0:
+            continue
+        for l in range(1, MAX_KNOWN + 1):
+            if m & (1 << (l - 1)):
+                e = j0 + l - 1
+                if e == i and l > ends:
+                    ends = l
+                elif e > i and l > cross:
+                    cross = l
+    starts = 0
+    if i + 1 < n:
+        m = km[i + 1]
+        for l in range(MAX_KNOWN, 0, -1):
+            if m & (1 << (l - 1)):
+                starts = l
+                break
+    o[k] = _feature(32, ends, starts, cross, mask); k += 1
+    o[k] = _feature(33, ends, cl[p + 1], 0, mask); k += 1
+    o[k] = _feature(34, starts, cl[p], 0, mask); k += 1
+    o[k] = _feature(35, cross, cl[p], cl[p + 1], mask); k += 1
+    o[k] = _feature(36, ends, lc[p], lc[p + 1], mask); k += 1
+    o[k] = _feature(37, cross, lc[p], lc[p + 1], mask); k += 1
+    o[k] = _feature(38, lc[p], ncl, run[i], mask); k += 1
+    o[k] = _feature(39, cl[p - 1], cl[p], ncl, mask); k += 1
+    nw = wbeg[j] if j < n else np.uint64(0)
+    o[k] = _feature(40, wend[i], lc[p + 1], 0, mask); k += 1
+    o[k] = _feature(41, wend[i], ncl, cl[p + 1], mask); k += 1
+    o[k] = _feature(42, nw, cl[p], 0, mask); k += 1
+    o[k] = _feature(43, wend[i], nw, lc[p + 1], mask); k += 1
+    # the word just before a punctuation mark (abbreviations, initials: "Mrd.", "டி.")
+    pw = wend[i - 1] if i > 0 else np.uint64(0)
+    pr = run[i - 1] if i > 0 else 0
+    o[k] = _feature(44, pr, lc[p], ncl, mask); k += 1
+    o[k] = _feature(45, pw, lc[p], 0, mask); k += 1
+    # the words either side of a space (inside a Vietnamese word, or between two)
+    o[k] = _feature(46, pw, nw, cl[p], mask); k += 1
+
+
+@njit
+def char_features(cps, tab, known, bits, out):
+    """The feature rows of every character of a text (``out`` [n, N_FEATURES], int32)."""
+    prep = prepare(cps, tab, known)
+    mask = np.uint64((1 << bits) - 1)
+    for i in range(cps.shape[0]):
+        char_row(i, cps, prep, mask, out[i])
+
+
+@njit
+def known_build(cps, offsets, low, table):
+    """Insert the lower-cased hash of each string cps[offsets[k]:offsets[k+1]] into table."""
+    for k in range(offsets.shape[0] - 1):
+        known_insert(table, _fnv(cps, low, offsets[k], offsets[k + 1]))
+
+
+def known_table(forms, size_hint: int = 0) -> np.ndarray:
+    """An open-addressing table of the lower-cased hashes of ``forms`` (at most MAX_KNOWN
+    characters each), a power of two at least twice as large as the set."""
+    forms = [f for f in forms if 0 < len(f) <= MAX_KNOWN]
+    size = 2
+    while size < 2 * max(len(forms), size_hint, 1):
+        size *= 2
+    table = np.zeros(size, dtype=np.uint64)
+    _, low = tables()
+    offsets = np.zeros(len(forms) + 1, dtype=np.int64)
+    np.cumsum([len(f) for f in forms], out=offsets[1:])
+    known_build(code_points("".join(forms)), offsets, low, table)
+    return table

@@ -1,0 +1,172 @@
+"""The learnt tokenizer: a first-order chain over the characters of a paragraph, labels
+``N T S W`` (``structkit.tokenize.gold``), hashed character features
+(``structkit.tokenize.features``), trained by structkit's sequence learners on those arrays and
+decoded by the same Viterbi kernel, under the constraint that whitespace is ``N`` or ``W``
+and any other character ``N``, ``T`` or ``S``.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from structkit.jit import njit
+from structkit.sequence.search.viterbi import viterbi_ws
+from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
+from structkit.tokenize import features as F
+from structkit.tokenize.gold import S, T, W
+
+NEG = -1e30
+
+
+@njit
+def tag_chars(cps, tab, known, bits, Wt, Tt):
+    """The best label of every character of a text (int8 [n]) under the model (Wt, Tt);
+    whitespace may only be N or W, other characters only N, T or S; the last non-space
+    character ends a sentence."""
+    n = cps.shape[0]
+    L = Wt.shape[1]
+    out = np.zeros(n, dtype=np.int32)
+    if n == 0:
+        return out
+    prep = F.prepare(cps, tab, known)
+    cl = prep[1]
+    mask = np.uint64((1 << bits) - 1)
+    row = np.empty(F.N_FEATURES, dtype=np.int32)
+    E = np.empty((n, L))
+    last = -1
+    for i in range(n):
+        if cl[i + 4] != 1:
+            last = i
+    for i in range(n):
+        F.char_row(i, cps, prep, mask, row)
+        e = E[i]
+        for y in range(L):
+            e[y] = 0.0
+        for j in range(F.N_FEATURES):
+            w = Wt[row[j]]
+            for y in range(L):
+                e[y] += w[y]
+        if cl[i + 4] == 1:
+            e[1] = NEG
+            e[2] = NEG
+        else:
+            e[3] = NEG
+            if i == last:
+                e[0] = NEG
+                e[1] = NEG
+    viterbi_ws(E, n, Tt, out, np.empty((n, L)), np.empty((n, L), dtype=np.int32), np.empty(L))
+    return out
+
+
+def spans(text: str, labels: np.ndarray) -> tuple[list[tuple[int, int]], list[int]]:
+    """Token spans (start, end) of ``text`` from its labels, and the indices of the tokens
+    that end a sentence. A token never starts or ends with whitespace."""
+    toks: list[tuple[int, int]] = []
+    ends: list[int] = []
+    start = -1
+    lab = labels.tolist()
+    for i, y in enumerate(lab):
+        if start < 0:
+            if y == W or text[i].isspace():
+                continue
+            start = i
+        if y == W:  # whitespace after text labelled inside a token: the token ended before it
+            end = i
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            toks.append((start, end))
+            start = -1
+            continue
+        if y == T or y == S:
+            toks.append((start, i + 1))
+            if y == S:
+                ends.append(len(toks) - 1)
+            start = -1
+    if start >= 0:
+        end = len(text)
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        toks.append((start, end))
+    if toks and (not ends or ends[-1] != len(toks) - 1):
+        ends.append(len(toks) - 1)
+    return toks, ends
+
+
+class LearntTokenizer(Tokenizer):
+    """A tokenizer and sentence splitter learnt from a treebank (``train_tokenizer``), with
+    the multiword-token splitter ``mwt`` (``structkit.tokenize.mwt``)."""
+
+    def __init__(self, W: np.ndarray, T: np.ndarray, known: np.ndarray, bits: int, mwt=None):
+        self.W, self.T, self.known, self.bits, self.mwt = W, T, known, bits, mwt
+
+    def labels(self, text: str) -> np.ndarray:
+        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.W, self.T)
+
+    def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
+        toks, ends = spans(text, self.labels(text))
+        n = len(text)
+        sent: list[Token] = []
+        k = 0
+        expand = self.mwt.words if self.mwt is not None else None
+        for idx, (a, b) in enumerate(toks):
+            form = text[a:b]
+            words = expand(form) if expand is not None else (form,)
+            sent.append(Token(form, a + offset, b + offset, words, b >= n or text[b].isspace()))
+            if k < len(ends) and ends[k] == idx:
+                k += 1
+                yield sent
+                sent = []
+            elif len(sent) == MAX_SENTENCE_TOKENS:
+                yield CutSentence(sent)
+                sent = []
+        if sent:
+            yield sent
+
+    def tokens(self, text: str, offset: int = 0) -> Iterator[Token]:
+        for sent in self._split(text, offset):
+            yield from sent
+
+    def sentences(self, text: str, offset: int = 0) -> Iterator[list[Token]]:
+        return self._split(text, offset)
+
+
+def jackknifed_tables(paragraphs, folds: int = 5) -> list[np.ndarray]:
+    """For each paragraph, the known-token table of the tokens of the other folds (paragraph
+    k is in fold k % folds): training then sees the dictionary features as they are on new
+    text, where some words are unknown, instead of a dictionary that knows every word."""
+    from collections import Counter
+
+    counts = [Counter() for _ in range(folds)]
+    for k, p in enumerate(paragraphs):
+        counts[k % folds].update(p.tokens)
+    tables = []
+    for f in range(folds):
+        others = set()
+        for g in range(folds):
+            if g != f:
+                others.update(counts[g])
+        tables.append(F.known_table(sorted(others)))
+    return [tables[k % folds] for k in range(len(paragraphs))]
+
+
+def encode(paragraphs, known, bits: int):
+    """An Encoded corpus (``structkit.sequence.features``) of the paragraphs' characters;
+    ``known`` one table for all, or a list with one per paragraph."""
+    from structkit.sequence.features import Encoded
+
+    lengths = [len(p.text) for p in paragraphs]
+    total = sum(lengths)
+    out = np.empty((total, F.N_FEATURES), dtype=np.int32)
+    pos = 0
+    tab = F.tables()
+    for k, p in enumerate(paragraphs):
+        n = len(p.text)
+        table = known[k] if isinstance(known, list) else known
+        F.char_features(F.code_points(p.text), tab, table, bits, out[pos:pos + n])
+        pos += n
+    offsets = np.zeros(len(paragraphs) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    indptr = np.arange(total + 1, dtype=np.int64) * F.N_FEATURES
+    y = np.fromiter((l for p in paragraphs for l in p.labels), dtype=np.int32, count=total)
+    return Encoded(indptr, out.reshape(-1), offsets, y)

@@ -1,0 +1,171 @@
+"""Multiword tokens: which tokens are several syntactic words, and which words.
+
+A token seen in training splits as it split there most often (``della`` -> ``di la``; a form
+seen mostly whole stays whole). Other tokens go to a classifier over edit rules learnt from
+the training pairs: a rule replaces a suffix ``X`` of the token and gives the words
+``P + R[0], R[1], ...`` where ``P`` is the rest of the token (``considerarsi`` -> ``considerar
+si`` is the rule ``si -> ("", "si")``; ``Shakespeare's`` -> ``Shakespeare 's`` is ``'s -> ("",
+"'s")``). The classifier is an averaged perceptron over the rules whose ``X`` ends the token, and
+"no split", with the end of the stem ``P`` (its last one to four characters), the token's
+length and its capitalisation as features; it is trained on the token types of the training
+data, and used only where dev says it helps (``use_rules``).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+NONE = ("", ())  # the rule "not a multiword token"
+MEMO = 1 << 17   # unseen forms whose split is remembered (cleared when full: bounded memory)
+
+
+def _rule(token: str, words: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
+    """The edit rule that turns ``token`` into ``words``: the suffix X of the token after the
+    longest prefix it shares (case-insensitively) with the first word."""
+    first = words[0]
+    lcp = 0
+    for a, b in zip(token.lower(), first.lower()):
+        if a != b:
+            break
+        lcp += 1
+    if lcp == 0:
+        return None  # nothing kept of the token: only the dictionary can know it
+    return token[lcp:], (first[lcp:], *words[1:])
+
+
+def _features(token: str, rule: tuple[str, tuple[str, ...]]) -> list[str]:
+    x = rule[0]
+    stem = token[:len(token) - len(x)] if x else token
+    key = repr(rule)
+    feats = [key, f"{key}|len={min(len(token), 12)}",
+             f"{key}|cap={token[:1].isupper()}{token.isupper()}"]
+    low = stem.lower()
+    for k in range(1, 5):
+        feats.append(f"{key}|s{k}={low[-k:]}")
+    return feats
+
+
+@dataclass
+class MultiwordSplitter:
+    seen: dict[str, tuple[str, ...]] = field(default_factory=dict)     # form -> words (or (form,))
+    rules: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)  # X -> rules
+    weights: dict[str, float] = field(default_factory=dict)
+    use_rules: bool = True
+    _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
+
+    def set_rules(self, use: bool) -> None:
+        """Use the learnt rules for unseen tokens, or not (the remembered splits are forgotten)."""
+        self.use_rules = use
+        self._memo.clear()
+
+    def candidates(self, token: str) -> list[tuple[str, tuple[str, ...]]]:
+        out = [NONE]
+        for k in range(1, len(token)):  # the stem keeps at least one character
+            out.extend(self.rules.get(token[-k:], ()))
+        return out
+
+    def _score(self, token: str, rule) -> float:
+        w = self.weights
+        return sum(w.get(f, 0.0) for f in _features(token, rule))
+
+    def predict_rule(self, token: str):
+        cands = self.candidates(token)
+        if len(cands) == 1:
+            return NONE
+        return max(cands, key=lambda r: (self._score(token, r), r == NONE))
+
+    def words(self, token: str) -> tuple[str, ...]:
+        got = self.seen.get(token)
+        if got is not None:
+            return got
+        got = self._memo.get(token)
+        if got is None:
+            if len(self._memo) >= MEMO:
+                self._memo.clear()
+            got = self._memo[token] = self._words(token)
+        return got
+
+    def _words(self, token: str) -> tuple[str, ...]:
+        low = self.seen.get(token.lower())
+        if low is not None and len(low) > 1:
+            rule = _rule(token.lower(), low)
+            if rule is not None:
+                return apply(token, rule)
+        if not self.use_rules or not self.weights:
+            return (token,)
+        rule = self.predict_rule(token)
+        return (token,) if rule == NONE else apply(token, rule)
+
+    def to_json(self) -> dict:
+        return {"seen": {k: list(v) for k, v in self.seen.items()},
+                "rules": [[x, list(r)] for rules in self.rules.values() for x, r in rules],
+                "weights": self.weights, "use_rules": self.use_rules}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "MultiwordSplitter":
+        rules: dict[str, list] = {}
+        for x, r in d["rules"]:
+            rules.setdefault(x, []).append((x, tuple(r)))
+        return cls({k: tuple(v) for k, v in d["seen"].items()}, rules,
+                   {k: float(v) for k, v in d["weights"].items()}, bool(d["use_rules"]))
+
+
+def apply(token: str, rule) -> tuple[str, ...]:
+    x, r = rule
+    stem = token[:len(token) - len(x)]
+    return (stem + r[0], *r[1:])
+
+
+def train_splitter(tokens: dict[str, int], mwt: dict[str, dict[tuple[str, ...], int]],
+                   epochs: int = 5) -> MultiwordSplitter | None:
+    """The splitter of a treebank: ``tokens`` every token form with its count, ``mwt`` how
+    the multiword ones split. None when the treebank has no multiword tokens."""
+    if not mwt:
+        return None
+    seen: dict[str, tuple[str, ...]] = {}
+    for form, count in tokens.items():
+        splits = mwt.get(form, {})
+        whole = count - sum(splits.values())
+        best, n = max(splits.items(), key=lambda kv: kv[1]) if splits else ((form,), 0)
+        seen[form] = best if n > whole else (form,)
+    rules: dict[str, list] = {}
+    gold: dict[str, tuple] = {}
+    for form, words in seen.items():
+        if len(words) > 1:
+            rule = _rule(form, words)
+            if rule is None:
+                continue
+            gold[form] = rule
+            if rule not in rules.get(rule[0], []):
+                rules.setdefault(rule[0], []).append(rule)
+        else:
+            gold[form] = NONE
+    sp = MultiwordSplitter(seen, rules)
+    # averaged perceptron over the token types, in a fixed order
+    w: Counter = Counter()
+    u: Counter = Counter()
+    c = 1
+    forms = sorted(gold)
+    for _ in range(epochs):
+        for form in forms:
+            cands = sp.candidates(form)
+            if len(cands) == 1:
+                continue
+            sp.weights = w
+            pred = max(cands, key=lambda r: (sp._score(form, r), r == NONE))
+            if pred != gold[form]:
+                for f in _features(form, gold[form]):
+                    w[f] += 1.0
+                    u[f] += c
+                for f in _features(form, pred):
+                    w[f] -= 1.0
+                    u[f] -= c
+            c += 1
+    sp.weights = {f: w[f] - u[f] / c for f in w if w[f] - u[f] / c != 0.0}
+    # keep of the seen forms those the rest would get wrong: every multiword one, and a whole
+    # one that the lower-cased dictionary or the rules would split
+    full = sp.seen
+    sp.seen = {}
+    sp.seen = {form: words for form, words in full.items() if len(words) > 1 or sp.words(form) != words}
+    sp._memo.clear()
+    return sp

@@ -1,0 +1,239 @@
+"""The tokenize task: training a tokenizer, sentence splitter and multiword-token splitter from
+a UD treebank, and the model file that holds them.
+
+Training reads the treebank's raw text and gold segmentation (``structkit.tokenize.gold``),
+encodes its characters with the dictionary of known tokens jackknifed over 5 folds (each
+fold's features see only the other folds' words, as new text sees a dictionary that lacks some
+of its words), and trains a structkit sequence learner (``perceptron`` or ``pa``) over the
+labels ``N T S W`` with the one epoch loop. With ``--dev`` (or ``--dev-split``) each epoch's
+model tokenizes the dev file's raw text and is scored by the CoNLL 2018 words F1 (then
+sentences, then tokens, on ties); the best epoch is kept. The multiword-token splitter's
+learnt rules (for tokens unseen in training) are kept only where dev says they help.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from structkit.errors import UserError
+from structkit.learn import selection
+
+LABELS = ("N", "T", "S", "W")
+DEFAULT_BITS = 20
+MAX_EPOCHS = 20
+
+
+@dataclass
+class TokenizeConfig:
+    task: str = "tokenize"
+    algo: str = "perceptron"
+    epochs: int | None = None
+    seed: int = 0
+    hash_bits: int | None = None
+    C: float | None = None
+    dev_split: float | None = None
+    patience: int | None = None
+    refit: bool = True
+
+    def validate(self) -> None:
+        from structkit.learn import registry
+
+        spec = registry.get(self.algo, "tokenize")
+        self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
+        self.seed = registry.SEED.check(self.seed)
+        self.hash_bits = registry.PARAMS["hash_bits"].check(DEFAULT_BITS if self.hash_bits is None
+                                                            else self.hash_bits)
+        if self.C is not None and not spec.takes("C"):
+            raise UserError(f"--C applies to --algo pa, not {self.algo}")
+        self.C = registry.PARAMS["C"].check(1.0 if self.C is None else self.C)
+        self.dev_split = selection.check_dev_split(self.dev_split)
+        self.patience = selection.check_patience(self.patience)
+        self.refit = selection.check_refit(self.refit)
+
+
+def raw_text(path: str) -> str:
+    """The raw text of a treebank as the CoNLL 2018 evaluation reads it: each sentence's
+    ``# text``, the sentences of a paragraph joined by a space, a blank line between
+    paragraphs (``# newpar``/``# newdoc``)."""
+    from structkit.tokenize.gold import read_sentences
+
+    paragraphs: list[list[str]] = []
+    for sent in read_sentences(path):
+        if sent.new_par or not paragraphs:
+            paragraphs.append([])
+        paragraphs[-1].append(sent.text)
+    return "\n\n".join(" ".join(p) for p in paragraphs) + "\n"
+
+
+class TokenizerModel:
+    """A trained tokenizer: the chain model's weights, the known-token table, the multiword
+    splitter, and the header facts (``info``, ``config``)."""
+
+    task = "tokenize"
+
+    def __init__(self, config: TokenizeConfig, W: np.ndarray, T: np.ndarray, known: np.ndarray,
+                 mwt, info: dict):
+        from structkit.tokenize.model import LearntTokenizer
+
+        self.config, self.info = config, info
+        self.tokenizer = LearntTokenizer(W, T, known, config.hash_bits, mwt)
+        self.labels = list(LABELS)
+
+    def sentences(self, text: str):
+        """The text's sentences (``structkit.text.base.Sentence``), as ``structkit.tokenize`` gives."""
+        from structkit.text.tokenize import iter_sentences
+
+        return iter_sentences(text, self.tokenizer)
+
+    def save(self, path: str) -> None:
+        from structkit.model import save_model
+
+        t = self.tokenizer
+        header = {"task": "tokenize", "config": vars(self.config), "info": self.info,
+                  "labels": list(LABELS), "bits": int(t.bits),
+                  "mwt": t.mwt.to_json() if t.mwt is not None else None}
+        save_model(path, header, {"W": t.W.astype(np.float32), "T": t.T.astype(np.float64),
+                                  "known": t.known})
+
+    @classmethod
+    def load(cls, path: str, command: str | None = None) -> "TokenizerModel":
+        from structkit.model import load_model
+        from structkit.tokenize.mwt import MultiwordSplitter
+
+        header, arrays = load_model(path, ("tokenize",), command, limits=_limits)
+        try:
+            config = TokenizeConfig(**header["config"])
+            mwt = MultiwordSplitter.from_json(header["mwt"]) if header.get("mwt") else None
+            W, T, known = arrays["W"], arrays["T"], arrays["known"]
+            if W.shape != (1 << config.hash_bits, len(LABELS)) or T.shape != (5, 5) or known.ndim != 1 \
+                    or known.size & (known.size - 1):
+                raise ValueError("array shapes do not fit the header")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
+        return cls(config, W.astype(np.float64), T, known.astype(np.uint64), mwt, header.get("info", {}))
+
+
+def _limits(header: dict, shapes: dict) -> None:
+    """Bounds on a tokenizer's arrays from its header, checked before they are read."""
+    bits = header.get("bits")
+    if type(bits) is not int or not 16 <= bits <= 28:
+        raise ValueError(f"bad hash size {bits!r}")
+    bounds = {"W": (1 << bits) * len(LABELS), "T": (len(LABELS) + 1) ** 2, "known": 1 << 26}
+    for name, (dtype, shape) in shapes.items():
+        n = 1
+        for d in shape:
+            n *= d
+        if n > bounds.get(name, 0):
+            raise ValueError(f"array {name} of {n} elements does not fit the header")
+
+
+def _score(tok, gold_path: str, text: str) -> dict:
+    """CoNLL 2018 tokens/words/sentences of ``tok`` on ``text`` against ``gold_path``."""
+    from structkit.eval.tokenize import evaluate_tokenization
+    from structkit.text.conllu import write_conllu
+    from structkit.text.tokenize import iter_sentences
+
+    fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-dev-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            write_conllu(iter_sentences(text, tok), f)
+        r = evaluate_tokenization(gold_path, tmp)
+    finally:
+        os.unlink(tmp)
+    return {"words": r["words"]["f1"], "sentences": r["sentences"]["f1"], "tokens": r["tokens"]["f1"],
+            "select": r["words"]["f1"] + 1e-3 * r["sentences"]["f1"] + 1e-6 * r["tokens"]["f1"]}
+
+
+def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | None = None,
+                    on_epoch=None, **_) -> TokenizerModel:
+    """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring)."""
+    from structkit.learn.loop import run_epochs, train_counts
+    from structkit.tokenize import features as F
+    from structkit.tokenize.gold import read_treebank
+    from structkit.tokenize.model import LearntTokenizer, encode, jackknifed_tables
+    from structkit.tokenize.mwt import train_splitter
+
+    t0 = time.perf_counter()
+    selection.check_with_dev(config, dev_path)
+    tb = read_treebank(train_path)
+    paragraphs, dev_text, dev_gold, tmp_gold = tb.paragraphs, None, dev_path, None
+    if config.dev_split is not None:  # every round(1/F)-th stretch of sentences held out
+        keep, held = selection.split_every(len(paragraphs), config.dev_split)
+        paragraphs = [tb.paragraphs[i] for i in keep]
+        dev_gold, tmp_gold = _held_out_gold(train_path, [tb.paragraphs[i] for i in held])
+    if dev_gold is not None:
+        dev_text = raw_text(dev_gold)
+    train_tokens: dict[str, int] = {}
+    for p in paragraphs:
+        for form in p.tokens:
+            train_tokens[form] = train_tokens.get(form, 0) + 1
+    known = F.known_table(sorted(train_tokens))
+    data = encode(paragraphs, jackknifed_tables(paragraphs), config.hash_bits)
+    learner = _learner(config)
+    rng = np.random.default_rng(config.seed)
+    mwt = train_splitter(train_tokens, tb.mwt)
+
+    def step(epoch: int) -> dict:
+        st = learner.epoch(data, rng)
+        wrong = st.get("train_token_errors", st.get("train_updates", 0))
+        return train_counts(st.get("train_updates", wrong), wrong, data.n_tokens)
+
+    def tokenizer(w) -> LearntTokenizer:
+        return LearntTokenizer(w.W, w.T, known, config.hash_bits, mwt)
+
+    def score_dev(w) -> dict:
+        return _score(tokenizer(w), dev_gold, dev_text)
+
+    try:
+        run = run_epochs(config.epochs, step, learner.averaged, selection.Selector("select", config.patience,
+                                                                                  selection.copy_weights),
+                         score_dev if dev_text is not None else None, on_epoch)
+        w = run.weights
+        info = {"train_file": os.path.basename(train_path), "train_sentences": tb.n_sentences,
+                "train_tokens": tb.n_tokens, "train_words": tb.n_words, "train_chars": tb.n_chars,
+                "multiword_types": len(tb.mwt)}
+        if dev_text is not None and mwt is not None:  # the learnt rules only where dev says they help
+            with_rules = score_dev(w)
+            mwt.set_rules(False)
+            without = score_dev(w)
+            mwt.set_rules(with_rules["select"] > without["select"])
+            info["mwt_rules"] = {"dev_words_with": with_rules["words"], "dev_words_without": without["words"],
+                                 "used": mwt.use_rules}
+    finally:
+        if tmp_gold is not None:
+            os.unlink(tmp_gold)
+    info |= run.info()
+    info["train_seconds"] = round(time.perf_counter() - t0, 3)
+    return TokenizerModel(config, w.W, w.T, known, mwt, info)
+
+
+def _learner(config: TokenizeConfig):
+    if config.algo == "pa":
+        from structkit.sequence.learn.kbest import KBestLearner
+
+        return KBestLearner(1 << config.hash_bits, len(LABELS), algo="pa", k=1, C=config.C)
+    from structkit.sequence.learn.perceptron import AveragedPerceptron
+
+    return AveragedPerceptron(1 << config.hash_bits, len(LABELS))
+
+
+def _held_out_gold(train_path: str, paragraphs) -> tuple[str, str]:
+    """A temporary CoNLL-U file of the held-out sentences: text, tokens and their words."""
+    fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-held-")
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        for k, p in enumerate(paragraphs):
+            for i, sent in enumerate(p.sents):
+                out.write(("# newpar\n" if i == 0 else "") + f"# text = {sent.text}\n")
+                n = 0
+                for form, words in sent.tokens:
+                    if len(words) > 1:
+                        out.write(f"{n + 1}-{n + len(words)}\t{form}" + "\t_" * 8 + "\n")
+                    for w in words:
+                        n += 1
+                        out.write(f"{n}\t{w}" + "\t_" * 8 + "\n")
+                out.write("\n")
+    return tmp, tmp

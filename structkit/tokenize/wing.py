@@ -1,0 +1,91 @@
+"""The tokenize task as the front-ends see it, registered in ``structkit.tasks``: training a
+tokenizer on a UD treebank, `structkit tokenize` (raw text to CoNLL-U with the segmentation
+only) and `structkit eval --task tokenize`. Light: the methods import the wing when called."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structkit.errors import UserError
+from structkit.tasks import CommandOption, Task, register
+
+_HELP = """Tokenize raw text with a tokenizer trained by `structkit train --task tokenize`: tokens,
+multiword tokens and sentences, written as CoNLL-U with # text, SpaceAfter=No and range lines
+(every other column '_'). A blank line in the input ends a paragraph. FILES are raw text files
+or '-'; none is standard input."""
+
+_OPTIONS = (
+    CommandOption(("-o", "--output"), "Write here instead of standard output."),
+    CommandOption(("--no-split",), "Each line is one sentence (only tokens are found).", bool),
+)
+
+
+@dataclass(frozen=True)
+class TokenizeTask(Task):
+    """Tokens, multiword tokens and sentences of raw text, learnt from a treebank."""
+
+    def main_score(self) -> str:
+        return "words"
+
+    def dev_line(self, config, dev: dict) -> str:
+        return f"dev words {dev['words']:.2f}, sentences {dev['sentences']:.2f}"
+
+    def trained(self, config, model) -> str:
+        info = model.info
+        return (f"{info['train_chars']} training characters, {info['train_sentences']} sentences, "
+                f"{info['multiword_types']} multiword token types")
+
+    def summary(self, config, model) -> str:
+        info = model.info
+        kept = ""
+        if info.get("selected_epoch") is not None:
+            kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} kept (best dev words F1)"
+        return f"{self.trained(config, model)}{kept}, {info['train_seconds']:.1f} s"
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.tokenize.task import TokenizerModel
+
+        return TokenizerModel.load(path, command)
+
+    def batch(self) -> bool:
+        return False
+
+    def run(self, model_path: str, files: tuple[str, ...], output: str | None = None,
+            no_split: bool = False) -> None:
+        """Tokenize each file (streamed, one paragraph at a time) into one CoNLL-U stream."""
+        from structkit.config import resolve_data_path
+        from structkit.io.files import atomic_output, check_outputs, iter_lines, open_input
+        from structkit.text.conllu import write_conllu
+        from structkit.text.tokenize import iter_sentences
+
+        model = self.load(model_path, self.command)
+        paths = [resolve_data_path(f, must_exist=True) if f != "-" else "-" for f in files] or ["-"]
+        check_outputs([output], paths + [model_path])
+        with atomic_output(output) as out:
+            n = 0
+            for path in paths:
+                with open_input(path) as stream:
+                    lines = (line + "\n" for _, line in iter_lines(path, stream))
+                    for sent in iter_sentences(lines, model.tokenizer, "lines" if no_split else "auto"):
+                        n += 1
+                        write_conllu([sent], out, start=n)
+
+    def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
+                 **options) -> tuple[dict, str]:
+        """Tokens, words and sentences of GOLD PRED (CoNLL-U), aligned by their characters as
+        the CoNLL 2018 shared task does."""
+        from structkit.config import resolve_data_path
+        from structkit.eval.tokenize import evaluate_tokenization, report
+
+        if model_path or other:
+            raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task "
+                            f"{self.name}")
+        if len(files) != 2:
+            raise UserError(f"eval --task {self.name} takes two CoNLL-U files, GOLD PRED; got {len(files)}")
+        result = evaluate_tokenization(*(resolve_data_path(f, must_exist=True) for f in files))
+        return result, report(result)
+
+
+register(TokenizeTask("tokenize", "structkit.tokenize.task", "TokenizeConfig", "train_tokenizer", "perceptron",
+                      command="tokenize", output="tokens", doc=_HELP, options=_OPTIONS,
+                      model_noun="a tokenizer",
+                      help="Tokenize raw text (tokens, multiword tokens, sentences) with a trained tokenizer."))

@@ -1,0 +1,173 @@
+"""The learnt tokenizer's numba kernels against plain-Python references on random inputs: the
+hashed character features (every feature id, recomputed from its definition), the known-token
+table, and constrained Viterbi decoding (brute force over every label sequence)."""
+from __future__ import annotations
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from structkit.tokenize import features as F
+from structkit.tokenize.model import tag_chars, NEG
+
+M64 = (1 << 64) - 1
+ALPHABET = "aB. ,'-1çЖ中\t"
+
+
+def mix(h: int, v: int) -> int:
+    x = ((h ^ (v & M64)) * 0x9E3779B97F4A7C15) & M64
+    x ^= x >> 29
+    x = (x * 0xBF58476D1CE4E5B9) & M64
+    x ^= x >> 32
+    return x
+
+
+def feature(tid, a, b, c, bits):
+    h = mix(tid + 1, a)
+    h = mix(h, b)
+    h = mix(h, c)
+    return h & ((1 << bits) - 1)
+
+
+def fnv(s: str) -> int:
+    h = 0xCBF29CE484222325
+    for ch in s:
+        h = ((h ^ ord(ch)) * 0x100000001B3) & M64
+    return h | 1
+
+
+def reference_rows(text: str, known: set[str], bits: int) -> list[list[int]]:
+    cls_t, low = F.tables()
+    n = len(text)
+    cps = [ord(c) for c in text]
+    lo = [int(low[c]) if c < 0x10000 else c for c in cps]
+    cl = [int(cls_t[c]) if c < 0x10000 else 11 for c in cps]
+    LC = lambda i: lo[i] if 0 <= i < n else (-1 if i < 0 else -2)
+    CL = lambda i: cl[i] if 0 <= i < n else 0
+    lowered = "".join(chr(c) for c in lo)
+    def starts(j):  # known lengths starting at j
+        return [l for l in range(1, F.MAX_KNOWN + 1) if j + l <= n and lowered[j:j + l] in known]
+    def inrun(i):
+        return 2 <= CL(i) <= 7
+    def run(i):
+        r = 0
+        while i - r >= 0 and inrun(i - r):
+            r += 1
+        return min(r, 20)
+    def wend(i):
+        if not inrun(i):
+            return 0
+        a = i
+        while a - 1 >= 0 and inrun(a - 1):
+            a -= 1
+        h = mix(7, LC(a))
+        for k in range(a + 1, i + 1):
+            h = mix(h, LC(k))
+        return h
+    def wbeg(j):
+        if j >= n or not inrun(j):
+            return 0
+        b = j
+        while b + 1 < n and inrun(b + 1):
+            b += 1
+        h = 0
+        for k in range(b, j - 1, -1):
+            h = mix((h + 11) & M64, LC(k))
+        return h
+    rows = []
+    for i in range(n):
+        f = [(0, 0, 0, 0)]
+        f += [(1 + d + 3, LC(i + d), 0, 0) for d in range(-3, 4)]
+        f += [(8, LC(i - 2), LC(i - 1), 0), (9, LC(i - 1), LC(i), 0), (10, LC(i), LC(i + 1), 0),
+              (11, LC(i + 1), LC(i + 2), 0), (12, LC(i - 2), LC(i - 1), LC(i)),
+              (13, LC(i - 1), LC(i), LC(i + 1)), (14, LC(i), LC(i + 1), LC(i + 2)),
+              (15, LC(i + 1), LC(i + 2), LC(i + 3))]
+        f += [(16, CL(i), CL(i + 1), 0), (17, CL(i - 1), CL(i), 0), (18, CL(i + 1), CL(i + 2), 0),
+              (19, CL(i), 0, 0), (20, CL(i + 1), 0, 0), (21, CL(i), CL(i + 1), CL(i + 2)),
+              (22, CL(i - 2), CL(i - 1), CL(i))]
+        f += [(23, CL(i - 1), CL(i), CL(i + 1)),
+              (24, CL(i - 2) * 16 + CL(i - 1), CL(i), CL(i + 1) * 16 + CL(i + 2)),
+              (25, CL(i), LC(i + 1), 0), (26, LC(i), CL(i + 1), 0), (27, cps[i], 0, 0),
+              (28, cps[i + 1] if i + 1 < n else -2, 0, 0)]
+        j = next((k for k in range(i + 1, n) if CL(k) != 1), n)
+        ncl = CL(j) if j < n else 0
+        nlc = LC(j) if j < n else -2
+        f += [(29, CL(i), ncl, CL(i + 1)), (30, LC(i), nlc, CL(i + 1)), (31, run(i), CL(i + 1), ncl)]
+        ends = max([l for j0 in range(max(0, i - F.MAX_KNOWN + 1), i + 1) for l in starts(j0) if j0 + l - 1 == i], default=0)
+        cross = max([l for j0 in range(max(0, i - F.MAX_KNOWN + 1), i + 1) for l in starts(j0) if j0 + l - 1 > i], default=0)
+        st = max(starts(i + 1), default=0) if i + 1 < n else 0
+        nw = wbeg(j)
+        f += [(32, ends, st, cross), (33, ends, CL(i + 1), 0), (34, st, CL(i), 0),
+              (35, cross, CL(i), CL(i + 1)), (36, ends, LC(i), LC(i + 1)), (37, cross, LC(i), LC(i + 1)),
+              (38, LC(i), ncl, run(i)), (39, CL(i - 1), CL(i), ncl),
+              (40, wend(i), LC(i + 1), 0), (41, wend(i), ncl, CL(i + 1)), (42, nw, CL(i), 0),
+              (43, wend(i), nw, LC(i + 1)),
+              (44, run(i - 1) if i > 0 else 0, LC(i), ncl), (45, wend(i - 1) if i > 0 else 0, LC(i), 0),
+              (46, wend(i - 1) if i > 0 else 0, nw, CL(i))]
+        assert len(f) == F.N_FEATURES
+        rows.append([feature(t, a, b, c, bits) for t, a, b, c in f])
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_char_features_against_the_reference(seed):
+    rng = random.Random(seed)
+    text = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 30)))
+    words = {"".join(rng.choice("ab.,") for _ in range(rng.randint(1, 4))) for _ in range(6)} | {"b.", "a"}
+    bits = rng.choice([10, 16, 20])
+    known = F.known_table(sorted(words))
+    out = np.zeros((len(text), F.N_FEATURES), dtype=np.int32)
+    F.char_features(F.code_points(text), F.tables(), known, bits, out)
+    assert out.tolist() == reference_rows(text, {w.lower() for w in words}, bits)
+
+
+def test_known_table_holds_exactly_its_forms():
+    forms = ["Mrd.", "ca.", "du", "中国", "x" * (F.MAX_KNOWN + 1)]
+    table = F.known_table(forms)
+    for f, expect in [("mrd.", True), ("CA.", True), ("du", True), ("中国", True), ("d", False),
+                      ("x" * (F.MAX_KNOWN + 1), False), ("mrd", False)]:
+        assert F.known_lookup(table, np.uint64(fnv(f.lower()))) is expect, f
+    assert int(np.count_nonzero(table)) == 4
+
+
+def brute_force(text, Wt, Tt, rows):
+    """The best constrained label sequence by enumeration (ties: as viterbi_ws breaks them is
+    not asserted; the score is)."""
+    n, L = len(text), Wt.shape[1]
+    E = [[sum(Wt[r, y] for r in rows[i]) for y in range(L)] for i in range(n)]
+    last = max((i for i, c in enumerate(text) if not c.isspace()), default=-1)
+    def allowed(i, y):
+        if text[i].isspace():
+            return y in (0, 3)
+        return y != 3 and not (i == last and y in (0, 1))
+    best = -np.inf
+    for seq in itertools.product(range(L), repeat=n):
+        if not all(allowed(i, y) for i, y in enumerate(seq)):
+            continue
+        s = Tt[L, seq[0]] + Tt[seq[-1], L] + sum(E[i][y] for i, y in enumerate(seq))
+        s += sum(Tt[a, b] for a, b in zip(seq, seq[1:]))
+        best = max(best, s)
+    return best
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_tag_chars_finds_the_best_allowed_sequence(seed):
+    rng = np.random.default_rng(seed)
+    text = "".join(rng.choice(list("ab. 1")) for _ in range(int(rng.integers(1, 7))))
+    bits = 8
+    Wt = rng.normal(size=(1 << bits, 4))
+    Tt = rng.normal(size=(5, 5))
+    known = F.known_table(["a", "b."])
+    out = tag_chars(F.code_points(text), F.tables(), known, bits, Wt, Tt)
+    rows = np.zeros((len(text), F.N_FEATURES), dtype=np.int32)
+    F.char_features(F.code_points(text), F.tables(), known, bits, rows)
+    L = 4
+    E = [[sum(Wt[r, y] for r in rows[i]) for y in range(L)] for i in range(len(text))]
+    seq = out.tolist()
+    got = Tt[L, seq[0]] + Tt[seq[-1], L] + sum(E[i][y] for i, y in enumerate(seq)) + \
+        sum(Tt[a, b] for a, b in zip(seq, seq[1:]))
+    assert got == pytest.approx(brute_force(text, Wt, Tt, rows.tolist()))
+    for i, y in enumerate(seq):  # the constraints hold
+        assert (y in (0, 3)) if text[i].isspace() else y != 3
