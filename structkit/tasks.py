@@ -19,7 +19,8 @@ from structkit.errors import UserError
 from structkit.learn.spec import alternatives
 
 SEQUENCE = ("pos", "chunk", "ner")  # the chain-model tasks (structkit/sequence): one constant
-WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wing", "structkit.tokenize.wing")
+WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wing",
+         "structkit.tokenizer.wing")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ TOKENIZERS: dict[str, Tokenizer] = {"en": EnglishTokenizer()}
 
 def get_tokenizer(lang: "str | Tokenizer") -> Tokenizer:
     """The tokenizer of language ``lang`` (or ``lang`` itself, a tokenizer such as a learnt
-    one, ``structkit.tokenize``); an unknown code is a UserError listing the known and saying
+    one, ``structkit.tokenizer``); an unknown code is a UserError listing the known and saying
     how to train a tokenizer for it."""
     if isinstance(lang, Tokenizer):
         return lang

@@ -1,6 +1,6 @@
 """The learnt tokenizer: a first-order chain over the characters of a paragraph, labels
-``N T S W`` (``structkit.tokenize.gold``), hashed character features
-(``structkit.tokenize.features``), trained by structkit's sequence learners on those arrays and
+``N T S W`` (``structkit.tokenizer.gold``), hashed character features
+(``structkit.tokenizer.features``), trained by structkit's sequence learners on those arrays and
 decoded by the same Viterbi kernel, under the constraint that whitespace is ``N`` or ``W``
 and any other character ``N``, ``T`` or ``S``.
 """
@@ -13,8 +13,8 @@ import numpy as np
 from structkit.jit import njit
 from structkit.sequence.search.viterbi import viterbi_ws
 from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
-from structkit.tokenize import features as F
-from structkit.tokenize.gold import S, T, W
+from structkit.tokenizer import features as F
+from structkit.tokenizer.gold import S, T, W
 
 NEG = -1e30
 
@@ -95,7 +95,7 @@ def spans(text: str, labels: np.ndarray) -> tuple[list[tuple[int, int]], list[in
 
 class LearntTokenizer(Tokenizer):
     """A tokenizer and sentence splitter learnt from a treebank (``train_tokenizer``), with
-    the multiword-token splitter ``mwt`` (``structkit.tokenize.mwt``)."""
+    the multiword-token splitter ``mwt`` (``structkit.tokenizer.mwt``)."""
 
     def __init__(self, W: np.ndarray, T: np.ndarray, known: np.ndarray, bits: int, mwt=None):
         self.W, self.T, self.known, self.bits, self.mwt = W, T, known, bits, mwt

@@ -1,6 +1,6 @@
 """The tokenize wing's learners' specs (``SPECS``), registered by :mod:`structkit.learn.registry`
 (it names this module in ``WINGS``). The tokenizer trains structkit's own sequence learners over
-characters (``structkit.tokenize.task``)."""
+characters (``structkit.tokenizer.task``)."""
 from __future__ import annotations
 
 from structkit.learn.spec import LearnerSpec, param

@@ -42,7 +42,7 @@ class TokenizeTask(Task):
         return f"{self.trained(config, model)}{kept}, {info['train_seconds']:.1f} s"
 
     def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
-        from structkit.tokenize.task import TokenizerModel
+        from structkit.tokenizer.task import TokenizerModel
 
         return TokenizerModel.load(path, command)
 
@@ -85,7 +85,7 @@ class TokenizeTask(Task):
         return result, report(result)
 
 
-register(TokenizeTask("tokenize", "structkit.tokenize.task", "TokenizeConfig", "train_tokenizer", "perceptron",
+register(TokenizeTask("tokenize", "structkit.tokenizer.task", "TokenizeConfig", "train_tokenizer", "perceptron",
                       command="tokenize", output="tokens", doc=_HELP, options=_OPTIONS,
                       model_noun="a tokenizer",
                       help="Tokenize raw text (tokens, multiword tokens, sentences) with a trained tokenizer."))

@@ -66,7 +66,7 @@ def treebank(path: Path, n: int, seed: int) -> Path:
 def trained(tmp_path_factory):
     from structkit.cli import main  # noqa: F401 (the commands registered)
     from structkit.tasks import make_config
-    from structkit.tokenize.task import train_tokenizer
+    from structkit.tokenizer.task import train_tokenizer
 
     d = tmp_path_factory.mktemp("tok")
     train, dev, test = treebank(d / "train.conllu", 400, 1), treebank(d / "dev.conllu", 60, 2), \
@@ -78,7 +78,7 @@ def trained(tmp_path_factory):
 
 
 def test_a_trained_tokenizer_segments_new_text(sk, trained, tmp_path):
-    from structkit.tokenize.task import raw_text
+    from structkit.tokenizer.task import raw_text
 
     d, model, test = trained
     text = tmp_path / "test.txt"
@@ -100,7 +100,7 @@ def test_a_trained_tokenizer_segments_new_text(sk, trained, tmp_path):
 
 
 def test_the_model_file_round_trips(trained):
-    from structkit.tokenize.task import TokenizerModel
+    from structkit.tokenizer.task import TokenizerModel
 
     d, path, _ = trained
     m = TokenizerModel.load(str(path))
@@ -165,7 +165,7 @@ def test_on_a_real_treebank(corpus, tmp_path):
     from structkit.eval.tokenize import evaluate_tokenization
     from structkit.tasks import make_config
     from structkit.text.conllu import write_conllu
-    from structkit.tokenize.task import raw_text, train_tokenizer
+    from structkit.tokenizer.task import raw_text, train_tokenizer
 
     train, dev, test = (corpus(f"ud-tamil-ttb/ta_ttb-ud-{s}.conllu") for s in ("train", "dev", "test"))
     model = train_tokenizer(make_config({"task": "tokenize"}), train, dev)

@@ -9,8 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from structkit.tokenize import features as F
-from structkit.tokenize.model import tag_chars, NEG
+from structkit.tokenizer import features as F
+from structkit.tokenizer.model import tag_chars, NEG
 
 M64 = (1 << 64) - 1
 ALPHABET = "aB. ,'-1çЖ中\t"

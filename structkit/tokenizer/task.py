@@ -1,7 +1,7 @@
 """The tokenize task: training a tokenizer, sentence splitter and multiword-token splitter from
 a UD treebank, and the model file that holds them.
 
-Training reads the treebank's raw text and gold segmentation (``structkit.tokenize.gold``),
+Training reads the treebank's raw text and gold segmentation (``structkit.tokenizer.gold``),
 encodes its characters with the dictionary of known tokens jackknifed over 5 folds (each
 fold's features see only the other folds' words, as new text sees a dictionary that lacks some
 of its words), and trains a structkit sequence learner (``perceptron`` or ``pa``) over the
@@ -59,7 +59,7 @@ def raw_text(path: str) -> str:
     """The raw text of a treebank as the CoNLL 2018 evaluation reads it: each sentence's
     ``# text``, the sentences of a paragraph joined by a space, a blank line between
     paragraphs (``# newpar``/``# newdoc``)."""
-    from structkit.tokenize.gold import read_sentences
+    from structkit.tokenizer.gold import read_sentences
 
     paragraphs: list[list[str]] = []
     for sent in read_sentences(path):
@@ -77,14 +77,14 @@ class TokenizerModel:
 
     def __init__(self, config: TokenizeConfig, W: np.ndarray, T: np.ndarray, known: np.ndarray,
                  mwt, info: dict):
-        from structkit.tokenize.model import LearntTokenizer
+        from structkit.tokenizer.model import LearntTokenizer
 
         self.config, self.info = config, info
         self.tokenizer = LearntTokenizer(W, T, known, config.hash_bits, mwt)
         self.labels = list(LABELS)
 
     def sentences(self, text: str):
-        """The text's sentences (``structkit.text.base.Sentence``), as ``structkit.tokenize`` gives."""
+        """The text's sentences (``structkit.text.base.Sentence``), as ``structkit.tokenizer`` gives."""
         from structkit.text.tokenize import iter_sentences
 
         return iter_sentences(text, self.tokenizer)
@@ -102,7 +102,7 @@ class TokenizerModel:
     @classmethod
     def load(cls, path: str, command: str | None = None) -> "TokenizerModel":
         from structkit.model import load_model
-        from structkit.tokenize.mwt import MultiwordSplitter
+        from structkit.tokenizer.mwt import MultiwordSplitter
 
         header, arrays = load_model(path, ("tokenize",), command, limits=_limits)
         try:
@@ -152,10 +152,10 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
                     on_epoch=None, **_) -> TokenizerModel:
     """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring)."""
     from structkit.learn.loop import run_epochs, train_counts
-    from structkit.tokenize import features as F
-    from structkit.tokenize.gold import read_treebank
-    from structkit.tokenize.model import LearntTokenizer, encode, jackknifed_tables
-    from structkit.tokenize.mwt import train_splitter
+    from structkit.tokenizer import features as F
+    from structkit.tokenizer.gold import read_treebank
+    from structkit.tokenizer.model import LearntTokenizer, encode, jackknifed_tables
+    from structkit.tokenizer.mwt import train_splitter
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)
