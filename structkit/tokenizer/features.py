@@ -27,6 +27,11 @@ CLASSES = ("pad", "space", "upper", "lower", "letter", "mark", "digit", "number"
            "punct", "symbol", "other")
 
 
+# Unicode general categories (the full one, else its first letter) -> class
+_CATEGORY = {"Lu": "upper", "Lt": "upper", "Ll": "lower", "L": "letter", "M": "mark", "Nd": "digit",
+             "N": "number", "P": "punct", "S": "symbol"}
+
+
 def class_tables() -> tuple[np.ndarray, np.ndarray]:
     """(class, lower-cased code point) of every code point below 0x10000 (above it: the class
     ``other`` and the code point itself), from Python's Unicode data; built once per process."""
@@ -41,26 +46,7 @@ def class_tables() -> tuple[np.ndarray, np.ndarray]:
             cls[cp] = ids["space"]
             continue
         cat = unicodedata.category(ch)
-        if ch == ".":
-            c = "period"
-        elif cat in ("Lu", "Lt"):
-            c = "upper"
-        elif cat == "Ll":
-            c = "lower"
-        elif cat[0] == "L":
-            c = "letter"
-        elif cat[0] == "M":
-            c = "mark"
-        elif cat == "Nd":
-            c = "digit"
-        elif cat[0] == "N":
-            c = "number"
-        elif cat[0] == "P":
-            c = "punct"
-        elif cat[0] == "S":
-            c = "symbol"
-        else:
-            c = "other"
+        c = "period" if ch == "." else _CATEGORY.get(cat) or _CATEGORY.get(cat[0], "other")
         cls[cp] = ids[c]
         lo = ch.lower()
         if len(lo) == 1:
@@ -106,30 +92,23 @@ def _fnv(cps, low, a, b):
 
 
 @njit
-def known_lookup(table, key):
+def _probe(table, key):
+    """The slot of ``key`` in the open-addressing table, or the empty slot where it would go."""
     mask = np.uint64(table.shape[0] - 1)
     slot = key & mask
-    while True:
-        v = table[slot]
-        if v == key:
-            return True
-        if v == 0:
-            return False
+    while table[slot] != key and table[slot] != 0:
         slot = (slot + np.uint64(1)) & mask
+    return slot
+
+
+@njit
+def known_lookup(table, key):
+    return table[_probe(table, key)] == key
 
 
 @njit
 def known_insert(table, key):
-    mask = np.uint64(table.shape[0] - 1)
-    slot = key & mask
-    while True:
-        v = table[slot]
-        if v == key:
-            return
-        if v == 0:
-            table[slot] = key
-            return
-        slot = (slot + np.uint64(1)) & mask
+    table[_probe(table, key)] = key
 
 
 @njit
