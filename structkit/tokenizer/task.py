@@ -30,7 +30,7 @@ MAX_EPOCHS = 20
 @dataclass
 class TokenizeConfig:
     task: str = "tokenize"
-    algo: str = "perceptron"
+    algo: str = "pa"
     epochs: int | None = None
     seed: int = 0
     hash_bits: int | None = None

@@ -85,7 +85,7 @@ class TokenizeTask(Task):
         return result, report(result)
 
 
-register(TokenizeTask("tokenize", "structkit.tokenizer.task", "TokenizeConfig", "train_tokenizer", "perceptron",
+register(TokenizeTask("tokenize", "structkit.tokenizer.task", "TokenizeConfig", "train_tokenizer", "pa",
                       command="tokenize", output="tokens", doc=_HELP, options=_OPTIONS,
                       model_noun="a tokenizer",
                       help="Tokenize raw text (tokens, multiword tokens, sentences) with a trained tokenizer."))

@@ -1,0 +1,143 @@
+"""structkit's learnt tokenizer against UDPipe 1's on the UD treebanks we hold (issue 27):
+results/tokenize.json and results/tokenize.md.
+
+    python scripts/tokenize_experiments.py [--only NAME] [--out results/tokenize]
+
+For each treebank of ``scripts/tokenize_peer.py`` (same files, same split: train with dev for
+epoch selection, or dev alone where only dev and test are here), ``structkit train --task
+tokenize`` with its defaults is trained in this process and tokenizes the test file's raw text
+(``structkit.tokenizer.task.raw_text``, as the peer's); both are scored by
+``structkit.eval.tokenize`` (the CoNLL 2018 alignment). Training time is CPU seconds
+(``time.process_time``); speed is bytes of UTF-8 text per CPU second through the whole
+tokenizer (sentences, tokens, multiword words), best of three timings. UDPipe 1's figures are
+read from results/tokenize-udpipe.json (``make tokenize-peer``, about an hour). About a minute.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from common import dump_json, machine  # noqa: E402
+from tokenize_peer import TREEBANKS, _path  # noqa: E402
+
+MIN_TIMING = 0.5
+
+
+def tokenize_text(model, text: str) -> list:
+    return list(model.sentences(text))
+
+
+def speed(model, text: str) -> dict:
+    n = len(text.encode("utf-8"))
+    best = 0.0
+    for _ in range(3):
+        reps, t0, c0 = 0, time.perf_counter(), time.process_time()
+        while True:
+            tokenize_text(model, text)
+            reps += 1
+            if time.perf_counter() - t0 >= MIN_TIMING:
+                break
+        best = max(best, reps * n / max(time.process_time() - c0, 1e-9))
+    return {"bytes_per_cpu_second": round(best), "text_bytes": n}
+
+
+def run_one(name: str) -> dict:
+    from structkit.eval.tokenize import evaluate_tokenization
+    from structkit.tasks import make_config
+    from structkit.text.conllu import write_conllu
+    from structkit.tokenizer.task import raw_text, train_tokenizer
+
+    train_stem, dev_stem, test_stem = TREEBANKS[name]
+    train, test = _path(name, train_stem), _path(name, test_stem)
+    dev = _path(name, dev_stem) if dev_stem else None
+    c0 = time.process_time()
+    model = train_tokenizer(make_config({"task": "tokenize"}), train, dev)
+    train_cpu = time.process_time() - c0
+    text = raw_text(test)
+    fd, out = tempfile.mkstemp(suffix=".conllu")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            write_conllu(tokenize_text(model, text), f)
+        scores = evaluate_tokenization(test, out)
+    finally:
+        os.unlink(out)
+    return {"treebank": name, "train": f"{name}/{train_stem}.conllu",
+            "dev": f"{name}/{dev_stem}.conllu" if dev_stem else None,
+            "test": f"{name}/{test_stem}.conllu", "train_cpu_seconds": round(train_cpu, 2),
+            "scores": {k: scores[k] for k in ("tokens", "words", "sentences")},
+            "speed": speed(model, text),
+            "model": {k: model.info.get(k) for k in ("selected_epoch", "epochs_run", "mwt_rules",
+                                                      "train_sentences", "train_chars")}}
+
+
+def write_report(obj: dict, udpipe: dict, out: str) -> None:
+    rows = []
+    below = []
+    for name, r in obj["treebanks"].items():
+        u = udpipe.get(name)
+        f = {k: r["scores"][k]["f1"] for k in ("tokens", "words", "sentences")}
+        if u:
+            uf = {k: u["scores"][k]["f1"] for k in ("tokens", "words", "sentences")}
+            ratio = r["train_cpu_seconds"] / u["train_cpu_seconds"]
+            for k in ("tokens", "words"):
+                if f[k] < uf[k]:
+                    below.append(f"{name} {k} ({f[k]:.2f} < {uf[k]:.2f})")
+            if f["sentences"] < uf["sentences"] - 1:
+                below.append(f"{name} sentences ({f['sentences']:.2f}, more than 1 below {uf['sentences']:.2f})")
+            rows.append(f"| {name}{'' if r['dev'] else '*'} | {f['tokens']:.2f} / {uf['tokens']:.2f} | "
+                        f"{f['words']:.2f} / {uf['words']:.2f} | {f['sentences']:.2f} / {uf['sentences']:.2f} | "
+                        f"{r['train_cpu_seconds']:.1f} / {u['train_cpu_seconds']:.0f} ({ratio:.3f}) | "
+                        f"{r['speed']['bytes_per_cpu_second'] / 1e6:.2f} / "
+                        f"{u['speed']['bytes_per_cpu_second'] / 1e6:.2f} |")
+        else:
+            rows.append(f"| {name} | {f['tokens']:.2f} | {f['words']:.2f} | {f['sentences']:.2f} | "
+                        f"{r['train_cpu_seconds']:.1f} | {r['speed']['bytes_per_cpu_second'] / 1e6:.2f} |")
+    m = obj["machine"]
+    lines = [
+        "# Learnt tokenizers: structkit against UDPipe 1 (issue 27)", "",
+        f"`python scripts/tokenize_experiments.py` ({m['date']}, commit {m['commit']}, {m['cpu']}, "
+        f"{m['cores']} cores; load average before the run {obj['loadavg_before']}).", "",
+        "Each cell is structkit / UDPipe 1, both trained on the same file with their defaults "
+        "(structkit: `structkit train --task tokenize --train T [--dev D]`; UDPipe 1: tokenizer "
+        "only, results/tokenize-udpipe.md) and scored on the test file's raw text by "
+        "`structkit eval --task tokenize` (CoNLL 2018 alignment). F1 in %. * = trained on dev, "
+        "no dev selection (only dev and test are here). Train s = CPU seconds (ratio ours/UDPipe); "
+        "speed = MB of UTF-8 text per CPU second, the whole tokenizer, best of 3.", "",
+        "| treebank | tokens F1 | words F1 | sentences F1 | train s (ratio) | MB/s |",
+        "|---|---|---|---|---|---|", *rows, "",
+        "Below UDPipe 1 (tokens or words lower, or sentences more than 1 point lower): "
+        + ("; ".join(below) if below else "none") + ".", ""]
+    Path(out + ".md").write_text("\n".join(lines))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=sorted(TREEBANKS))
+    ap.add_argument("--out", default=str(ROOT / "results" / "tokenize"))
+    args = ap.parse_args()
+    load = list(os.getloadavg())
+    names = [args.only] if args.only else list(TREEBANKS)
+    obj = {"command": "python scripts/tokenize_experiments.py", "machine": machine(),
+           "loadavg_before": [round(x, 2) for x in load], "treebanks": {}}
+    for name in names:
+        obj["treebanks"][name] = r = run_one(name)
+        print(name, {k: round(v["f1"], 2) for k, v in r["scores"].items()}, r["train_cpu_seconds"], "s",
+              r["speed"]["bytes_per_cpu_second"], "B/s", flush=True)
+    dump_json(obj, Path(args.out + ".json"))
+    peer = ROOT / "results" / "tokenize-udpipe.json"
+    udpipe = json.loads(peer.read_text())["treebanks"] if peer.exists() else {}
+    write_report(obj, udpipe, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
