@@ -86,3 +86,19 @@ def experiment_main(doc: str, run, write_report) -> None:
         for c in args.configs:
             run(c, args.jobs)
     write_report()
+
+
+def read_udpipe(path: str):
+    """A CoNLL-U file as UDPipe's Sentences."""
+    import ufal.udpipe as u
+
+    fmt = u.InputFormat.newConlluInputFormat()
+    fmt.setText(Path(path).read_text(encoding="utf-8"))
+    sents, err = u.Sentences(), u.ProcessingError()
+    s = u.Sentence()
+    while fmt.nextSentence(s, err):
+        sents.push_back(s)
+        s = u.Sentence()
+    if err.occurred():
+        raise RuntimeError(f"{path}: {err.message}")
+    return sents

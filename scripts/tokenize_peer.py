@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine  # noqa: E402
+from common import dump_json, machine, read_udpipe  # noqa: E402
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.eval.tokenize import METRICS, evaluate_tokenization  # noqa: E402
 from tokenize_eval import raw_text  # noqa: E402
@@ -71,22 +71,6 @@ MIN_TIMING = 0.5  # seconds of wall time one speed timing lasts at least
 
 def _path(name: str, stem: str) -> str:
     return str(resolve_data_path(f"{name}/{stem}.conllu"))
-
-
-def read_udpipe(path: str):
-    """A CoNLL-U file as UDPipe's Sentences."""
-    import ufal.udpipe as u
-
-    fmt = u.InputFormat.newConlluInputFormat()
-    fmt.setText(Path(path).read_text(encoding="utf-8"))
-    sents, err = u.Sentences(), u.ProcessingError()
-    s = u.Sentence()
-    while fmt.nextSentence(s, err):
-        sents.push_back(s)
-        s = u.Sentence()
-    if err.occurred():
-        raise RuntimeError(f"{path}: {err.message}")
-    return sents
 
 
 def tokenize_all(model, text: str, keep: bool):

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine  # noqa: E402
+from common import dump_json, machine, read_udpipe  # noqa: E402
 from structkit.config import resolve_data_path  # noqa: E402
 from structkit.io.conllx import read_conllx  # noqa: E402
 from structkit.parse.labelled import label_scores  # noqa: E402
@@ -34,21 +34,6 @@ from structkit.parse.labelled import label_scores  # noqa: E402
 UD = "ud-english-partut/en_partut-ud-{}.conllu"
 # (tokenizer, tagger, parser) option strings: "none" leaves a component out, "" = its defaults.
 COMPONENTS = {"tagger": ("none", "", "none"), "parser": ("none", "none", "")}
-
-
-def read_udpipe(path: str):
-    import ufal.udpipe as u
-
-    fmt = u.InputFormat.newConlluInputFormat()
-    fmt.setText(Path(path).read_text(encoding="utf-8"))
-    sents, err = u.Sentences(), u.ProcessingError()
-    s = u.Sentence()
-    while fmt.nextSentence(s, err):
-        sents.push_back(s)
-        s = u.Sentence()
-    if err.occurred():
-        raise SystemExit(f"{path}: {err.message}")
-    return sents
 
 
 def run(component: str, tmp: str) -> dict:
