@@ -151,7 +151,7 @@ def _score(tok, gold_path: str, text: str) -> dict:
 def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | None = None,
                     on_epoch=None, **_) -> TokenizerModel:
     """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring)."""
-    from structkit.learn.loop import run_epochs, train_counts
+    from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
     from structkit.tokenizer import features as F
     from structkit.tokenizer.gold import read_treebank
     from structkit.tokenizer.model import LearntTokenizer, encode, jackknifed_tables
@@ -160,11 +160,11 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)
     tb = read_treebank(train_path)
-    paragraphs, dev_text, dev_gold, tmp_gold = tb.paragraphs, None, dev_path, None
+    paragraphs, dev_text, dev_gold, tmp_gold, held = tb.paragraphs, None, dev_path, None, []
     if config.dev_split is not None:  # every round(1/F)-th stretch of sentences held out
         keep, held = selection.split_every(len(paragraphs), config.dev_split)
         paragraphs = [tb.paragraphs[i] for i in keep]
-        dev_gold, tmp_gold = _held_out_gold(train_path, [tb.paragraphs[i] for i in held])
+        dev_gold = tmp_gold = _held_out_gold([tb.paragraphs[i] for i in held])
     if dev_gold is not None:
         dev_text = raw_text(dev_gold)
     train_tokens: dict[str, int] = {}
@@ -179,8 +179,9 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
 
     def step(epoch: int) -> dict:
         st = learner.epoch(data, rng)
-        wrong = st.get("train_token_errors", st.get("train_updates", 0))
-        return train_counts(st.get("train_updates", wrong), wrong, data.n_tokens)
+        # characters wrong: the perceptron's decoded errors, PA's top-sequence Hamming loss
+        wrong = st.get("train_token_errors", st.get("train_top_loss"))
+        return train_counts(st["train_updates"], wrong, data.n_tokens)
 
     def tokenizer(w) -> LearntTokenizer:
         return LearntTokenizer(w.W, w.T, known, config.hash_bits, mwt)
@@ -206,6 +207,12 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
     finally:
         if tmp_gold is not None:
             os.unlink(tmp_gold)
+    if wants_refit(config, run.selector):   # --dev-split chose the epochs: all the sentences again
+        def again(cfg: TokenizeConfig, told) -> TokenizerModel:
+            return train_tokenizer(cfg, train_path, None, told)
+
+        return refit(config, run.selector, config.epochs, again, on_epoch,
+                     sum(len(tb.paragraphs[i].sents) for i in held), t0)
     info |= run.info()
     info["train_seconds"] = round(time.perf_counter() - t0, 3)
     return TokenizerModel(config, w.W, w.T, known, mwt, info)
@@ -221,7 +228,7 @@ def _learner(config: TokenizeConfig):
     return AveragedPerceptron(1 << config.hash_bits, len(LABELS))
 
 
-def _held_out_gold(train_path: str, paragraphs) -> tuple[str, str]:
+def _held_out_gold(paragraphs) -> str:
     """A temporary CoNLL-U file of the held-out sentences: text, tokens and their words."""
     fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-held-")
     with os.fdopen(fd, "w", encoding="utf-8") as out:
@@ -236,4 +243,4 @@ def _held_out_gold(train_path: str, paragraphs) -> tuple[str, str]:
                         n += 1
                         out.write(f"{n}\t{w}" + "\t_" * 8 + "\n")
                 out.write("\n")
-    return tmp, tmp
+    return tmp

@@ -174,3 +174,20 @@ def test_on_a_real_treebank(corpus, tmp_path):
         write_conllu(model.sentences(raw_text(test)), f)
     r = evaluate_tokenization(test, str(out))
     assert r["tokens"]["f1"] >= 98.5 and r["words"]["f1"] >= 94.0 and r["sentences"]["f1"] >= 80.0
+
+
+def test_dev_split_chooses_the_epoch_then_trains_on_everything(tmp_path):
+    from structkit.tasks import make_config
+    from structkit.tokenizer.task import train_tokenizer
+
+    train = treebank(tmp_path / "train.conllu", 600, 7)   # about 12 stretches of 2,000 characters
+    seen = []
+    model = train_tokenizer(make_config({"task": "tokenize", "epochs": 4, "dev_split": 0.25}), str(train),
+                            None, lambda epoch, stats: seen.append(stats))
+    info = model.info
+    assert info["refit"] is True and info["refit_epochs"] == info["selected_epoch"] >= 1
+    assert [s["epoch"] for s in seen if "refit" in s] == list(range(1, info["refit_epochs"] + 1))
+    assert all("dev" in s for s in seen if "refit" not in s) and info["train_sentences"] == 600
+    kept = train_tokenizer(make_config({"task": "tokenize", "epochs": 4, "dev_split": 0.25, "refit": False}),
+                           str(train), None)
+    assert "refit" not in kept.info and kept.info["selected_epoch"] >= 1
