@@ -14,7 +14,6 @@ from structkit.jit import njit
 from structkit.sequence.search.viterbi import viterbi_ws
 from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
 from structkit.tokenizer import features as F
-from structkit.tokenizer.gold import S, T, W
 
 NEG = -1e30
 
@@ -59,38 +58,45 @@ def tag_chars(cps, tab, known, bits, Wt, Tt):
     return out
 
 
-def spans(text: str, labels: np.ndarray) -> tuple[list[tuple[int, int]], list[int]]:
-    """Token spans (start, end) of ``text`` from its labels, and the indices of the tokens
-    that end a sentence. A token never starts or ends with whitespace."""
-    toks: list[tuple[int, int]] = []
-    ends: list[int] = []
+@njit
+def token_spans(labels, space):
+    """Token spans of a text from its character labels: ``(starts, ends, sentence_end)``
+    arrays, one entry per token (``sentence_end``: the token ends a sentence; the last one
+    always does). ``space`` marks the whitespace characters; a token never starts or ends with
+    one (whitespace labelled inside a token before a separator ends the token before it)."""
+    n = labels.shape[0]
+    starts = np.empty(n, dtype=np.int64)
+    ends = np.empty(n, dtype=np.int64)
+    sent = np.zeros(n, dtype=np.bool_)
+    k = 0
     start = -1
-    lab = labels.tolist()
-    for i, y in enumerate(lab):
+    for i in range(n):
+        y = labels[i]
         if start < 0:
-            if y == W or text[i].isspace():
+            if y == 3 or space[i]:
                 continue
             start = i
-        if y == W:  # whitespace after text labelled inside a token: the token ended before it
+        if y == 3:
             end = i
-            while end > start and text[end - 1].isspace():
+            while end > start and space[end - 1]:
                 end -= 1
-            toks.append((start, end))
+            starts[k], ends[k] = start, end
+            k += 1
             start = -1
-            continue
-        if y == T or y == S:
-            toks.append((start, i + 1))
-            if y == S:
-                ends.append(len(toks) - 1)
+        elif y == 1 or y == 2:
+            starts[k], ends[k] = start, i + 1
+            sent[k] = y == 2
+            k += 1
             start = -1
     if start >= 0:
-        end = len(text)
-        while end > start and text[end - 1].isspace():
+        end = n
+        while end > start and space[end - 1]:
             end -= 1
-        toks.append((start, end))
-    if toks and (not ends or ends[-1] != len(toks) - 1):
-        ends.append(len(toks) - 1)
-    return toks, ends
+        starts[k], ends[k] = start, end
+        k += 1
+    if k > 0:
+        sent[k - 1] = True
+    return starts[:k], ends[:k], sent[:k]
 
 
 class LearntTokenizer(Tokenizer):
@@ -104,17 +110,21 @@ class LearntTokenizer(Tokenizer):
         return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.W, self.T)
 
     def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
-        toks, ends = spans(text, self.labels(text))
+        cps = F.code_points(text)
+        cls, _ = F.tables()
+        space = np.zeros(len(cps), dtype=np.bool_)
+        bmp = cps < 0x10000
+        space[bmp] = cls[cps[bmp]] == 1
+        labels = tag_chars(cps, F.tables(), self.known, self.bits, self.W, self.T)
+        starts, ends, sent_end = token_spans(labels, space)
         n = len(text)
-        sent: list[Token] = []
-        k = 0
         expand = self.mwt.words if self.mwt is not None else None
-        for idx, (a, b) in enumerate(toks):
+        sent: list[Token] = []
+        for a, b, last in zip(starts.tolist(), ends.tolist(), sent_end.tolist()):
             form = text[a:b]
-            words = expand(form) if expand is not None else (form,)
-            sent.append(Token(form, a + offset, b + offset, words, b >= n or text[b].isspace()))
-            if k < len(ends) and ends[k] == idx:
-                k += 1
+            sent.append(Token(form, a + offset, b + offset, expand(form) if expand is not None else (form,),
+                              b >= n or bool(space[b])))
+            if last:
                 yield sent
                 sent = []
             elif len(sent) == MAX_SENTENCE_TOKENS:

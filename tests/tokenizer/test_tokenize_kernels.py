@@ -171,3 +171,44 @@ def test_tag_chars_finds_the_best_allowed_sequence(seed):
     assert got == pytest.approx(brute_force(text, Wt, Tt, rows.tolist()))
     for i, y in enumerate(seq):  # the constraints hold
         assert (y in (0, 3)) if text[i].isspace() else y != 3
+
+
+def reference_spans(text: str, labels: list[int]):
+    """Token spans by the rules in words: tokens run to a character labelled T or S (S ends a
+    sentence), a W ends the token before it, whitespace never starts or ends a token, and the
+    last token ends a sentence."""
+    toks, sent, start = [], [], None
+    for i, y in enumerate(labels + [3]):
+        if start is None:
+            if y != 3 and i < len(text) and not text[i].isspace():
+                start = i
+            else:
+                continue
+        if y == 3:
+            end = i
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            toks.append((start, end))
+            sent.append(False)
+            start = None
+        elif y in (1, 2):
+            toks.append((start, i + 1))
+            sent.append(y == 2)
+            start = None
+    if sent:
+        sent[-1] = True
+    return toks, sent
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_token_spans_against_the_reference(seed):
+    from structkit.tokenizer.model import token_spans
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice("ab .\t") for _ in range(rng.randint(0, 25)))
+    labels = [rng.randrange(4) for _ in text]
+    space = np.array([c.isspace() for c in text], dtype=np.bool_)
+    starts, ends, sent = token_spans(np.array(labels, dtype=np.int32), space)
+    toks, ref_sent = reference_spans(text, labels)
+    assert list(zip(starts.tolist(), ends.tolist())) == toks
+    assert sent.tolist() == ref_sent
