@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -51,10 +50,8 @@ def speed(model, text: str) -> dict:
 
 
 def run_one(name: str) -> dict:
-    from structkit.eval.tokenize import evaluate_tokenization
     from structkit.tasks import make_config
-    from structkit.text.conllu import write_conllu
-    from structkit.tokenizer.task import raw_text, train_tokenizer
+    from structkit.tokenizer.task import evaluate_text, raw_text, train_tokenizer
 
     train_stem, dev_stem, test_stem = TREEBANKS[name]
     train, test = _path(name, train_stem), _path(name, test_stem)
@@ -63,13 +60,7 @@ def run_one(name: str) -> dict:
     model = train_tokenizer(make_config({"task": "tokenize"}), train, dev)
     train_cpu = time.process_time() - c0
     text = raw_text(test)
-    fd, out = tempfile.mkstemp(suffix=".conllu")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            write_conllu(tokenize_text(model, text), f)
-        scores = evaluate_tokenization(test, out)
-    finally:
-        os.unlink(out)
+    scores = evaluate_text(model.tokenizer, test, text)
     return {"treebank": name, "train": f"{name}/{train_stem}.conllu",
             "dev": f"{name}/{dev_stem}.conllu" if dev_stem else None,
             "test": f"{name}/{test_stem}.conllu", "train_cpu_seconds": round(train_cpu, 2),

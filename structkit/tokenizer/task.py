@@ -131,19 +131,25 @@ def _limits(header: dict, shapes: dict) -> None:
             raise ValueError(f"array {name} of {n} elements does not fit the header")
 
 
-def _score(tok, gold_path: str, text: str) -> dict:
-    """CoNLL 2018 tokens/words/sentences of ``tok`` on ``text`` against ``gold_path``."""
+def evaluate_text(tok, gold_path: str, text: str) -> dict:
+    """The CoNLL 2018 scores (``structkit.eval.tokenize``) of the tokenizer ``tok`` on the raw
+    ``text`` of the treebank ``gold_path``, through a temporary CoNLL-U file."""
     from structkit.eval.tokenize import evaluate_tokenization
     from structkit.text.conllu import write_conllu
     from structkit.text.tokenize import iter_sentences
 
-    fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-dev-")
+    fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-eval-")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             write_conllu(iter_sentences(text, tok), f)
-        r = evaluate_tokenization(gold_path, tmp)
+        return evaluate_tokenization(gold_path, tmp)
     finally:
         os.unlink(tmp)
+
+
+def _score(tok, gold_path: str, text: str) -> dict:
+    """Words, sentences and tokens F1 on dev, and the key that selects epochs by them in order."""
+    r = evaluate_text(tok, gold_path, text)
     return {"words": r["words"]["f1"], "sentences": r["sentences"]["f1"], "tokens": r["tokens"]["f1"],
             "select": r["words"]["f1"] + 1e-3 * r["sentences"]["f1"] + 1e-6 * r["tokens"]["f1"]}
 
