@@ -59,8 +59,11 @@ class MultiwordSplitter:
         self._memo.clear()
 
     def candidates(self, token: str) -> list[tuple[str, tuple[str, ...]]]:
+        """No split, then the rules whose ending the token has, shortest ending first; only
+        endings as long as the longest rule's are looked up (a long token costs no more)."""
         out = [NONE]
-        for k in range(1, len(token)):  # the stem keeps at least one character
+        longest = max(map(len, self.rules), default=0)
+        for k in range(1, min(len(token), longest + 1)):  # the stem keeps at least one character
             out.extend(self.rules.get(token[-k:], ()))
         return out
 
