@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "structkit"
-WINGS = ("sequence", "parse", "rerank", "tokenizer")
+WINGS = ("sequence", "parse", "rerank", "tokenizer", "ud")
 FRONT = ("api", "api_io", "serve", "batch", "dump", "explain", "distributed", "plot")
 TOP = ("commands", "cli", "__main__", "structkit")
 # Where a task's name may not be tested (``task == "parse"``, ``task in ("pos", ...)``).

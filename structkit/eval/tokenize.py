@@ -15,7 +15,9 @@ The method is the one of the CoNLL 2018 shared task's ``conll18_ud_eval.py`` (Ze
   identical spans. Where a multiword token of either file begins, the smallest region whose
   edges are token edges in both files and that covers every multiword token it touches is
   taken, and within it gold and system words are matched by a longest common subsequence of
-  their lowercased forms (``do n't`` against ``do n't`` scores 2, against ``don't`` 0).
+  their lowercased forms, whitespace removed (``do n't`` against ``do n't`` scores 2,
+  against ``don't`` 0). :func:`align_words` gives the aligned pairs themselves, the ones the
+  official script pairs (``structkit.eval.ud`` scores the columns of those words).
 
 Precision, recall and F1 are percentages (0-100); each is 0.0 when there is nothing to count.
 """
@@ -25,10 +27,11 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from structkit.errors import UserError
-from structkit.io.conllx import read_conllx
+from structkit.io.conllx import DepSentence, read_conllx
 from structkit.io.files import display_name
 
-__all__ = ["evaluate_tokenization", "report", "METRICS"]
+__all__ = ["evaluate_tokenization", "report", "METRICS", "Segmentation", "load_segmentation",
+           "check_characters", "align_words", "segmentation_scores", "span_matches", "score"]
 
 METRICS = ("tokens", "sentences", "words")
 
@@ -45,9 +48,11 @@ class _Word:
 
 
 @dataclass
-class _Segmentation:
+class Segmentation:
     """One file as the evaluation sees it: the non-whitespace characters and the spans of its
-    tokens, sentences and words; ``where`` locates each token for error messages."""
+    tokens, sentences and words; ``where`` locates each token for error messages; ``read``,
+    the sentences as read (kept when asked: ``structkit.eval.ud`` scores their columns), whose
+    words are ``words`` in the same order."""
 
     path: str
     chars: str = ""
@@ -55,6 +60,7 @@ class _Segmentation:
     sentences: list[tuple[int, int]] = field(default_factory=list)
     words: list[_Word] = field(default_factory=list)
     where: list[tuple[int, int, str]] = field(default_factory=list)  # (line, token no., form)
+    read: list[DepSentence] = field(default_factory=list)
 
 
 def _strip_space(form: str) -> str:
@@ -63,12 +69,15 @@ def _strip_space(form: str) -> str:
     return "".join(form.split())
 
 
-def _load(path: str) -> _Segmentation:
-    """Read a CoNLL-U (or CoNLL-X) file into its character stream and spans."""
-    seg = _Segmentation(display_name(path))
+def load_segmentation(path: str, keep: bool = False) -> Segmentation:
+    """Read a CoNLL-U (or CoNLL-X) file into its character stream and spans (and, with
+    ``keep``, its sentences)."""
+    seg = Segmentation(display_name(path))
     parts: list[str] = []
     n = 0                       # characters so far
     for sent in read_conllx(path):
+        if keep:
+            seg.read.append(sent)
         ranges = {first: (last, form) for first, last, form in sent.multiword}
         sent_start = n
         i = 0
@@ -89,21 +98,21 @@ def _load(path: str) -> _Segmentation:
             parts.append(chars)
             seg.tokens.append((start, n))
             seg.where.append((sent.first_line, number, form))
-            seg.words.extend(_Word(start, n, w.lower(), multiword) for w in words)
+            seg.words.extend(_Word(start, n, _strip_space(w).lower(), multiword) for w in words)
             i += len(words)
         seg.sentences.append((sent_start, n))
     seg.chars = "".join(parts)
     return seg
 
 
-def _check_characters(gold: _Segmentation, system: _Segmentation) -> None:
+def check_characters(gold: Segmentation, system: Segmentation) -> None:
     """Raise UserError at the first character where the two files' texts differ."""
     if gold.chars == system.chars:
         return
     n = min(len(gold.chars), len(system.chars))
     k = next((i for i in range(n) if gold.chars[i] != system.chars[i]), n)
 
-    def locate(seg: _Segmentation) -> tuple[str, int | None]:
+    def locate(seg: Segmentation) -> tuple[str, int | None]:
         if k >= len(seg.chars):
             return "the end of the file", None
         t = _token_at(seg.tokens, k)
@@ -131,14 +140,14 @@ def _token_at(tokens: Sequence[tuple[int, int]], k: int) -> int:
     return lo
 
 
-def _score(gold: int, system: int, correct: int) -> dict:
+def score(gold: int, system: int, correct: int) -> dict:
     return {"precision": 100.0 * correct / system if system else 0.0,
             "recall": 100.0 * correct / gold if gold else 0.0,
             "f1": 200.0 * correct / (gold + system) if gold + system else 0.0,
             "gold": gold, "system": system, "correct": correct}
 
 
-def _span_matches(gold: Sequence[tuple[int, int]], system: Sequence[tuple[int, int]]) -> int:
+def span_matches(gold: Sequence[tuple[int, int]], system: Sequence[tuple[int, int]]) -> int:
     """How many spans occur in both sorted, non-overlapping span lists."""
     correct = gi = si = 0
     while gi < len(gold) and si < len(system):
@@ -187,33 +196,49 @@ def _region(gold: Sequence[_Word], system: Sequence[_Word], gi: int, si: int
     return gs, ss, gi, si
 
 
-def _lcs_matches(gold: Sequence[_Word], system: Sequence[_Word]) -> int:
-    """Length of the longest common subsequence of the two word forms lists."""
-    prev = [0] * (len(system) + 1)
-    for g in gold:
-        row = [0]
-        for j, s in enumerate(system):
-            row.append(prev[j] + 1 if g.form == s.form else max(prev[j + 1], row[j]))
-        prev = row
-    return prev[-1]
+def _lcs_pairs(gold: Sequence[_Word], system: Sequence[_Word]) -> list[tuple[int, int]]:
+    """The (gold, system) positions of a longest common subsequence of the two lists' forms,
+    the one conll18_ud_eval picks: from the front, equal forms are paired at once, else the
+    gold word is skipped when that loses nothing, else the system word."""
+    n, m = len(gold), len(system)
+    # rest[g][s]: the LCS length of gold[g:] and system[s:] (a row and column of 0 past the end)
+    rest = [[0] * (m + 1) for _ in range(n + 1)]
+    for g in range(n - 1, -1, -1):
+        row, below = rest[g], rest[g + 1]
+        for s in range(m - 1, -1, -1):
+            row[s] = below[s + 1] + 1 if gold[g].form == system[s].form else max(below[s], row[s + 1])
+    pairs = []
+    g = s = 0
+    while g < n and s < m:
+        if gold[g].form == system[s].form:
+            pairs.append((g, s))
+            g += 1
+            s += 1
+        elif rest[g][s] == rest[g + 1][s]:
+            g += 1
+        else:
+            s += 1
+    return pairs
 
 
-def _word_matches(gold: Sequence[_Word], system: Sequence[_Word]) -> int:
-    """Number of gold words aligned to a system word (see the module docstring)."""
-    correct = gi = si = 0
+def align_words(gold: Sequence[_Word], system: Sequence[_Word]) -> list[tuple[int, int]]:
+    """The aligned words, as (gold index, system index) pairs in file order (see the module
+    docstring): equal spans outside multiword regions, the LCS of forms within them."""
+    pairs: list[tuple[int, int]] = []
+    gi = si = 0
     while gi < len(gold) and si < len(system):
         if gold[gi].multiword or system[si].multiword:
             gs, ss, gi, si = _region(gold, system, gi, si)
-            correct += _lcs_matches(gold[gs:gi], system[ss:si])
+            pairs.extend((gs + g, ss + s) for g, s in _lcs_pairs(gold[gs:gi], system[ss:si]))
         elif (gold[gi].start, gold[gi].end) == (system[si].start, system[si].end):
-            correct += 1
+            pairs.append((gi, si))
             gi += 1
             si += 1
         elif gold[gi].start <= system[si].start:
             gi += 1
         else:
             si += 1
-    return correct
+    return pairs
 
 
 def evaluate_tokenization(gold_path: str, pred_path: str) -> dict:
@@ -224,16 +249,22 @@ def evaluate_tokenization(gold_path: str, pred_path: str) -> dict:
     ``precision``, ``recall``, ``f1`` (percentages) and the counts ``gold``, ``system`` and
     ``correct``. Raises UserError on a malformed file or when the texts differ.
     """
-    gold = _load(gold_path)
-    system = _load(pred_path)
-    _check_characters(gold, system)
+    gold = load_segmentation(gold_path)
+    system = load_segmentation(pred_path)
+    check_characters(gold, system)
+    return segmentation_scores(gold, system, align_words(gold.words, system.words))
+
+
+def segmentation_scores(gold: Segmentation, system: Segmentation,
+                        pairs: Sequence[tuple[int, int]]) -> dict:
+    """The tokens, sentences and words scores of two segmentations of the same text, given
+    their aligned words (:func:`align_words`)."""
     return {
-        "tokens": _score(len(gold.tokens), len(system.tokens),
-                         _span_matches(gold.tokens, system.tokens)),
-        "sentences": _score(len(gold.sentences), len(system.sentences),
-                            _span_matches(gold.sentences, system.sentences)),
-        "words": _score(len(gold.words), len(system.words),
-                        _word_matches(gold.words, system.words)),
+        "tokens": score(len(gold.tokens), len(system.tokens),
+                        span_matches(gold.tokens, system.tokens)),
+        "sentences": score(len(gold.sentences), len(system.sentences),
+                           span_matches(gold.sentences, system.sentences)),
+        "words": score(len(gold.words), len(system.words), len(pairs)),
     }
 
 

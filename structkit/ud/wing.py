@@ -1,0 +1,61 @@
+"""The ud task as the front-ends see it, registered in ``structkit.tasks``: `structkit eval
+--task ud GOLD SYSTEM`, every metric of the CoNLL 2018 shared task (``structkit.eval.ud``). It
+has no model, no command and no endpoint; `train --task ud` is a one-line error. Light: the
+metric code is imported when a file is scored."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structkit.errors import UserError
+from structkit.tasks import Task, register
+
+NOTHING_TO_TRAIN = ("--task ud only scores parsed CoNLL-U against gold (structkit eval --task ud "
+                    "GOLD.conllu SYSTEM.conllu): it has no model to train")
+
+
+@dataclass
+class UDEvalConfig:
+    """The ud task's config: it takes no option, since there is nothing to train
+    (:meth:`validate` says so)."""
+
+    task: str = "ud"
+    algo: str = "none"
+
+    def validate(self) -> None:
+        raise UserError(NOTHING_TO_TRAIN)
+
+
+@dataclass(frozen=True)
+class UDTask(Task):
+    """Scoring a CoNLL-U file's segmentation, tags, lemmas and tree against gold."""
+
+    def config_type(self) -> type:
+        return UDEvalConfig
+
+    def train_function(self):
+        raise UserError(NOTHING_TO_TRAIN)
+
+    def choose_algo(self, train_path: str | None) -> str | None:
+        # `train` asks this first, before it checks the options against the task: the one
+        # line that says there is nothing to train, whatever else was given.
+        raise UserError(NOTHING_TO_TRAIN)
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        raise UserError("--task ud has no models", path)
+
+    def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
+                 **options) -> tuple[dict, str]:
+        """GOLD SYSTEM (CoNLL-U): the CoNLL 2018 shared task's metrics."""
+        from structkit.config import resolve_data_path
+        from structkit.eval.ud import evaluate_ud, report
+
+        if model_path or other:
+            raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task "
+                            f"{self.name}")
+        if len(files) != 2:
+            raise UserError(f"eval --task {self.name} takes two CoNLL-U files, GOLD SYSTEM; got {len(files)}")
+        result = evaluate_ud(*(resolve_data_path(f, must_exist=True) for f in files))
+        return result, report(result)
+
+
+register(UDTask("ud", __name__, "UDEvalConfig", "", "none"))
