@@ -42,7 +42,11 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     tagger = task.load(model_path, "explain", tuple(t.name for t in takes))
     if depth is not None:
         task.check_search_options(tagger, model_path, depth)
-    if text is not None:
+    got = task.explain_input(file, text, sentence_no)   # raw text, for models that read it
+    if got is not None:
+        sent, path = got
+        as_text = True
+    elif text is not None:
         import io
 
         from structkit.io.conllu import read_raw_text
@@ -64,7 +68,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
         if sent is None:
             raise UserError(f"there is no sentence {sentence_no} (the file has {seen})", path)
         as_text = False
-    if token is not None and token > len(sent.rows):
+    if token is not None and got is None and token > len(sent.rows):
         raise UserError(f"--token {token}: the sentence has {len(sent.rows)} tokens")
     # One token at a time, printed as it comes: a sentence of any length in bounded memory.
     for e in iter_explanations(tagger, sent, path, text=as_text, depth=depth, only=token):
