@@ -13,9 +13,10 @@ for a token the model ended by labelling the whitespace after it ``W``, that whi
   none (``N``); and on a sentence's last token ``SentMargin``: the best score with the sentence
   ending there (``S``) minus the best without (``N`` or ``T``). ``inf`` where nothing else is
   allowed (the paragraph's last token must end a sentence).
-* ``explain`` shows, for each token, the label at the character that ends it, the runner-up
-  (the label of the best sequence with another label there) and their margin, then what pushes
-  towards each: the 47 features of the character (``structkit.tokenizer.features``; hashed, so
+* ``explain`` shows, for each token, the label at the character that ends it against the
+  alternative the scores weigh (a token end or a space between tokens against no boundary, with
+  TokMargin as the margin; a sentence end against the best other label, with SentMargin), then
+  what pushes towards each: the 47 features of the character (``structkit.tokenizer.features``; hashed, so
   named by their template and the characters they saw), the transitions from the label before and
   to the label after, and the rest of the two best sequences (the other characters' labels where
   they differ); the contributions add up to the margin.
@@ -232,7 +233,10 @@ def explanations(model, unit, path: str = "<input>", only: int | None = None) ->
         if only is not None and k + 1 != only:
             continue
         a, b = int(d.starts[k]), int(d.ends[k])
-        yield explain_char(model.tokenizer, d, int(d.decided[k]), prep, k + 1, text[a:b])
+        c = int(d.decided[k])
+        # the boundary against none (TokMargin); a sentence end against the best other label
+        against = 0 if d.labels[c] != 2 and d.E[c, 0] > NEG / 2 else None
+        yield explain_char(model.tokenizer, d, c, prep, k + 1, text[a:b], against)
 
 
 def explain_chars(model, text: str, positions) -> list[TokenExplanation]:
@@ -248,14 +252,16 @@ def explain_chars(model, text: str, positions) -> list[TokenExplanation]:
     return out
 
 
-def explain_char(tok, d: Decisions, i: int, prep, index: int, word: str) -> TokenExplanation:
-    """The label at character ``i``, its runner-up and margin, and what pushes each way."""
+def explain_char(tok, d: Decisions, i: int, prep, index: int, word: str,
+                 against: int | None = None) -> TokenExplanation:
+    """The label at character ``i``, its runner-up (the best other allowed label, or
+    ``against``) and margin, and what pushes each way."""
     L = d.E.shape[1]
     y = int(d.labels[i])
     others = [z for z in range(L) if z != y and d.E[i, z] > NEG / 2]
     if not others:
         return TokenExplanation(index, word, LABEL_NAMES[y], None, float("inf"), [])
-    r = max(others, key=lambda z: (d.M[i, z], -z))
+    r = against if against in others else max(others, key=lambda z: (d.M[i, z], -z))
     margin = float(d.M[i, y] - d.M[i, r])
     row = np.empty(F.N_FEATURES, dtype=np.int32)
     F.char_row(i, d.cps, prep, np.uint64((1 << tok.bits) - 1), row)
