@@ -227,7 +227,8 @@ def explanations(model, unit, path: str = "<input>", only: int | None = None) ->
     text = unit.text if isinstance(unit, Paragraph) else unit
     d = decide(model.tokenizer, text)
     if only is not None and only > len(d.starts):
-        raise UserError(f"--token {only}: the paragraph has {len(d.starts)} tokens", path)
+        raise UserError(f"--token {only}: the paragraph has {len(d.starts)} tokens", path,
+                        unit.line if isinstance(unit, Paragraph) else None)
     prep = F.prepare(d.cps, F.tables(), model.tokenizer.known)
     for k in range(len(d.starts)):
         if only is not None and k + 1 != only:
