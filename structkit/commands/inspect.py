@@ -34,7 +34,8 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     the runner-up's, and the continuations the search found (the next labels it looked at); the
     contributions, history weights and the continuations' difference included, add up to it.
 
-    Tokenizers (`structkit train --task tokenize`) read raw text as `structkit tokenize` does:
+    Tokenizers (`structkit train --task tokenize`) read raw text as `structkit tokenize` does
+    (paragraphs, as without --no-split):
     for each token of the paragraph, the label of the character that ends it (token end, or a
     space between tokens) against no boundary, or a sentence end against the best other label,
     with the margins `tokenize --scores` writes (TokMargin, SentMargin), and what pushes each
