@@ -32,6 +32,7 @@ bench:
 	$(BIN)/pip install --quiet -e '.[bench,dask]'
 	$(BIN)/python scripts/bench.py --out results/bench.json
 	$(BIN)/python scripts/bench_batch.py --out results/bench-batch.json
+	$(BIN)/python scripts/bench_startup.py --out results/bench-startup.json
 	$(BIN)/python scripts/bench_kbest.py
 
 # `structkit serve` under a bounded load on 127.0.0.1: latency with one client, requests/s with 16

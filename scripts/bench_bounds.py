@@ -79,6 +79,12 @@ def main() -> None:
     for task, train, model in (("chunk", "chunk_train.txt", chunk_model), ("pos", "pos_train.txt", pos_model)):
         subprocess.run([sys.executable, "-m", "structkit", "train", "--task", task, "--epochs", "1",
                         "--train", FIXTURES / train, "-m", model, "-q"], check=True)
+    # A tokenizer learnt from Tamil TTB (the smallest treebank), where $STRUCTKIT_DATA has it.
+    tamil = Path(os.environ.get("STRUCTKIT_DATA", "data")) / "ud-tamil-ttb" / "ta_ttb-ud-train.conllu"
+    tok_model = tmp / "tok.model" if tamil.is_file() else None
+    if tok_model:
+        subprocess.run([sys.executable, "-m", "structkit", "train", "--task", "tokenize", "--train", tamil,
+                        "-m", tok_model, "-q"], check=True)
     fifo = tmp / "model.fifo"
     os.mkfifo(fifo)
     line_mb = 1 if a.quick else 10
@@ -90,6 +96,11 @@ def main() -> None:
     with open(sentence, "w") as f:
         for i in range(200_000):
             f.write("%s %s\n" % pairs[(i * 7919) % len(pairs)])
+    letters = tmp / "letters.txt"
+    with open(letters, "w") as f:
+        f.write("abcdefghijklmnopqrstuvwxy" * ((line_mb << 20) // 25) + "\n")
+    junk = tmp / "junk.bin"
+    junk.write_bytes(os.urandom(1 << 20))
     bomb = tmp / "bomb.model"
     write_bomb(bomb, 2 << 30)
 
@@ -100,6 +111,12 @@ def main() -> None:
         ("explain /dev/zero", ["explain", "-m", chunk_model, "/dev/zero"]),
         (f"tag --text on a {line_mb} MB line with no spaces",
          ["tag", "-m", pos_model, "--text", line, "-o", tmp / "tagged.txt"]),
+        *([(f"tokenize on a {line_mb} MB line of letters with no spaces",
+            ["tokenize", "-m", tok_model, letters, "-o", tmp / "letters.conllu"]),
+           (f"tokenize on a {line_mb} MB line of 'a,' (one token per character)",
+            ["tokenize", "-m", tok_model, line, "-o", tmp / "line.conllu"]),
+           ("tokenize on 1 MB of random bytes", ["tokenize", "-m", tok_model, junk, "-o", tmp / "junk.conllu"])]
+          if tok_model else []),
         ("explain on one 200k-token sentence", ["explain", "-m", chunk_model, sentence]),
         ("chunk --model on a 2 GB bomb (2 MB file)", ["chunk", "--model", bomb, FIXTURES / "chunk_test.txt"]),
         ("train --task rerank --train /dev/zero", ["train", "--task", "rerank", "--train", "/dev/zero",

@@ -553,3 +553,25 @@ def test_registry_checksums_match_local_copies():
     if not checked:
         pytest.skip("no corpus here; `structkit data fetch conll2000` gets one")
     assert checked >= 20
+
+
+@pytest.mark.parametrize("treebank", ["Italian-ParTUT", "Turkish-IMST", "Vietnamese-VTB", "Tamil-TTB",
+                                      "Chinese-GSDSimp", "Finnish-TDT"])
+def test_the_multilingual_treebanks_are_registered_and_verify(treebank):
+    """`ud:Language-Name` names the pinned entry (its files, splits and checksums); where
+    $STRUCTKIT_DATA holds the treebank, every file the registry has a checksum for verifies."""
+    from structkit.datasets.fetch import status
+    from structkit.datasets.registry import get
+
+    corpus = get(f"ud:{treebank}")
+    assert corpus.name == f"ud-{treebank.lower()}" and corpus.ud[0] == treebank
+    splits = {f.split for f in corpus.files if f.path.endswith(".conllu")}
+    assert splits == {"train", "dev", "test"}
+    st = status(corpus)
+    if all(s.state == "missing" for s in st):
+        pytest.skip(f"{corpus.name} is not in the data folders")
+    for s in st:
+        if s.file.sha256 is not None:
+            assert s.state == "verified", (s.file.path, s.state)
+        else:
+            assert s.file.split == "train" and s.state == "missing"   # Chinese, Finnish: dev/test only

@@ -95,38 +95,59 @@ def read_paragraph(file: str | None, text: str | None, number: int) -> tuple[Par
 
 @dataclass
 class Decisions:
-    """A paragraph's character labels with everything that decided them."""
+    """One window of a paragraph (``LearntTokenizer._spans``; the whole paragraph unless it is
+    longer than ``model.WINDOW``): its character labels with everything that decided them."""
 
-    text: str
     cps: np.ndarray        # code points
-    space: np.ndarray      # whitespace characters
     E: np.ndarray          # emissions [n, L] (NEG: not allowed)
     labels: np.ndarray     # the Viterbi labels
     M: np.ndarray          # max-marginals [n, L]
     margins: np.ndarray    # each label's margin against the best other allowed label
-    starts: np.ndarray     # the tokens' spans
-    ends: np.ndarray
-    sent_end: np.ndarray
-    decided: np.ndarray    # the character whose label ends each token
+    text: str = ""         # its characters (for the feature names)
 
 
-def decide(tok, text: str) -> Decisions:
-    """The labels of ``text`` (one block) under the learnt tokenizer ``tok``, with margins."""
-    from structkit.tokenizer.model import char_emissions, char_margins, tag_emissions, token_spans
+def decide(tok, cps: np.ndarray) -> Decisions:
+    """The labels of the characters ``cps`` (one window) under the learnt tokenizer ``tok``,
+    with their max-marginals and margins."""
+    from structkit.tokenizer.model import char_emissions, char_margins, tag_emissions
 
-    cps = F.code_points(text)
-    cls, _ = F.tables()
-    space = np.zeros(len(cps), dtype=np.bool_)
-    bmp = cps < 0x10000
-    space[bmp] = cls[cps[bmp]] == 1
     E = char_emissions(cps, F.tables(), tok.known, tok.bits, tok.W)
     labels = tag_emissions(E, tok.T)
     M = np.empty_like(E)
     margins = np.empty(len(cps))
     char_margins(E, tok.T, labels, M, margins)
-    starts, ends, sent_end = token_spans(labels, space)
-    return Decisions(text, cps, space, E, labels, M, margins, starts, ends, sent_end,
-                     deciding_chars(labels, ends))
+    return Decisions(cps, E, labels, M, margins)
+
+
+class _Recording(LearntTokenizer):
+    """A learnt tokenizer that keeps the decisions of the window it labelled last."""
+
+    def __init__(self, tok: LearntTokenizer):
+        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt)
+        self.window: Decisions | None = None
+
+    def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
+        self.window = decide(self, cps)
+        return self.window.labels
+
+
+def windows(tok, text: str):
+    """``(pos, decisions, token starts, ends, sentence ends, deciding characters)`` for each
+    window of the block ``text``, as the tokenizer labels it (positions within the window)."""
+    rec = _Recording(tok)
+    cps = F.code_points(text)
+    for pos, starts, ends, sent_end in rec._spans(cps, _space(cps)):
+        d = rec.window
+        d.text = text[pos:pos + len(d.cps)]
+        yield pos, d, starts, ends, sent_end, deciding_chars(d.labels, ends)
+
+
+def _space(cps: np.ndarray) -> np.ndarray:
+    cls, _ = F.tables()
+    space = np.zeros(len(cps), dtype=np.bool_)
+    bmp = cps < 0x10000
+    space[bmp] = cls[cps[bmp]] == 1
+    return space
 
 
 def deciding_chars(labels: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -142,17 +163,15 @@ def deciding_chars(labels: np.ndarray, ends: np.ndarray) -> np.ndarray:
     return np.where(by_label | (next_w[ends] >= n), last, next_w[ends])
 
 
-def boundary_margins(d: Decisions) -> tuple[np.ndarray, np.ndarray]:
-    """Each token's TokMargin (boundary against none) and SentMargin (S against N or T; NaN
-    where the token's label is not S) at the character that ends it."""
-    c = d.decided
-    M = d.M[c]
-    allowed = d.E[c] > NEG / 2
+def boundary_margins(d: Decisions, decided: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The TokMargin (a boundary against none) and SentMargin (S against N or T; NaN where the
+    label is not S) of the decisions at the characters ``decided``."""
+    M = d.M[decided]
+    allowed = d.E[decided] > NEG / 2
     bound = np.where(allowed[:, 1:], M[:, 1:], -np.inf).max(axis=1)
     none = np.where(allowed[:, 0], M[:, 0], -np.inf)
-    tok = bound - none
-    sent = np.where(d.labels[c] == 2, d.margins[c], np.nan)
-    return tok, sent
+    sent = np.where(d.labels[decided] == 2, d.margins[decided], np.nan)
+    return bound - none, sent
 
 
 # ---- tokenize --scores -----------------------------------------------------------------------
@@ -168,20 +187,27 @@ def scored_sentences(tok, lines, split: str):
         yield sent, [m[0] for m in ms], ms[-1][1]
 
 
-class ScoringTokenizer(LearntTokenizer):
+class ScoringTokenizer(_Recording):
     """A learnt tokenizer that keeps each token's margins (TokMargin, SentMargin) by its start
-    offset in the input, in ``margins``, as it goes."""
+    offset in the input, in ``margins``, as it goes (the caller takes them out)."""
 
     def __init__(self, tok: LearntTokenizer):
-        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt)
+        super().__init__(tok)
         self.margins: dict[int, tuple[float, float]] = {}
+        self._offset = 0
 
-    def _labels(self, text: str, cps: np.ndarray, offset: int) -> np.ndarray:
-        d = decide(self, text)
-        tm, sm = boundary_margins(d)
-        for a, t, s in zip(d.starts.tolist(), tm.tolist(), sm.tolist()):
-            self.margins[a + offset] = (t, s)
-        return d.labels
+    def _split(self, text: str, offset: int):
+        self._offset = offset
+        yield from super()._split(text, offset)
+
+    def _spans(self, cps: np.ndarray, space: np.ndarray):
+        for pos, starts, ends, sent_end in super()._spans(cps, space):
+            d = self.window
+            tm, sm = boundary_margins(d, deciding_chars(d.labels, ends))
+            base = self._offset + pos
+            for a, t, s in zip(starts.tolist(), tm.tolist(), sm.tolist()):
+                self.margins[base + a] = (t, s)
+            yield pos, starts, ends, sent_end
 
 
 def _number(m: float) -> str:
@@ -225,31 +251,36 @@ def explanations(model, unit, path: str = "<input>", only: int | None = None) ->
     """Why each token of a paragraph (a ``Paragraph`` or a str) ends where it does, one token at a
     time (``only``: just the token of that 1-based index)."""
     text = unit.text if isinstance(unit, Paragraph) else unit
-    d = decide(model.tokenizer, text)
-    if only is not None and only > len(d.starts):
-        raise UserError(f"--token {only}: the paragraph has {len(d.starts)} tokens", path,
+    tok = model.tokenizer
+    k = 0
+    for pos, d, starts, ends, _, decided in windows(tok, text):
+        prep = None
+        for a, b, c in zip(starts.tolist(), ends.tolist(), decided.tolist()):
+            k += 1
+            if only is not None and k != only:
+                continue
+            if prep is None:
+                prep = F.prepare(d.cps, F.tables(), tok.known)
+            # the boundary against none (TokMargin); a sentence end against the best other label
+            against = 0 if d.labels[c] != 2 and d.E[c, 0] > NEG / 2 else None
+            yield explain_char(tok, d, c, prep, k, text[pos + a:pos + b], against)
+    if only is not None and only > k:
+        raise UserError(f"--token {only}: the paragraph has {k} tokens", path,
                         unit.line if isinstance(unit, Paragraph) else None)
-    prep = F.prepare(d.cps, F.tables(), model.tokenizer.known)
-    for k in range(len(d.starts)):
-        if only is not None and k + 1 != only:
-            continue
-        a, b = int(d.starts[k]), int(d.ends[k])
-        c = int(d.decided[k])
-        # the boundary against none (TokMargin); a sentence end against the best other label
-        against = 0 if d.labels[c] != 2 and d.E[c, 0] > NEG / 2 else None
-        yield explain_char(model.tokenizer, d, c, prep, k + 1, text[a:b], against)
 
 
 def explain_chars(model, text: str, positions) -> list[TokenExplanation]:
     """The decisions at the given character positions (0-based, in ``text``, one block), a
     boundary or not; each explanation's index is the position."""
-    d = decide(model.tokenizer, text)
-    prep = F.prepare(d.cps, F.tables(), model.tokenizer.known)
+    tok = model.tokenizer
+    wins = [(pos, d) for pos, d, *_ in windows(tok, text)]
     out = []
     for i in positions:
         if not 0 <= i < len(text):
             raise UserError(f"character {i} is outside the text (of {len(text)} characters)")
-        out.append(explain_char(model.tokenizer, d, i, prep, i, text[i]))
+        pos, d = next((p, d) for p, d in reversed(wins) if p <= i)   # the window that kept it
+        prep = F.prepare(d.cps, F.tables(), tok.known)
+        out.append(explain_char(tok, d, i - pos, prep, i, text[i]))
     return out
 
 

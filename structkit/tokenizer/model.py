@@ -16,6 +16,8 @@ from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokeniz
 from structkit.tokenizer import features as F
 
 NEG = -1e30
+WINDOW = 1 << 16      # characters labelled at a time (``LearntTokenizer._spans``)
+OVERLAP = 1 << 10     # the end of a window that is labelled again with the next one
 
 
 @njit
@@ -134,6 +136,19 @@ def token_spans(labels, space):
     return starts[:k], ends[:k], sent[:k]
 
 
+@njit
+def _cut(labels, limit):
+    """Where to end a window's kept part: just after its last sentence end before ``limit``
+    (``True``), else its last token end or separating space (``False``), else at ``limit``."""
+    for i in range(limit - 1, -1, -1):
+        if labels[i] == 2:
+            return i + 1, True
+    for i in range(limit - 1, -1, -1):
+        if labels[i] == 1 or labels[i] == 3:
+            return i + 1, False
+    return limit, False
+
+
 class LearntTokenizer(Tokenizer):
     """A tokenizer and sentence splitter learnt from a treebank (``train_tokenizer``), with
     the multiword-token splitter ``mwt`` (``structkit.tokenizer.mwt``)."""
@@ -144,8 +159,8 @@ class LearntTokenizer(Tokenizer):
     def labels(self, text: str) -> np.ndarray:
         return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.W, self.T)
 
-    def _labels(self, text: str, cps: np.ndarray, offset: int) -> np.ndarray:
-        """The characters' labels of the block ``text`` (at ``offset`` in the input)."""
+    def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
+        """The labels of the window ``cps`` (at ``pos`` in its block), for ``_spans``."""
         return tag_chars(cps, F.tables(), self.known, self.bits, self.W, self.T)
 
     def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
@@ -154,23 +169,49 @@ class LearntTokenizer(Tokenizer):
         space = np.zeros(len(cps), dtype=np.bool_)
         bmp = cps < 0x10000
         space[bmp] = cls[cps[bmp]] == 1
-        labels = self._labels(text, cps, offset)
-        starts, ends, sent_end = token_spans(labels, space)
         n = len(text)
         expand = self.mwt.words if self.mwt is not None else None
         sent: list[Token] = []
-        for a, b, last in zip(starts.tolist(), ends.tolist(), sent_end.tolist()):
-            form = text[a:b]
-            sent.append(Token(form, a + offset, b + offset, expand(form) if expand is not None else (form,),
-                              b >= n or bool(space[b])))
-            if last:
-                yield sent
-                sent = []
-            elif len(sent) == MAX_SENTENCE_TOKENS:
-                yield CutSentence(sent)
-                sent = []
+        for a0, starts, ends, sent_end in self._spans(cps, space):
+            for a, b, last in zip(starts.tolist(), ends.tolist(), sent_end.tolist()):
+                a += a0
+                b += a0
+                form = text[a:b]
+                sent.append(Token(form, a + offset, b + offset,
+                                  expand(form) if expand is not None else (form,),
+                                  b >= n or bool(space[b])))
+                if last:
+                    yield sent
+                    sent = []
+                elif len(sent) == MAX_SENTENCE_TOKENS:
+                    yield CutSentence(sent)
+                    sent = []
         if sent:
             yield sent
+
+    def _spans(self, cps: np.ndarray, space: np.ndarray):
+        """``(start, token starts, token ends, sentence ends)`` for each window of the text.
+
+        Time and memory stay linear in the text and bounded per step: a text longer than
+        ``WINDOW`` characters is labelled a window at a time. Of each window, only what comes
+        before its last boundary outside the final ``OVERLAP`` characters is kept (the last
+        sentence end there, else the last token end or separating space); the rest is labelled
+        again at the start of the next window, with what follows it in view. A window with no
+        boundary at all (``WINDOW`` characters of one token) is cut where the overlap starts."""
+        n = len(cps)
+        pos = 0
+        while pos < n:
+            end = min(n, pos + WINDOW)
+            labels = self._labels(cps[pos:end], pos)
+            if end == n:
+                yield (pos, *token_spans(labels, space[pos:end]))
+                return
+            cut, sentence = _cut(labels, end - pos - OVERLAP)
+            starts, ends, sent_end = token_spans(labels[:cut], space[pos:pos + cut])
+            if len(sent_end):
+                sent_end[-1] = sentence   # token_spans ends its text with a sentence
+            yield pos, starts, ends, sent_end
+            pos += cut
 
     def tokens(self, text: str, offset: int = 0) -> Iterator[Token]:
         for sent in self._split(text, offset):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 NONE = ("", ())  # the rule "not a multiword token"
 MEMO = 1 << 17   # unseen forms whose split is remembered (cleared when full: bounded memory)
@@ -33,10 +34,15 @@ def _rule(token: str, words: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | N
     return token[lcp:], (first[lcp:], *words[1:])
 
 
+@lru_cache(maxsize=1 << 12)
+def _key(rule: tuple[str, tuple[str, ...]]) -> str:
+    return repr(rule)
+
+
 def _features(token: str, rule: tuple[str, tuple[str, ...]]) -> list[str]:
     x = rule[0]
     stem = token[:len(token) - len(x)] if x else token
-    key = repr(rule)
+    key = _key(rule)
     feats = [key, f"{key}|len={min(len(token), 12)}",
              f"{key}|cap={token[:1].isupper()}{token.isupper()}"]
     low = stem.lower()
@@ -52,21 +58,36 @@ class MultiwordSplitter:
     weights: dict[str, float] = field(default_factory=dict)
     use_rules: bool = True
     _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
+    _ends: tuple = field(default=(), repr=False)  # (rules it was made for, last characters, longest)
 
     def set_rules(self, use: bool) -> None:
         """Use the learnt rules for unseen tokens, or not (the remembered splits are forgotten)."""
         self.use_rules = use
+        self.forget()
+
+    def forget(self) -> None:
+        """Forget the splits remembered for unseen tokens (speed is then measured cold)."""
         self._memo.clear()
 
     def candidates(self, token: str) -> list[tuple[str, tuple[str, ...]]]:
+        """No split, then the rules whose ending the token has, shortest ending first; only
+        endings as long as the longest rule's are looked up (a long token costs no more)."""
         out = [NONE]
-        for k in range(1, len(token)):  # the stem keeps at least one character
+        if not self._ends or self._ends[0] is not self.rules:
+            self._ends = (self.rules, frozenset(x[-1] for x in self.rules if x),
+                          max(map(len, self.rules), default=0))
+        if not token or token[-1] not in self._ends[1]:
+            return out
+        for k in range(1, min(len(token), self._ends[2] + 1)):  # the stem keeps at least one character
             out.extend(self.rules.get(token[-k:], ()))
         return out
 
     def _score(self, token: str, rule) -> float:
-        w = self.weights
-        return sum(w.get(f, 0.0) for f in _features(token, rule))
+        get = self.weights.get
+        total = 0.0
+        for f in _features(token, rule):
+            total += get(f, 0.0)
+        return total
 
     def predict_rule(self, token: str):
         cands = self.candidates(token)

@@ -114,7 +114,7 @@ class TokenizerModel:
                 raise ValueError("array shapes do not fit the header")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
-        return cls(config, W.astype(np.float64), T, known.astype(np.uint64), mwt, header.get("info", {}))
+        return cls(config, W.astype(np.float32), T, known.astype(np.uint64), mwt, header.get("info", {}))
 
 
 def _limits(header: dict, shapes: dict) -> None:

@@ -140,21 +140,52 @@ def model(tmp_path_factory):
     return m, path, text
 
 
+def one_window(tok, text):
+    """The decisions, token spans and deciding characters of a paragraph (one window)."""
+    from structkit.tokenizer.explain import windows
+
+    (pos, d, starts, ends, _, decided), = windows(tok, text)
+    assert pos == 0
+    return d, starts, ends, decided
+
+
 def test_margins_are_positive_where_the_boundaries_are_clear(model):
-    from structkit.tokenizer.explain import boundary_margins, decide
+    from structkit.tokenizer.explain import boundary_margins
 
     m, _, _ = model
-    d = decide(m.tokenizer, TEXT.split("\n\n")[0])
+    d, starts, ends, decided = one_window(m.tokenizer, TEXT.split("\n\n")[0])
     assert (d.labels == m.tokenizer.labels(d.text)).all()    # the labels tokenize gives
     assert (d.margins >= 0).all()
-    forms = [d.text[a:b] for a, b in zip(d.starts, d.ends)]
+    forms = [d.text[a:b] for a, b in zip(starts, ends)]
     assert forms == ["Il", "gatto", "della", "casa", "mangia", ",", "poco", ".", "Oggi", "nel", "mare", "."]
-    tok, sent = boundary_margins(d)
+    tok, sent = boundary_margins(d, decided)
     assert (tok > 0).all() and tok[-1] == math.inf          # the last one must end a sentence
     assert [i for i, s in enumerate(sent) if not np.isnan(s)] == [7, 11]
     assert sent[7] > 0 and sent[11] == math.inf
     # each token is decided at its last character, with a boundary label
-    assert all(d.labels[c] in (1, 2) for c in d.decided) and (d.decided == d.ends - 1).all()
+    assert all(d.labels[c] in (1, 2) for c in decided) and (decided == ends - 1).all()
+
+
+def test_windows_give_the_tokens_tokenize_gives(model, monkeypatch):
+    """A paragraph longer than a window (made small here) is scored and explained window by
+    window, as the tokenizer labels it: the same tokens, every one with a margin."""
+    from structkit.tokenizer import model as tm
+    from structkit.tokenizer.explain import explanations, scored_sentences, windows
+
+    m, _, _ = model
+    monkeypatch.setattr(tm, "WINDOW", 64)
+    monkeypatch.setattr(tm, "OVERLAP", 16)
+    text = " ".join([TEXT.split("\n\n")[0]] * 6)
+    assert len(list(windows(m.tokenizer, text))) >= 5
+    plain = [[t.form for t in s.tokens] for s in m.sentences(text)]
+    scored = list(scored_sentences(m.tokenizer, [text + "\n"], "auto"))
+    assert [[t.form for t in s.tokens] for s, _, _ in scored] == plain and len(plain) == 12
+    assert all(x > 0 for _, tms, _ in scored for x in tms)
+    assert all(sm > 0 for _, _, sm in scored)
+    expl = list(explanations(m, text))
+    assert [e.word for e in expl] == [f for s in plain for f in s]
+    sent_ends = [e.margin for e in expl if e.label == "sentence end"]
+    assert sent_ends == pytest.approx([sm for _, _, sm in scored])
 
 
 def test_a_token_ended_by_the_space_after_it_is_decided_there():
@@ -170,7 +201,7 @@ def _misc(conllu: str) -> list[str]:
 
 
 def test_scores_in_misc(sk, model, tmp_path):
-    from structkit.tokenizer.explain import boundary_margins, decide
+    from structkit.tokenizer.explain import boundary_margins
 
     m, path, text = model
     plain, scored = tmp_path / "plain.conllu", tmp_path / "scored.conllu"
@@ -192,7 +223,8 @@ def test_scores_in_misc(sk, model, tmp_path):
     assert len(inside) == 4 and all(rows[k][9] == "_" for k in inside)
     tok_values, sent_values = [], []
     for block in TEXT.strip("\n").split("\n\n"):
-        tm, sm = boundary_margins(decide(m.tokenizer, block + "\n"))
+        d, _, _, decided = one_window(m.tokenizer, block + "\n")
+        tm, sm = boundary_margins(d, decided)
         tok_values += ["inf" if t == math.inf else f"{t:.3f}" for t in tm]
         sent_values += ["inf" if s == math.inf else f"{s:.3f}" for s in sm if not np.isnan(s)]
     misc = [r[9] for r in rows if "TokMargin=" in r[9]]
@@ -203,15 +235,15 @@ def test_scores_in_misc(sk, model, tmp_path):
 
 
 def test_explain_names_the_features_and_the_scores_margin(sk, model, tmp_path):
-    from structkit.tokenizer.explain import boundary_margins, decide
+    from structkit.tokenizer.explain import boundary_margins
 
     m, path, text = model
-    d = decide(m.tokenizer, TEXT.split("\n\n")[0] + "\n")
-    tok, sent = boundary_margins(d)
+    d, starts, ends, decided = one_window(m.tokenizer, TEXT.split("\n\n")[0] + "\n")
+    tok, sent = boundary_margins(d, decided)
     r = sk("explain", "-m", path, text, "--json", "--top", "1000")
     assert r.code == 0, r.err
     expl = [json.loads(line) for line in r.out.splitlines()]
-    assert [e["word"] for e in expl] == [d.text[a:b] for a, b in zip(d.starts, d.ends)]
+    assert [e["word"] for e in expl] == [d.text[a:b] for a, b in zip(starts, ends)]
     period = expl[7]                                   # "poco." ends the first sentence
     assert period["label"] == "sentence end" and period["margin"] == pytest.approx(sent[7])
     pushes = dict(period["features"])

@@ -1,0 +1,111 @@
+"""The learnt tokenizer on input without an end: a text longer than one window is labelled a
+window at a time (each kernel call sees at most ``WINDOW`` characters) and gives the same
+tokens and sentences as one pass; a line of 200,000 characters without a space, and Unicode
+junk of every kind, are tokenized with every character accounted for; binary junk is one line."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from clitools import assert_one_line_error, leftovers
+from test_tokenize_task import sentence, treebank
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory):
+    from structkit.cli import main  # noqa: F401 (the commands registered)
+    from structkit.tasks import make_config
+    from structkit.tokenizer.task import train_tokenizer
+
+    d = tmp_path_factory.mktemp("tokb")
+    model = train_tokenizer(make_config({"task": "tokenize", "epochs": 6}),
+                            str(treebank(d / "train.conllu", 300, 11)), None)
+    path = d / "tok.model"
+    model.save(str(path))
+    return model.tokenizer, path
+
+
+def segment(tok, text):
+    return [[(t.form, t.start, t.end) for t in s] for s in tok.sentences(text)]
+
+
+def check_covers(text, sents):
+    """Every non-space character is in exactly one token, tokens in order, forms = the text."""
+    pos = 0
+    covered = np.zeros(len(text), dtype=bool)
+    for s in sents:
+        for form, a, b in s:
+            assert a >= pos and b > a and text[a:b] == form
+            covered[a:b] = True
+            pos = b
+    for i, ch in enumerate(text):
+        if not ch.isspace():
+            assert covered[i], (i, ch)
+
+
+def spy_lengths(monkeypatch):
+    from structkit.tokenizer import model as M
+
+    seen = []
+    real = M.tag_chars
+
+    def spy(cps, *args):
+        seen.append(len(cps))
+        return real(cps, *args)
+
+    monkeypatch.setattr(M, "tag_chars", spy)
+    return seen
+
+
+def test_a_long_text_in_windows_gives_what_one_pass_gives(tokenizer, monkeypatch):
+    from structkit.tokenizer import model as M
+
+    tok, _ = tokenizer
+    rng = random.Random(5)
+    text = " ".join("".join(f + (" " if sp else "") for f, _, sp in sentence(rng)).strip()
+                    for _ in range(150))
+    whole = segment(tok, text)
+    assert len(whole) >= 140 and len(text) > 5000
+    monkeypatch.setattr(M, "WINDOW", 600)
+    monkeypatch.setattr(M, "OVERLAP", 100)
+    seen = spy_lengths(monkeypatch)
+    windowed = segment(tok, text)
+    assert len(seen) >= len(text) // 600 and max(seen) <= 600
+    assert windowed == whole
+    check_covers(text, windowed)
+
+
+def test_a_line_with_no_space_is_cut_into_bounded_windows(tokenizer, monkeypatch):
+    from structkit.tokenizer import model as M
+
+    tok, _ = tokenizer
+    rng = random.Random(3)
+    text = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(200_000))
+    seen = spy_lengths(monkeypatch)
+    sents = segment(tok, text)
+    assert max(seen) <= M.WINDOW and sum(seen) < len(text) + len(seen) * M.OVERLAP
+    check_covers(text, sents)
+    assert all(len(s) <= 1000 for s in sents)   # MAX_SENTENCE_TOKENS
+
+
+def test_unicode_junk_is_tokenized_with_every_character_accounted_for(tokenizer):
+    tok, _ = tokenizer
+    rng = random.Random(7)
+    pool = [chr(c) for c in list(range(0x20, 0x2000)) + list(range(0x3000, 0x3100)) +
+            list(range(0x1F600, 0x1F650)) + [0x200B, 0x200D, 0xFEFF, 0x0301, 0x05D0, 0x0627]]
+    text = "".join(rng.choice(pool) if rng.random() > 0.1 else rng.choice(" \t\n\u00a0\u3000")
+                   for _ in range(30_000))
+    check_covers(text, segment(tok, text))
+
+
+def test_binary_junk_is_one_line_and_leaves_nothing(sk, tokenizer, tmp_path):
+    _, model = tokenizer
+    junk = tmp_path / "junk.bin"
+    rng = random.Random(1)
+    junk.write_bytes(bytes(rng.randrange(256) for _ in range(50_000)))
+    out = tmp_path / "out.conllu"
+    assert_one_line_error(sk("tokenize", "-m", str(model), str(junk), "-o", str(out)),
+                          "not valid UTF-8")
+    assert not out.exists() and not leftovers(tmp_path)
