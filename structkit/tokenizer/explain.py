@@ -20,6 +20,10 @@ for a token the model ended by labelling the whitespace after it ``W``, that whi
   named by their template and the characters they saw), the transitions from the label before and
   to the label after, and the rest of the two best sequences (the other characters' labels where
   they differ); the contributions add up to the margin.
+
+Both see what ``tokenize`` sees: the same paragraphs, and a paragraph longer than
+``model.WINDOW`` characters window by window (``LearntTokenizer._spans``), each decision with
+the window that kept it.
 """
 from __future__ import annotations
 
