@@ -155,6 +155,13 @@ class Task:
         None from a task whose models are not explained."""
         return None
 
+    def explain_input(self, file: str | None, text: str | None, number: int):
+        """What `structkit explain` explains, for a task whose models do not read sentences of
+        CoNLL columns: ``(unit, path)``, the ``number``-th unit (1-based) of FILE (or '-') or of
+        ``text``, read as the task's models read input, and the path errors name; None (the
+        default): the command reads the sentence (or tokenises ``text``) as taggers read it."""
+        return None
+
     def check_search_options(self, model, path: str, depth: int | None = None,
                              beam: int | None = None) -> int | None:
         """Check a run's search options against the model (UserError); the beam to use."""

@@ -10,11 +10,12 @@ from structkit.commands._util import INT, Choice, task_names
 from structkit.errors import UserError
 
 @click.command(short_help="Why each token got its label: runner-up, margin and the features for each.")
-@click.option("-m", "--model", "model_path", required=True, help="A tagging model.")
+@click.option("-m", "--model", "model_path", required=True, help="A tagging model or a tokenizer.")
 @click.argument("file", required=False)
-@click.option("--text", "text", type=str, help="Explain this sentence (tokenised) instead of a file's.")
+@click.option("--text", "text", type=str, help="Explain this sentence (tokenised; raw text for a tokenizer) "
+              "instead of a file's.")
 @click.option("--sentence", "sentence_no", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Which sentence of FILE (1-based).")
+              help="Which sentence of FILE (1-based; a tokenizer: which paragraph).")
 @click.option("--token", type=click.IntRange(min=1), help="Only this token (1-based).")
 @click.option("--top", type=click.IntRange(min=1, max=1000), default=5, show_default=True,
               help="Features shown for each side.")
@@ -31,7 +32,15 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     (greedy, lookahead, OLaRank greedy): the decision margin, with the labels already decided as
     the history (in decoding order): the label's score with its best lookahead continuation minus
     the runner-up's, and the continuations the search found (the next labels it looked at); the
-    contributions, history weights and the continuations' difference included, add up to it."""
+    contributions, history weights and the continuations' difference included, add up to it.
+
+    Tokenizers (`structkit train --task tokenize`) read raw text as `structkit tokenize` does
+    (paragraphs, as without --no-split):
+    for each token of the paragraph, the label of the character that ends it (token end, or a
+    space between tokens) against no boundary, or a sentence end against the best other label,
+    with the margins `tokenize --scores` writes (TokMargin, SentMargin), and what pushes each
+    way: the character's features (named by what they saw: characters, classes, known tokens,
+    the words either side), the transitions and the rest of the two best label sequences."""
     from structkit.explain import iter_explanations, report_lines
     from structkit.tasks import task_of_model, tasks
 
@@ -42,7 +51,11 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     tagger = task.load(model_path, "explain", tuple(t.name for t in takes))
     if depth is not None:
         task.check_search_options(tagger, model_path, depth)
-    if text is not None:
+    got = task.explain_input(file, text, sentence_no)   # raw text, for models that read it
+    if got is not None:
+        sent, path = got
+        as_text = True
+    elif text is not None:
         import io
 
         from structkit.io.conllu import read_raw_text
@@ -64,7 +77,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
         if sent is None:
             raise UserError(f"there is no sentence {sentence_no} (the file has {seen})", path)
         as_text = False
-    if token is not None and token > len(sent.rows):
+    if token is not None and got is None and token > len(sent.rows):
         raise UserError(f"--token {token}: the sentence has {len(sent.rows)} tokens")
     # One token at a time, printed as it comes: a sentence of any length in bounded memory.
     for e in iter_explanations(tagger, sent, path, text=as_text, depth=depth, only=token):

@@ -11,7 +11,7 @@ from typing import Iterator
 import numpy as np
 
 from structkit.jit import njit
-from structkit.sequence.search.viterbi import viterbi_ws
+from structkit.sequence.search.viterbi import max_marginals, viterbi_ws
 from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
 from structkit.tokenizer import features as F
 
@@ -21,20 +21,19 @@ OVERLAP = 1 << 10     # the end of a window that is labelled again with the next
 
 
 @njit
-def tag_chars(cps, tab, known, bits, Wt, Tt):
-    """The best label of every character of a text (int8 [n]) under the model (Wt, Tt);
-    whitespace may only be N or W, other characters only N, T or S; the last non-space
-    character ends a sentence."""
+def char_emissions(cps, tab, known, bits, Wt):
+    """The emission scores E [n, L] of a text's characters under the weights Wt, with the
+    constraints as NEG: whitespace may only be N or W, other characters only N, T or S; the
+    last non-space character ends a sentence (S only)."""
     n = cps.shape[0]
     L = Wt.shape[1]
-    out = np.zeros(n, dtype=np.int32)
+    E = np.empty((n, L))
     if n == 0:
-        return out
+        return E
     prep = F.prepare(cps, tab, known)
     cl = prep[1]
     mask = np.uint64((1 << bits) - 1)
     row = np.empty(F.N_FEATURES, dtype=np.int32)
-    E = np.empty((n, L))
     last = -1
     for i in range(n):
         if cl[i + 4] != 1:
@@ -56,8 +55,44 @@ def tag_chars(cps, tab, known, bits, Wt, Tt):
             if i == last:
                 e[0] = NEG
                 e[1] = NEG
-    viterbi_ws(E, n, Tt, out, np.empty((n, L)), np.empty((n, L), dtype=np.int32), np.empty(L))
+    return E
+
+
+@njit
+def tag_emissions(E, Tt):
+    """The best label of every character (int32 [n]) for the emissions E and transitions Tt."""
+    n, L = E.shape
+    out = np.zeros(n, dtype=np.int32)
+    if n > 0:
+        viterbi_ws(E, n, Tt, out, np.empty((n, L)), np.empty((n, L), dtype=np.int32), np.empty(L))
     return out
+
+
+@njit
+def tag_chars(cps, tab, known, bits, Wt, Tt):
+    """The best label of every character of a text (int32 [n]) under the model (Wt, Tt);
+    whitespace may only be N or W, other characters only N, T or S; the last non-space
+    character ends a sentence."""
+    return tag_emissions(char_emissions(cps, tab, known, bits, Wt), Tt)
+
+
+@njit
+def char_margins(E, Tt, labels, M, out):
+    """The margin of each character's label: ``out[i]`` = the best score of a sequence with
+    ``labels[i]`` at i minus the best with another allowed label there (+inf where no other
+    label is allowed); ``M`` [n, L] receives the max-marginals (forward and backward
+    max-product passes over E and Tt; a label whose emission is NEG is not allowed)."""
+    n, L = E.shape
+    if n == 0:
+        return
+    max_marginals(E, n, Tt, M)
+    for i in range(n):
+        y = labels[i]
+        other = -np.inf
+        for z in range(L):
+            if z != y and E[i, z] > NEG / 2 and M[i, z] > other:
+                other = M[i, z]
+        out[i] = M[i, y] - other
 
 
 @njit
@@ -124,6 +159,10 @@ class LearntTokenizer(Tokenizer):
     def labels(self, text: str) -> np.ndarray:
         return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.W, self.T)
 
+    def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
+        """The labels of the window ``cps`` (at ``pos`` in its block), for ``_spans``."""
+        return tag_chars(cps, F.tables(), self.known, self.bits, self.W, self.T)
+
     def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
         cps = F.code_points(text)
         cls, _ = F.tables()
@@ -160,11 +199,10 @@ class LearntTokenizer(Tokenizer):
         again at the start of the next window, with what follows it in view. A window with no
         boundary at all (``WINDOW`` characters of one token) is cut where the overlap starts."""
         n = len(cps)
-        tab = F.tables()
         pos = 0
         while pos < n:
             end = min(n, pos + WINDOW)
-            labels = tag_chars(cps[pos:end], tab, self.known, self.bits, self.W, self.T)
+            labels = self._labels(cps[pos:end], pos)
             if end == n:
                 yield (pos, *token_spans(labels, space[pos:end]))
                 return

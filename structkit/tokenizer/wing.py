@@ -16,6 +16,12 @@ or '-'; none is standard input."""
 _OPTIONS = (
     CommandOption(("-o", "--output"), "Write here instead of standard output."),
     CommandOption(("--no-split",), "Each line is one sentence (only tokens are found).", bool),
+    CommandOption(("--scores",), "Add the margins of the boundary decisions to MISC: TokMargin= on "
+                  "each token (the best score with a boundary where it ends minus the best with "
+                  "none; on a multiword token's range line) and SentMargin= on a sentence's last "
+                  "token (the best score with the sentence ending there minus the best without); "
+                  "inf where nothing else is allowed. Small margins are the doubtful boundaries; "
+                  "`structkit explain -m MODEL FILE` shows why.", bool),
 )
 
 
@@ -49,8 +55,22 @@ class TokenizeTask(Task):
     def batch(self) -> bool:
         return False
 
+    def explanations(self, model, sentence, path: str, columns: str | None = None,
+                     text: bool = False, depth: int | None = None, only: int | None = None):
+        from structkit.tokenizer.explain import explanations
+
+        if depth is not None:
+            raise UserError(f"--depth does not apply to {self.name} models", path)
+        return explanations(model, sentence, path, only)
+
+    def explain_input(self, file: str | None, text: str | None, number: int):
+        """Raw text, as `structkit tokenize` reads it: the ``number``-th paragraph."""
+        from structkit.tokenizer.explain import read_paragraph
+
+        return read_paragraph(file, text, number)
+
     def run(self, model_path: str, files: tuple[str, ...], output: str | None = None,
-            no_split: bool = False) -> None:
+            no_split: bool = False, scores: bool = False) -> None:
         """Tokenize each file (streamed, one paragraph at a time) into one CoNLL-U stream."""
         from structkit.config import resolve_data_path
         from structkit.io.files import atomic_output, check_outputs, iter_lines, open_input
@@ -65,7 +85,15 @@ class TokenizeTask(Task):
             for path in paths:
                 with open_input(path) as stream:
                     lines = (line + "\n" for _, line in iter_lines(path, stream))
-                    for sent in iter_sentences(lines, model.tokenizer, "lines" if no_split else "auto"):
+                    split = "lines" if no_split else "auto"
+                    if scores:
+                        from structkit.tokenizer.explain import scored_sentences, write_scored
+
+                        for sent, tok_margins, sent_margin in scored_sentences(model.tokenizer, lines, split):
+                            n += 1
+                            write_scored(sent, tok_margins, sent_margin, out, n)
+                        continue
+                    for sent in iter_sentences(lines, model.tokenizer, split):
                         n += 1
                         write_conllu([sent], out, start=n)
 
@@ -87,5 +115,5 @@ class TokenizeTask(Task):
 
 register(TokenizeTask("tokenize", "structkit.tokenizer.task", "TokenizeConfig", "train_tokenizer", "pa",
                       command="tokenize", output="tokens", doc=_HELP, options=_OPTIONS,
-                      model_noun="a tokenizer",
+                      model_noun="a tokenizer", explains=True,
                       help="Tokenize raw text (tokens, multiword tokens, sentences) with a trained tokenizer."))
