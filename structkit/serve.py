@@ -276,9 +276,10 @@ class Tokenizers:
             return name
         rules = ", ".join(sorted(TOKENIZERS))
         models = ", ".join(self.models) or "none"
-        raise RequestError(400, f"no tokenizer for language {name!r} on this server (rules: {rules}; "
+        shown = name if len(name) <= 40 and name.isprintable() and " " not in name else "LANG"
+        raise RequestError(400, f"no tokenizer for language {name[:40]!r} on this server (rules: {rules}; "
                                 f"tokenizer models: {models}): start it with --tokenizer "
-                                f"{name}=tok.model, a model of `structkit train --task tokenize`")
+                                f"{shown}=tok.model, a model of `structkit train --task tokenize`")
 
     def listing(self) -> list[dict]:
         """What ``GET /models`` says of them: the models, then the rules not replaced by one."""
