@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from clitools import assert_one_line_error, sk_cmd, sk_env
+from conftest import require_extra
 from test_tokenize_task import sentence, upos
 
 # Paragraphs of new text (every word of the treebank's vocabulary, two multiword tokens per
@@ -249,8 +250,8 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(models):
-    pytest.importorskip("starlette")
-    pytest.importorskip("uvicorn")
+    require_extra("starlette", "serve")
+    require_extra("uvicorn", "serve")
     s = Server(["-m", f"pos={models['pos']}", "-m", f"parser={models['parse']}",
                 "--tokenizer", f"it={models['tok']}"])
     yield s
@@ -307,7 +308,7 @@ def test_serve_a_language_it_has_nothing_for_is_a_400(server):
 
 
 def test_serve_tokenizer_mistakes_are_one_line(sk, models):
-    pytest.importorskip("uvicorn")
+    require_extra("uvicorn", "serve")
     r = sk("serve", "-m", models["pos"], "-m", models["tok"], "--port", "0")
     assert r.code == 1 and "give it with --tokenizer" in r.err and r.err.count("\n") == 1
     r = sk("serve", "-m", models["pos"], "--tokenizer", models["pos"], "--port", "0")
@@ -384,7 +385,7 @@ def test_small_blocks_continue_ids_and_the_document(models, tmp_path, make):
 
 
 def test_dask_gives_the_local_output(sk, models, tmp_path):
-    pytest.importorskip("distributed")
+    require_extra("distributed", "dask")
     src = tmp_path / "in"
     _inputs(src)
     args = ("parse", "-m", models["parse"], "--tagger", models["pos"], "--text", "--tokenizer", models["tok"])
@@ -392,6 +393,8 @@ def test_dask_gives_the_local_output(sk, models, tmp_path):
     assert r.code == 0, r.err
     r = sk(*args, "--output-dir", tmp_path / "dask", "--dask", "local:1", src)
     assert r.code == 0, r.err
+    r = sk(*args, "--output-dir", tmp_path / "shared", "--dask", "local:1", "--shared-fs", src)
+    assert r.code == 0, r.err
     local = _tree(tmp_path / "local")
-    assert _tree(tmp_path / "dask") == local and len(local) == 3
+    assert _tree(tmp_path / "dask") == local and _tree(tmp_path / "shared") == local and len(local) == 3
     assert all(b"\n3-4\tdel\t" in v for v in local.values())
