@@ -133,6 +133,19 @@ def _check_surrogates(value: str, where: str) -> None:
                         "text") from None
 
 
+def _plain(X: Any) -> Any:
+    """``X`` with each sentence of ``structkit.tokenize`` (a ``structkit.text.Sentence``) as
+    the list of its syntactic words (a multiword token's words, not its surface form), which
+    the estimators read like any word list; anything else unchanged."""
+    if _is_path(X) or isinstance(X, (bytes, dict)) or not isinstance(X, Sequence):
+        return X
+    from structkit.text.base import Sentence as TextSentence
+
+    if not any(isinstance(s, TextSentence) for s in X):
+        return X
+    return [[w for tok in s.tokens for w in tok.words] if isinstance(s, TextSentence) else s for s in X]
+
+
 def _sentence_rows(X: Sequence, what: str) -> list[list[list[str]]]:
     """Token columns per sentence; every token of the data has the same number of columns."""
     out = []
@@ -336,6 +349,7 @@ class Tagger(_Estimator):
         if _is_path(X):
             path = _resolve(X)
             return read_sequence(path), path, False
+        X = _plain(X)
         _check_pairs(X, None, "X")
         rows = _sentence_rows(X, "X")
         sents = [Sentence(r, i + 1) for i, r in enumerate(rows)]
@@ -369,11 +383,11 @@ class Tagger(_Estimator):
         record = self._recorder(on_epoch)
         if _is_path(X) and y is None and (dev is None or _is_path(dev)):
             return self._fit_files(train_tagger, config, X, dev, record)
-        corpus, name, sha = self._corpus(config, X, y, "X")
+        corpus, name, sha = self._corpus(config, _plain(X), y, "X")
         dev_corpus = None
         if dev is not None:
             dx, dy = (dev, None) if _is_path(dev) else self._dev_pair(dev)
-            dev_corpus, dev_name, _ = self._corpus(config, dx, dy, "dev")
+            dev_corpus, dev_name, _ = self._corpus(config, _plain(dx), dy, "dev")
             if dev_corpus.n_columns != corpus.n_columns:
                 raise UserError(f"development data has {dev_corpus.n_columns} columns, training "
                                 f"data {corpus.n_columns}", dev_name)
@@ -388,7 +402,8 @@ class Tagger(_Estimator):
 
     def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
                 depth: int | None = None, scores: bool = False) -> list:
-        """One label list per sentence of a CoNLL file or of ``X``; ``depth`` overrides the
+        """One label list per sentence of a CoNLL file or of ``X`` (token lists, or the sentences
+        of ``structkit.tokenize``: one label per syntactic word); ``depth`` overrides the
         lookahead depth of a history-based model. With ``scores=True`` one (labels, margins)
         pair per sentence: each token's margin as ``structkit tag --scores`` gives it (Viterbi
         models: max-marginals; history-based models: the decision margin)."""
@@ -405,9 +420,21 @@ class Tagger(_Estimator):
                 out.extend([str(l) for l in lab] for lab in labels)
         return out
 
-    def __call__(self, text: str | Sequence[str]) -> list[tuple[str, str]]:
+    def __call__(self, text: str | Sequence[str], *, tokenizer: Any = None) -> list[tuple[str, str]]:
         """Tag one sentence: a string (split on whitespace; no other tokenisation) or a list
-        of tokens; returns (token, label) pairs."""
+        of tokens; returns (token, label) pairs. With ``tokenizer`` (a tokenizer model's path,
+        or the model loaded: ``structkit train --task tokenize``) the string is raw text that
+        it tokenises (any number of sentences, each tagged as one): the pairs of its syntactic
+        words in order, a multiword token's words in place of its surface form."""
+        if tokenizer is not None:
+            from structkit.api_io import tokenize
+
+            if not isinstance(text, str):
+                raise UserError(f"text must be a string with tokenizer, got {type(text).__name__}")
+            sents = tokenize(text, tokenizer=tokenizer)
+            words = _plain(sents)
+            return [pair for ws, labels in zip(words, self.predict(sents) if sents else [])
+                    for pair in zip(ws, labels)]
         if isinstance(text, str):
             _check_surrogates(text, "text")
         elif isinstance(text, (bytes, dict)) or not isinstance(text, Sequence):
@@ -448,6 +475,7 @@ class Tagger(_Estimator):
         else:
             if y is None:
                 raise UserError("score: y (gold label lists) is required with lists")
+            X = _plain(X)
             _check_pairs(X, y, "score")
             pred = self.predict(X)
             words = [[_token_columns(t, i, k)[0] for k, t in enumerate(s)] for i, s in enumerate(X)]
@@ -485,6 +513,7 @@ def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[DepSe
     optional head lists (1-based, 0 = root)."""
     from structkit.io.conllx import DepSentence, check_tree
 
+    X = _plain(X)
     _check_pairs(X, heads, what, "heads")
     out = []
     for i, sent in enumerate(X):
@@ -574,11 +603,14 @@ class Parser(_Estimator):
     def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
                 depth: int | None = None, labels: bool = False,
                 pos: Sequence[Sequence[str] | None] | None = None) -> list:
-        """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X``; with
+        """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X`` (token
+        lists, or the sentences of ``structkit.tokenize``: a head per syntactic word); with
         ``labels=True`` one (heads, DEPRELs) pair per sentence (DEPREL '_' from an unlabelled
         lookahead parser). ``depth`` overrides the lookahead depth trained with (0 to 6).
         ``pos``: POS tags a tagger predicted, one list per sentence (None keeps the sentence's),
-        read as ``parse --tagger`` reads its tagger's."""
+        read as ``parse --tagger`` reads its tagger's: ``parser.predict(sents,
+        pos=tagger.predict(sents))`` parses the sentences ``sents = structkit.tokenize(text,
+        tokenizer=...)``."""
         model = self._fitted()
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
                                   or not 0 <= depth <= 6):

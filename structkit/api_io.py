@@ -16,7 +16,8 @@ from typing import IO, Any
 from structkit.errors import UserError
 
 __all__ = ["check_path", "check_text", "read_conll", "read_text", "write_conll", "read_conllx",
-           "write_conllx", "read_conllu", "read_nbest", "read_chosen", "tokenize", "write_conllu"]
+           "write_conllx", "read_conllu", "read_nbest", "read_chosen", "tokenize", "load_tokenizer",
+           "write_conllu"]
 
 
 def _kind(value: Any) -> str:
@@ -278,16 +279,67 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
     return count
 
 
-def tokenize(text: Any, lang: Any = "en", split: Any = "auto") -> list:
-    """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str)."""
+def tokenize(text: Any, lang: Any = None, split: Any = "auto", tokenizer: Any = None) -> list:
+    """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str), by the rules of
+    ``lang`` (default en) or by ``tokenizer``: a tokenizer model trained with ``structkit train
+    --task tokenize`` (its path, or the model loaded) or a ``structkit.text.Tokenizer``."""
     from structkit.text.tokenize import tokenize as _tokenize
 
     check_text(text, "text", "tokenize")
-    if not isinstance(lang, str):
+    if lang is not None and not isinstance(lang, str):
         raise UserError(f"tokenize: lang must be a language code (a str), got {_kind(lang)}")
     if not isinstance(split, str):
         raise UserError(f"tokenize: split must be 'auto' or 'lines', got {_kind(split)}")
-    return _tokenize(text, lang, split)
+    if tokenizer is not None:
+        if lang is not None:
+            raise UserError("tokenize: give lang (rules) or tokenizer (a model), not both")
+        return _tokenize(text, load_tokenizer(tokenizer, "tokenize"), split)
+    return _tokenize(text, "en" if lang is None else lang, split)
+
+
+# A few tokenizer models by file (path, size, modification time): a loop that tokenizes one text
+# at a time with tokenizer="tok.model" reads the file once.
+_TOKENIZER_CACHE: dict[tuple, Any] = {}
+_TOKENIZER_CACHE_SIZE = 4
+
+
+def load_tokenizer(tokenizer: Any, fn: str):
+    """The ``structkit.text.Tokenizer`` of ``tokenizer``: a tokenizer model's path (read once
+    while the file is unchanged), a loaded tokenizer model (``.tokenizer``) or a Tokenizer."""
+    from structkit.text.base import Tokenizer
+
+    if isinstance(tokenizer, Tokenizer):
+        return tokenizer
+    if isinstance(getattr(tokenizer, "tokenizer", None), Tokenizer):
+        return tokenizer.tokenizer
+    if not isinstance(tokenizer, (str, os.PathLike)):
+        raise UserError(f"{fn}: tokenizer must be the path of a tokenizer model (`structkit train "
+                        f"--task tokenize`) or a loaded one, got {_kind(tokenizer)}")
+    from structkit.config import resolve_data_path
+    from structkit.tasks import tasks
+
+    path = resolve_data_path(check_path(tokenizer, "tokenizer", fn), must_exist=True)
+    try:
+        st = os.stat(path)
+        key = (os.path.realpath(path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    hit = _TOKENIZER_CACHE.get(key) if key is not None else None
+    if hit is not None:
+        return hit
+    task = next(t for t in tasks() if t.output == "tokens")
+    try:
+        model = task.load(path)
+    except UserError as e:
+        why = e.message
+        if "trained for task" in why:
+            why += " (a tokenizer model is one of `structkit train --task tokenize`)"
+        raise UserError(f"{fn}: tokenizer: {why}", e.path, e.line) from None
+    if key is not None:
+        while len(_TOKENIZER_CACHE) >= _TOKENIZER_CACHE_SIZE:
+            _TOKENIZER_CACHE.pop(next(iter(_TOKENIZER_CACHE)))
+        _TOKENIZER_CACHE[key] = model.tokenizer
+    return model.tokenizer
 
 
 def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,

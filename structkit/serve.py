@@ -187,7 +187,7 @@ class Served:
         return get_task(self.task)
 
 
-def _split_spec(spec: str) -> tuple[str, str]:
+def _split_spec(spec: str, flag: str = "--model") -> tuple[str, str]:
     """``NAME=PATH`` or ``PATH`` (named by the file's stem)."""
     name, eq, path = spec.partition("=")
     if not eq or os.path.exists(spec):
@@ -198,7 +198,7 @@ def _split_spec(spec: str) -> tuple[str, str]:
                 name = name[:-len(ext)]
                 break
     if not name or not set(name) <= _NAME_CHARS:
-        raise UserError(f"--model {spec}: a model name is letters, digits, '_', '.' and '-' "
+        raise UserError(f"{flag} {spec}: a {flag[2:]} name is letters, digits, '_', '.' and '-' "
                         "(give NAME=PATH)")
     return name, path
 
@@ -220,7 +220,11 @@ def load_models(specs: list[str]) -> dict[str, Served]:
             raise UserError(f"two models are named {name!r}: name them with --model NAME=PATH")
         path = resolve_data_path(path, must_exist=True)
         takes = [t for t in tasks() if t.endpoint]
-        task = next((t for t in takes if t.name == model_task(path)), None)
+        of = model_task(path)
+        task = next((t for t in takes if t.name == of), None)
+        if task is None and any(t.name == of and t.output == "tokens" for t in tasks()):
+            raise UserError("a tokenizer model: give it with --tokenizer (it tokenises the text of "
+                            "requests), not --model", path)
         if task is None:  # not a model, or one of a task not served: the loader says which
             try:
                 loaded = takes[0].load(path, tasks=tuple(t.name for t in takes))
@@ -236,6 +240,77 @@ def load_models(specs: list[str]) -> dict[str, Served]:
         served[name] = Served(name, path, task.name, est, {})
         served[name].meta = _metadata(served[name])
     return served
+
+
+@dataclass
+class ServedTokenizer:
+    """One ``--tokenizer`` model: its name (what a request's "lang" names), the loaded
+    ``structkit.text.Tokenizer`` and its metadata."""
+    name: str
+    path: str
+    tokenizer: Any
+    meta: dict
+
+
+class Tokenizers:
+    """What tokenises a request's text: the ``--tokenizer`` models by name (the first is the
+    default, in place of the English rules) and the rules of the languages that have them
+    (``structkit.text.TOKENIZERS``); a model named as a language stands for its rules."""
+
+    def __init__(self, models: dict[str, ServedTokenizer] | None = None):
+        self.models = dict(models or {})
+
+    @property
+    def default(self) -> str:
+        return next(iter(self.models), "en")
+
+    def resolve(self, lang: str | None):
+        """The tokenizer of a request's "lang" (None: the default): a model's Tokenizer, or a
+        language code with rules; RequestError 400 for a name with neither."""
+        from structkit.text.tokenize import TOKENIZERS
+
+        name = self.default if lang is None else lang
+        if name in self.models:
+            return self.models[name].tokenizer
+        if name in TOKENIZERS:
+            return name
+        rules = ", ".join(sorted(TOKENIZERS))
+        models = ", ".join(self.models) or "none"
+        shown = name if len(name) <= 40 and name.isprintable() and " " not in name else "LANG"
+        raise RequestError(400, f"no tokenizer for language {name[:40]!r} on this server (rules: {rules}; "
+                                f"tokenizer models: {models}): start it with --tokenizer "
+                                f"{shown}=tok.model, a model of `structkit train --task tokenize`")
+
+    def listing(self) -> list[dict]:
+        """What ``GET /models`` says of them: the models, then the rules not replaced by one."""
+        from structkit.text.tokenize import TOKENIZERS
+
+        default = self.default
+        out = [dict(t.meta, default=t.name == default) for t in self.models.values()]
+        out += [{"name": lang, "kind": "rules", "default": lang == default}
+                for lang in sorted(TOKENIZERS) if lang not in self.models]
+        return out
+
+
+def load_tokenizers(specs: list[str]) -> Tokenizers:
+    """Load each ``--tokenizer`` once (UserError for a missing, damaged or other model)."""
+    from structkit.config import resolve_data_path
+    from structkit.tasks import tasks
+
+    task = next(t for t in tasks() if t.output == "tokens")
+    models: dict[str, ServedTokenizer] = {}
+    for spec in specs:
+        name, path = _split_spec(spec, "--tokenizer")
+        if name in models:
+            raise UserError(f"two tokenizers are named {name!r}: name them with --tokenizer NAME=PATH")
+        path = resolve_data_path(path, must_exist=True)
+        model = task.load(path, "serve --tokenizer")
+        info = getattr(model, "info", {}) or {}
+        meta = {"name": name, "kind": "model", "task": model.config.task,
+                "algorithm": model.config.algo, "train_file": info.get("train_file"),
+                "train_sha256": info.get("train_sha256")}
+        models[name] = ServedTokenizer(name, path, model.tokenizer, meta)
+    return Tokenizers(models)
 
 
 def _metadata(sv: Served) -> dict:
@@ -501,6 +576,7 @@ class Options:
     scores: bool = True
     explain: bool = False
     fmt: str = "json"
+    tokenizer: Any = None   # of the request's text: a Tokenizer, or a language code with rules
 
 
 def run(opts: Options, job: Job | None = None) -> tuple[dict | str, list[str]]:
@@ -540,17 +616,17 @@ def _dumps(obj: Any) -> bytes:
 
 
 def answer(body: bytes | dict, endpoint: str, served: dict[str, Served], job: Job,
-           opts: Options | None = None) -> tuple[bytes, str]:
+           opts: Options | None = None, tokenizers: Tokenizers | None = None) -> tuple[bytes, str]:
     """A request's whole work, run in a worker thread: decode and check (unless given ``opts``,
     the checked request of the decoded ``body``), tokenise, run the models and write the
     answer (bytes and media type), checking ``job`` between chunks."""
     data = decode_body(body) if isinstance(body, bytes) else body
     del body
     if opts is None:
-        opts = check_request(data, endpoint, served)
+        opts = check_request(data, endpoint, served, tokenizers)
     job.check()
     notes: list[str] = []
-    opts.sents = read_sentences(data, job, notes)
+    opts.sents = read_sentences(data, job, notes, opts.tokenizer)
     del data
     warnings = notes + infer(opts, job)
     if opts.fmt == "conllu":
@@ -683,11 +759,11 @@ def _check_strings(body: dict) -> None:
 
 
 def parse_request(body: Any, endpoint: str, served: dict[str, Served],
-                  job: Job | None = None) -> Options:
+                  job: Job | None = None, tokenizers: Tokenizers | None = None) -> Options:
     """Check a request's JSON, pick its models and read its sentences; RequestError (400/404)
     for a mistake."""
-    opts = check_request(body, endpoint, served)
-    opts.sents = read_sentences(body, job)
+    opts = check_request(body, endpoint, served, tokenizers)
+    opts.sents = read_sentences(body, job, None, opts.tokenizer)
     return opts
 
 
@@ -700,8 +776,10 @@ def decode_body(body: bytes) -> Any:
         raise RequestError(400, f"bad JSON: {str(e)[:200]}") from None
 
 
-def check_request(body: Any, endpoint: str, served: dict[str, Served]) -> Options:
-    """Check a request's JSON and pick its models (no sentences yet: ``read_sentences``);
+def check_request(body: Any, endpoint: str, served: dict[str, Served],
+                  tokenizers: Tokenizers | None = None) -> Options:
+    """Check a request's JSON, pick its models and, for text, its tokenizer (``tokenizers``;
+    the rules of the languages that have them without) -- no sentences yet: ``read_sentences``;
     RequestError (400/404) for a mistake. Cheap: the server runs it before the request's
     work is queued."""
     if not isinstance(body, dict):
@@ -765,15 +843,19 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served]) -> Option
             if get_task(task).output != "tree":
                 raise RequestError(400, "tagger goes with /parse (POS tags for the parser)")
             models.insert(0, named(body["tagger"], next(t.name for t in tasks() if t.provides_pos)))
+    tokenizer = None
+    if body.get("text") is not None:
+        tokenizer = (tokenizers or Tokenizers()).resolve(body.get("lang") or None)
     return Options([], models, bool(body.get("scores", True)), bool(body.get("explain", False)),
-                   fmt)
+                   fmt, tokenizer)
 
 
 def read_sentences(body: dict, job: Job | None = None,
-                   warnings: list[str] | None = None) -> list[Sent]:
-    """The sentences of a checked request (``check_request``): tokenised text, token lists or
+                   warnings: list[str] | None = None, tokenizer: Any = None) -> list[Sent]:
+    """The sentences of a checked request (``check_request``): text tokenised by ``tokenizer``
+    (its ``Options.tokenizer``; None: the rules of the request's "lang"), token lists or
     CoNLL-U (RequestError 400 for a mistake in them)."""
-    lang = body.get("lang") or "en"
+    lang = tokenizer if tokenizer is not None else body.get("lang") or "en"
     if body.get("text") is not None:
         try:
             sents = _from_text(body["text"], lang, job, warnings)
@@ -790,9 +872,11 @@ def read_sentences(body: dict, job: Job | None = None,
     return sents
 
 
-def warm_up(served: dict[str, Served]) -> None:
-    """Run every model once (and the tokenizer), so numba compiles (or loads its cache) before
+def warm_up(served: dict[str, Served], tokenizers: Tokenizers | None = None) -> None:
+    """Run every model once (and the tokenizers), so numba compiles (or loads its cache) before
     the first request."""
+    for t in (tokenizers.models.values() if tokenizers is not None else ()):
+        _from_text(WARM_TEXT, t.tokenizer)
     sents_for = lambda: _from_text(WARM_TEXT, "en")  # noqa: E731
     pos = [m for m in served.values() if m.kind.provides_pos]
     for sv in served.values():
@@ -825,7 +909,9 @@ def openapi(served: dict[str, Served]) -> dict:
         "explain": {"type": "boolean", "default": False,
                     "description": "Per-token runner-up, margin and top features."},
         "format": {"type": "string", "enum": ["json", "conllu"], "default": "json"},
-        "lang": {"type": "string", "default": "en", "description": "The tokenizer's language."}}}
+        "lang": {"type": "string", "description": "The text's tokenizer: a --tokenizer model's name or a "
+                                                  "language with rules (en); default: the first "
+                                                  "--tokenizer, else en (GET /models lists them)."}}}
     err = {"description": "An error", "content": {"application/json": {"schema": {
         "type": "object", "properties": {"error": {"type": "string"}}}}}}
     result = {"description": "Sentences with tokens (offsets, labels and scores per model, head "
@@ -929,7 +1015,7 @@ class HostGuard:
 
 def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: float = TIMEOUT,
                workers: int | None = None, hosts: tuple[str, ...] = (),
-               allow_hosts: tuple[str, ...] = ()):
+               allow_hosts: tuple[str, ...] = (), tokenizers: Tokenizers | None = None):
     """The Starlette application over the loaded models. ``app.state.stopping`` (an Event) stops
     the requests in flight at their next check; ``app.state.pool`` and ``app.state.big`` are the
     worker pools (small requests; bodies over BIG_BYTES, one at a time)."""
@@ -949,7 +1035,8 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
     big = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structkit-serve-big")
     stopping = threading.Event()
     stats = {"started": time.time(), "requests": 0, "errors": 0, "working": 0, "stopped": 0}
-    models_doc = {"models": [sv.meta for sv in served.values()]}
+    tokenizers = tokenizers or Tokenizers()
+    models_doc = {"models": [sv.meta for sv in served.values()], "tokenizers": tokenizers.listing()}
     api_doc = openapi(served)
 
     def error(status: int, message: str) -> JSONResponse:
@@ -986,7 +1073,7 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
              trim: bool = False) -> tuple[bytes, str]:
         count("working", 1)
         try:
-            return answer(body, name, served, job, opts)
+            return answer(body, name, served, job, opts, tokenizers)
         except Cancelled:
             count("stopped", 1)
             raise
@@ -1016,7 +1103,7 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
                 else:
                     # a small body is checked at once: a mistake is its 4xx whatever the load
                     data = decode_body(body)
-                    opts = check_request(data, name, served)
+                    opts = check_request(data, name, served, tokenizers)
                     fut = loop.run_in_executor(pool, work, data, name, job, opts)
                     del data
                 del body
@@ -1190,7 +1277,7 @@ def _fd_limit() -> int:
 
 def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float,
           echo=print, allow_hosts: tuple[str, ...] = (), read_timeout: float = READ_TIMEOUT,
-          max_connections: int = MAX_CONNECTIONS) -> None:
+          max_connections: int = MAX_CONNECTIONS, tokenizer_specs: list[str] = ()) -> None:
     """``structkit serve``: bind, load and warm the models, then serve until SIGTERM/SIGINT."""
     import signal
     import sys
@@ -1201,8 +1288,10 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     t0 = time.perf_counter()
     try:
         served = load_models(specs)
-        warm_up(served)
-        app = create_app(served, max_bytes, timeout, hosts=(host,), allow_hosts=tuple(allow_hosts))
+        tokenizers = load_tokenizers(list(tokenizer_specs))
+        warm_up(served, tokenizers)
+        app = create_app(served, max_bytes, timeout, hosts=(host,), allow_hosts=tuple(allow_hosts),
+                         tokenizers=tokenizers)
     except BaseException:
         sock.close()
         raise
@@ -1212,8 +1301,12 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     sock.listen(2048)
     real_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    echo(f"structkit serve: {len(served)} model(s) ({', '.join(f'{n}: {m.task}' for n, m in served.items())}) "
-         f"loaded and warmed in {time.perf_counter() - t0:.1f} s; listening on "
+    toks = ""
+    if tokenizers.models:
+        toks = (f" and {len(tokenizers.models)} tokenizer(s) ({', '.join(tokenizers.models)}; "
+                f"{tokenizers.default} tokenises text that names no lang)")
+    echo(f"structkit serve: {len(served)} model(s) ({', '.join(f'{n}: {m.task}' for n, m in served.items())})"
+         f"{toks} loaded and warmed in {time.perf_counter() - t0:.1f} s; listening on "
          f"http://{shown}:{real_port}/")
     if host in ("0.0.0.0", "::", ""):
         echo(f"structkit serve: warning: listening on all interfaces ({host or '*'}) with no "

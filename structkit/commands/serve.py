@@ -9,6 +9,11 @@ from structkit.errors import UserError
 @click.option("-m", "--model", "models", multiple=True, required=True, metavar="[NAME=]PATH",
               help="A pos, chunk, ner or parse model; repeat for more. Named by the file's stem, "
                    "or NAME=PATH.")
+@click.option("--tokenizer", "tokenizers", multiple=True, metavar="[NAME=]PATH",
+              help="A tokenizer trained with `structkit train --task tokenize`, for the text of "
+                   "requests: a request's \"lang\" names it (by the file's stem, or NAME), and the "
+                   "first given tokenises text that names no lang, in place of the English rules. "
+                   "Repeatable.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8080, show_default=True,
               help="The port (0: any free one; the line on stderr says which).")
@@ -24,10 +29,12 @@ from structkit.errors import UserError
               show_default=True, help="Seconds for a request's headers and body to arrive (408 after).")
 @click.option("--max-connections", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Open connections at most (and below the open-file limit).")
-def serve(models, host, port, max_bytes, timeout, allow_hosts, read_timeout, max_connections) -> None:
+def serve(models, tokenizers, host, port, max_bytes, timeout, allow_hosts, read_timeout,
+          max_connections) -> None:
     """Serve models over HTTP: POST /tag, /chunk, /ner, /parse and /pipeline take JSON (text,
     token lists or CoNLL-U) and return tokens with offsets, labels, scores, spans and trees
-    (or CoNLL-U); GET /models, /health, /openapi.json; GET / is a web page that draws the result.
+    (or CoNLL-U); text is tokenised by the English rules or a --tokenizer model; GET /models,
+    /health, /openapi.json; GET / is a web page that draws the result.
     Each model is loaded once and run once before the first request; SIGTERM stops cleanly."""
     try:
         import starlette  # noqa: F401
@@ -38,4 +45,5 @@ def serve(models, host, port, max_bytes, timeout, allow_hosts, read_timeout, max
 
     run_server(list(models), host, port, max_bytes, timeout,
                echo=lambda line: click.echo(line, err=True), allow_hosts=tuple(allow_hosts),
-               read_timeout=read_timeout, max_connections=max_connections)
+               read_timeout=read_timeout, max_connections=max_connections,
+               tokenizer_specs=list(tokenizers))

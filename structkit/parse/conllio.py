@@ -7,16 +7,29 @@ from typing import IO
 
 
 def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[str],
-                 depth: int | None = None, beam: int | None = None) -> tuple[int, int]:
+                 depth: int | None = None, beam: int | None = None, text=None,
+                 split: str = "auto") -> tuple[int, int]:
     """Parse every sentence of ``stream`` and write it to ``out``: CoNLL-U comes back with only
     HEAD and DEPREL changed (and, with a POS ``tagger``, UPOS and XPOS); CoNLL-X or `word POS`
     input is written as CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's.
+    ``text``: the stream is raw text, tokenised by this tokenizer (a language code or a
+    ``structkit.text.Tokenizer``, such as a learnt one) into the CoNLL-U sentences ``tag --text
+    --format conllu`` writes (``# text``, ``SpaceAfter=No``, range lines), tagged by ``tagger``
+    and parsed; ``split`` as ``structkit.text.iter_sentences`` takes it.
     Returns (words, sentences) parsed."""
     from structkit.parse.labelled import LabelledParser
 
     kw = {"beam": beam} if isinstance(parser, LabelledParser) else {}
+    if text is not None:
+        from structkit.io.conllu import read_raw_text
+
+        sents = read_raw_text(name, text, split, stream=stream)
+        return _parse_conllu(parser, tagger, name, sents, depth, out, **kw)
     if conllu:
-        return _parse_conllu(parser, tagger, name, stream, depth, out, **kw)
+        from structkit.io.conllu import read_conllu
+
+        sents = read_conllu(name, stream, check_text=False)
+        return _parse_conllu(parser, tagger, name, sents, depth, out, **kw)
     from structkit.io.conllx import read_conllx, write_conllx
 
     words = count = 0
@@ -30,11 +43,11 @@ def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[st
     return words, count
 
 
-def _parse_conllu(parser, tagger, name: str, stream: IO, depth, out: IO[str], batch: int = 2048,
+def _parse_conllu(parser, tagger, name: str, it, depth, out: IO[str], batch: int = 2048,
                   **kw) -> tuple[int, int]:
-    from structkit.io.conllu import dep_view, read_conllu, write_parsed
+    """Parse the CoNLL-U sentences ``it`` (``structkit.io.conll.Sentence`` with their lines)."""
+    from structkit.io.conllu import dep_view, write_parsed
 
-    it = read_conllu(name, stream, check_text=False)
     words = count = 0
     while chunk := list(itertools.islice(it, batch)):
         views = [dep_view(s, name) for s in chunk]

@@ -1,10 +1,14 @@
-"""The parser's batch job (``structkit.batch``; ``parse``, ``parse --tagger``): a block of CoNLL-U
-(written back as CoNLL-U) or CoNLL-X / `word POS` rows in, parsed sentences out."""
+"""The parser's batch job (``structkit.batch``; ``parse``, ``parse --tagger``, ``parse --text``):
+a block of CoNLL-U (written back as CoNLL-U), CoNLL-X / `word POS` rows, or raw text (tokenised,
+tagged and written as CoNLL-U) in, parsed sentences out."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from structkit.io.batchjob import Job
+
+_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
 
 
 @dataclass
@@ -13,23 +17,34 @@ class ParseContext:
 
 
 class ParseJob(Job):
-    """parse: a block of CoNLL-U (written back as CoNLL-U) or CoNLL-X / `word POS` rows."""
+    """parse: a block of CoNLL-U (written back as CoNLL-U) or CoNLL-X / `word POS` rows; with
+    ``text`` (a language code or a ``structkit.text.Tokenizer``, such as a learnt one) a block
+    of raw text, tokenised into the CoNLL-U sentences ``tag --text --format conllu`` writes."""
 
-    def __init__(self, parser, tagger=None, depth: int | None = None, beam: int | None = None):
+    def __init__(self, parser, tagger=None, depth: int | None = None, beam: int | None = None,
+                 text=None, split: str = "auto"):
         self.parser = parser
         self.tagger = tagger
         self.depth = depth
         self.beam = beam
+        self.text = text
+        self.split = split
+        self.cut_lines = text is not None
 
     def sniff(self, name: str, head: bytes) -> ParseContext:
+        if self.text is not None:
+            return ParseContext(True)
         from structkit.io.conllu import _conllu_signs
 
         lines = head[:1 << 16].decode("utf-8", "replace").splitlines()[:10000]
         line = next((ln for ln in lines if ln.strip() and not ln.startswith("#")), "")
         return ParseContext(_conllu_signs(name, lines, line, by_rows=False))
 
+    def stdin_context(self):
+        return ParseContext(True) if self.text is not None else super().stdin_context()
+
     def output_format(self, inp, ctx: ParseContext) -> str:
-        return "conllu" if ctx.conllu else "conllx"
+        return "conllu" if self.text is not None or ctx.conllu else "conllx"
 
     def process(self, ctx: ParseContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
         import io
@@ -38,5 +53,13 @@ class ParseJob(Job):
 
         out = io.StringIO()
         tokens, sentences = parse_stream(self.parser, self.tagger, name, io.BytesIO(data), ctx.conllu,
-                                         out, self.depth, self.beam)
-        return out.getvalue().encode("utf-8"), tokens, sentences
+                                         out, self.depth, self.beam, self.text, self.split)
+        text = out.getvalue()
+        if self.text is not None and not first and text.startswith("# newdoc\n"):
+            text = text[len("# newdoc\n"):]  # a block after the first continues the document
+        return text.encode("utf-8"), tokens, sentences
+
+    def fix_block(self, data: bytes, ctx: ParseContext, sentences_before: int) -> bytes:
+        if self.text is not None and sentences_before:  # sentence ids count on from the blocks before
+            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
+        return data

@@ -9,15 +9,25 @@ from structkit.tasks import CommandOption, Task, register, tasks
 
 _HELP = """Parse CoNLL-X or CoNLL-U files (or `word POS` columns): CoNLL-U comes back as CoNLL-U
 with HEAD and DEPREL predicted and every other line and column as read; other input as
-CoNLL-X. An unlabelled parser writes DEPREL '_', never the input's. FILES may be files,
-folders (read recursively; see --glob) or '-'; none is standard input."""
+CoNLL-X. With --text the input is raw text: tokenised (the rules of --lang, or a tokenizer
+model with --tokenizer), POS-tagged with --tagger and written as CoNLL-U with # sent_id,
+# text, SpaceAfter=No and multiword range lines. An unlabelled parser writes DEPREL '_',
+never the input's. FILES may be files, folders (read recursively; see --glob) or '-'; none
+is standard input."""
 
 _OPTIONS = (
     CommandOption(("--depth",), "Lookahead depth of a lookahead parser, or of the lookahead inside the "
                   "beam of a beam parser (0..3; default: the depth trained with).", int),
     CommandOption(("--beam",), "Beam width of a beam parser (default: the width trained with).", int),
     CommandOption(("--tagger", "tagger_path"), "POS-tag the words first with this tagger model "
-                  "(`structkit train --task pos`)."),
+                  "(`structkit train --task pos`); needed with --text."),
+    CommandOption(("--text",), "Input is raw text: tokenised, split into sentences (a blank line "
+                  "ends a paragraph), tagged with --tagger and parsed; output CoNLL-U.", bool),
+    CommandOption(("--no-split",), "With --text: each line is one sentence.", bool),
+    CommandOption(("--lang",), "With --text: the tokenizer's language (rules: en).", default="en",
+                  show_default=True),
+    CommandOption(("--tokenizer", "tokenizer_path"), "With --text: a tokenizer trained with `structkit "
+                  "train --task tokenize` (any language), instead of the rules of --lang."),
 )
 
 
@@ -55,9 +65,22 @@ class ParseTask(Task):
         return check_search_options(model, depth, beam, path)[1]
 
     def batch_job(self, model_path: str, command: str, depth: int | None = None,
-                  beam: int | None = None, tagger_path: str | None = None):
+                  beam: int | None = None, tagger_path: str | None = None, text: bool = False,
+                  no_split: bool = False, lang: str = "en", tokenizer_path: str | None = None):
         from structkit.parse.jobs import ParseJob
 
+        if not text and (no_split or tokenizer_path):
+            raise UserError(f"{'--no-split' if no_split else '--tokenizer'} goes with --text")
+        if text and not tagger_path:
+            raise UserError(f"{command} --text needs --tagger: raw text has no POS tags, which the "
+                            "parser reads (a tagger trained with `structkit train --task pos`)")
+        tokenizer = None
+        if text:  # the language's rules, or a learnt tokenizer instead; an error before any input
+            from structkit.text.tokenize import get_tokenizer
+
+            if not tokenizer_path:
+                get_tokenizer(lang)
+                tokenizer = lang
         parser = self.load(model_path, command)
         beam = self.check_search_options(parser, model_path, depth, beam)
         tagger = None
@@ -66,7 +89,11 @@ class ParseTask(Task):
             pos = next(t for t in tasks() if t.provides_pos)
             tagger = pos.load(tagger_path, f"{command} --tagger")
             protect.append(tagger_path)
-        return ParseJob(parser, tagger, depth, beam), protect
+        if tokenizer_path:
+            tok = next(t for t in tasks() if t.output == "tokens")
+            tokenizer = tok.load(tokenizer_path, f"{command} --tokenizer").tokenizer
+            protect.append(tokenizer_path)
+        return ParseJob(parser, tagger, depth, beam, tokenizer, "lines" if no_split else "auto"), protect
 
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
         """UAS and LAS (both conventions), root, complete match and the per-label table of
