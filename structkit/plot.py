@@ -1,5 +1,5 @@
 """Learning curves from ``structkit train --metrics-json`` files (``structkit plot``; matplotlib
-from the optional extra ``structkit[plot]``)."""
+from the optional extra ``structkit-nlp[plot]``)."""
 from __future__ import annotations
 
 import json
@@ -90,7 +90,7 @@ def plot(paths: list[str], out: str, metric: str | None = None, title: str | Non
         import matplotlib.pyplot as plt
         from matplotlib.ticker import MaxNLocator
     except ImportError:
-        raise UserError("structkit plot needs matplotlib: pip install 'structkit[plot]'") from None
+        raise UserError("structkit plot needs matplotlib: pip install 'structkit-nlp[plot]'") from None
     names = [c["label"] for c in curves]
     if len(set(names)) < len(names):  # the same task and learner: tell the runs apart by file
         for c in curves:

@@ -176,7 +176,7 @@ def batch_options(fn):
                      help="Worker processes: an integer, or 'auto' for every core (the default)."),
         click.option("--dask", "dask_address", type=str, metavar="ADDRESS",
                      help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or "
-                          "local[:N] for a local cluster of N workers (needs structkit[dask])."),
+                          "local[:N] for a local cluster of N workers (needs structkit-nlp[dask])."),
         click.option("--shared-fs", is_flag=True,
                      help="With --dask and --output-dir: workers read the inputs and write the "
                           "outputs themselves (a file system every worker sees); otherwise blocks "

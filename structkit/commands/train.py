@@ -127,7 +127,7 @@ def _selection_help(name: str) -> str:
            "The recogniser's score and rank are always used. [default: ngram]")
 @opt("--dask", "dask_address", type=str, metavar="ADDRESS", group="Learner",
       help="With --jobs N: train the N shards of parameter mixing on a Dask cluster (a scheduler "
-           "address, or local[:W]); needs structkit[dask].")
+           "address, or local[:W]); needs structkit-nlp[dask].")
 @opt("--metrics-json", type=str, group="Output", help="Write the per-epoch scores to this JSON file.")
 @opt("-q", "--quiet", is_flag=True, group="Output", help="No progress bar or summary.")
 @opt("-v", "--verbose", is_flag=True, group="Output", help="Print one line per epoch, even in a pipe.")
