@@ -195,6 +195,9 @@ def run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going
 
     if output and output_dir:
         raise UserError("give -o/--output (one stream) or --output-dir (one file per input), not both")
+    if output_dir == "-":  # made a folder named '-'
+        raise UserError("--output-dir is a folder (one output file per input); standard output "
+                        "('-') is -o -, or no -o")
     if skip_existing and not output_dir:
         raise UserError("--skip-existing goes with --output-dir")
     if shared_fs and not (dask_address and output_dir):
