@@ -13,7 +13,9 @@ MAX_SCORE = 1e6          # a score (a percentage, or WER) beyond this is not a s
 
 
 def _read_capped(path: str) -> str:
-    with open(path, "rb") as f:
+    from structkit.io.files import open_input
+
+    with open_input(path) if path == "-" else open(path, "rb") as f:  # '-': standard input
         data = f.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise UserError(f"not a metrics file: larger than {MAX_BYTES >> 20} MB", path)
