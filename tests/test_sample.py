@@ -1,6 +1,6 @@
-"""The shipped sample (structkit/data/sample/, `sample/...` paths): every file reads with structkit's own readers, every task
-trains and runs on it end to end through the command line, and data/README.md's counts and
-corpus list are true."""
+"""The shipped sample (structkit/data/sample/, found as `sample/...`): every file reads with
+structkit's own readers, every task trains and runs on it end to end through the command line,
+and data/README.md's counts and corpus list are true."""
 from __future__ import annotations
 
 import json
