@@ -9,8 +9,8 @@ mkdir -p "$OUT"
 if "$SK" data fetch conll2000; then
     train=conll2000/train.txt test=conll2000/test.txt what="CoNLL-2000"
 else
-    echo "demo: CoNLL-2000 could not be fetched (the line above says why); running the same steps on the shipped sample (data/sample/chunk) instead"
-    train=data/sample/chunk/train.txt test=data/sample/chunk/test.txt what="the shipped sample"
+    echo "demo: CoNLL-2000 could not be fetched (the line above says why); running the same steps on the shipped sample (sample/chunk) instead"
+    train=sample/chunk/train.txt test=sample/chunk/test.txt what="the shipped sample"
 fi
 echo "demo: training a chunker on $what ($train)"
 echo "+ structkit train --task chunk --train $train --model $OUT/chunk.model"

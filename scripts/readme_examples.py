@@ -5,10 +5,10 @@
     python scripts/readme_examples.py explain scores  # only these
     python scripts/readme_examples.py --check         # exit 1 when a README block differs from its file
 
-Each example is a list of shell commands run with bash in a fresh temporary folder that holds a
-link ``data`` to the project's ``data/`` (so ``data/sample/...`` paths work) and a
+Each example is a list of shell commands run with bash in a fresh temporary folder with a
 ``PATH`` whose ``structkit`` is this Python's; corpora (``conll2000/train.txt``) are found
-through ``$STRUCTKIT_DATA`` as for any user. A shown command is written ``$ COMMAND`` and
+through ``$STRUCTKIT_DATA`` and the shipped sample (``sample/chunk/train.txt``) in the
+package, as for any user. A shown command is written ``$ COMMAND`` and
 followed by its standard output and error (``2>&1``; ``keep`` shortens long output to its
 first or last lines, with a ``...`` line where lines were left out); ``setup`` commands run
 first and are not shown. A ``server`` (``structkit serve``) is shown as ``$ COMMAND &`` with its
@@ -49,7 +49,7 @@ class Example:
     server: str | None = None                 # shown first, run in the background (`structkit serve`)
 
 
-SAMPLE_LA2 = ("structkit train --task chunk --train data/sample/chunk/train.txt --algo lookahead "
+SAMPLE_LA2 = ("structkit train --task chunk --train sample/chunk/train.txt --algo lookahead "
               "--depth 2 --model la2.model")
 DEV_SPLIT = ("structkit train --task chunk --train conll2000/train.txt --algo lookahead --dev-split 0.1 "
              "--model chunk.model -v")
@@ -57,9 +57,9 @@ DEV_SPLIT = ("structkit train --task chunk --train conll2000/train.txt --algo lo
 EXAMPLES: dict[str, Example] = {
     # "History-based tagging with lookahead": explain on the sample chunker.
     "explain": Example((SAMPLE_LA2,
-                        "structkit explain --model la2.model data/sample/chunk/test.txt --token 3 --top 3")),
+                        "structkit explain --model la2.model sample/chunk/test.txt --token 3 --top 3")),
     # The same model's --scores (the margin explain breaks down).
-    "scores": Example(("structkit chunk --model la2.model data/sample/chunk/test.txt --scores | head -3",),
+    "scores": Example(("structkit chunk --model la2.model sample/chunk/test.txt --scores | head -3",),
                       setup=(SAMPLE_LA2,)),
     # "Choosing the epoch on dev": the --dev-split run with its per-epoch lines and summary.
     "dev-split": Example((DEV_SPLIT,), corpora=("conll2000/train.txt",), keep={0: ("tail", 3)}),
@@ -115,8 +115,6 @@ def run(name: str, workdir: Path | None = None, done: set | None = None) -> str:
         tmp = tempfile.TemporaryDirectory(prefix="structkit-example-")
         workdir = Path(tmp.name)
     done = set() if done is None else done
-    if not (workdir / "data").exists():
-        (workdir / "data").symlink_to(ROOT / "data")
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "PYTHONDONTWRITEBYTECODE")}
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
 

@@ -27,10 +27,17 @@ def resolve_data_path(p: str, must_exist: bool = False) -> str:
 
 
 def load_config(path: str) -> dict[str, Any]:
-    """Read and check a config file: unknown keys and wrong types are UserErrors."""
+    """Read and check a config file ('-': standard input): unknown keys and wrong types are
+    UserErrors."""
+    from structkit.io.files import open_input
+
     try:
-        with open(path, "rb") as f:
+        # '-' is standard input (open_input); a path is opened here, so that its errors say
+        # "config file".
+        with open_input(path) if path == "-" else open(path, "rb") as f:
             blob = f.read(MAX_CONFIG_BYTES + 1)
+        if isinstance(blob, str):
+            blob = blob.encode("utf-8")
         if len(blob) > MAX_CONFIG_BYTES:
             raise UserError(f"not a config file: larger than {MAX_CONFIG_BYTES >> 20} MB", path)
         raw = tomllib.loads(blob.decode("utf-8"))

@@ -1,4 +1,4 @@
-"""Batch jobs on a Dask distributed cluster (``--dask ADDRESS``; ``pip install structkit[dask]``).
+"""Batch jobs on a Dask distributed cluster (``--dask ADDRESS``; ``pip install structkit-nlp[dask]``).
 
 The model goes to every worker once (``Client.scatter(..., broadcast=True)``); the same blocks
 as a local run become tasks, and their results are written by this process in input order,
@@ -81,7 +81,7 @@ def connect(address: str):
     try:
         from dask.distributed import Client, LocalCluster
     except ImportError:
-        raise UserError("--dask needs Dask: pip install 'structkit[dask]'") from None
+        raise UserError("--dask needs Dask: pip install 'structkit-nlp[dask]'") from None
     if address == "local" or address.startswith("local:"):
         from structkit.batch import default_jobs
 

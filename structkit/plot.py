@@ -1,5 +1,5 @@
 """Learning curves from ``structkit train --metrics-json`` files (``structkit plot``; matplotlib
-from the optional extra ``structkit[plot]``)."""
+from the optional extra ``structkit-nlp[plot]``)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,9 @@ MAX_SCORE = 1e6          # a score (a percentage, or WER) beyond this is not a s
 
 
 def _read_capped(path: str) -> str:
-    with open(path, "rb") as f:
+    from structkit.io.files import open_input
+
+    with open_input(path) if path == "-" else open(path, "rb") as f:  # '-': standard input
         data = f.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
         raise UserError(f"not a metrics file: larger than {MAX_BYTES >> 20} MB", path)
@@ -90,7 +92,7 @@ def plot(paths: list[str], out: str, metric: str | None = None, title: str | Non
         import matplotlib.pyplot as plt
         from matplotlib.ticker import MaxNLocator
     except ImportError:
-        raise UserError("structkit plot needs matplotlib: pip install 'structkit[plot]'") from None
+        raise UserError("structkit plot needs matplotlib: pip install 'structkit-nlp[plot]'") from None
     names = [c["label"] for c in curves]
     if len(set(names)) < len(names):  # the same task and learner: tell the runs apart by file
         for c in curves:

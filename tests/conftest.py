@@ -44,7 +44,7 @@ def require_extra(module: str, extra: str, *, module_level: bool = False):
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        msg = f"{module} is missing: pip install 'structkit[{extra}]' ({e})"
+        msg = f"{module} is missing: pip install 'structkit-nlp[{extra}]' ({e})"
         if os.environ.get("CI"):
             pytest.fail(f"{msg}; the test extra installs it, so in CI this is a failure",
                         pytrace=False)

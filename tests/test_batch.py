@@ -17,7 +17,7 @@ from structkit.errors import UserError
 from tests.clitools import assert_one_line_error
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAMPLE = os.path.join(ROOT, "data", "sample")
+SAMPLE = os.path.join(ROOT, "structkit", "data", "sample")
 
 
 # ---- blocks -----------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from clitools import assert_one_line_error
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAMPLE = os.path.join(ROOT, "data", "sample")
+SAMPLE = os.path.join(ROOT, "structkit", "data", "sample")
 GOOD = os.path.join(SAMPLE, "chunk", "test.txt")
 
 

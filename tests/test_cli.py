@@ -273,7 +273,7 @@ def test_dump_shows_labels_and_feature_names(sk, models):
 def test_pos_on_conllu_defaults_to_the_ud_set_and_kbest_pa(sk, tmp_path):
     """POS tagging on CoNLL-U: the ud template set (words and the tag dictionary only) and the
     k-best PA learner unless --algo says otherwise; the model tags raw text."""
-    train = REPO / "data" / "sample" / "ud" / "train.conllu"
+    train = REPO / "structkit" / "data" / "sample" / "ud" / "train.conllu"
     m, p = tmp_path / "m.npz", tmp_path / "p.npz"
     assert sk("train", "--task", "pos", "--train", train, "--model", m, "-q").code == 0
     r = sk("dump", "--model", m, "--feature", "amb[0]=", "--top", 3)
@@ -285,7 +285,7 @@ def test_pos_on_conllu_defaults_to_the_ud_set_and_kbest_pa(sk, tmp_path):
     # --C is kbest-pa's: taken without --algo on CoNLL-U, refused for the perceptron on columns
     assert sk("train", "--task", "pos", "--train", train, "--model", p, "--C", "0.5", "-q").code == 0
     assert "algo kbest-pa" in sk("dump", "--model", p).out
-    assert_one_line_error(sk("train", "--task", "pos", "--train", REPO / "data" / "sample" / "pos" / "train.txt",
+    assert_one_line_error(sk("train", "--task", "pos", "--train", REPO / "structkit" / "data" / "sample" / "pos" / "train.txt",
                              "--model", p, "--C", "0.5"), "--C does not apply to --algo perceptron")
 
 

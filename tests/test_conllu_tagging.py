@@ -10,7 +10,7 @@ import pytest
 from clitools import assert_one_line_error
 from conftest import ROOT
 
-SAMPLE = ROOT / "data" / "sample" / "ud"
+SAMPLE = ROOT / "structkit" / "data" / "sample" / "ud"
 
 # Comments, a multiword range, an empty node, SpaceAfter=No: everything must pass through.
 UD = """# newdoc id = t1

@@ -14,7 +14,7 @@ from structkit.sequence.jobs import TagJob  # noqa: E402
 from structkit.distributed import KILL_ENV, run_dask  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SAMPLE = os.path.join(ROOT, "data", "sample")
+SAMPLE = os.path.join(ROOT, "structkit", "data", "sample")
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "sample")
+SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "structkit", "data", "sample")
 CHUNK = os.path.join(SAMPLE, "chunk", "train.txt")
 UD = os.path.join(SAMPLE, "ud", "train.conllu")
 FEATURE_LINE = re.compile(r"^  (\S+): (.*)$")

@@ -12,7 +12,7 @@ from clitools import assert_one_line_error
 from conftest import require_extra
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CHUNK = os.path.join(ROOT, "data", "sample", "chunk")
+CHUNK = os.path.join(ROOT, "structkit", "data", "sample", "chunk")
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
+from structkit.datasets import sample_dir
 from structkit.learn.selection import Selector
 
-SAMPLE = "data/sample"
+SAMPLE = str(sample_dir())
 
 
 def _fake(scores):

@@ -13,7 +13,7 @@ import pytest
 from clitools import sk_cmd, sk_env
 
 ROOT = Path(__file__).resolve().parents[1]
-CHUNK = ROOT / "data" / "sample" / "chunk"
+CHUNK = ROOT / "structkit" / "data" / "sample" / "chunk"
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="reads /proc (Linux)")
 

@@ -12,8 +12,8 @@ import pytest
 from structkit.learn import pieces
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CHUNK = os.path.join(ROOT, "data", "sample", "chunk")
-UD = os.path.join(ROOT, "data", "sample", "ud")
+CHUNK = os.path.join(ROOT, "structkit", "data", "sample", "chunk")
+UD = os.path.join(ROOT, "structkit", "data", "sample", "ud")
 
 
 @pytest.mark.parametrize("n,cap", [(0, None), (1, None), (100, None), (100, 1), (1000, 7)])

@@ -40,7 +40,7 @@ def test_every_readme_block_is_a_known_example():
 
 
 def test_sample_examples_give_the_stored_output(tmp_path):
-    """The cheap ones, on data/sample, run in one folder in order (``scores`` reuses ``explain``'s
+    """The cheap ones, on the shipped sample, run in one folder in order (``scores`` reuses ``explain``'s
     model)."""
     done: set = set()
     for name in SAMPLE:

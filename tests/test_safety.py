@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 CHUNK_TRAIN = str(FIXTURES / "chunk_train.txt")
 CHUNK_TEST = str(FIXTURES / "chunk_test.txt")
-NBEST = str(ROOT / "data" / "sample" / "nbest" / "train.jsonl")
+NBEST = str(ROOT / "structkit" / "data" / "sample" / "nbest" / "train.jsonl")
 
 
 

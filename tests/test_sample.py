@@ -1,6 +1,6 @@
-"""The shipped sample (data/sample/): every file reads with structkit's own readers, every task
-trains and runs on it end to end through the command line, and data/README.md's counts and
-corpus list are true."""
+"""The shipped sample (structkit/data/sample/, found as `sample/...`): every file reads with
+structkit's own readers, every task trains and runs on it end to end through the command line,
+and data/README.md's counts and corpus list are true."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 from structkit.datasets import registry
 
-SAMPLE = ROOT / "data" / "sample"
+SAMPLE = ROOT / "structkit" / "data" / "sample"
 README = ROOT / "data" / "README.md"
 
 

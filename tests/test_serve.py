@@ -25,13 +25,13 @@ try:
 except ImportError:
     if os.environ.get("CI"):  # the test extra installs them: in CI their absence is a failure
         raise
-    pytest.skip("the serve extra is not installed (pip install 'structkit[serve]')",
+    pytest.skip("the serve extra is not installed (pip install 'structkit-nlp[serve]')",
                 allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[1]
-UD = ROOT / "data" / "sample" / "ud"
-NER = ROOT / "data" / "sample" / "ner"
-CHUNK = ROOT / "data" / "sample" / "chunk"
+UD = ROOT / "structkit" / "data" / "sample" / "ud"
+NER = ROOT / "structkit" / "data" / "sample" / "ner"
+CHUNK = ROOT / "structkit" / "data" / "sample" / "chunk"
 SENTENCE = "Ada Brannock met Marta Quill in Paris on Monday."
 
 
@@ -405,7 +405,7 @@ def test_cli_mistakes_are_one_line(sk, model_files, tmp_path, monkeypatch):
     assert r.code == 1 and "cannot listen on 127.0.0.1:" in r.err and r.err.count("\n") == 1
     monkeypatch.setitem(sys.modules, "uvicorn", None)
     r = sk("serve", "-m", str(model_files["pos"]), "--port", "0")
-    assert r.code == 1 and "structkit serve needs the serve extra: pip install 'structkit[serve]'" in r.err
+    assert r.code == 1 and "structkit serve needs the serve extra: pip install 'structkit-nlp[serve]'" in r.err
 
 
 # ---- one request cannot stall the others (issue 30, item 5) ----------------------------------

@@ -32,9 +32,9 @@ from hypothesis import strategies as st  # noqa: E402
 from test_serve import Server  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-UD = ROOT / "data" / "sample" / "ud"
-NER = ROOT / "data" / "sample" / "ner"
-CHUNK = ROOT / "data" / "sample" / "chunk"
+UD = ROOT / "structkit" / "data" / "sample" / "ud"
+NER = ROOT / "structkit" / "data" / "sample" / "ner"
+CHUNK = ROOT / "structkit" / "data" / "sample" / "chunk"
 
 SERVE_FUZZ_EXAMPLES = int(os.environ.get("STRUCTKIT_FUZZ_EXAMPLES", "300"))
 fuzz = settings(max_examples=SERVE_FUZZ_EXAMPLES, deadline=None, derandomize=True, database=None,

@@ -15,7 +15,7 @@ import pytest
 from clitools import assert_one_line_error, sk_cmd, sk_env
 
 ROOT = Path(__file__).resolve().parents[1]
-CHUNK = ROOT / "data" / "sample" / "chunk"
+CHUNK = ROOT / "structkit" / "data" / "sample" / "chunk"
 
 
 @pytest.fixture(scope="module")

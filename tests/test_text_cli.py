@@ -11,7 +11,7 @@ from clitools import assert_one_line_error
 from conftest import ROOT
 from structkit.io.conllu import read_conllu
 
-SAMPLE = ROOT / "data" / "sample" / "ud"
+SAMPLE = ROOT / "structkit" / "data" / "sample" / "ud"
 EXAMPLE = "Mr. O'Neil's dog, isn't it? It costs $3.50.\n\nThe ferry left at noon.\n"
 
 

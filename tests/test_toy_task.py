@@ -21,7 +21,7 @@ from structkit.io.batchjob import Job
 from structkit.tasks import CommandOption, Task
 
 ROOT = Path(__file__).resolve().parents[1]
-CHUNK = ROOT / "data" / "sample" / "chunk"   # word POS chunk rows: the toy learns word -> POS
+CHUNK = ROOT / "structkit" / "data" / "sample" / "chunk"   # word POS chunk rows: the toy learns word -> POS
 
 
 # ---- the toy task, defined only here -------------------------------------------------------

@@ -176,7 +176,7 @@ def batch_options(fn):
                      help="Worker processes: an integer, or 'auto' for every core (the default)."),
         click.option("--dask", "dask_address", type=str, metavar="ADDRESS",
                      help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or "
-                          "local[:N] for a local cluster of N workers (needs structkit[dask])."),
+                          "local[:N] for a local cluster of N workers (needs structkit-nlp[dask])."),
         click.option("--shared-fs", is_flag=True,
                      help="With --dask and --output-dir: workers read the inputs and write the "
                           "outputs themselves (a file system every worker sees); otherwise blocks "
@@ -195,6 +195,9 @@ def run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going
 
     if output and output_dir:
         raise UserError("give -o/--output (one stream) or --output-dir (one file per input), not both")
+    if output_dir == "-":  # made a folder named '-'
+        raise UserError("--output-dir is a folder (one output file per input); standard output "
+                        "('-') is -o -, or no -o")
     if skip_existing and not output_dir:
         raise UserError("--skip-existing goes with --output-dir")
     if shared_fs and not (dask_address and output_dir):

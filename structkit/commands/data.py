@@ -79,6 +79,8 @@ def data_fetch(names, from_files, mirror, quiet) -> None:
 
     if from_files and len(names) != 1:
         raise UserError("--from goes with one corpus name")
+    if "-" in from_files:  # a download is matched by its file name and read more than once
+        raise UserError("--from takes downloaded files by path; standard input ('-') cannot be one")
     for name in names:
         get(name)  # every name checked before the first download
     show = progress_enabled(quiet)

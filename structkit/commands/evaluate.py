@@ -50,8 +50,14 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
         raise UserError(f"--scheme applies to eval --task {_span_tasks()}, not {task}")
     if label_column is not None and "label_column" not in t.eval_options:
         raise UserError(f"--label-column does not apply to eval --task {task}")
-    result, report = t.evaluate(tuple(files), label_column=label_column, model_path=model_path,
-                                other=other, scheme=scheme)
+    # '-' is standard input for any one of the files: kept in a temporary file, since readers
+    # sniff a file's format before reading it, or read two files in step.
+    from structkit.io.files import spooled_stdin, stdin_once
+
+    stdin_once(*((f"FILES ({k + 1})", f) for k, f in enumerate(files)), ("--compare", other))
+    with spooled_stdin([*files, other]) as paths:
+        result, report = t.evaluate(tuple(paths[:-1]), label_column=label_column,
+                                    model_path=model_path, other=paths[-1], scheme=scheme)
     click.echo(json.dumps(finite(result), sort_keys=True, allow_nan=False) if as_json else report)
 
 

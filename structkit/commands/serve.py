@@ -40,7 +40,7 @@ def serve(models, tokenizers, host, port, max_bytes, timeout, allow_hosts, read_
         import starlette  # noqa: F401
         import uvicorn  # noqa: F401
     except ImportError:
-        raise UserError("structkit serve needs the serve extra: pip install 'structkit[serve]'") from None
+        raise UserError("structkit serve needs the serve extra: pip install 'structkit-nlp[serve]'") from None
     from structkit.serve import serve as run_server
 
     run_server(list(models), host, port, max_bytes, timeout,

@@ -127,7 +127,7 @@ def _selection_help(name: str) -> str:
            "The recogniser's score and rank are always used. [default: ngram]")
 @opt("--dask", "dask_address", type=str, metavar="ADDRESS", group="Learner",
       help="With --jobs N: train the N shards of parameter mixing on a Dask cluster (a scheduler "
-           "address, or local[:W]); needs structkit[dask].")
+           "address, or local[:W]); needs structkit-nlp[dask].")
 @opt("--metrics-json", type=str, group="Output", help="Write the per-epoch scores to this JSON file.")
 @opt("-q", "--quiet", is_flag=True, group="Output", help="No progress bar or summary.")
 @opt("-v", "--verbose", is_flag=True, group="Output", help="Print one line per epoch, even in a pipe.")
@@ -141,6 +141,9 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     from structkit.io.files import check_outputs
     from structkit.tasks import make_config
 
+    from structkit.io.files import stdin_once
+
+    stdin_once(("--train", train_path), ("--dev", dev_path), ("--config", config_path))
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
     data = cfg.pop("data")
     for meta in ("name", "description", "experiment"):
@@ -166,8 +169,8 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     # leaving a model behind). Check both before any work.
     # The model over the training data (or the metrics over the model) destroyed a file.
     check_outputs([model_path, metrics_json], [p for p in (train_path, dev_path, config_path) if p])
-    for out in (model_path, metrics_json):  # writable folder, checked by writing, before training
-        check_writable(out)
+    for opt, out in (("--model", model_path), ("--metrics-json", metrics_json)):
+        check_writable(out, opt)  # writable folder, checked by writing, before training; not '-'
     show = progress_enabled(quiet)
     printer = _TrainPrinter(get_task(config.task), config)
     history: list[dict] = []

@@ -1,5 +1,7 @@
 """Where corpora live: ``$STRUCTKIT_DATA`` if set, then the user's cache folder; and how a
-relative data path such as ``conll2000/train.txt`` is found in them."""
+relative data path such as ``conll2000/train.txt`` is found in them. The sample corpora ship
+inside the package (``structkit/data/sample/``): ``sample/chunk/train.txt`` is found there,
+from any folder, after the data folders."""
 from __future__ import annotations
 
 import os
@@ -50,9 +52,23 @@ def describe_dirs() -> str:
     return ", ".join(parts)
 
 
+def shipped_dir() -> Path:
+    """The package's own data folder (``structkit/data``, holding ``sample/``), found with
+    ``importlib.resources`` so that an installed wheel finds its copy."""
+    from importlib.resources import files
+
+    return Path(str(files("structkit").joinpath("data")))
+
+
+def sample_dir() -> Path:
+    """The shipped sample corpora: ``sample_dir() / "chunk" / "train.txt"``."""
+    return shipped_dir() / "sample"
+
+
 def find(rel: str) -> Path | None:
-    """The first existing ``folder/rel`` of :func:`search_dirs`, or None."""
-    for d in search_dirs():
+    """The first existing ``folder/rel`` of :func:`search_dirs`, then of the package's own data
+    folder (``sample/...``), or None."""
+    for d in (*search_dirs(), shipped_dir()):
         p = d / rel
         if p.exists():
             return p

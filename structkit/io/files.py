@@ -6,13 +6,63 @@ import os
 import stat
 import sys
 import tempfile
-from typing import IO, Iterator
+from typing import IO, Iterator, Sequence
 
 from structkit.errors import UserError
 
 
+# Temporary files holding standard input (``spooled_stdin``): shown as <stdin>, not by their name.
+_SPOOLED: set[str] = set()
+
+
 def display_name(path: str) -> str:
-    return "<stdin>" if path == "-" else str(path)
+    return "<stdin>" if path == "-" or path in _SPOOLED else str(path)
+
+
+def stdin_once(*named: tuple[str, str | None]) -> None:
+    """Refuse '-' for more than one input of a command: standard input can be read once.
+    ``named`` is (option or argument as the user wrote it, value) pairs."""
+    given = [name for name, value in named if value == "-"]
+    if len(given) > 1:
+        raise UserError(f"standard input ('-') can be only one of the inputs; it was given for "
+                        f"{' and '.join(given)}: give files for the others")
+
+
+@contextlib.contextmanager
+def spooled_stdin(paths: Sequence[str | None]) -> Iterator[list[str | None]]:
+    """``paths`` for readers that open a file by name or read it twice (sniff, then read): a
+    '-' (at most one: ``stdin_once``) becomes a temporary file holding all of standard input,
+    removed when the block ends. Messages show it as <stdin>: ``display_name`` names it so, and
+    a UserError raised in the block that names the temporary file is reworded."""
+    if sum(p == "-" for p in paths) > 1:
+        stdin_once(*((f"file {k + 1}", p) for k, p in enumerate(paths)))
+    if "-" not in paths:
+        yield list(paths)
+        return
+    try:
+        fd, tmp = tempfile.mkstemp(prefix="structkit-stdin-")
+    except OSError as e:
+        raise UserError(f"cannot keep standard input in a temporary file: {_reason(e)}", "<stdin>") from None
+    _SPOOLED.add(tmp)
+    try:
+        try:
+            with os.fdopen(fd, "wb") as out, open_input("-") as f:
+                while block := f.read(1 << 20):
+                    out.write(block.encode("utf-8") if isinstance(block, str) else block)
+        except OSError as e:
+            raise UserError(f"cannot keep standard input in a temporary file: {_reason(e)}",
+                            "<stdin>") from None
+        try:
+            yield [tmp if p == "-" else p for p in paths]
+        except UserError as e:
+            if tmp not in str(e):
+                raise
+            raise UserError(e.message.replace(tmp, "<stdin>"),
+                            "<stdin>" if e.path == tmp else e.path, e.line) from None
+    finally:
+        _SPOOLED.discard(tmp)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 @contextlib.contextmanager
@@ -33,6 +83,8 @@ def open_input(path: str) -> Iterator[IO[bytes]]:
 def read_error(e: OSError, path: str, what: str = "file") -> UserError:
     """The one line for a file that cannot be opened for reading (``what``: file, model file,
     config file): missing, a directory, not permitted, or the system's reason."""
+    if path == "-":  # a reader that opens by name, where standard input is not taken
+        return UserError(f"standard input ('-') cannot be read as the {what} here: give its path", path)
     if isinstance(e, FileNotFoundError):
         return UserError(f"no such {what}", path)
     if isinstance(e, IsADirectoryError):
@@ -254,11 +306,15 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
         raise
 
 
-def check_writable(path: str | None) -> None:
+def check_writable(path: str | None, what: str = "this output") -> None:
     """Refuse an output whose folder cannot be written, by creating (and removing) a temporary
-    file there: a read-only folder was only found after the whole training."""
-    if path is None or path == "-":
+    file there: a read-only folder was only found after the whole training. '-' is refused
+    (``what``, e.g. '--model', names the output in the message)."""
+    if path is None:
         return
+    if path == "-":  # would have written a file named '-'
+        raise UserError(f"{what} is written to a file (renamed into place when complete), not to "
+                        "standard output: give a path", path)
     if os.path.exists(path) and not os.path.isfile(path):
         # a model is renamed into place: that would replace a device node or FIFO
         raise UserError("cannot write: not a regular file (a model is written to a file)", path)

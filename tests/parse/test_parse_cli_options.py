@@ -5,7 +5,7 @@ from __future__ import annotations
 from clitools import assert_one_line_error
 from conftest import ROOT
 
-SAMPLE = ROOT / "data" / "sample" / "ud"
+SAMPLE = ROOT / "structkit" / "data" / "sample" / "ud"
 
 
 def test_beam_and_depth_options(sk, tmp_path):

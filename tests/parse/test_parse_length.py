@@ -13,7 +13,7 @@ from structkit.errors import UserError
 from structkit.parse.labelled import MAX_SENTENCE_WORDS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-UD = os.path.join(ROOT, "data", "sample", "ud")
+UD = os.path.join(ROOT, "structkit", "data", "sample", "ud")
 
 
 def chain(n: int) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from tests.clitools import assert_one_line_error
 
-SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data", "sample")
+SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "structkit", "data", "sample")
 TEST = os.path.join(SAMPLE, "chunk", "test.txt")
 
 

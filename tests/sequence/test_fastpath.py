@@ -29,7 +29,7 @@ from structkit.io.blocks import iter_blocks
 from structkit.sequence.task import SequenceTagger, TaggerConfig, train_tagger
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLE = ROOT / "data" / "sample"
+SAMPLE = ROOT / "structkit" / "data" / "sample"
 DOC = fastpath.DOCSTART
 MED = fastpath.MEDLINE
 

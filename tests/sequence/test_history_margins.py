@@ -16,7 +16,7 @@ from structkit.sequence.search.decoders import history_values, margins_from_valu
 from structkit.sequence.search.greedy import greedy_decode
 from structkit.sequence.search.lookahead import lookahead_decode
 
-SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data", "sample")
+SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "structkit", "data", "sample")
 
 
 def random_corpus(rng, n_features, lengths):

@@ -10,7 +10,7 @@ import pytest
 
 from structkit.sequence.search.viterbi import decode_corpus, margins_corpus, max_marginals
 
-SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data", "sample")
+SAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "structkit", "data", "sample")
 
 
 def seq_score(E, T, ys) -> float:
