@@ -131,15 +131,27 @@ def tag_features(types: TypeTable, tids: np.ndarray, sent_ptr: np.ndarray, amb: 
     return np.ascontiguousarray(out)
 
 
-def lemma_features(types: TypeTable, tids: np.ndarray, tag_vals: np.ndarray, upos_vals: np.ndarray) -> np.ndarray:
-    """The lemmatizer's feature matrix: the word's own features, its tag (``tag_vals``: one
-    value per tag id of each token, ``upos_vals`` likewise) and the tag with the form and suffixes."""
-    own, _ = types.arrays()
-    cols = [own[tids, k] for k in range(len(OWN))]
+def lemma_features(feats: np.ndarray, tag_vals: np.ndarray, upos_vals: np.ndarray) -> np.ndarray:
+    """The lemmatizer's feature matrix: the word's own features (the first ``len(OWN)`` columns
+    of the tagger's ``feats``), its tag (``tag_vals``: one value per token, ``upos_vals``
+    likewise) and the tag with the form and with the suffixes."""
+    own = feats[:, :len(OWN)]
+    cols = [own[:, k] for k in range(len(OWN))]
     cols.append(_mix(70, tag_vals))
     cols.append(_mix(71, upos_vals))
-    cols.append(_mix(72, tag_vals ^ _mix(73, own[tids, 1])))          # lower form x tag
-    for j, k in enumerate(range(6, 11)):                                 # suffixes x UPOS, x tag
-        cols.append(_mix(80 + j, upos_vals ^ _mix(90 + j, own[tids, k])))
-        cols.append(_mix(100 + j, tag_vals ^ _mix(110 + j, own[tids, k])))
+    cols.append(_mix(72, tag_vals ^ _mix(73, own[:, 1])))          # lower form x tag
+    for j, k in enumerate(range(6, 11)):                             # suffixes x UPOS, x tag
+        cols.append(_mix(80 + j, upos_vals ^ _mix(90 + j, own[:, k])))
+        cols.append(_mix(100 + j, tag_vals ^ _mix(110 + j, own[:, k])))
     return np.ascontiguousarray(np.stack(cols, axis=1))
+
+
+UNKNOWN_FORM = (value("w", "\x00unknown"), value("l", "\x00unknown"))
+
+
+def hide_unknown(feats: np.ndarray, known: np.ndarray) -> None:
+    """Give the words the dictionary lacks one shared form and lower-cased form value: in
+    training (jackknifed), a word new to its fold then teaches the affix and context features,
+    not its own form's weights, which a word new to the model would not have."""
+    feats[~known, 0] = UNKNOWN_FORM[0]
+    feats[~known, 1] = UNKNOWN_FORM[1]

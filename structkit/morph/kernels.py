@@ -179,25 +179,31 @@ def _class_score(W, mask, feats, i, c):
 
 
 @njit
-def best_class(W, feats, i, cand_ptr, cands):
-    """The best of token ``i``'s candidate classes (the first on ties)."""
+def best_candidate(W, feats, i, cand_ptr, cands, cand_feats):
+    """The index (into ``cands``) of token ``i``'s best candidate class (the first on ties). A
+    candidate scores the token's features with its class, plus its own feature value
+    ``cand_feats[j]`` (0: none), shared by all classes (what the candidate would produce)."""
     mask = W.shape[0] - 1
-    best, arg = -np.inf, cands[cand_ptr[i]]
+    best, arg = -np.inf, cand_ptr[i]
     for j in range(cand_ptr[i], cand_ptr[i + 1]):
         s = _class_score(W, mask, feats, i, cands[j])
+        if cand_feats[j] != 0:
+            s += W[slot(cand_feats[j], -1, mask)]
         if s > best:
-            best, arg = s, cands[j]
+            best, arg = s, j
     return arg
 
 
 @njit
-def class_epoch(W, U, cnt, feats, order, cand_ptr, cands, gold, out):
+def class_epoch(W, U, cnt, feats, order, cand_ptr, cands, cand_feats, gold, out):
     """One perceptron epoch of the multiclass classifier over the tokens in ``order`` (the
-    lemmatizer: classes are rules); the number of updates is returned."""
+    lemmatizer: classes are rules; ``gold`` among each token's candidates); the number of
+    updates is returned."""
     mask = W.shape[0] - 1
     updates = 0
     for i in order:
-        p = best_class(W, feats, i, cand_ptr, cands)
+        j = best_candidate(W, feats, i, cand_ptr, cands, cand_feats)
+        p = cands[j]
         out[i] = p
         g = gold[i]
         if p != g:
@@ -206,15 +212,20 @@ def class_epoch(W, U, cnt, feats, order, cand_ptr, cands, gold, out):
             for k in range(feats.shape[1]):
                 _bump(W, U, c, slot(feats[i, k], g, mask), 1.0)
                 _bump(W, U, c, slot(feats[i, k], p, mask), -1.0)
+            for q in range(cand_ptr[i], cand_ptr[i + 1]):
+                if cands[q] == g and cand_feats[q] != 0:
+                    _bump(W, U, c, slot(cand_feats[q], -1, mask), 1.0)
+            if cand_feats[j] != 0:
+                _bump(W, U, c, slot(cand_feats[j], -1, mask), -1.0)
         cnt[0] += 1
     return updates
 
 
 @njit
-def classify(W, feats, cand_ptr, cands, out):
+def classify(W, feats, cand_ptr, cands, cand_feats, out):
     """The best candidate class of every token, into ``out``."""
     for i in range(feats.shape[0]):
-        out[i] = best_class(W, feats, i, cand_ptr, cands)
+        out[i] = cands[best_candidate(W, feats, i, cand_ptr, cands, cand_feats)]
 
 
 @njit

@@ -32,11 +32,13 @@ class Lexicon:
         self.suffix_rules: dict[str, Counter] = defaultdict(Counter)
         self.class_tags: dict[str, Counter] = defaultdict(Counter)
         self.all_tags: Counter = Counter()
+        self.lemmas: set[str] = set()       # lower-cased
 
     def add(self, tokens) -> "Lexicon":
-        """Count ``(form, tag id, rule id)`` triples."""
+        """Count ``(form, tag id, rule id, lemma)`` tuples."""
         pairs_t, pairs_r = set(), set()
-        for form, tag, rule in tokens:
+        for form, tag, rule, lemma in tokens:
+            self.lemmas.add(lemma.lower())
             self.form_tags[form][tag] += 1
             self.form_rules[form][rule] += 1
             self.all_tags[tag] += 1

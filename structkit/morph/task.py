@@ -21,7 +21,7 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.learn import selection
-from structkit.morph.features import TypeTable, lemma_features, tag_features, value
+from structkit.morph.features import TypeTable, hide_unknown, lemma_features, tag_features, value
 from structkit.morph.lexicon import Lexicon, base_rules
 from structkit.morph.rules import apply_rule, make_rule, parse_rule, rule_text
 
@@ -103,6 +103,8 @@ class Encoded:
     cands: np.ndarray
     rule_ptr: np.ndarray
     rule_cands: np.ndarray
+    rule_feats: np.ndarray    # per rule candidate: KNOWN_LEMMA when it makes a lemma seen in training, else 0
+    known: np.ndarray         # per token: the form is in the (jackknifed) dictionary
     types: TypeTable
 
 
@@ -118,6 +120,13 @@ def _amb(cands: list[int], known: bool) -> int:
                  else ("U" + ",".join(map(str, cands[:3]))))
 
 
+KNOWN_LEMMA = value("lemma", "known")
+
+
+def _lemma_feat(lex: Lexicon, tables: Tables, rule: int, form: str) -> int:
+    return KNOWN_LEMMA if apply_rule(tables.rule(rule), form).lower() in lex.lemmas else 0
+
+
 def _lookups(lex: Lexicon, tables: Tables, form: str, cache: dict):
     got = cache.get(form)
     if got is None:
@@ -126,7 +135,8 @@ def _lookups(lex: Lexicon, tables: Tables, form: str, cache: dict):
         if not known or not rules:
             rules = list(dict.fromkeys(rules + [r for r in (0, 1) if r not in rules
                                                  and (r == 0 or form.lower() != form)]))
-        got = cache[form] = (tags, known, rules, _amb(tags, known))
+        rfeats = [_lemma_feat(lex, tables, r, form) for r in rules]
+        got = cache[form] = (tags, known, rules, rfeats, _amb(tags, known))
     return got
 
 
@@ -138,27 +148,32 @@ def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTabl
     forms = [f for s in sentences for f in s]
     sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
     sent_ptr[1:] = np.cumsum([len(s) for s in sentences])
-    tag_lists, rule_lists, amb = [], [], np.empty(len(forms), dtype=np.uint64)
+    tag_lists, rule_lists, feat_lists = [], [], []
+    amb, known_ = np.empty(len(forms), dtype=np.uint64), np.zeros(len(forms), dtype=bool)
     caches: dict[int, dict] = {}
     i = 0
     for k, s in enumerate(sentences):
         lex = lexicons(k)
         cache = caches.setdefault(id(lex), {})
         for form in s:
-            tags, known, rules, a = _lookups(lex, tables, form, cache)
+            tags, known, rules, rfeats, a = _lookups(lex, tables, form, cache)
             if gold_tags is not None and gold_tags[i] not in tags:
                 tags = tags + [int(gold_tags[i])]
             if gold_rules is not None and gold_rules[i] not in rules:
                 rules = rules + [int(gold_rules[i])]
+                rfeats = rfeats + [_lemma_feat(lex, tables, int(gold_rules[i]), form)]
             tag_lists.append(tags)
             rule_lists.append(rules)
-            amb[i] = a
+            feat_lists.append(rfeats)
+            amb[i], known_[i] = a, known
             i += 1
     tids = types.ids(forms)
     cand_ptr, cands = _csr(tag_lists)
     rule_ptr, rule_cands = _csr(rule_lists)
+    rule_feats = np.fromiter((v for x in feat_lists for v in x), dtype=np.uint64, count=rule_cands.size)
     feats = tag_features(types, tids, sent_ptr, amb)
-    return Encoded(sent_ptr, tids, feats, cand_ptr, cands, rule_ptr, rule_cands, types)
+    hide_unknown(feats, known_)
+    return Encoded(sent_ptr, tids, feats, cand_ptr, cands, rule_ptr, rule_cands, rule_feats, known_, types)
 
 
 class MorphModel:
@@ -181,14 +196,13 @@ class MorphModel:
         t = self.tables
         if enc is None:
             enc = encode(sentences, t, lambda k: t.lexicon, TypeTable())
-        types = enc.types
         tags = np.zeros(enc.tids.shape[0], dtype=np.int64)
         if tags.size:
             tag_corpus(W_tag, enc.feats, enc.sent_ptr, enc.cand_ptr, enc.cands, t.parts_ptr, t.parts, tags)
         rules = np.zeros_like(tags)
         if tags.size:
-            lf = lemma_features(types, enc.tids, t.tag_vals[tags], t.upos_vals[tags])
-            classify(W_lem, lf, enc.rule_ptr, enc.rule_cands, rules)
+            lf = lemma_features(enc.feats, t.tag_vals[tags], t.upos_vals[tags])
+            classify(W_lem, lf, enc.rule_ptr, enc.rule_cands, enc.rule_feats, rules)
         return tags, rules, enc
 
     def analyse(self, sentences: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
@@ -218,7 +232,7 @@ class MorphModel:
                   "lemma_bits": int(self.W_lem.size).bit_length() - 1,
                   "lexicon": {"cap": lex.cap, "form_tags": flat(lex.form_tags), "form_rules": flat(lex.form_rules),
                               "suffix_tags": flat(lex.suffix_tags), "suffix_rules": flat(lex.suffix_rules),
-                              "class_tags": flat(lex.class_tags),
+                              "class_tags": flat(lex.class_tags), "lemmas": sorted(lex.lemmas),
                               "all_tags": [x for kv in sorted(lex.all_tags.items()) for x in kv]}}
         save_model(path, header, {"W_tag": self.W_tag.astype(np.float32), "W_lem": self.W_lem.astype(np.float32)})
 
@@ -252,6 +266,7 @@ class MorphModel:
             lex.suffix_rules = counters(lx["suffix_rules"], len(rules))
             lex.class_tags = counters(lx["class_tags"], len(tags))
             lex.all_tags = counters({"": lx["all_tags"]}, len(tags))[""]
+            lex.lemmas = set(lx["lemmas"])
             tables = Tables(tags, rules, lex)
             W_tag, W_lem = arrays["W_tag"], arrays["W_lem"]
             if W_tag.shape != (1 << header["bits"],) or W_lem.shape != (1 << header["lemma_bits"],):
@@ -319,7 +334,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
     rule_id = {r: i for i, r in enumerate(rules)}
     gold_t = np.array([tag_id[tag_of(r)] for r in rows], dtype=np.int64)
     gold_r = np.array([rule_id[rule_text(r)] for r in rule_objs], dtype=np.int64)
-    triples = list(zip((r[1] for r in rows), gold_t.tolist(), gold_r.tolist()))
+    triples = list(zip((r[1] for r in rows), gold_t.tolist(), gold_r.tolist(), (r[2] for r in rows)))
     sent_of = np.repeat(np.arange(len(forms)), [len(s) for s in forms])
     full = Lexicon(MAX_CANDIDATES).add(triples)
     tables = Tables(tags, rules, full)
@@ -329,7 +344,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
     types = TypeTable()
     enc = encode(forms, tables, lambda k: folds[k % FOLDS], types, gold_t, gold_r)
     del folds
-    lemma_feats = lemma_features(types, enc.tids, tables.tag_vals[gold_t], tables.upos_vals[gold_t])
+    lemma_feats = lemma_features(enc.feats, tables.tag_vals[gold_t], tables.upos_vals[gold_t])
     dev_enc = None
     if dev_sents is not None:
         dev_forms = [[r[1] for r in s.rows] for s in dev_sents]
@@ -347,7 +362,8 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
         up = K.tag_epoch(W_t, U_t, c_t, enc.feats, enc.sent_ptr, order, enc.cand_ptr, enc.cands,
                          tables.parts_ptr, tables.parts, gold_t, out_t)
         tok = rng.permutation(len(rows)).astype(np.int64)
-        up += K.class_epoch(W_l, U_l, c_l, lemma_feats, tok, enc.rule_ptr, enc.rule_cands, gold_r, out_l)
+        up += K.class_epoch(W_l, U_l, c_l, lemma_feats, tok, enc.rule_ptr, enc.rule_cands, enc.rule_feats,
+                            gold_r, out_l)
         mistakes = int(np.count_nonzero(out_t != gold_t))
         return train_counts(up, mistakes, len(rows)) | {"train_lemma_mistakes": int(np.count_nonzero(out_l != gold_r))}
 

@@ -125,11 +125,26 @@ def test_classifier_picks_the_best_candidate(seed):
     lists = [sorted(rng.choice(9, size=rng.integers(1, 5), replace=False).tolist()) for _ in range(6)]
     ptr = np.array([0] + np.cumsum([len(c) for c in lists]).tolist(), dtype=np.int64)
     flat = np.array([x for c in lists for x in c], dtype=np.int64)
+    cf = np.where(rng.random(flat.size) < 0.5, 0, rng.integers(1, 1 << 62, size=flat.size)).astype(np.uint64)
     out = np.zeros(6, dtype=np.int64)
-    K.classify(W, feats, ptr, flat, out)
+    K.classify(W, feats, ptr, flat, cf, out)
+
+    def scores(i):
+        return [sum(W[slot(int(f), r, 255)] for f in feats[i]) + (W[slot(int(cf[j]), -1, 255)] if cf[j] else 0.0)
+                for j, r in zip(range(ptr[i], ptr[i + 1]), lists[i])]
+
     for i, c in enumerate(lists):
-        scores = [sum(W[slot(int(f), r, 255)] for f in feats[i]) for r in c]
-        assert out[i] == c[int(np.argmax(scores))]
+        assert out[i] == c[int(np.argmax(scores(i)))]
+    # an epoch over token 0: if wrong, it moves its gold candidate's score up and the predicted one's down
+    gold = np.array([c[-1] for c in lists], dtype=np.int64)
+    U, cnt, got = np.zeros_like(W), np.array([1], dtype=np.int64), np.zeros(6, dtype=np.int64)
+    before = [scores(i) for i in range(6)]
+    ups = K.class_epoch(W, U, cnt, feats, np.array([0], dtype=np.int64), ptr, flat, cf, gold, got)
+    assert got[0] == out[0] and cnt[0] == 2 and ups == int(out[0] != gold[0])
+    if out[0] != gold[0]:     # the update moved gold's score up against the prediction's
+        after = scores(0)
+        p = lists[0].index(out[0])
+        assert after[-1] - after[p] > before[0][-1] - before[0][p]
 
 
 def test_average_is_weights_minus_sums_over_clock():
