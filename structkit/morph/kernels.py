@@ -7,8 +7,9 @@ has a fixed number of feature values (a row of ``feats``) and a list of candidat
 
 Tagger: a tag ``t`` scores each feature value with each of its parts (the full tag, its UPOS,
 its XPOS, each of its FEATS; CSR ``parts_ptr``/``parts``, the full tag first, UPOS second), and
-a pair of consecutive tags scores the pair of full tags and the pair of UPOS (the transitions,
-hashed in the same table). First-order Viterbi over the candidate lattice finds the best tag
+a pair of consecutive tags scores the pair of full tags and the previous UPOS with each part
+of the tag but the full one (its UPOS, XPOS and each feature: agreement; the transitions, hashed
+in the same table). First-order Viterbi over the candidate lattice finds the best tag
 sequence of a sentence. Lemmatizer: each token independently chooses among its candidate rules.
 Both learn by the averaged perceptron: ``W`` the weights, ``U`` the sum of ``c * update``,
 ``c[0]`` the update counter, the average ``W - U / c``.
@@ -52,8 +53,11 @@ def _trans(W, mask, prev, t, parts_ptr, parts):
         pf, pu = np.int64(-1), np.int64(-1)
     else:
         pf, pu = parts[parts_ptr[prev]], parts[parts_ptr[prev] + 1]
-    return (W[slot(np.uint64(TRANS_FULL) ^ np.uint64(pf + 7), parts[parts_ptr[t]], mask)]
-            + W[slot(np.uint64(TRANS_UPOS) ^ np.uint64(pu + 7), parts[parts_ptr[t] + 1], mask)])
+    s = W[slot(np.uint64(TRANS_FULL) ^ np.uint64(pf + 7), parts[parts_ptr[t]], mask)]
+    fu = np.uint64(TRANS_UPOS) ^ np.uint64(pu + 7)
+    for p in range(parts_ptr[t] + 1, parts_ptr[t + 1]):   # the previous UPOS with each part but the full tag
+        s += W[slot(fu, parts[p], mask)]
+    return s
 
 
 @njit
@@ -119,7 +123,9 @@ def _update_trans(W, U, cnt, mask, prev, t, v, parts_ptr, parts):
     else:
         pf, pu = parts[parts_ptr[prev]], parts[parts_ptr[prev] + 1]
     _bump(W, U, cnt, slot(np.uint64(TRANS_FULL) ^ np.uint64(pf + 7), parts[parts_ptr[t]], mask), v)
-    _bump(W, U, cnt, slot(np.uint64(TRANS_UPOS) ^ np.uint64(pu + 7), parts[parts_ptr[t] + 1], mask), v)
+    fu = np.uint64(TRANS_UPOS) ^ np.uint64(pu + 7)
+    for p in range(parts_ptr[t] + 1, parts_ptr[t + 1]):
+        _bump(W, U, cnt, slot(fu, parts[p], mask), v)
 
 
 @njit

@@ -25,7 +25,7 @@ from structkit.morph.features import TypeTable, hide_unknown, lemma_features, ta
 from structkit.morph.lexicon import Lexicon, base_rules
 from structkit.morph.rules import apply_rule, make_rule, parse_rule, rule_text
 
-DEFAULT_BITS = 21
+DEFAULT_BITS = 22
 LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
 DEFAULT_EPOCHS = 10
 MAX_CANDIDATES = 20

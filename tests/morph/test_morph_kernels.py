@@ -30,7 +30,7 @@ def transition(W, prev, t, parts_ptr, parts) -> float:
     mask = W.shape[0] - 1
     pf, pu = (-1, -1) if prev < 0 else (int(parts[parts_ptr[prev]]), int(parts[parts_ptr[prev] + 1]))
     return (W[slot(K.TRANS_FULL ^ (pf + 7), int(parts[parts_ptr[t]]), mask)]
-            + W[slot(K.TRANS_UPOS ^ (pu + 7), int(parts[parts_ptr[t] + 1]), mask)])
+            + sum(W[slot(K.TRANS_UPOS ^ (pu + 7), int(parts[p]), mask)] for p in range(parts_ptr[t] + 1, parts_ptr[t + 1])))
 
 
 def sequence_score(W, feats, a, seq, parts_ptr, parts) -> float:
@@ -108,7 +108,8 @@ def test_tag_epoch_makes_the_perceptron_update(seed):
                     expect[slot(int(f), int(parts[p]), mask)] += v
             pf, pu = (-1, -1) if prev < 0 else (int(parts[pptr[prev]]), int(parts[pptr[prev] + 1]))
             expect[slot(K.TRANS_FULL ^ (pf + 7), int(parts[pptr[t]]), mask)] += v
-            expect[slot(K.TRANS_UPOS ^ (pu + 7), int(parts[pptr[t] + 1]), mask)] += v
+            for p in range(pptr[t] + 1, pptr[t + 1]):
+                expect[slot(K.TRANS_UPOS ^ (pu + 7), int(parts[p]), mask)] += v
             prev = t
 
     if path.tolist() != gold.tolist():
