@@ -17,7 +17,8 @@ lemmatizer on the same files (method morphodita_parsito, tokenizer=none, parser=
 options "" = its defaults; dev as heldout data where there is dev), tags the same test file,
 scored the same way; its training CPU seconds are recorded. Several minutes per treebank. Each
 run updates its own part of results/morph.json (structkit's rows, or UDPipe's, for the
-treebanks run; ``--only`` may be repeated) and rewrites results/morph.md from the whole.
+treebanks run; ``--only`` may be repeated) and rewrites results/morph.md from the whole
+(``--report-only``: only that).
 """
 from __future__ import annotations
 
@@ -160,7 +161,11 @@ def main() -> int:
     ap.add_argument("--only", choices=sorted(TREEBANKS), action="append")
     ap.add_argument("--peer", action="store_true", help="run UDPipe 1 (ufal.udpipe) instead of structkit")
     ap.add_argument("--out", default=str(ROOT / "results" / "morph"))
+    ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
+    if args.report_only:
+        write_report(json.loads(Path(args.out + ".json").read_text()), args.out)
+        return 0
     if args.peer:
         try:
             import ufal.udpipe  # noqa: F401
