@@ -25,9 +25,7 @@ from structkit.morph.features import TypeTable, hide_unknown, lemma_features, ta
 from structkit.morph.lexicon import Lexicon, base_rules
 from structkit.morph.rules import apply_rule, make_rule, parse_rule, rule_text
 
-DEFAULT_BITS = 22
 LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
-DEFAULT_EPOCHS = 10
 MAX_CANDIDATES = 20
 FOLDS = 5
 
@@ -46,12 +44,11 @@ class MorphConfig:
     def validate(self) -> None:
         from structkit.learn import registry
 
-        if self.algo != "perceptron":
-            raise UserError(f"--algo for --task morph must be perceptron, got {self.algo!r}")
-        self.epochs = registry.EPOCHS.check(DEFAULT_EPOCHS if self.epochs is None else self.epochs)
+        spec = registry.get(self.algo, "morph")
+        self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
         self.seed = registry.SEED.check(self.seed)
-        self.hash_bits = registry.PARAMS["hash_bits"].check(DEFAULT_BITS if self.hash_bits is None
-                                                            else self.hash_bits)
+        self.hash_bits = registry.PARAMS["hash_bits"].check(spec.param("hash_bits").default
+                                                            if self.hash_bits is None else self.hash_bits)
         self.dev_split = selection.check_dev_split(self.dev_split)
         self.patience = selection.check_patience(self.patience)
         self.refit = selection.check_refit(self.refit)
