@@ -382,15 +382,20 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
         def again(cfg: MorphConfig, told) -> MorphModel:
             return train_morph(cfg, train_path, None, told)
 
-        return refit(config, run.selector, config.epochs, again, on_epoch, len(dev_sents), t0)
+        model = refit(config, run.selector, config.epochs, again, on_epoch, len(dev_sents), t0)
+        model.info["dev_scores"] = _dev_scores(run.selector.best_dev)
+        return model
     model.W_tag, model.W_lem = run.weights
     model.info = {"train_file": display_name(train_path), "train_sentences": n_sent, "train_tokens": len(rows),
                   "tags": len(tags), "rules": len(rules), "train_seconds": round(time.perf_counter() - t0, 3)}
     if run.info():
         model.info |= run.info() | {"dev_sentences": len(dev_sents)}
-        model.info["dev_scores"] = {k: round(v, 2) for k, v in run.selector.best_dev.items()
-                                    if k in ("upos", "xpos", "ufeats", "alltags", "lemmas")}
+        model.info["dev_scores"] = _dev_scores(run.selector.best_dev)
     return model
+
+
+def _dev_scores(dev: dict) -> dict:
+    return {k: round(v, 2) for k, v in dev.items() if k in ("upos", "xpos", "ufeats", "alltags", "lemmas")}
 
 
 # ---- writing ---------------------------------------------------------------------------------------

@@ -31,6 +31,19 @@ class MorphTask(Task):
     def trained(self, config, model) -> str:
         return f"{model.info['tags']} tags, {model.info['rules']} lemma rules"
 
+    def summary(self, config, model) -> str:
+        info = model.info
+        kept = ""
+        if info.get("selected_epoch") is not None:
+            d = info["dev_scores"]
+            best = f"dev AllTags {d['alltags']:.2f}, Lemmas {d['lemmas']:.2f}"
+            kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} "
+            kept += (f"best on the held-out {info['dev_sentences']} ({best}), then {info['refit_epochs']} "
+                     f"epochs on all {info['train_sentences']} sentences" if info.get("refit")
+                     else f"kept (best {best})")
+        return (f"{self.trained(config, model)}, {info['train_tokens']} training tokens{kept}, "
+                f"{info['train_seconds']:.1f} s")
+
     def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
         from structkit.morph.task import MorphModel
 
