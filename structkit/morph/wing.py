@@ -52,6 +52,36 @@ class MorphTask(Task):
     def describe(self, model) -> dict:
         return {"labels": [], "needs_pos": False, "scores": False, "explain": False}
 
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        """The model's facts, then its ``top`` most frequent tags and lemma rules (those whose
+        text contains ``pattern``). Its weights are hashed: they have no feature names to show."""
+        from structkit.morph.rules import parse_rule
+
+        info, t = model.info, model.tables
+        lines = [f"# morph model: {len(t.tags)} tags, {len(t.rules)} lemma rules, {len(t.lexicon.form_tags)} "
+                 f"known forms, weights 2^{model.W_tag.size.bit_length() - 1} (tagger) and "
+                 f"2^{model.W_lem.size.bit_length() - 1} (lemmatizer), hashed",
+                 f"# trained on {info.get('train_file')} ({info.get('train_tokens')} tokens)"]
+        counts = t.lexicon.all_tags
+        tags = [(counts.get(i, 0), tag.replace("\t", " ")) for i, tag in enumerate(t.tags)]
+        rule_counts: dict[int, int] = {}
+        for c in t.lexicon.form_rules.values():
+            for r, n in c.items():
+                rule_counts[r] = rule_counts.get(r, 0) + n
+
+        def rule_words(r: int) -> str:
+            lower, cut_front, add_front, cut_end, add_end = parse_rule(t.rules[r])
+            out = (["lower-case"] if lower else []) + ([f"cut {cut_front} at the start"] if cut_front else []) \
+                + ([f"prefix {add_front!r}"] if add_front else []) + ([f"cut {cut_end} at the end"] if cut_end else []) \
+                + ([f"append {add_end!r}"] if add_end else [])
+            return ", ".join(out) or "identity"
+
+        rules = [(n, rule_words(r)) for r, n in rule_counts.items()]
+        for name, items in (("tag", tags), ("rule", rules)):
+            chosen = [x for x in sorted(items, key=lambda x: (-x[0], x[1])) if pattern is None or pattern in x[1]]
+            lines += [f"{name}\t{n}\t{text}" for n, text in chosen[:top]]
+        return lines
+
     def batch(self) -> bool:
         return False
 

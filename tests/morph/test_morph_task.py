@@ -189,3 +189,17 @@ def test_the_pos_task_refuses_a_dense_table_over_the_budget(sk, data, tmp_path, 
     monkeypatch.setenv("STRUCTKIT_WEIGHT_BUDGET", str(1 << 30))   # the same data within the budget
     assert sk("train", "--task", "pos", "--label-column", "lemma", "--train", d / "train.conllu",
               "--model", m, "-q", "--epochs", "1").code == 0
+
+
+def test_dump_shows_the_tags_and_rules(sk, trained):
+    r = sk("dump", "-m", trained, "--top", "3")
+    assert r.code == 0, r.err
+    lines = r.out.splitlines()
+    assert lines[0].startswith("# morph model: ") and "hashed" in lines[0]
+    tags = [l for l in lines if l.startswith("tag\t")]
+    rules = [l for l in lines if l.startswith("rule\t")]
+    assert len(tags) == 3 and len(rules) == 3
+    # the most frequent analyses of the data: DET and the noun tags; rules: identity, cut 1 ("-s")
+    assert any("\tDET DT " in l for l in tags) and rules[0].endswith("\tidentity")
+    only = sk("dump", "-m", trained, "--top", "5", "--feature", "cut 2 at the end").out.splitlines()
+    assert [l.split("\t")[2] for l in only if not l.startswith("#")] == ["cut 2 at the end"]   # "-ed"
