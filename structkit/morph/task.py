@@ -140,7 +140,7 @@ def _lookups(lex: Lexicon, tables: Tables, form: str, cache: dict):
 
 def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTable,
            gold_tags=None, gold_rules=None) -> Encoded:
-    """Encode sentences of forms; ``lexicons[k]`` looks up sentence k's words (the jackknifed
+    """Encode sentences of forms; ``lexicons(k)`` looks up sentence k's words (the jackknifed
     lexicon of its fold in training, else the full one). With gold ids (training) the gold tag
     and rule are added to the candidates where missing."""
     forms = [f for s in sentences for f in s]
