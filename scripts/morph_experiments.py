@@ -199,7 +199,8 @@ def main() -> int:
                 print(name, r["scores"], f"{r['train_seconds']} s", f"{r['train_peak_mb']} MB", flush=True)
     obj["treebanks"] = {n: obj["treebanks"][n] for n in TREEBANKS if n in obj["treebanks"]}
     dump_json(obj, old)
-    write_report(obj, args.out)
+    if "machine" in obj:   # structkit's rows exist (a --peer run alone has only UDPipe's)
+        write_report(obj, args.out)
     return 0
 
 
