@@ -47,7 +47,7 @@ def unregister(name: str, task: str | None = None) -> None:
 # The wings' spec modules, by name, in the order `structkit algorithms` lists their learners:
 # each holds ``SPECS``, a list of LearnerSpec (definitions only: light to import, no numba).
 WINGS = ("structkit.sequence.learn.builtin", "structkit.parse.specs", "structkit.rerank.specs",
-         "structkit.tokenizer.specs")
+         "structkit.tokenizer.specs", "structkit.morph.specs")
 
 _BUILTIN_LOADED = False
 _PLUGINS_LOADED = False

@@ -641,6 +641,7 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
     spec = config.spec
+    check_weight_budget(features.n_features, len(labels), train_name)
     learner = spec.build(config, features.n_features, len(labels))
     rng = np.random.default_rng(config.seed)
     mixing = None
@@ -683,6 +684,26 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     if run.info():
         tagger.info |= run.info() | {"dev_sentences": len(dev.offsets) - 1}
     return tagger
+
+
+WEIGHT_BUDGET = 1 << 30     # bytes the dense weight tables may take in training (STRUCTKIT_WEIGHT_BUDGET)
+WEIGHT_COPIES = 4           # the weights, the averaging sums, the averaged and the kept dev-best copies
+
+
+def check_weight_budget(n_features: int, n_labels: int, name: str | None) -> None:
+    """Refuse, in one line, a dense ``features x labels`` table (float64, ``WEIGHT_COPIES``
+    copies in training) larger than the budget, before allocating it: a label set of thousands
+    (lemmas, full morphological tags) would otherwise grow to tens of GB."""
+    from structkit.io.files import env_limit, size_text
+
+    budget = env_limit("STRUCTKIT_WEIGHT_BUDGET", WEIGHT_BUDGET)
+    need = n_features * n_labels * 8 * WEIGHT_COPIES
+    if need > budget:
+        raise UserError(f"the dense weights would take {need / (1 << 20):,.0f} MB ({n_features:,} features x "
+                        f"{n_labels:,} labels x 8 bytes x {WEIGHT_COPIES} copies), over the {size_text(budget)} "
+                        f"limit (STRUCTKIT_WEIGHT_BUDGET, bytes); for lemmas or full morphological tags use "
+                        f"--task morph (hashed weights, candidate tags per word), or fewer features (--cutoff)",
+                        name or "<training data>")
 
 
 def label_scheme(task: str, corpus: Corpus, name: str | None, given: str | None = None) -> str | None:

@@ -1,0 +1,105 @@
+"""What the training data says of word forms: the tag dictionary and the lemma rules seen with
+each form, and, for words it lacks, with each suffix (1-5 characters, lower-cased) and with
+numbers and punctuation. A token's candidates (tags, rules) come from here.
+
+Suffix counts are over distinct (form, tag) and (form, rule) pairs (word types): an unseen
+word resembles the many rare words with its ending more than the few frequent ones.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from structkit.morph.features import word_class
+from structkit.morph.rules import IDENTITY, LOWER, applies
+
+MAX_SUFFIX = 5
+
+
+def _suffixes(form: str):
+    low = form.lower()
+    for k in range(min(MAX_SUFFIX, len(low)), 0, -1):
+        yield low[-k:]
+
+
+class Lexicon:
+    """Tag and rule counts by form, by suffix and by word class (ids of the model's tags and rules)."""
+
+    def __init__(self, max_candidates: int = 20):
+        self.cap = max_candidates
+        self.form_tags: dict[str, Counter] = defaultdict(Counter)
+        self.form_rules: dict[str, Counter] = defaultdict(Counter)
+        self.suffix_tags: dict[str, Counter] = defaultdict(Counter)
+        self.suffix_rules: dict[str, Counter] = defaultdict(Counter)
+        self.class_tags: dict[str, Counter] = defaultdict(Counter)
+        self.all_tags: Counter = Counter()
+        self.lemmas: set[str] = set()       # lower-cased
+
+    def add(self, tokens) -> "Lexicon":
+        """Count ``(form, tag id, rule id, lemma)`` tuples."""
+        pairs_t, pairs_r = set(), set()
+        for form, tag, rule, lemma in tokens:
+            self.lemmas.add(lemma.lower())
+            self.form_tags[form][tag] += 1
+            self.form_rules[form][rule] += 1
+            self.all_tags[tag] += 1
+            pairs_t.add((form, tag))
+            pairs_r.add((form, rule))
+        for form, tag in pairs_t:
+            wc = word_class(form)
+            if wc is not None:
+                self.class_tags[wc][tag] += 1
+            for s in _suffixes(form):
+                self.suffix_tags[s][tag] += 1
+        for form, rule in pairs_r:
+            for s in _suffixes(form):
+                self.suffix_rules[s][rule] += 1
+        return self
+
+    def _top(self, counters, cap: int) -> list[int]:
+        out: dict[int, None] = {}
+        for c in counters:
+            for t, _ in sorted(c.items(), key=lambda x: (-x[1], x[0])):
+                if len(out) >= cap:
+                    return list(out)
+                out.setdefault(t)
+        return list(out)
+
+    def tags(self, form: str) -> tuple[list[int], bool]:
+        """The candidate tags of ``form`` (most frequent first) and whether the form is known."""
+        known = self.form_tags.get(form)
+        if known:
+            return self._top([known], 1 << 30), True
+        chain = []
+        low = form.lower()
+        if low != form and low in self.form_tags:
+            chain.append(self.form_tags[low])
+        wc = word_class(form)
+        if wc is not None and wc in self.class_tags:
+            chain.append(self.class_tags[wc])
+        chain += [self.suffix_tags[s] for s in _suffixes(form) if s in self.suffix_tags]
+        chain.append(self.all_tags)
+        return self._top(chain, self.cap), False
+
+    def rules(self, form: str, rule_of) -> list[int]:
+        """The candidate rules of ``form`` (ids; ``rule_of(id)`` is the rule), applicable ones only:
+        those seen with the form, else with its lower-cased form, else with its suffixes, and
+        identity (and lower-casing) for an unknown word."""
+        def ok(ids):
+            return [r for r in ids if applies(rule_of(r), form)]
+
+        known = self.form_rules.get(form)
+        if known:
+            got = ok(self._top([known], 1 << 30))
+            if got:
+                return got
+        chain = []
+        low = form.lower()
+        if low != form and low in self.form_rules:
+            chain.append(self.form_rules[low])
+        chain += [self.suffix_rules[s] for s in _suffixes(form) if s in self.suffix_rules]
+        return ok(self._top(chain, self.cap))
+
+
+def base_rules() -> tuple:
+    """The rules every model knows (ids 0 and 1): identity and lower-casing."""
+    return IDENTITY, LOWER

@@ -1,0 +1,417 @@
+"""The morph task: a morphological tagger (UPOS, XPOS and FEATS as one joint tag) and a
+lemmatizer, trained together from a UD treebank into one model file.
+
+Tagger: an averaged structured perceptron over hashed weights (``structkit.morph.kernels``),
+first-order Viterbi over each sentence's lattice of candidate tags. The candidates of a word
+are the tags the training data gives its form (the tag dictionary), else the tags of the words
+that share its suffixes, its lower-cased form, its class (numbers, punctuation), at most
+``MAX_CANDIDATES``. Training sees the dictionary as new text does: built over 5 folds, each
+fold's words looked up in the other four (jackknifing), so that the unknown-word candidates and
+ambiguity classes the model learns from are those it meets later. Lemmatizer: a multiclass
+averaged perceptron over edit rules (``structkit.morph.rules``), the candidates those seen with
+the form, else with its suffixes, plus identity and lower-casing; its features are the word's,
+the predicted tag's (in training, the tags the tagger gave in the same epoch) and whether the
+rule makes a lemma seen in training. With ``--dev`` the epoch with the best AllTags + Lemmas is kept.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from structkit.errors import UserError
+from structkit.learn import selection
+from structkit.morph.features import TypeTable, hide_unknown, lemma_features, tag_features, value
+from structkit.morph.lexicon import Lexicon, base_rules
+from structkit.morph.rules import apply_rule, make_rule, parse_rule, rule_text
+
+LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
+MAX_CANDIDATES = 20
+FOLDS = 5
+
+
+@dataclass
+class MorphConfig:
+    task: str = "morph"
+    algo: str = "perceptron"
+    epochs: int | None = None
+    seed: int = 0
+    hash_bits: int | None = None
+    dev_split: float | None = None
+    patience: int | None = None
+    refit: bool = True
+
+    def validate(self) -> None:
+        from structkit.learn import registry
+
+        spec = registry.get(self.algo, "morph")
+        self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
+        self.seed = registry.SEED.check(self.seed)
+        self.hash_bits = registry.PARAMS["hash_bits"].check(spec.param("hash_bits").default
+                                                            if self.hash_bits is None else self.hash_bits)
+        self.dev_split = selection.check_dev_split(self.dev_split)
+        self.patience = selection.check_patience(self.patience)
+        self.refit = selection.check_refit(self.refit)
+
+
+def tag_of(row: list[str]) -> str:
+    """The joint tag of a CoNLL-U word row: UPOS, XPOS and FEATS, tab-separated."""
+    return f"{row[3]}\t{row[4]}\t{row[5]}"
+
+
+def tag_parts(tag: str) -> list[str]:
+    """What a tag's weights are shared by: the full tag, its UPOS, its XPOS, each feature."""
+    upos, xpos, feats = tag.split("\t")
+    return (["T:" + tag, "U:" + upos, "X:" + xpos]
+            + (["F:" + f for f in feats.split("|")] if feats != "_" else []))
+
+
+class Tables:
+    """The ids of tags, their parts and rules; the lexicon; and the arrays the kernels read."""
+
+    def __init__(self, tags: list[str], rules: list[str], lexicon: Lexicon):
+        self.tags, self.rules, self.lexicon = tags, rules, lexicon
+        self.tag_id = {t: i for i, t in enumerate(tags)}
+        self.rule_id = {r: i for i, r in enumerate(rules)}
+        self.rule_objs = [parse_rule(r) for r in rules]
+        part_id: dict[str, int] = {}
+        ptr, parts = [0], []
+        for t in tags:
+            for p in tag_parts(t):
+                parts.append(part_id.setdefault(p, len(part_id)))
+            ptr.append(len(parts))
+        self.parts_ptr = np.array(ptr, dtype=np.int64)
+        self.parts = np.array(parts, dtype=np.int64)
+        self.tag_vals = np.array([value("tag", t) for t in tags], dtype=np.uint64)
+        self.upos_vals = np.array([value("upos", t.split("\t")[0]) for t in tags], dtype=np.uint64)
+
+    def rule(self, r: int):
+        return self.rule_objs[r]
+
+
+@dataclass
+class Encoded:
+    """A corpus for the kernels: sentences, feature rows and candidates (tags, rules)."""
+
+    sent_ptr: np.ndarray
+    tids: np.ndarray
+    feats: np.ndarray
+    cand_ptr: np.ndarray
+    cands: np.ndarray
+    rule_ptr: np.ndarray
+    rule_cands: np.ndarray
+    rule_feats: np.ndarray    # per rule candidate: KNOWN_LEMMA when it makes a lemma seen in training, else 0
+    known: np.ndarray         # per token: the form is in the (jackknifed) dictionary
+    types: TypeTable
+
+
+def _csr(lists) -> tuple[np.ndarray, np.ndarray]:
+    ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum([len(x) for x in lists])
+    flat = np.fromiter((v for x in lists for v in x), dtype=np.int64, count=int(ptr[-1]))
+    return ptr, flat
+
+
+def _amb(cands: list[int], known: bool) -> int:
+    return value("amb", ("K" + ",".join(map(str, sorted(cands)))) if known
+                 else ("U" + ",".join(map(str, cands[:3]))))
+
+
+KNOWN_LEMMA = value("lemma", "known")
+
+
+def _lemma_feat(lex: Lexicon, tables: Tables, rule: int, form: str) -> int:
+    return KNOWN_LEMMA if apply_rule(tables.rule(rule), form).lower() in lex.lemmas else 0
+
+
+def _lookups(lex: Lexicon, tables: Tables, form: str, cache: dict):
+    got = cache.get(form)
+    if got is None:
+        tags, known = lex.tags(form)
+        rules = lex.rules(form, tables.rule)
+        if not known or not rules:
+            rules = list(dict.fromkeys(rules + [r for r in (0, 1) if r not in rules
+                                                 and (r == 0 or form.lower() != form)]))
+        rfeats = [_lemma_feat(lex, tables, r, form) for r in rules]
+        got = cache[form] = (tags, known, rules, rfeats, _amb(tags, known))
+    return got
+
+
+def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTable,
+           gold_tags=None, gold_rules=None) -> Encoded:
+    """Encode sentences of forms; ``lexicons(k)`` looks up sentence k's words (the jackknifed
+    lexicon of its fold in training, else the full one). With gold ids (training) the gold tag
+    and rule are added to the candidates where missing."""
+    forms = [f for s in sentences for f in s]
+    sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
+    sent_ptr[1:] = np.cumsum([len(s) for s in sentences])
+    tag_lists, rule_lists, feat_lists = [], [], []
+    amb, known_ = np.empty(len(forms), dtype=np.uint64), np.zeros(len(forms), dtype=bool)
+    caches: dict[int, dict] = {}
+    i = 0
+    for k, s in enumerate(sentences):
+        lex = lexicons(k)
+        cache = caches.setdefault(id(lex), {})
+        for form in s:
+            tags, known, rules, rfeats, a = _lookups(lex, tables, form, cache)
+            if gold_tags is not None and gold_tags[i] not in tags:
+                tags = tags + [int(gold_tags[i])]
+            if gold_rules is not None and gold_rules[i] not in rules:
+                rules = rules + [int(gold_rules[i])]
+                rfeats = rfeats + [_lemma_feat(lex, tables, int(gold_rules[i]), form)]
+            tag_lists.append(tags)
+            rule_lists.append(rules)
+            feat_lists.append(rfeats)
+            amb[i], known_[i] = a, known
+            i += 1
+    tids = types.ids(forms)
+    cand_ptr, cands = _csr(tag_lists)
+    rule_ptr, rule_cands = _csr(rule_lists)
+    rule_feats = np.fromiter((v for x in feat_lists for v in x), dtype=np.uint64, count=rule_cands.size)
+    feats = tag_features(types, tids, sent_ptr, amb)
+    hide_unknown(feats, known_)
+    return Encoded(sent_ptr, tids, feats, cand_ptr, cands, rule_ptr, rule_cands, rule_feats, known_, types)
+
+
+class MorphModel:
+    """A trained tagger and lemmatizer: weights, tables, lexicon and the header facts."""
+
+    task = "morph"
+
+    def __init__(self, config: MorphConfig, tables: Tables, W_tag: np.ndarray, W_lem: np.ndarray, info: dict):
+        self.config, self.tables, self.info = config, tables, info
+        self.W_tag, self.W_lem = W_tag, W_lem
+        self.labels = tables.tags
+
+    # ---- running ----
+    def predict_ids(self, sentences: list[list[str]], enc: Encoded | None = None,
+                    weights=None) -> tuple[np.ndarray, np.ndarray, Encoded]:
+        """Tag ids and rule ids of every word of ``sentences`` (lists of forms)."""
+        from structkit.morph.kernels import classify, tag_corpus
+
+        W_tag, W_lem = weights if weights is not None else (self.W_tag, self.W_lem)
+        t = self.tables
+        if enc is None:
+            enc = encode(sentences, t, lambda k: t.lexicon, TypeTable())
+        tags = np.zeros(enc.tids.shape[0], dtype=np.int64)
+        if tags.size:
+            tag_corpus(W_tag, enc.feats, enc.sent_ptr, enc.cand_ptr, enc.cands, t.parts_ptr, t.parts, tags)
+        rules = np.zeros_like(tags)
+        if tags.size:
+            lf = lemma_features(enc.feats, t.tag_vals[tags], t.upos_vals[tags])
+            classify(W_lem, lf, enc.rule_ptr, enc.rule_cands, enc.rule_feats, rules)
+        return tags, rules, enc
+
+    def analyse(self, sentences: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
+        """(lemma, upos, xpos, feats) of every word of every sentence (lists of forms)."""
+        tags, rules, _ = self.predict_ids(sentences)
+        out, i = [], 0
+        for s in sentences:
+            row = []
+            for form in s:
+                upos, xpos, feats = self.tables.tags[tags[i]].split("\t")
+                row.append((apply_rule(self.tables.rule(rules[i]), form), upos, xpos, feats))
+                i += 1
+            out.append(row)
+        return out
+
+    # ---- the model file ----
+    def save(self, path: str) -> None:
+        from structkit.model import save_model
+
+        lex = self.tables.lexicon
+
+        def flat(d):
+            return {k: [x for kv in sorted(c.items()) for x in kv] for k, c in d.items()}
+
+        header = {"task": "morph", "config": selection.header_config(vars(self.config)), "info": self.info,
+                  "tags": self.tables.tags, "rules": self.tables.rules, "bits": int(self.W_tag.size).bit_length() - 1,
+                  "lemma_bits": int(self.W_lem.size).bit_length() - 1,
+                  "lexicon": {"cap": lex.cap, "form_tags": flat(lex.form_tags), "form_rules": flat(lex.form_rules),
+                              "suffix_tags": flat(lex.suffix_tags), "suffix_rules": flat(lex.suffix_rules),
+                              "class_tags": flat(lex.class_tags), "lemmas": sorted(lex.lemmas),
+                              "all_tags": [x for kv in sorted(lex.all_tags.items()) for x in kv]}}
+        save_model(path, header, {"W_tag": self.W_tag.astype(np.float32), "W_lem": self.W_lem.astype(np.float32)})
+
+    @classmethod
+    def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None) -> "MorphModel":
+        from collections import Counter, defaultdict
+
+        from structkit.model import load_model
+
+        header, arrays = load_model(path, tasks or ("morph",), command, limits=_limits)
+        try:
+            config = MorphConfig(**header["config"])
+            tags, rules = header["tags"], header["rules"]
+            if not all(isinstance(t, str) and t.count("\t") == 2 for t in tags) or not tags:
+                raise ValueError("bad tag list")
+            lx = header["lexicon"]
+            lex = Lexicon(int(lx["cap"]))
+
+            def counters(d, n):
+                out = defaultdict(Counter)
+                for k, v in d.items():
+                    c = Counter(dict(zip(v[::2], v[1::2])))
+                    if any(not (0 <= t < n) for t in c):
+                        raise ValueError("lexicon ids out of range")
+                    out[k] = c
+                return out
+
+            lex.form_tags = counters(lx["form_tags"], len(tags))
+            lex.form_rules = counters(lx["form_rules"], len(rules))
+            lex.suffix_tags = counters(lx["suffix_tags"], len(tags))
+            lex.suffix_rules = counters(lx["suffix_rules"], len(rules))
+            lex.class_tags = counters(lx["class_tags"], len(tags))
+            lex.all_tags = counters({"": lx["all_tags"]}, len(tags))[""]
+            lex.lemmas = set(lx["lemmas"])
+            tables = Tables(tags, rules, lex)
+            W_tag, W_lem = arrays["W_tag"], arrays["W_lem"]
+            if W_tag.shape != (1 << header["bits"],) or W_lem.shape != (1 << header["lemma_bits"],):
+                raise ValueError("array shapes do not fit the header")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
+        return cls(config, tables, W_tag, W_lem, header.get("info", {}))
+
+
+def _limits(header: dict, shapes: dict) -> None:
+    for key in ("bits", "lemma_bits"):
+        b = header.get(key)
+        if type(b) is not int or not 10 <= b <= 28:
+            raise ValueError(f"bad hash size {b!r}")
+    bounds = {"W_tag": 1 << header["bits"], "W_lem": 1 << header["lemma_bits"]}
+    for name, (_, shape) in shapes.items():
+        if int(np.prod(shape)) > bounds.get(name, 0):
+            raise ValueError(f"array {name} does not fit the header")
+
+
+# ---- reading --------------------------------------------------------------------------------------
+def read_treebank(path: str):
+    """Sentences of a CoNLL-U file as (forms, rows)."""
+    from structkit.io.conllu import read_conllu
+
+    return [s for s in read_conllu(path, check_text=False)]
+
+
+def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray) -> dict:
+    from structkit.morph.evaluate import score_rows
+
+    gold, pred, i = [], [], 0
+    for s in sentences:
+        for row in s.rows:
+            upos, xpos, feats = tables.tags[tags[i]].split("\t")
+            pred.append([row[0], row[1], apply_rule(tables.rule(rules[i]), row[1]), upos, xpos, feats])
+            gold.append(row)
+            i += 1
+    r = score_rows(gold, pred)
+    r["select"] = r["alltags"] + r["lemmas"]
+    return r
+
+
+def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = None,
+                on_epoch=None, **_) -> MorphModel:
+    """Train a tagger and lemmatizer on the treebank ``train_path`` (see the module docstring)."""
+    from structkit.io.files import display_name
+    from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
+    from structkit.morph import kernels as K
+
+    t0 = time.perf_counter()
+    selection.check_with_dev(config, dev_path)
+    every = read_treebank(train_path)
+    train_sents, dev_sents = hold_out(config, every, None, len(every), lambda idx: [every[i] for i in idx])
+    if dev_path is not None:
+        dev_sents = read_treebank(dev_path)
+    forms = [[r[1] for r in s.rows] for s in train_sents]
+    rows = [r for s in train_sents for r in s.rows]
+    # tags and rules, ids in sorted order (identity and lower-casing first)
+    tags = sorted({tag_of(r) for r in rows})
+    rule_objs = [make_rule(r[1], r[2]) for r in rows]
+    base = [rule_text(r) for r in base_rules()]
+    rules = base + sorted({rule_text(r) for r in rule_objs} - set(base))
+    tag_id = {t: i for i, t in enumerate(tags)}
+    rule_id = {r: i for i, r in enumerate(rules)}
+    gold_t = np.array([tag_id[tag_of(r)] for r in rows], dtype=np.int64)
+    gold_r = np.array([rule_id[rule_text(r)] for r in rule_objs], dtype=np.int64)
+    triples = list(zip((r[1] for r in rows), gold_t.tolist(), gold_r.tolist(), (r[2] for r in rows)))
+    sent_of = np.repeat(np.arange(len(forms)), [len(s) for s in forms])
+    full = Lexicon(MAX_CANDIDATES).add(triples)
+    tables = Tables(tags, rules, full)
+    # jackknifed lookups: sentence k's words in the lexicon of the other folds
+    folds = [Lexicon(MAX_CANDIDATES).add(t for t, s in zip(triples, sent_of) if s % FOLDS != k)
+             for k in range(FOLDS)] if len(forms) >= FOLDS else [full] * FOLDS
+    types = TypeTable()
+    enc = encode(forms, tables, lambda k: folds[k % FOLDS], types, gold_t, gold_r)
+    del folds
+    dev_enc = None
+    if dev_sents is not None:
+        dev_forms = [[r[1] for r in s.rows] for s in dev_sents]
+        dev_enc = encode(dev_forms, tables, lambda k: full, types)
+    size_t, size_l = 1 << config.hash_bits, 1 << (config.hash_bits - LEMMA_BITS_LESS)
+    W_t, U_t, c_t = np.zeros(size_t), np.zeros(size_t), np.ones(1, dtype=np.int64)
+    W_l, U_l, c_l = np.zeros(size_l), np.zeros(size_l), np.ones(1, dtype=np.int64)
+    out_t = np.zeros(len(rows), dtype=np.int64)
+    out_l = np.zeros(len(rows), dtype=np.int64)
+    rng = np.random.default_rng(config.seed)
+    n_sent = len(forms)
+
+    def step(epoch: int) -> dict:
+        order = rng.permutation(n_sent).astype(np.int64)
+        up = K.tag_epoch(W_t, U_t, c_t, enc.feats, enc.sent_ptr, order, enc.cand_ptr, enc.cands,
+                         tables.parts_ptr, tables.parts, gold_t, out_t)
+        tok = rng.permutation(len(rows)).astype(np.int64)
+        # the lemmatizer learns from the tags the tagger gave this epoch, each before its sentence's
+        # update (errors like those of new text), not the gold ones (dev Lemmas +1.1 on Turkish and Tamil)
+        lf = lemma_features(enc.feats, tables.tag_vals[out_t], tables.upos_vals[out_t])
+        up += K.class_epoch(W_l, U_l, c_l, lf, tok, enc.rule_ptr, enc.rule_cands, enc.rule_feats,
+                            gold_r, out_l)
+        mistakes = int(np.count_nonzero(out_t != gold_t))
+        return train_counts(up, mistakes, len(rows)) | {"train_lemma_mistakes": int(np.count_nonzero(out_l != gold_r))}
+
+    def averaged():
+        a_t, a_l = np.empty(size_t, dtype=np.float32), np.empty(size_l, dtype=np.float32)
+        K.average(W_t, U_t, c_t, a_t)
+        K.average(W_l, U_l, c_l, a_l)
+        return a_t, a_l
+
+    model = MorphModel(config, tables, None, None, {})
+
+    def score_dev(w) -> dict:
+        t, r, _ = model.predict_ids(None, dev_enc, w)
+        return _score(tables, dev_sents, t, r)
+
+    run = run_epochs(config.epochs, step, averaged, selection.Selector("select", config.patience, lambda w: w),
+                     score_dev if dev_enc is not None else None, on_epoch)
+    if wants_refit(config, run.selector):
+        def again(cfg: MorphConfig, told) -> MorphModel:
+            return train_morph(cfg, train_path, None, told)
+
+        model = refit(config, run.selector, config.epochs, again, on_epoch, len(dev_sents), t0)
+        model.info["dev_scores"] = _dev_scores(run.selector.best_dev)
+        return model
+    model.W_tag, model.W_lem = run.weights
+    model.info = {"train_file": display_name(train_path), "train_sentences": n_sent, "train_tokens": len(rows),
+                  "tags": len(tags), "rules": len(rules), "train_seconds": round(time.perf_counter() - t0, 3)}
+    if run.info():
+        model.info |= run.info() | {"dev_sentences": len(dev_sents)}
+        model.info["dev_scores"] = _dev_scores(run.selector.best_dev)
+    return model
+
+
+def _dev_scores(dev: dict) -> dict:
+    return {k: round(v, 2) for k, v in dev.items() if k in ("upos", "xpos", "ufeats", "alltags", "lemmas")}
+
+
+# ---- writing ---------------------------------------------------------------------------------------
+def write_analysed(sentences, analyses, out) -> None:
+    """Each sentence's lines as read, LEMMA, UPOS, XPOS and FEATS of its word rows replaced."""
+    for sent, analysis in zip(sentences, analyses):
+        at = dict(zip(sent.word_at, analysis))
+        for i, line in enumerate(sent.lines):
+            a = at.get(i)
+            if a is not None:
+                cols = line.split("\t")
+                cols[2:6] = a
+                line = "\t".join(cols)
+            out.write(line)
+            out.write("\n")
+        out.write("\n")

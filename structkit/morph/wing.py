@@ -1,0 +1,127 @@
+"""The morph task as the front-ends see it, registered in ``structkit.tasks``: training a
+morphological tagger and lemmatizer on a UD treebank, `structkit morph` (fills LEMMA, UPOS,
+XPOS and FEATS of CoNLL-U) and `structkit eval --task morph`. Light: the methods import the
+wing when called."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structkit.errors import UserError
+from structkit.tasks import CommandOption, Task, register
+
+_HELP = """Analyse CoNLL-U with a model trained by `structkit train --task morph`: fill each word's
+LEMMA, UPOS, XPOS and FEATS. Every other column, comment, multiword range and empty node is
+written back as read. FILES are CoNLL-U files or '-'; none is standard input."""
+
+_OPTIONS = (CommandOption(("-o", "--output"), "Write here instead of standard output."),)
+BLOCK = 2000   # sentences analysed at a time (bounded memory on large inputs)
+
+
+@dataclass(frozen=True)
+class MorphTask(Task):
+    """UPOS, XPOS, FEATS and LEMMA of each word, learnt from a treebank."""
+
+    def main_score(self) -> str:
+        return "alltags"
+
+    def dev_line(self, config, dev: dict) -> str:
+        return (f"dev UPOS {dev['upos']:.2f}, XPOS {dev['xpos']:.2f}, UFeats {dev['ufeats']:.2f}, "
+                f"AllTags {dev['alltags']:.2f}, Lemmas {dev['lemmas']:.2f}")
+
+    def trained(self, config, model) -> str:
+        return f"{model.info['tags']} tags, {model.info['rules']} lemma rules"
+
+    def summary(self, config, model) -> str:
+        info = model.info
+        kept = ""
+        if info.get("selected_epoch") is not None:
+            d = info["dev_scores"]
+            best = f"dev AllTags {d['alltags']:.2f}, Lemmas {d['lemmas']:.2f}"
+            kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} "
+            kept += (f"best on the held-out {info['dev_sentences']} ({best}), then {info['refit_epochs']} "
+                     f"epochs on all {info['train_sentences']} sentences" if info.get("refit")
+                     else f"kept (best {best})")
+        return (f"{self.trained(config, model)}, {info['train_tokens']} training tokens{kept}, "
+                f"{info['train_seconds']:.1f} s")
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.morph.task import MorphModel
+
+        return MorphModel.load(path, command, tasks)
+
+    def describe(self, model) -> dict:
+        return {"labels": [], "needs_pos": False, "scores": False, "explain": False}
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        """The model's facts, then its ``top`` most frequent tags and lemma rules (those whose
+        text contains ``pattern``). Its weights are hashed: they have no feature names to show."""
+        from structkit.morph.rules import parse_rule
+
+        info, t = model.info, model.tables
+        lines = [f"# morph model: {len(t.tags)} tags, {len(t.rules)} lemma rules, {len(t.lexicon.form_tags)} "
+                 f"known forms, weights 2^{model.W_tag.size.bit_length() - 1} (tagger) and "
+                 f"2^{model.W_lem.size.bit_length() - 1} (lemmatizer), hashed",
+                 f"# trained on {info.get('train_file')} ({info.get('train_tokens')} tokens)"]
+        counts = t.lexicon.all_tags
+        tags = [(counts.get(i, 0), tag.replace("\t", " ")) for i, tag in enumerate(t.tags)]
+        rule_counts: dict[int, int] = {}
+        for c in t.lexicon.form_rules.values():
+            for r, n in c.items():
+                rule_counts[r] = rule_counts.get(r, 0) + n
+
+        def rule_words(r: int) -> str:
+            lower, cut_front, add_front, cut_end, add_end = parse_rule(t.rules[r])
+            out = (["lower-case"] if lower else []) + ([f"cut {cut_front} at the start"] if cut_front else []) \
+                + ([f"prefix {add_front!r}"] if add_front else []) + ([f"cut {cut_end} at the end"] if cut_end else []) \
+                + ([f"append {add_end!r}"] if add_end else [])
+            return ", ".join(out) or "identity"
+
+        rules = [(n, rule_words(r)) for r, n in rule_counts.items()]
+        for name, items in (("tag", tags), ("rule", rules)):
+            chosen = [x for x in sorted(items, key=lambda x: (-x[0], x[1])) if pattern is None or pattern in x[1]]
+            lines += [f"{name}\t{n}\t{text}" for n, text in chosen[:top]]
+        return lines
+
+    def batch(self) -> bool:
+        return False
+
+    def run(self, model_path: str, files: tuple[str, ...], output: str | None = None) -> None:
+        """Analyse each file, streamed ``BLOCK`` sentences at a time, into one CoNLL-U stream."""
+        from itertools import islice
+
+        from structkit.config import resolve_data_path
+        from structkit.io.conllu import read_conllu
+        from structkit.io.files import atomic_output, check_outputs
+        from structkit.morph.task import write_analysed
+
+        model = self.load(model_path, self.command)
+        paths = [resolve_data_path(f, must_exist=True) if f != "-" else "-" for f in files] or ["-"]
+        check_outputs([output], paths + [model_path])
+        with atomic_output(output) as out:
+            for path in paths:
+                sents = read_conllu(path, check_text=False)
+                while True:
+                    block = list(islice(sents, BLOCK))
+                    if not block:
+                        break
+                    write_analysed(block, model.analyse([[r[1] for r in s.rows] for s in block]), out)
+
+    def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
+                 **options) -> tuple[dict, str]:
+        """UPOS, XPOS, UFeats, AllTags and Lemmas accuracy of PRED against GOLD (same words)."""
+        from structkit.config import resolve_data_path
+        from structkit.morph.evaluate import evaluate_files, report
+
+        if model_path or other:
+            raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task "
+                            f"{self.name}")
+        if len(files) != 2:
+            raise UserError(f"eval --task {self.name} takes two CoNLL-U files, GOLD PRED; got {len(files)}")
+        result = evaluate_files(*(resolve_data_path(f, must_exist=True) for f in files))
+        return result, report(result)
+
+
+register(MorphTask("morph", "structkit.morph.task", "MorphConfig", "train_morph", "perceptron",
+                   command="morph", output="analyses", doc=_HELP, options=_OPTIONS,
+                   model_noun="a morphological tagger",
+                   help="Fill LEMMA, UPOS, XPOS and FEATS of CoNLL-U with a trained tagger and lemmatizer."))
