@@ -288,6 +288,7 @@ def extract(S, sp, b, sent, groups, out):
 _NONNEG = np.int64(0x7FFFFFFFFFFFFFFF)
 
 
+
 @njit
 def action_scores(feats, k, W, mask, sp, b, n, n_actions, out):
     """out[a] = sum of W[(f & mask) + a] over the first k features f, for legal a (-inf else).
@@ -321,6 +322,58 @@ def action_scores(feats, k, W, mask, sp, b, n, n_actions, out):
     if not can_arc:
         for a in range(1, n_actions):
             out[a] = -np.inf
+
+
+@njit
+def items_scores(feats, k, W, mask, lo, hi, who, nwho, out):
+    """``action_scores`` of several states at once, template-major: out[i, a] = sum of
+    W[(f & mask) + a] over the first k features f of feats[i] for a in lo[i]..hi[i] - 1 (the
+    legal actions, which are contiguous; -inf elsewhere), for the items i = who[0..nwho - 1].
+
+    Each item's sum runs over its features in order (float32, the additions of
+    ``action_scores``); the loop takes eight templates at a time for every item in turn, so
+    a weight row that several items share (same feature at the same template: half of the
+    rows within a beam step on ParTUT) is read from the L1 cache by all but the first. The
+    sums run over all actions (a loop of a known length vectorizes best; SHIFT's lane when
+    the queue is empty is computed and then dropped), except for an item that can only
+    shift, which sums SHIFT's lane alone."""
+    m = mask & _NONNEG
+    n_actions = out.shape[1]
+    for w in range(nwho):
+        i = who[w]
+        for a in range(n_actions):
+            out[i, a] = 0.0
+    q = 0
+    while q + 8 <= k:
+        for w in range(nwho):
+            i = who[w]
+            f0, f1, f2, f3 = feats[i, q] & m, feats[i, q + 1] & m, feats[i, q + 2] & m, feats[i, q + 3] & m
+            f4, f5, f6, f7 = feats[i, q + 4] & m, feats[i, q + 5] & m, feats[i, q + 6] & m, feats[i, q + 7] & m
+            o = out[i]
+            if hi[i] == 1:
+                o[0] = (o[0] + W[f0] + W[f1] + W[f2] + W[f3] + W[f4] + W[f5] + W[f6] + W[f7])
+                continue
+            for a in range(n_actions):
+                o[a] = (o[a] + W[f0 + a] + W[f1 + a] + W[f2 + a] + W[f3 + a]
+                        + W[f4 + a] + W[f5 + a] + W[f6 + a] + W[f7 + a])
+        q += 8
+    while q < k:
+        for w in range(nwho):
+            i = who[w]
+            f = feats[i, q] & m
+            o = out[i]
+            if hi[i] == 1:
+                o[0] += W[f]
+                continue
+            for a in range(n_actions):
+                o[a] += W[f + a]
+        q += 1
+    for w in range(nwho):
+        i = who[w]
+        for a in range(lo[i]):
+            out[i, a] = -np.inf
+        for a in range(hi[i], n_actions):
+            out[i, a] = -np.inf
 
 
 @njit
@@ -405,6 +458,9 @@ def beam_search(sent, model, search, bufs, gold, track):
     feats = np.zeros((B, MAX_FEATS), dtype=np.int64)  # item i's features
     nfeat = np.zeros(B, dtype=np.int64)
     src = np.zeros(B, dtype=np.int64)  # the item whose scores item i has (i, or an earlier twin)
+    who = np.zeros(B, dtype=np.int64)  # the items scored (no earlier twin)
+    lo = np.zeros(B, dtype=np.int64)  # their legal actions lo[i]..hi[i] - 1
+    hi = np.zeros(B, dtype=np.int64)
     sc = np.zeros((B, n_actions), dtype=np.float32)  # float32 sums: twice the SIMD width
     lfeats = np.zeros(MAX_FEATS, dtype=np.int64)  # the lookahead's and the gold path's scratch
     topv = np.zeros(B)
@@ -447,6 +503,8 @@ def beam_search(sent, model, search, bufs, gold, track):
     Bn = nxt
     for t in range(T):
         gitem = -1  # the item that is the gold prefix (when tracking and it is in the beam)
+        nwho = 0
+        k = 0
         for i in range(size):
             k = extract(A[i], bsp[i], bb[i], sent, model.groups, feats[i])
             nfeat[i] = k
@@ -455,14 +513,17 @@ def beam_search(sent, model, search, bufs, gold, track):
                 if src[j] == j and bb[j] == bb[i] and nfeat[j] == k and _same_features(feats, i, j, k):
                     src[i] = j
                     break
+            if src[i] == i:
+                who[nwho] = i
+                nwho += 1
+                lo[i] = 0 if bb[i] <= n else 1
+                hi[i] = n_actions if bsp[i] >= 2 else 1
             if track and bgold[i]:
                 gitem = i
+        items_scores(feats, k, W, mask, lo, hi, who, nwho, sc)  # every item has k features
         m = 0
         for i in range(size):
-            j = src[i]
-            if j == i:
-                action_scores(feats[i], nfeat[i], W, mask, bsp[i], bb[i], n, n_actions, sc[i])
-            row = sc[j]
+            row = sc[src[i]]
             for a in range(n_actions):
                 if row[a] > -np.inf:
                     m = _insert(cv, cp, ca, m, cap, bscore[i] + row[a], i, a)
