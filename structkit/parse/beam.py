@@ -708,6 +708,35 @@ def beam_parse_corpus(X, model, search, root_label, heads_out, labels_out):
 
 
 @njit
+def nonzero_cells(W, idx, vals):
+    """The cells of W whose bits are not all zero, in order: their positions into idx and
+    their values into vals (both of the length ``np.count_nonzero(W.view(np.int32))``)."""
+    bits = W.view(np.int32)
+    j = 0
+    for i in range(bits.shape[0]):
+        if bits[i] != 0:
+            idx[j] = i
+            vals[j] = W[i]
+            j += 1
+    return j
+
+
+@njit
+def scatter_cells(W, idx, vals):
+    """W[idx[j]] = vals[j] (the inverse of ``nonzero_cells`` on a zeroed W)."""
+    for j in range(idx.shape[0]):
+        W[idx[j]] = vals[j]
+
+
+@njit
+def average_in_place(W, U, c):
+    """W[i] = W[i] - U[i] / c in float32 (c float32): the averaged perceptron's weights, the
+    numbers ``np.subtract(W, np.divide(U, c))`` gives, without its temporary table."""
+    for i in range(W.shape[0]):
+        W[i] = W[i] - U[i] / c
+
+
+@njit
 def hash_slots(t, atoms, mask, out):
     """out[i] = the first slot (action 0's) of template t's feature with the atom values
     atoms[i, :3] (the hash ``extract`` computes, masked; unused atoms 0): naming hashed
