@@ -276,6 +276,37 @@ def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[li
     return [(h, [plain.get(x, x) for x in d]) for h, d in trees]
 
 
+class _Cells:
+    """A weight table as its nonzero cells (positions int32 or int64, float32 values): the dev
+    selection's snapshot of the best epoch's averaged weights, a third of the dense table's
+    memory on ParTUT."""
+
+    def __init__(self, idx: np.ndarray, vals: np.ndarray):
+        self.idx, self.vals = idx, vals
+
+    @classmethod
+    def of(cls, w: np.ndarray) -> "_Cells":
+        from structkit.parse.beam import nonzero_cells
+
+        k = int(np.count_nonzero(w.view(np.int32)))   # every nonzero bit pattern, -0.0 too
+        idx = np.empty(k, dtype=np.int32 if len(w) < 2**31 else np.int64)
+        vals = np.empty(k, dtype=np.float32)
+        nonzero_cells(w, idx, vals)
+        return cls(idx, vals)
+
+    def put(self, w: np.ndarray) -> None:
+        """Make w (of the table's size) the table again."""
+        from structkit.parse.beam import scatter_cells
+
+        w.fill(0)
+        scatter_cells(w, self.idx, self.vals)
+
+    def dense(self, size: int) -> np.ndarray:
+        w = np.empty(size, dtype=np.float32)
+        self.put(w)
+        return w
+
+
 def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
     from structkit.learn.loop import run_epochs, train_counts
@@ -314,9 +345,20 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
     c = 1.0
     rng = np.random.default_rng(config.seed)
     model, search = parser.model(W, U), parser.search()
-    avg = None
+    # With dev data each epoch's averaged weights are made in W itself (W's training values
+    # kept aside as their nonzero cells meanwhile, and put back before the next epoch), and
+    # the best epoch's are kept as their nonzero cells: the tables then are W, U and two
+    # sparse copies (0.4 of a table each on ParTUT), not W, U, an average and a best copy.
+    held = None   # W's training values while W holds the averaged weights
+
+    def restore() -> None:
+        nonlocal held
+        if held is not None:
+            held.put(W)
+            held = None
 
     def step(epoch: int) -> dict:
+        restore()
         order = rng.permutation(n_sent)
 
         def piece(part: np.ndarray) -> tuple:  # the kernel on a slice of the order (learn.pieces)
@@ -328,13 +370,14 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
         # one decision per sentence: the max-violation update is its mistake
         return train_counts(updates, updates, int(trainable.sum()))
 
-    def averaged() -> np.ndarray:
-        nonlocal avg
-        if avg is None:
-            avg = np.empty_like(W)
-        np.divide(U, np.float32(c), out=avg)   # in place: one extra table, no temporaries
-        np.subtract(W, avg, out=avg)
-        return avg
+    def averaged() -> np.ndarray:   # W - U / c, in W (the same float32 numbers as numpy's)
+        nonlocal held
+        from structkit.parse.beam import average_in_place
+
+        restore()
+        held = _Cells.of(W)
+        average_in_place(W, U, np.float32(c))
+        return W
 
     def final() -> np.ndarray:   # the last epoch's average, in place once training is over
         np.divide(U, np.float32(c), out=U)
@@ -344,8 +387,17 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
         H, D = parser.parse_sentences(dev_sents, W=w)
         return label_scores(dev_sents, H, D)
 
-    run = run_epochs(config.epochs, step, averaged, Selector(SELECT_KEY, config.patience),
+    def snapshot(w: np.ndarray) -> "_Cells":  # the best epoch's weights, kept as their nonzero cells
+        selector.weights = None   # the previous best goes first: one snapshot in memory at a time
+        return _Cells.of(w)
+
+    selector = Selector(SELECT_KEY, config.patience, copy=snapshot)
+    run = run_epochs(config.epochs, step, averaged, selector,
                      score_dev if dev_sents is not None else None, on_epoch, final)
+    if isinstance(run.weights, _Cells):   # the tables of training go before the dense copy comes
+        size = len(W)
+        model = W = U = held = None
+        run.weights = run.weights.dense(size)
     parser.W = run.weights
     parser.info = {"train_file": train_name, "train_sha256": train_sha256,
                    "train_sentences": n_sent, "skipped_unbuildable": skipped,

@@ -569,3 +569,127 @@ def test_default_parser_las_floor_on_partut(corpus):
     base = _trivial_baselines(train, test)
     assert max(base.values()) < 30, base
     assert las >= 70.0 and las >= max(base.values()) + 40, (las, base)
+
+
+# ---- the scoring and table kernels against plain Python/numpy ----------------------------------
+def ref_action_scores(feats, k, W, mask, sp, b, n, n_actions):
+    """The scores in float32, feature by feature in order (the sums the kernels must give
+    bit for bit); -inf for illegal actions."""
+    out = np.zeros(n_actions, dtype=np.float32)
+    for a in range(n_actions):
+        if (a == 0 and b > n) or (a > 0 and sp < 2):
+            out[a] = -np.inf
+            continue
+        s = np.float32(0.0)
+        for f in feats[:k]:
+            s = np.float32(s + W[(int(f) & mask) + a])
+        out[a] = s
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_action_and_items_scores_are_the_in_order_float32_sums(seed):
+    """action_scores and items_scores (several items, template-major, twins skipped) give the
+    reference's float32 sums exactly, for every legality case (can shift / can arc or not) and
+    feature counts around the eight-feature batches."""
+    rng = np.random.default_rng(seed)
+    for L in (1, 3, 50):
+        A = 2 * L + 1
+        W = (rng.normal(size=MASK + 1 + A) * rng.choice([1e-3, 1.0, 1e3], size=MASK + 1 + A)).astype(np.float32)
+        W[rng.random(len(W)) < 0.3] = 0.0
+        B = 6
+        for k in (1, 7, 8, 9, 16, 105):
+            feats = rng.integers(-2**62, 2**62, size=(B, bm.MAX_FEATS))
+            sps = rng.integers(0, 4, size=B)
+            bs = rng.integers(1, 6, size=B)
+            n = 4
+            lo = np.array([0 if bs[i] <= n else 1 for i in range(B)], dtype=np.int64)
+            hi = np.array([A if sps[i] >= 2 else 1 for i in range(B)], dtype=np.int64)
+            who = np.array([i for i in range(B) if i != 2], dtype=np.int64)  # item 2: a twin, not scored
+            out = np.full((B, A), 7.0, dtype=np.float32)
+            bm.items_scores(feats, k, W, MASK, lo, hi, who, len(who), out)
+            for i in range(B):
+                want = ref_action_scores(feats[i], k, W, MASK, sps[i], bs[i], n, A)
+                got1 = np.zeros(A, dtype=np.float32)
+                bm.action_scores(feats[i], k, W, MASK, sps[i], bs[i], n, A, got1)
+                np.testing.assert_array_equal(got1, want)
+                if i == 2:
+                    assert (out[i] == 7.0).all()  # untouched
+                else:
+                    np.testing.assert_array_equal(out[i], want)
+
+
+def test_table_kernels_match_numpy():
+    """average_in_place gives numpy's float32 W - U / c; nonzero_cells and scatter_cells take a
+    table apart into its nonzero cells (-0.0 included) and put it back bit for bit."""
+    rng = np.random.default_rng(4)
+    W = rng.integers(-5, 6, size=5000).astype(np.float32)
+    U = (rng.integers(-10**7, 10**7, size=5000) * rng.random(5000)).astype(np.float32)
+    U[rng.random(5000) < 0.5] = 0.0
+    for c in (1.0, 3.0, 1781.0, 14248.0):
+        want = np.subtract(W, np.divide(U, np.float32(c)))
+        got = W.copy()
+        bm.average_in_place(got, U, np.float32(c))
+        np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    W[rng.random(5000) < 0.6] = 0.0
+    W[:3] = -0.0
+    k = int(np.count_nonzero(W.view(np.int32)))
+    idx, vals = np.zeros(k, dtype=np.int32), np.zeros(k, dtype=np.float32)
+    assert bm.nonzero_cells(W, idx, vals) == k
+    np.testing.assert_array_equal(idx, np.flatnonzero(W.view(np.int32)))
+    back = np.full_like(W, 9.0)
+    back.fill(0)
+    bm.scatter_cells(back, idx, vals)
+    np.testing.assert_array_equal(back.view(np.int32), W.view(np.int32))
+
+
+def ref_beam_float32(sent, n, W, L, B):
+    """The plain beam with the kernel's arithmetic: each state's action scores are float32 sums
+    in feature order (``ref_action_scores``), path scores float64; candidates in (item, action)
+    order, the B best kept by a stable sort. Returns each step's item paths."""
+    beam = [(0.0, RefState(n), [])]
+    steps = []
+    for t in range(2 * n - 1):
+        cands = []
+        for score, st, path in beam:
+            feats = np.array(phi(st, sent), dtype=np.int64)
+            sc = ref_action_scores(feats, len(feats), W, MASK, len(st.stack), st.b, n, 2 * L + 1)
+            for a in range(2 * L + 1):
+                if st.legal(a):
+                    cands.append((score + float(sc[a]), st, path, a))
+        cands.sort(key=lambda c: -c[0])
+        beam = []
+        for v, st, path, a in cands[:B]:
+            s2 = st.copy()
+            s2.apply(a, L)
+            beam.append((v, s2, path + [a]))
+        steps.append([p for _, _, p in beam])
+    return steps
+
+
+def test_beam_items_with_equal_features_share_scores_without_changing_the_search():
+    """Sentences of one repeated word make many beam items with equal features (the kernel
+    scores such twins once and gives each its twin's scores, ties included); the kernel's items
+    at every step are those of the reference beam with the kernel's float32 arithmetic."""
+    rng = np.random.default_rng(11)
+    L = 2
+    twins = 0
+    for n in (4, 7, 9):
+        W = rng.normal(size=MASK + 1 + 2 * L + 1).astype(np.float32)
+        sent = tuple(np.full(n, 2, dtype=np.int64) for _ in range(4))  # every word the same
+        B = 6
+        steps = ref_beam_float32(sent, n, W, L, B)
+        path, _ = kernel_steps(sent, n, W, L, B, B, 0)
+        for t, items in enumerate(steps):
+            assert [path(t, j) for j in range(len(items))] == items
+        # the reference's states with equal features at one step (what the kernel shares)
+        for t, items in enumerate(steps):
+            seen = set()
+            for p in items:
+                st = RefState(n)
+                for a in p:
+                    st.apply(a, L)
+                key = (st.b, tuple(phi(st, sent)))
+                twins += key in seen
+                seen.add(key)
+    assert twins > 0
