@@ -73,7 +73,8 @@ def _default_algos() -> str:
 
     by: dict[str, list[str]] = {}
     for t in TASKS.values():
-        by.setdefault(t.default_algo, []).append(t.name)
+        if t.default_algo != "none":   # a task that only scores files (ud)
+            by.setdefault(t.default_algo, []).append(t.name)
     return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items()) + \
         "; kbest-pa for pos on CoNLL-U"
 
