@@ -21,10 +21,16 @@ OVERLAP = 1 << 10     # the end of a window that is labelled again with the next
 
 
 @njit
+def _line_break(c):
+    """Whether code point ``c`` ends a line (as ``str.splitlines`` reads it)."""
+    return (10 <= c <= 13) or (0x1C <= c <= 0x1E) or c == 0x85 or c == 0x2028 or c == 0x2029
+
+
+@njit
 def char_emissions(cps, tab, known, bits, Wt):
     """The emission scores E [n, L] of a text's characters under the weights Wt, with the
-    constraints as NEG: whitespace may only be N or W, other characters only N, T or S; the
-    last non-space character ends a sentence (S only)."""
+    constraints as NEG: whitespace may only be N or W (a line break only W), other characters
+    only N, T or S; the last non-space character ends a sentence (S only)."""
     n = cps.shape[0]
     L = Wt.shape[1]
     E = np.empty((n, L))
@@ -50,6 +56,8 @@ def char_emissions(cps, tab, known, bits, Wt):
         if cl[i + 4] == 1:
             e[1] = NEG
             e[2] = NEG
+            if _line_break(cps[i]):   # a token never spans lines (a CoNLL-U form cannot)
+                e[0] = NEG
         else:
             e[3] = NEG
             if i == last:

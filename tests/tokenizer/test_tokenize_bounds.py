@@ -109,3 +109,18 @@ def test_binary_junk_is_one_line_and_leaves_nothing(sk, tokenizer, tmp_path):
     assert_one_line_error(sk("tokenize", "-m", str(model), str(junk), "-o", str(out)),
                           "not valid UTF-8")
     assert not out.exists() and not leftovers(tmp_path)
+
+
+def test_a_token_never_spans_a_line_break():
+    """Even a model that would keep every space inside a token (as Vietnamese words have them)
+    ends a token at a line break: a CoNLL-U form or `# text` cannot hold one."""
+    from structkit.tokenizer import features as F
+    from structkit.tokenizer.model import LearntTokenizer
+
+    bits = 16
+    W = np.zeros((1 << bits, 4))
+    W[:, 0] = 1.0          # every feature pushes "inside a token"
+    tok = LearntTokenizer(W, np.zeros((5, 5)), F.known_table([]), bits)
+    text = "ab cd\nef gh\r\nij\u2028kl mn"
+    forms = [t.form for s in tok.sentences(text) for t in s]
+    assert forms == ["ab cd", "ef gh", "ij", "kl mn"]
