@@ -63,11 +63,20 @@ def run_one(name: str) -> dict:
     train_cpu = time.process_time() - c0
     text = raw_text(test)
     scores = evaluate_text(model.tokenizer, test, text)
+    learners = None
+    if dev is not None:   # the default learner against the other one, as dev sees them
+        dev_text = raw_text(dev)
+        learners = {}
+        for algo in ("pa", "perceptron"):
+            m = model if algo == "pa" else train_tokenizer(make_config({"task": "tokenize", "algo": algo}),
+                                                           train, dev)
+            d = evaluate_text(m.tokenizer, dev, dev_text)
+            learners[algo] = {k: round(d[k]["f1"], 2) for k in ("tokens", "words", "sentences")}
     return {"treebank": name, "train": f"{name}/{train_stem}.conllu",
             "dev": f"{name}/{dev_stem}.conllu" if dev_stem else None,
             "test": f"{name}/{test_stem}.conllu", "train_cpu_seconds": round(train_cpu, 2),
             "scores": {k: scores[k] for k in ("tokens", "words", "sentences")},
-            "speed": speed(model, text),
+            "speed": speed(model, text), "learners_on_dev": learners,
             "model": {k: model.info.get(k) for k in ("selected_epoch", "epochs_run", "mwt_rules",
                                                       "train_sentences", "train_chars")}}
 
@@ -108,7 +117,17 @@ def write_report(obj: dict, udpipe: dict, out: str) -> None:
         "| treebank | tokens F1 | words F1 | sentences F1 | train s (ratio) | MB/s |",
         "|---|---|---|---|---|---|", *rows, "",
         "Below UDPipe 1 (tokens or words lower, or sentences more than 1 point lower): "
-        + ("; ".join(below) if below else "none") + ".", ""]
+        + ("; ".join(below) if below else "none") + ".", "",
+        "The learner, as dev sees it (dev F1 tokens / words / sentences; `pa` is the default, "
+        "`--algo perceptron` the other; each with its epoch chosen on dev):", "",
+        "| treebank | pa | perceptron |", "|---|---|---|"]
+    for name, r in obj["treebanks"].items():
+        ld = r.get("learners_on_dev")
+        if ld:
+            lines.append(f"| {name} | " + " | ".join(
+                " / ".join(f"{ld[a][k]:.2f}" for k in ("tokens", "words", "sentences")) for a in ("pa", "perceptron"))
+                + " |")
+    lines.append("")
     Path(out + ".md").write_text("\n".join(lines))
 
 

@@ -46,6 +46,7 @@ ROLES = {
     "files": READ, "file": READ, "train_path": READ, "dev_path": READ, "config_path": READ,
     "other": READ, "output": WRITE,
     "model_path": MODEL_IN, "tokenizer_path": MODEL_IN, "tagger_path": MODEL_IN, "models": MODEL_IN,
+    "tokenizers": MODEL_IN,
     "output_dir": ("refuse", "--output-dir is a folder"),
     "metrics_json": ("refuse", "--metrics-json is written to a file"),
     "from_files": ("refuse", "standard input ('-') cannot be one"),
@@ -254,7 +255,9 @@ def test_dash_is_read_or_refused_in_one_line(world, here, sk, words, param):
     role = _role(words, param.name)
     if words == ("serve",):  # a server that wrongly started would not return: a process with a timeout
         task = next(iter(world["models"]))
-        p = subprocess.run(sk_cmd("serve", "-m", "-", "--port", "0"), input=world["models"][task].read_bytes(),
+        model = world["models"][task]
+        args = (("-m", "-") if param.name == "models" else ("-m", str(model), _opt(param), "-"))
+        p = subprocess.run(sk_cmd("serve", *args, "--port", "0"), input=model.read_bytes(),
                            capture_output=True, timeout=120, env=sk_env(), cwd=here)
         from clitools import Run
         _refused(Run(p.returncode, p.stdout.decode(), p.stderr.decode()), here, role[1])
