@@ -199,7 +199,8 @@ def _cases(world, words: tuple, param) -> list[tuple[list, bytes | None, list | 
         if name == "output":
             return [(base + [inputs[task], opt, "-"], None, base + [inputs[task]])]
         if name == "tokenizer_path":
-            return [(base + ["--text", opt, "-", world["raw"]], models[task].read_bytes(), None)]
+            tagger = ["--tagger", models["pos"]] if cmd == "parse" else []  # raw text has no tags to parse with
+            return [(base + ["--text", *tagger, opt, "-", world["raw"]], models[task].read_bytes(), None)]
         return [(base + [inputs[task], opt, "-"], models[task].read_bytes(), None)]
     if cmd == "eval":
         if name == "model_path":
