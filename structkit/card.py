@@ -44,7 +44,9 @@ def data_facts(given: str, resolved: str | None = None, sha256: str | None = Non
 
     facts: dict[str, Any] = {"path": "<stdin>" if given == "-" else str(given)}
     resolved = resolved or given
-    if resolved != "-" and os.path.isfile(resolved):
+    if resolved is None or resolved == "-":
+        resolved = "-"
+    elif os.path.isfile(resolved):
         from pathlib import Path
 
         facts["sha256"] = sha256_file(Path(resolved))
@@ -150,7 +152,8 @@ def _dev_during_training(model, history: list[dict]) -> dict:
     kept = info.get("selected_epoch")
     pick = next((h for h in scored if h.get("epoch") == kept), None) if kept is not None else None
     pick = pick or (scored[kept - 1] if kept is not None and 0 < kept <= len(scored) else scored[-1])
-    out["scores"] = _numbers(pick["dev"])
+    # "select" is the selection's own sum of scores, not a score `eval` gives
+    out["scores"] = {k: v for k, v in _numbers(pick["dev"]).items() if k != "select"}
     if kept is not None:
         out["selected_epoch"] = kept
     if info.get("epochs_run") is not None:
@@ -162,11 +165,13 @@ def _dev_during_training(model, history: list[dict]) -> dict:
 
 def train(task, config, train_path: str, dev_path: str | None = None, test_path: str | None = None,
           on_epoch: Callable[[int, dict], None] | None = None, *, given: dict | None = None,
-          recipe: dict | None = None, **train_kw) -> tuple[Any, dict]:
+          recipe: dict | None = None, trainer: Callable | None = None, **train_kw) -> tuple[Any, dict]:
     """Train ``task`` with ``config`` (the task's training function, as `structkit train`
     calls it) and make the model's card; returns ``(model, card)``. ``given``: the data paths
     as the user wrote them ({"train": ..., "dev": ..., "test": ...}; default: the paths);
-    ``recipe``: the `structkit models` recipe the model was built from."""
+    ``recipe``: the `structkit models` recipe the model was built from; ``trainer``: another
+    training function of the same arguments (the API's, over sentences in memory: then
+    ``train_path`` is None and ``given["train"]`` names the data)."""
     from structkit import __version__
 
     given = given or {}
@@ -179,10 +184,11 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
             on_epoch(epoch, stats)
 
     wall0, cpu0 = time.perf_counter(), _cpu()
-    model = task.train_function()(config, train_path, dev_path, record, **train_kw)
+    model = (trainer or task.train_function())(config, train_path, dev_path, record, **train_kw)
     wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
     info = getattr(model, "info", {}) or {}
-    data = {"train": data_facts(given.get("train", train_path), train_path, info.get("train_sha256"))}
+    data = {"train": data_facts(given.get("train") or train_path or "<in memory>", train_path,
+                                info.get("train_sha256"))}
     card: dict[str, Any] = {
         "card_version": CARD_VERSION, "task": task.name, "structkit_version": __version__,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -195,9 +201,7 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
     scoring = [(k, p) for k, p in (("dev", dev_path), ("test", test_path)) if p is not None]
     for k, p in scoring:
         data[k] = data_facts(given.get(k, p), p)
-    if dev_path is not None:
-        card["dev"] = {"during_training": _dev_during_training(model, history)}
-    elif history and any("dev" in h for h in history):   # --dev-split: held-out sentences
+    if any(isinstance(h.get("dev"), dict) for h in history):   # --dev, --dev-split, or dev in memory
         card["dev"] = {"during_training": _dev_during_training(model, history)}
     readable = [(k, p) for k, p in scoring if p != "-"]
     if readable:
@@ -241,7 +245,9 @@ def _fmt(v: Any) -> str:
 def _scores_text(scores: dict) -> str:
     parts = []
     for k, v in scores.items():
-        if isinstance(v, dict):
+        if isinstance(v, dict) and "f1" in v:   # a precision/recall table: its F1
+            parts.append(f"{k} F1 {_fmt(v['f1'])}")
+        elif isinstance(v, dict):
             parts.append(f"{k} (" + ", ".join(f"{a} {_fmt(b)}" for a, b in v.items()) + ")")
         else:
             parts.append(f"{k} {_fmt(v)}")

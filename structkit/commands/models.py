@@ -96,12 +96,12 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
     if output is not None and len(chosen) > 1:
         raise UserError("--output names one model: give one NAME, or --output-dir for several")
     outs = [output or os.path.join(output_dir, r.default_output()) for r in chosen]
-    check_outputs(outs, [])
     if output is None and output_dir and not os.path.isdir(output_dir):
         try:
             os.makedirs(output_dir, exist_ok=True)
         except OSError as e:
             raise UserError(f"cannot make the folder: {e.strerror or e}", output_dir) from None
+    check_outputs(outs, [])
     show = not quiet
     for r, out in zip(chosen, outs):
         say(f"{r.name}: training {r.task} on {r.corpus or recipes.files(r)['train']}", show)
