@@ -120,12 +120,13 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
 
 def _main_scores(scores: dict) -> str:
     """A few headline numbers of a card's scores, for the build summary."""
-    keys = ("accuracy", "f1", "uas", "las", "words", "sentences", "tokens", "alltags", "lemmas")
+    picks = (("accuracy", None), ("f1", None), ("uas", None), ("conll18", "las"), ("tokens", "f1"),
+             ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None), ("chosen", "wer"))
     parts = []
-    for k in keys:
-        v = scores.get(k)
-        if isinstance(v, dict):
-            v = v.get("f1")
-        if isinstance(v, (int, float)):
-            parts.append(f"{k} {v:.2f}")
+    for key, sub in picks:
+        v = scores.get(key)
+        if sub is not None:
+            v = v.get(sub) if isinstance(v, dict) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            parts.append(f"{key if sub in (None, 'f1') else sub.upper()} {v:.2f}")
     return ", ".join(parts[:4])

@@ -166,8 +166,8 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
     config = make_config(cfg)
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
-    train_path = resolve_data_path(train_path, must_exist=True)
     given = {"train": train_path, "dev": dev_path, "test": test_path}   # as written, for the card
+    train_path = resolve_data_path(train_path, must_exist=True)
     dev_path = resolve_data_path(dev_path, must_exist=True) if dev_path else None
     test_path = resolve_data_path(test_path, must_exist=True) if test_path else None
     # A bad --model / --metrics-json destination was only noticed after training, and a
