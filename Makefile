@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer
+.PHONY: install demo test models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ demo:
 
 test:
 	$(BIN)/python -m pytest -q
+
+# Ready English models from their recipes (`structkit models list`), each written with its card
+# (`structkit info MODEL`) to build/models; about 2 minutes, not part of `make test`. Add the
+# pipeline recipe here when `structkit train --task pipeline` lands.
+ENGLISH_MODELS ?= ud:English-ParTUT/tokenize ud:English-ParTUT/pos ud:English-ParTUT/parse
+models:
+	$(BIN)/structkit models build $(ENGLISH_MODELS) --output-dir build/models
 
 # Plants curated bugs one at a time (a private copy each, fresh numba cache) and reports how many
 # the tests catch; not part of `make test` (about 10 min).

@@ -48,9 +48,12 @@ def _ud_treebanks() -> list[tuple[str, str]]:
 
 
 def _ud(treebank: str, language: str, task: str, what: str, **options: Any) -> Recipe:
+    """The recipe for ``task`` on a UD treebank: trained on its train file with the task's
+    defaults (the learner chosen for the data, dev selection of the epoch) and seed 0, which
+    the recipe records so that a rebuild trains the same model."""
     return Recipe(f"ud:{treebank}/{task}", task, f"ud:{treebank}",
                   f"{what}, UD {treebank} (train; dev selects the epoch; scored on test)",
-                  dict(options), language=language)
+                  {"seed": 0, **options}, language=language)
 
 
 def _builtin() -> list[Recipe]:
@@ -149,6 +152,8 @@ def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = Fals
 
         fetch_corpus(recipe.corpus, progress=progress, say=say or (lambda m: None))
     resolved = {k: resolve_data_path(p, must_exist=True) for k, p in paths.items()}
+    if say is not None:
+        say(f"{recipe.name}: training {recipe.task} on {paths['train']}")
     check_outputs([output], list(resolved.values()))
     check_writable(output, "--output")
     task = get_task(recipe.task)

@@ -102,9 +102,13 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
         except OSError as e:
             raise UserError(f"cannot make the folder: {e.strerror or e}", output_dir) from None
     check_outputs(outs, [])
+    if no_fetch:   # every recipe's data checked before anything is trained
+        for r in chosen:
+            state = recipes.status(r)
+            if state != "here":
+                raise UserError(f"recipe {r.name}: {state}")
     show = not quiet
     for r, out in zip(chosen, outs):
-        say(f"{r.name}: training {r.task} on {r.corpus or recipes.files(r)['train']}", show)
         _, card = recipes.build(r, out, fetch=not no_fetch, progress=progress_enabled(quiet),
                                 say=lambda m: say(m, show))
         scores = []
