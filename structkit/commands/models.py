@@ -24,8 +24,6 @@ def info(model_path, as_json) -> None:
     weights."""
     from structkit import card as cards
 
-    if model_path == "-":
-        raise UserError("MODEL is a model file (read as a zip archive): give a path, not standard input")
     header, card = cards.read(model_path)
     if as_json:
         click.echo(json.dumps(finite(card), sort_keys=True, allow_nan=False) if card is not None else "null")
@@ -90,11 +88,13 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
     trained."""
     from structkit import recipes
     from structkit.commands._util import progress_enabled, say
-    from structkit.io.files import check_outputs
+    from structkit.io.files import check_outputs, check_writable
 
     chosen = [recipes.get(n) for n in names]   # every name checked first
     if output is not None and len(chosen) > 1:
         raise UserError("--output names one model: give one NAME, or --output-dir for several")
+    if output is None and output_dir == "-":
+        raise UserError("--output-dir is a folder (the models are written into it), not standard output")
     outs = [output or os.path.join(output_dir, r.default_output()) for r in chosen]
     if output is None and output_dir and not os.path.isdir(output_dir):
         try:
@@ -102,6 +102,8 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
         except OSError as e:
             raise UserError(f"cannot make the folder: {e.strerror or e}", output_dir) from None
     check_outputs(outs, [])
+    for out in outs:   # before any fetch or training
+        check_writable(out, "--output")
     if no_fetch:   # every recipe's data checked before anything is trained
         for r in chosen:
             state = recipes.status(r)
