@@ -121,6 +121,16 @@ def score_model(task, model_path: str, gold_path: str) -> dict:
     return _numbers(result)
 
 
+def scorable(task) -> bool:
+    """Whether the task's models can be scored by its command and `eval` (a task without
+    either, such as a new one being built, gets a card without dev/test scores from eval)."""
+    from structkit.tasks import Task
+
+    return bool(task.command) and type(task).evaluate is not Task.evaluate \
+        and (not task.batch() or type(task).batch_job is not Task.batch_job) \
+        and (task.batch() or type(task).run is not Task.run)
+
+
 # ---- making the card -------------------------------------------------------------------------------
 def _cpu() -> float:
     """CPU seconds of this process and its finished children (the workers of --jobs)."""
@@ -204,6 +214,10 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
     if any(isinstance(h.get("dev"), dict) for h in history):   # --dev, --dev-split, or dev in memory
         card["dev"] = {"during_training": _dev_during_training(model, history)}
     readable = [(k, p) for k, p in scoring if p != "-"]
+    if readable and not scorable(task):
+        card["not_scored"] = (f"the {task.name} task has no command and eval to score its models "
+                              "with (`structkit eval` does not take it)")
+        readable = []
     if readable:
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="structkit-card-") as folder:

@@ -222,3 +222,27 @@ def test_api_fit_and_save_write_a_card(tmp_path):
     _, card = cards.read(str(tmp_path / "mem.model"))
     assert card["data"]["train"]["sha256"] == t.info["train_sha256"]
     assert card["structkit_version"] == structkit.__version__
+
+
+def test_dump_of_a_model_without_named_weights_points_to_info(sk, tmp_path):
+    model = tmp_path / "tok.model"
+    assert sk("train", "--task", "tokenize", "--train", UD / "train.conllu", "--epochs", "1", "-m", model,
+              "-q").code == 0
+    assert_one_line_error(sk("dump", "-m", model), "structkit info")
+
+
+def test_a_task_without_a_command_gets_a_card_without_scores():
+    """A task without a command to run its models (as a new wing may be while it is built)
+    still trains and gets a card, which says it was not scored."""
+    import dataclasses
+
+    from structkit.sequence.task import TaggerConfig
+    from structkit.tasks import get_task
+
+    bare = dataclasses.replace(get_task("pos"), name="barepos", command=None)
+    assert not cards.scorable(bare) and cards.scorable(get_task("pos"))
+    model, card = cards.train(bare, TaggerConfig(task="pos", epochs=2), str(UD / "train.conllu"),
+                              str(UD / "dev.conllu"), str(UD / "test.conllu"))
+    assert "scores" not in card.get("test", {}) and "not_scored" in card
+    assert card["data"]["test"]["sha256"] == sha(UD / "test.conllu")
+    assert 0 <= card["dev"]["during_training"]["scores"]["accuracy"] <= 100
