@@ -101,10 +101,11 @@ def _numbers(d: dict, depth: int = 2) -> dict:
     return out
 
 
-def score_model(task, model_path: str, gold_path: str) -> dict:
+def score_model(task, model_path: str, gold_path: str) -> tuple[dict, bool]:
     """The scores `structkit eval --task TASK GOLD PRED` gives for the output PRED of the task's
     command (`structkit COMMAND -m MODEL INPUT`) on ``gold_path``: INPUT is the gold file, or
-    what the task's ``model_input`` makes of it (the raw text, for a tokenizer)."""
+    what the task's ``model_input`` makes of it (the raw text, for a tokenizer; then the second
+    value is True)."""
     with tempfile.TemporaryDirectory(prefix="structkit-card-") as folder:
         given = task.model_input(gold_path, folder)
         out = os.path.join(folder, "predicted")
@@ -118,7 +119,7 @@ def score_model(task, model_path: str, gold_path: str) -> dict:
         else:
             task.run(model_path, (given,), output=out)
         result, _ = task.evaluate((gold_path, out))
-    return _numbers(result)
+    return _numbers(result), given != gold_path
 
 
 def scorable(task) -> bool:
@@ -224,10 +225,11 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
             path = os.path.join(folder, "model")
             model.save(path)
             for k, p in readable:
-                card.setdefault(k, {})["scores"] = score_model(task, path, p)
+                card.setdefault(k, {})["scores"], made = score_model(task, path, p)
         card["scoring_seconds"] = round(time.perf_counter() - t0, 3)
-        card["scored_with"] = (f"structkit {task.command} -m MODEL FILE, then structkit eval "
-                               f"--task {task.name} FILE OUTPUT")
+        card["scored_with"] = (f"structkit {task.command} -m MODEL {'TEXT' if made else 'FILE'} > OUTPUT, "
+                               f"then structkit eval --task {task.name} FILE OUTPUT"
+                               + (" (TEXT: the raw text of FILE)" if made else ""))
     return model, card
 
 
