@@ -246,3 +246,19 @@ def test_a_task_without_a_command_gets_a_card_without_scores():
     assert "scores" not in card.get("test", {}) and "not_scored" in card
     assert card["data"]["test"]["sha256"] == sha(UD / "test.conllu")
     assert 0 <= card["dev"]["during_training"]["scores"]["accuracy"] <= 100
+
+
+@pytest.mark.parametrize("name", ["chunk-fixed-width.npz", "parse-fixed-width.npz", "beam-fixed-width.npz"])
+def test_info_on_the_old_format_fixtures(sk, name):
+    """Model files of format version 1 (tests/fixtures/old_models), written long before cards:
+    `info` shows what their header has and says there is no card."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "fixtures" / "old_models" / name
+    header, card = cards.read(str(path))
+    assert card is None and header["format_version"] == 1
+    r = sk("info", path)
+    assert r.code == 0, r
+    assert "card:       none" in r.out and f"task:       {header['task']}" in r.out
+    assert header["info"]["train_sha256"] in r.out
+    assert json.loads(sk("info", "--json", path).out) is None
