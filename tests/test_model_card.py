@@ -262,3 +262,18 @@ def test_info_on_the_old_format_fixtures(sk, name):
     assert "card:       none" in r.out and f"task:       {header['task']}" in r.out
     assert header["info"]["train_sha256"] in r.out
     assert json.loads(sk("info", "--json", path).out) is None
+
+
+def test_info_on_a_card_of_the_wrong_shape_is_one_line(sk, tmp_path):
+    """The header is not covered by the arrays' checksum: a card edited into another shape is
+    one line from `info` (and printed as stored by --json), not a traceback."""
+    import numpy as np
+
+    from structkit.model import save_model
+
+    path = tmp_path / "odd.model"
+    save_model(str(path), {"task": "pos", "card": {"data": [1, 2], "training": "x", "dev": 3}},
+               {"a": np.zeros(2)})
+    assert_one_line_error(sk("info", path), "damaged model card")
+    r = sk("info", "--json", path)
+    assert r.code == 0 and json.loads(r.out)["data"] == [1, 2]

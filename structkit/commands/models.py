@@ -28,7 +28,12 @@ def info(model_path, as_json) -> None:
     if as_json:
         click.echo(json.dumps(finite(card), sort_keys=True, allow_nan=False) if card is not None else "null")
         return
-    for line in cards.card_lines(model_path, header, card):
+    try:
+        lines = cards.card_lines(model_path, header, card)
+    except (AttributeError, TypeError, ValueError, KeyError):   # a header edited by hand or damaged
+        raise UserError("damaged model card (its fields are not what structkit writes); "
+                        "`structkit info --json` prints it as stored", model_path) from None
+    for line in lines:
         click.echo(line)
 
 
