@@ -227,6 +227,15 @@ class _Estimator:
         """Training facts stored in the model (data size, features, seconds)."""
         return dict(self._fitted().info)
 
+    @property
+    def card(self) -> dict | None:
+        """The model card ``save`` writes (``structkit info`` shows it): training data, options,
+        dev scores, time, version; None for a model loaded from a file written before cards."""
+        import copy
+
+        self._fitted()
+        return copy.deepcopy(getattr(self, "_card", None))
+
     def _fit_files(self, train: Callable, config: Any, X: PathLike, dev: PathLike | None,
                    record: EpochCallback) -> Any:
         """Train from files exactly as ``structkit train`` does with the same options (the model
@@ -249,9 +258,14 @@ class _Estimator:
         return self
 
     @classmethod
-    def _of(cls, model: Any) -> Any:
-        """An estimator around a loaded model, its options read back from the model's config."""
+    def _of(cls, model: Any, path: str | None = None) -> Any:
+        """An estimator around a loaded model, its options read back from the model's config
+        (and its card from the file ``path``, so that ``save`` keeps it)."""
+        from structkit.model import model_header
+
         self = cls.__new__(cls)
+        card = (model_header(path) or {}).get("card") if path is not None else None
+        self._card = card if isinstance(card, dict) else None
         self.history_ = []
         self._options = {k: v for k, v in dataclasses.asdict(model.config).items() if k != "task"}
         self.config = model.config
@@ -518,8 +532,9 @@ class Tagger(_Estimator):
 
         from structkit.api_io import check_path
 
-        model = SequenceTagger.load(check_path(path, "path", "Tagger.load"))
-        self = cls._of(model)
+        path = check_path(path, "path", "Tagger.load")
+        self = cls._of(SequenceTagger.load(path), path)
+        model = self._model
         self.task = model.config.task
         return self
 
@@ -681,8 +696,8 @@ class Parser(_Estimator):
 
         from structkit.api_io import check_path
 
-        model = DependencyParser.load(check_path(path, "path", "Parser.load"))
-        return cls._of(model)
+        path = check_path(path, "path", "Parser.load")
+        return cls._of(DependencyParser.load(path), path)
 
 
 # ---- reranking ---------------------------------------------------------------------------------
@@ -790,8 +805,8 @@ class Reranker(_Estimator):
 
         from structkit.api_io import check_path
 
-        model = RerankModel.load(check_path(path, "path", "Reranker.load"))
-        return cls._of(model)
+        path = check_path(path, "path", "Reranker.load")
+        return cls._of(RerankModel.load(path), path)
 
 
 # ---- reading files into Python data ------------------------------------------------------------

@@ -386,9 +386,10 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None, command: str | N
         raise UserError(f"not a structkit model file, or a damaged one ({kind})", path) from None
 
 
-def model_task(path: str) -> str | None:
-    """The task a model file's header names, read without loading its arrays (None when the
-    file cannot be read that way: the model's own loader then says what is wrong)."""
+def model_header(path: str) -> dict | None:
+    """A model file's JSON header, read without loading its arrays (None when the file cannot
+    be read that way: the model's own loader then says what is wrong). Not verified: for what
+    a caller reads before (or after) the checked load."""
     try:
         with open(path, "rb") as fh, zipfile.ZipFile(fh) as z:
             with z.open(_HEADER + ".npy") as f:
@@ -396,7 +397,13 @@ def model_task(path: str) -> str | None:
                 if dtype != np.uint8 or len(shape) != 1 or shape[0] > 64 << 20:
                     return None
                 header = _parse_header(f.read(shape[0]))
-        task = header.get("task") if isinstance(header, dict) else None
-        return task if isinstance(task, str) else None
+        return header if isinstance(header, dict) else None
     except Exception:  # noqa: BLE001 -- any failure: leave the diagnosis to the loader
         return None
+
+
+def model_task(path: str) -> str | None:
+    """The task a model file's header names, read without loading its arrays (None when the
+    file cannot be read that way: the model's own loader then says what is wrong)."""
+    task = (model_header(path) or {}).get("task")
+    return task if isinstance(task, str) else None

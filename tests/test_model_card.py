@@ -277,3 +277,22 @@ def test_info_on_a_card_of_the_wrong_shape_is_one_line(sk, tmp_path):
     assert_one_line_error(sk("info", path), "damaged model card")
     r = sk("info", "--json", path)
     assert r.code == 0 and json.loads(r.out)["data"] == [1, 2]
+
+
+def test_api_load_then_save_keeps_the_card(tmp_path, sk):
+    from structkit.api import Parser, Tagger
+
+    model = tmp_path / "pos.model"
+    assert sk("train", "--task", "pos", "--train", UD / "train.conllu", "--test", UD / "test.conllu",
+              "--epochs", "2", "-m", model, "-q").code == 0
+    _, card = cards.read(str(model))
+    t = Tagger.load(model)
+    assert t.card == card
+    t.save(tmp_path / "again.model")
+    assert cards.read(str(tmp_path / "again.model"))[1] == card
+    from pathlib import Path
+
+    old = Parser.load(Path(__file__).parent / "fixtures" / "old_models" / "parse-fixed-width.npz")
+    assert old.card is None
+    old.save(tmp_path / "old-again.model")
+    assert cards.read(str(tmp_path / "old-again.model"))[1] is None
