@@ -131,10 +131,14 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
 
 def _main_scores(scores: dict) -> str:
     """A few headline numbers of a card's scores, for the build summary."""
-    picks = (("accuracy", None), ("f1", None), ("uas", None), ("conll18", "las"), ("tokens", "f1"),
-             ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None), ("chosen", "wer"))
+    # a parser: CoNLL 2018 UAS and LAS (every word) where it has them, else UAS (no punctuation)
+    picks = (("accuracy", None), ("f1", None), ("conll18", "uas"), ("conll18", "las"), ("uas", None),
+             ("tokens", "f1"), ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None),
+             ("chosen", "wer"))
     parts = []
     for key, sub in picks:
+        if key == "uas" and "conll18" in scores:
+            continue
         v = scores.get(key)
         if sub is not None:
             v = v.get(sub) if isinstance(v, dict) else None
