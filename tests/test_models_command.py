@@ -29,13 +29,12 @@ def tiny():
 
 
 def test_builtin_recipes_name_registered_corpora_and_tasks():
-    from structkit.datasets import get
+    from structkit.datasets import corpora, get
 
     rs = recipes.recipes()
     names = [r.name for r in rs]
     assert "ud:English-ParTUT/pos" in names and "ud:English-ParTUT/parse" in names
-    ud = [c for c in __import__("structkit.datasets", fromlist=["corpora"]).corpora()
-          if c.ud is not None and any(f.split == "train" for f in c.files)]
+    ud = [c for c in corpora() if c.ud is not None and any(f.split == "train" for f in c.files)]
     assert ud
     for c in ud:   # a tokenizer for every registered UD treebank with a training file
         assert f"ud:{c.ud[0]}/tokenize" in names
