@@ -38,13 +38,14 @@ _LAZY = {
     "read_chosen": "structkit.api_io",
     "read_conllu": "structkit.doc",
     "Doc": "structkit.doc",
+    "render": "structkit.rendering",
     "tokenize": "structkit.api_io",
     "write_conllu": "structkit.api_io",
 }
 
 __all__ = ["Doc", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
            "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
-           "read_nbest", "read_text", "tokenize", "write_conll", "write_conllu", "write_conllx"]
+           "read_nbest", "read_text", "render", "tokenize", "write_conll", "write_conllu", "write_conllx"]
 
 
 __getattr__ = lazy_getattr("structkit", _LAZY, globals())

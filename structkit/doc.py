@@ -20,7 +20,7 @@ tok.form``. Margins are the ``...Margin=`` keys of MISC that ``--scores`` writes
 of a tagger, ``TokMargin``/``SentMargin`` of the tokenizer), as floats.
 
 ``_repr_html_`` (what Jupyter shows) and ``structkit.render(doc)`` draw the analysis with the
-renderer of the ``structkit serve`` page (``structkit.render``).
+renderer of the ``structkit serve`` page (``structkit.rendering``).
 """
 from __future__ import annotations
 
@@ -273,6 +273,11 @@ class Sentence:
     def __repr__(self) -> str:
         return f"Sentence({self.text!r})"
 
+    def _repr_html_(self) -> str:
+        from structkit.rendering import sentence_html, view_of_sentence
+
+        return sentence_html(view_of_sentence(self))
+
 
 def _layout_fits(layout: list[tuple[str, object]], sent: Sentence) -> bool:
     """Whether the order of lines recorded when reading still holds exactly the sentence's
@@ -334,6 +339,12 @@ class Doc:
     def __repr__(self) -> str:
         n = sum(len(s) for s in self.sents)
         return f"<Doc: {len(self.sents)} sentences, {n} words>"
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the page's picture of each sentence (``structkit.render``)."""
+        from structkit.rendering import render_html
+
+        return render_html(self)
 
 def _sentence(lines: list[str]) -> Sentence:
     """A Sentence of the lines ``structkit.io.conllu.read_conllu`` checked."""
