@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -715,31 +714,6 @@ def test_listening_on_all_interfaces_warns(sk, model_files, monkeypatch):
 
 
 # ---- the page in a real browser ----------------------------------------------------------------
-def _browser(width: int, height: int):
-    chromium, driver = "/usr/bin/chromium", "/usr/bin/chromedriver"
-    missing = [p for p in (chromium, driver) if not os.path.exists(p)]
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"{', '.join(missing)} missing: .ci/run installs chromium and chromium-driver")
-        pytest.skip(f"{', '.join(missing)} missing (apt-get install chromium chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("selenium is missing (the test extra installs it)")
-        pytest.skip("selenium is missing (pip install selenium)")
-    profile = tempfile.mkdtemp(prefix="sk-chromium-")
-    opts = Options()
-    opts.binary_location = chromium
-    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              "--disable-dev-shm-usage", f"--window-size={width},{height}", f"--user-data-dir={profile}"):
-        opts.add_argument(a)
-    return webdriver.Chrome(service=Service(driver), options=opts), profile
-
-
 def _wait_done(d) -> str:
     for _ in range(200):
         state = d.find_element("tag name", "body").get_attribute("data-state")
@@ -757,7 +731,9 @@ def test_page_in_headless_chromium(server):
     status, api, _ = server.post("/pipeline", {"text": SENTENCE, "models": ["pos", "ner", "parser"],
                                                "explain": True})
     assert status == 200
-    d, profile = _browser(1000, 900)
+    from browser import headless_chromium
+
+    d, profile = headless_chromium(1000, 900)
     try:
         q = urlencode({"text": SENTENCE, "models": "pos,ner,parser"})
         d.get(f"http://127.0.0.1:{server.port}/?{q}")
