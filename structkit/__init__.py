@@ -36,9 +36,9 @@ _LAZY = {
     "write_conllx": "structkit.api_io",
     "read_nbest": "structkit.api_io",
     "read_chosen": "structkit.api_io",
-    "read_conllu": "structkit.doc",
+    "read_conllu": "structkit.api_io",
     "Doc": "structkit.doc",
-    "render": "structkit.rendering",
+    "render": "structkit.doc",
     "tokenize": "structkit.api_io",
     "write_conllu": "structkit.api_io",
 }

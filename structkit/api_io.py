@@ -54,6 +54,9 @@ def check_text(value: Any, arg: str, fn: str) -> str:
     return value
 
 
+_valid_text = check_text  # for functions whose own argument is named check_text
+
+
 def _check_stream_in(stream: Any, fn: str) -> None:
     if stream is None:
         return
@@ -168,18 +171,23 @@ def read_conllx(path: Any, stream: Any = None) -> Iterator:
     return conllx.read_conllx(path, stream)
 
 
-def read_conllu(path: Any, stream: Any = None, digest: Any = None, check_text: Any = True) -> Iterator:
-    """``structkit.io.conllu.read_conllu`` with its arguments checked."""
-    from structkit.io import conllu
+def read_conllu(source: Any, stream: Any = None, digest: Any = None, check_text: Any = False):
+    """``structkit.doc.read_conllu`` with its arguments checked: the ``structkit.Doc`` of a
+    CoNLL-U file (``source`` a path, '-' for standard input) or of CoNLL-U text (a str with a
+    line break or tab in it). ``check_text=True`` refuses a ``# text`` that its tokens do not
+    spell (``structkit.io.conllu.read_conllu``, which streams a file's sentences, checks it)."""
+    from structkit import doc
 
     fn = "read_conllu"
-    path = check_path(path, "path", fn)
-    _check_stream_in(stream, fn)
-    if digest is not None and not callable(getattr(digest, "update", None)):
-        raise UserError(f"{fn}: digest must be a hashlib object, got {_kind(digest)}")
     if not isinstance(check_text, bool):
         raise UserError(f"{fn}: check_text must be True or False, got {_kind(check_text)}")
-    return conllu.read_conllu(path, stream, digest, check_text)
+    if digest is not None and not callable(getattr(digest, "update", None)):
+        raise UserError(f"{fn}: digest must be a hashlib object, got {_kind(digest)}")
+    if stream is None and doc.is_conllu_text(source):
+        return doc.read_conllu(_valid_text(source, "source", fn), None, digest, check_text)
+    path = check_path(source, "path", fn)
+    _check_stream_in(stream, fn)
+    return doc.read_conllu(path, stream, digest, check_text)
 
 
 def read_nbest(path: Any, window: Any = 10):
