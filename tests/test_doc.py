@@ -260,7 +260,9 @@ def parsed_doc():
     """Raw text through structkit.tokenize, a POS tagger and a parser trained on the sample
     treebank, written by write_conllu with heads, read as a Doc: what a notebook holds."""
     tagger = structkit.Tagger(task="pos", epochs=5).fit(str(UD / "train.conllu"))
-    parser = structkit.Parser(epochs=3, hash_bits=18).fit(str(UD / "train.conllu"))
+    # no morph templates: the parser reads the tagger's POS and nothing the tagger lacks (FEATS)
+    parser = structkit.Parser(epochs=3, hash_bits=18, templates="base,labels,valency,distance,labelset") \
+        .fit(str(UD / "train.conllu"))
     raw = ("The ferry leaves Gullhaven at seven. Idris said that the club hadn't signed <two> "
            "young players & a coach.")
     sents = structkit.tokenize(raw)
@@ -300,30 +302,37 @@ def _drawn(driver, html: str) -> list[dict]:
       });""")
 
 
-def test_repr_html_in_headless_chromium(parsed_doc):
-    """The notebook view: the arcs and labels the browser draws are the CoNLL-U's heads,
-    DEPRELs and UPOS, read back from the DOM."""
+def _conllu_trees(conllu: str) -> list[list[tuple[int, str, str, int, str]]]:
+    """(ID, FORM, UPOS, HEAD, DEPREL) of each word row, per sentence, read from the CoNLL-U
+    text by splitting lines (not through Doc: the picture is checked against the file)."""
+    out: list[list] = []
+    for block in conllu.strip("\n").split("\n\n"):
+        rows = [ln.split("\t") for ln in block.split("\n") if ln and not ln.startswith("#")]
+        out.append([(int(r[0]), r[1], r[3], int(r[6]), r[7]) for r in rows if r[0].isdigit()])
+    return out
+
+
+def _check_picture(html: str, conllu: str) -> None:
+    """Draw ``html`` in headless Chromium and check the words, UPOS, arcs, their labels and the
+    roots read back from the DOM against the CoNLL-U, and that the layout holds."""
     from browser import headless_chromium
 
-    doc = parsed_doc
-    assert [w.head for w in doc.words].count(0) == len(doc) and all(w.head is not None for w in doc.words)
-    html = doc._repr_html_()
+    trees = _conllu_trees(conllu)
     d, profile = headless_chromium(1000, 900)
     try:
         drawn = _drawn(d, html)
     finally:
         d.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    assert len(drawn) == len(doc.sents) == 2
-    for sent, pic in zip(doc.sents, drawn):
-        words = sent.words
+    assert len(drawn) == len(trees) > 0
+    for words, pic in zip(trees, drawn):
         assert pic["scripts"] == 0
-        assert [w["form"] for w in pic["words"]] == [w.form for w in words]
-        assert [w["tag"] for w in pic["words"]] == [w.upos for w in words]
-        want = sorted((w.id, w.head, w.deprel) for w in words if w.head != 0)
+        assert [w["form"] for w in pic["words"]] == [w[1] for w in words]
+        assert [w["tag"] for w in pic["words"]] == [w[2] for w in words]
+        want = sorted((i, h, rel) for i, _, _, h, rel in words if h != 0)
         assert sorted((a["dep"], a["head"], a["label"]) for a in pic["arcs"]) == want
         assert all(a["label"] == a["attr"] and a["len"] > 0 for a in pic["arcs"])
-        assert [(r["dep"], r["label"]) for r in pic["roots"]] == [(w.id, w.deprel) for w in words if w.head == 0]
+        assert [(r["dep"], r["label"]) for r in pic["roots"]] == [(i, rel) for i, _, _, h, rel in words if h == 0]
         # each arrow ends over its dependent's word, which the browser laid out left to right
         xs = [w["x"] for w in pic["words"]]
         assert xs == sorted(xs)
@@ -333,4 +342,30 @@ def test_repr_html_in_headless_chromium(parsed_doc):
         # the widths estimated in Python leave room for the words as the browser measured them
         for a, b in zip(pic["words"], pic["words"][1:]):
             assert a["x"] + a["width"] / 2 < b["x"] - b["width"] / 2, (a, b)
+
+
+def test_repr_html_in_headless_chromium(parsed_doc):
+    """A tagged and parsed Doc's notebook view: the arcs and labels the browser draws are the
+    CoNLL-U's heads, DEPRELs and UPOS."""
+    doc = parsed_doc
+    assert [w.head for w in doc.words].count(0) == len(doc) and all(w.head is not None for w in doc.words)
+    html = doc._repr_html_()
+    _check_picture(html, doc.to_conllu())
     assert re.search(r"&lt;two&gt;", html) and "&amp; a coach" in html
+
+
+def test_notebook_load_nlp_repr_html(tmp_path, sk):
+    """The notebook of the issue: ``nlp = structkit.load(model)``, ``doc = nlp(text)``,
+    ``doc._repr_html_()`` drawn by headless Chromium; the picture is the CoNLL-U's."""
+    if "load" not in dir(structkit):
+        pytest.skip("structkit.load comes with the pipeline wing")
+    model = tmp_path / "sample.skm"
+    r = sk("train", "--task", "pipeline", "--train", str(UD / "train.conllu"), "--dev",
+           str(UD / "dev.conllu"), "--model", str(model), "-q")
+    assert r.code == 0, r.err
+    nlp = structkit.load(str(model))
+    text = "The ferry leaves Gullhaven at seven.\n\nThe council didn't meet on <Monday> & Tuesday."
+    doc = nlp(text)
+    assert isinstance(doc, Doc) and len(doc) >= 2 and doc.text == text
+    _same_offsets(doc)
+    _check_picture(doc._repr_html_(), doc.to_conllu())
