@@ -468,14 +468,26 @@ def is_conllu_text(source: object) -> bool:
     return isinstance(source, str) and ("\n" in source or "\t" in source)
 
 
-def render(doc: "Doc | str") -> str:
+def render(doc: "Doc | str", page: bool = False) -> str:
     """``structkit.render(doc)``: the HTML of a Doc (or of CoNLL-U text), self-contained (no
-    script, no style sheet), for a static page; the picture ``doc._repr_html_()`` shows and
-    ``structkit serve``'s page draws (``structkit.rendering``)."""
+    script, no style sheet, inline SVG), to put in a static page; the picture
+    ``doc._repr_html_()`` shows and ``structkit serve``'s page draws (``structkit.rendering``).
+    ``page=True``: a whole HTML document (``structkit.render(doc, page=True)`` to a .html file)."""
+    from html import escape
+
     from structkit.rendering import render_html
 
     if isinstance(doc, str):
         doc = Doc.from_conllu(doc)
     if not isinstance(doc, Doc):
         raise UserError(f"render: expected a structkit.Doc (or CoNLL-U text), got {type(doc).__name__}")
-    return render_html(doc)
+    if not isinstance(page, bool):
+        raise UserError(f"render: page must be True or False, got {type(page).__name__}")
+    body = render_html(doc)
+    if not page:
+        return body
+    title = escape(doc.sents[0].text[:80] if doc.sents else "structkit", quote=False)
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{title}</title></head>\n<body style=\"margin:12px;background:#fbfcfd\">"
+            f"{body}</body></html>\n")

@@ -226,6 +226,9 @@ def test_render_escapes_everything():
     assert structkit.render(HOSTILE) == html == doc._repr_html_()
     with pytest.raises(structkit.UserError, match="expected a structkit.Doc"):
         structkit.render(42)
+    page = structkit.render(doc, page=True)
+    assert page.startswith("<!doctype html>") and html in page and page.count("<script") == 0
+    assert "<title>&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
 def test_render_unparsed_and_multiword():
