@@ -687,6 +687,9 @@ def _tip(s: Sent, i: int, models: list[Served]) -> str:
     """The plain-text tip of word ``i`` (the SVG's <title>): form, id, offsets, each model's
     label (with margin, runner-up and top features when explained), head and label."""
     lines = [f"{s.words[i]}  #{i + 1} [{s.starts[i]}-{s.ends[i]})"]
+    analysis = getattr(s, "analysis", None)   # a pipeline model's (lemma, upos, xpos, feats)
+    if analysis is not None:
+        lines += [f"{k}: {v}" for k, v in zip(("lemma", "upos", "xpos", "feats"), analysis[i]) if v != "_"]
     for sv in models:
         if sv.kind.output == "tree":
             if s.heads is not None:
@@ -716,8 +719,7 @@ def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], 
     (else the input's POS), the parser's arcs, one row of spans per span model."""
     from structkit.rendering import View, ViewSpan, ViewWord
 
-    tagger = next((sv for sv in models if sv.kind.provides_pos and sv.name in s.labels), None)
-    tags = s.labels[tagger.name] if tagger is not None else s.pos
+    tags = s.tagger_pos()   # the first POS model's of the request, else the input's
     words = [ViewWord(w, None if tags is None else tags[i],
                       None if s.heads is None else s.heads[i],
                       None if s.deprels is None else s.deprels[i], _tip(s, i, models))
