@@ -716,8 +716,9 @@ def _tip(s: Sent, i: int, models: list[Served]) -> str:
 
 def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], str]):
     """What the picture of a sentence shows: its words, the first POS model's tags under them
-    (else the input's POS), the parser's arcs, one row of spans per span model."""
-    from structkit.rendering import View, ViewSpan, ViewWord
+    (else the input's POS), the parser's arcs, one row of spans per span model, then a row of
+    its multiword tokens."""
+    from structkit.rendering import MULTIWORD_COLOUR, View, ViewSpan, ViewWord
 
     tags = s.tagger_pos()   # the first POS model's of the request, else the input's
     words = [ViewWord(w, None if tags is None else tags[i],
@@ -732,6 +733,11 @@ def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], 
             text = s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]
             spans.append(ViewSpan(row, a, b, typ, sv.name, colours.get((sv.name, typ), "#5b6673"),
                                   f'{sv.name}: {typ} "{text}"'))
+        row += 1
+    if s.multiword:   # a row of the multiword tokens, as a Doc's picture has
+        for m in s.multiword:
+            spans.append(ViewSpan(row, m["first"] - 1, m["last"], m["form"], "token", MULTIWORD_COLOUR,
+                                  f"token {m['form']!r}: " + " ".join(s.words[m["first"] - 1:m["last"]])))
         row += 1
     return View(s.text, words, spans, row)
 

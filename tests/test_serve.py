@@ -253,6 +253,44 @@ def test_pipeline_json_and_conllu_agree(server):
     assert [t["input_pos"] for t in js2["sentences"][0]["tokens"]] == [t["labels"]["pos"] for t in toks]
 
 
+def test_render_gives_the_picture_of_each_sentence(server):
+    """"render": true adds each sentence's SVG (structkit.rendering, the page's and Doc's
+    renderer) and the legend; the SVG is the JSON's words, tags, arcs, spans and multiword
+    tokens, with every value escaped."""
+    import xml.etree.ElementTree as ET
+
+    text = "Ada <b>Brannock</b> isn't in Paris & Rome. Marta Quill met her."
+    body = {"text": text, "models": ["pos", "ner", "parser"]}
+    status, plain, _ = server.post("/pipeline", body)
+    assert status == 200 and "legend" not in plain and "svg" not in plain["sentences"][0]
+    status, js, _ = server.post("/pipeline", {**body, "render": True})
+    assert status == 200 and len(js["sentences"]) == 2
+    assert {(x["model"], x["type"]) for x in js["legend"]} >= {("ner", "PER"), ("ner", "LOC")}
+    colour = {(x["model"], x["type"]): x["colour"] for x in js["legend"]}
+    assert len(set(colour.values())) == len(colour)
+    for k, s in enumerate(js["sentences"]):
+        assert "<b>" not in s["svg"]
+        svg = ET.fromstring(s["svg"])
+        ns = "{http://www.w3.org/2000/svg}"
+        assert svg.get("data-sent") == str(k)
+        texts = lambda cls: [e.text for e in svg.iter(f"{ns}text") if e.get("class") == cls]  # noqa: E731
+        assert texts("word") == [t["form"] for t in s["tokens"]]
+        assert texts("pos") == [t["labels"]["pos"] for t in s["tokens"]]
+        arcs = sorted((int(p.get("data-dep")), int(p.get("data-head")), p.get("data-label"))
+                      for p in svg.iter(f"{ns}path"))
+        assert arcs == sorted((t["id"], t["head"], t["deprel"]) for t in s["tokens"] if t["head"])
+        spans = [(g.get("data-model"), g.get("data-type"), int(g.get("data-start")), int(g.get("data-end")),
+                  g.find(f"{ns}rect").get("fill")) for g in svg.iter(f"{ns}g") if g.get("class") == "span"]
+        want = [("ner", x["type"], x["start"], x["end"], colour[("ner", x["type"])]) for x in s["spans"]]
+        want += [("token", m["form"], m["first"] - 1, m["last"], spans[-1][4]) for m in s.get("multiword", [])]
+        assert spans == want
+    first = ET.fromstring(js["sentences"][0]["svg"])
+    assert [g.get("data-type") for g in first.iter("{http://www.w3.org/2000/svg}g")
+            if g.get("data-model") == "token"] == ["isn't"]
+    status, out, _ = server.post("/pipeline", {**body, "render": "yes"})
+    assert status == 400 and "render must be true or false" in out["error"]
+
+
 def test_explanations(server):
     status, out, _ = server.post("/pipeline", {"text": SENTENCE, "explain": True,
                                                "models": ["pos", "ner", "parser"]})
