@@ -468,11 +468,13 @@ def is_conllu_text(source: object) -> bool:
     return isinstance(source, str) and ("\n" in source or "\t" in source)
 
 
-def render(doc: "Doc | str", page: bool = False) -> str:
+def render(doc: "Doc | str", page: bool = False, spans: "tuple[str, ...] | list[str]" = ("NER",)) -> str:
     """``structkit.render(doc)``: the HTML of a Doc (or of CoNLL-U text), self-contained (no
     script, no style sheet, inline SVG), to put in a static page; the picture
     ``doc._repr_html_()`` shows and ``structkit serve``'s page draws (``structkit.rendering``).
-    ``page=True``: a whole HTML document (``structkit.render(doc, page=True)`` to a .html file)."""
+    ``page=True``: a whole HTML document (``structkit.render(doc, page=True)`` to a .html file).
+    ``spans``: the MISC keys whose B-/I- labels are drawn as phrases with a legend (``NER=B-PER``,
+    as ``structkit tag --task ner --label-column misc.NER`` writes them)."""
     from html import escape
 
     from structkit.rendering import render_html
@@ -483,7 +485,10 @@ def render(doc: "Doc | str", page: bool = False) -> str:
         raise UserError(f"render: expected a structkit.Doc (or CoNLL-U text), got {type(doc).__name__}")
     if not isinstance(page, bool):
         raise UserError(f"render: page must be True or False, got {type(page).__name__}")
-    body = render_html(doc)
+    if isinstance(spans, str) or not isinstance(spans, (tuple, list)) or not all(
+            isinstance(k, str) and k for k in spans):
+        raise UserError("render: spans must be a list of MISC keys (e.g. [\"NER\"])")
+    body = render_html(doc, spans)
     if not page:
         return body
     title = escape(doc.sents[0].text[:80] if doc.sents else "structkit", quote=False)

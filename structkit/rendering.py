@@ -234,27 +234,76 @@ def _word_title(w) -> str:
     return "\n".join(parts)
 
 
-def view_of_sentence(sent: Any) -> View:
-    """What a ``structkit.doc.Sentence`` draws: its syntactic words, UPOS under them, the tree when every word
-    has a head, and its multiword tokens as spans (``data-model="token"``)."""
+def view_of_sentence(sent: Any, spans: dict[str, tuple[str, dict[tuple[str, str], str]]] | None = None) -> View:
+    """What a ``structkit.doc.Sentence`` draws: its syntactic words, UPOS under them, the tree
+    when every word has a head, a row of phrases per MISC key of ``spans`` (key -> (its
+    scheme, colours by (key, type)): ``NER=B-PER`` as ``structkit tag --label-column
+    misc.NER`` writes it), and its multiword tokens as spans (``data-model="token"``)."""
+    from structkit.eval.schemes import phrases
+
     words = sent.words
     parsed = bool(words) and all(w.head is not None for w in words)
     vw = [ViewWord(w.form, w.upos, w.head if parsed else None, w.deprel, _word_title(w))
           for w in words]
-    spans = []
+    out: list[ViewSpan] = []
+    row = 0
+    for key, (scheme, colours) in (spans or {}).items():
+        labels = [w.misc_dict.get(key) or "O" for w in words]
+        for typ, a, b in phrases(labels, scheme):
+            text = " ".join(w.form for w in words[a:b])
+            out.append(ViewSpan(row, a, b, typ, key, colours.get((key, typ), MULTIWORD_COLOUR),
+                                f'{key}: {typ} "{text}"'))
+        row += 1
     i = 0
+    mwt = False
     for tok in sent.tokens:
         n = len(tok.words)
         if tok.is_multiword:
-            spans.append(ViewSpan(0, i, i + n, tok.form, "token", MULTIWORD_COLOUR,
-                                  f"token {tok.form!r}: " + " ".join(w.form for w in tok.words)))
+            mwt = True
+            out.append(ViewSpan(row, i, i + n, tok.form, "token", MULTIWORD_COLOUR,
+                                f"token {tok.form!r}: " + " ".join(w.form for w in tok.words)))
         i += n
-    return View(sent.text, vw, spans, 1 if spans else 0)
+    return View(sent.text, vw, out, row + mwt)
 
 
-def render_html(doc: Any) -> str:
-    """A ``structkit.Doc`` as HTML for a notebook or a page: one box per sentence, as ``structkit serve``'s
-    page draws them; every style inline (no script, no style sheet)."""
-    body = "".join(sentence_html(view_of_sentence(s), k) for k, s in enumerate(doc.sents))
+SPAN_KEYS = ("NER",)   # MISC keys drawn as phrases when a document has them
+
+
+def _span_keys(doc: Any, keys: Iterable[str]) -> dict[str, tuple[str, dict[tuple[str, str], str]]]:
+    """For each MISC key of ``keys`` that the document's words have: the scheme of its labels
+    (IOB2, IOBES, ...) and a colour per (key, type)."""
+    from structkit.eval.chunks import split_tag
+    from structkit.eval.schemes import detect_scheme
+
+    out = {}
+    for key in keys:
+        per_sent = [[w.misc_dict.get(key) or "O" for w in s.words] for s in doc.sents]
+        if not any(lab != "O" for labs in per_sent for lab in labs):
+            continue
+        types = {split_tag(lab)[1] for labs in per_sent for lab in labs if lab != "O"}
+        out[key] = (detect_scheme(per_sent), span_colours([(key, types)]))
+    return out
+
+
+def _legend_html(spans: dict[str, tuple[str, dict[tuple[str, str], str]]]) -> str:
+    items = []
+    for key, (_, colours) in spans.items():
+        items.append(f'<span class="model" style="color:#5b6673">{escape(key, quote=False)}:</span>')
+        for (_, typ), colour in colours.items():
+            items.append(f'<span class="item"{_attrs(data_model=key, data_type=typ)} style="display:inline-flex;'
+                         f'align-items:center;gap:4px"><span class="swatch" style="width:14px;height:14px;'
+                         f'border-radius:3px;display:inline-block;background:{escape(colour)}"></span>'
+                         f'{escape(typ, quote=False)}</span>')
+    return (f'<div class="legend" style="display:flex;flex-wrap:wrap;gap:4px 12px;margin:10px 0;'
+            f'font-size:.85rem">{"".join(items)}</div>')
+
+
+def render_html(doc: Any, span_keys: Iterable[str] = SPAN_KEYS) -> str:
+    """A ``structkit.Doc`` as HTML for a notebook or a page: a legend of its phrases (MISC
+    ``span_keys``, when it has some), then one box per sentence, as ``structkit serve``'s page
+    draws them; every style inline (no script, no style sheet)."""
+    spans = _span_keys(doc, span_keys)
+    body = "".join(sentence_html(view_of_sentence(s, spans), k) for k, s in enumerate(doc.sents))
+    legend = _legend_html(spans) if spans else ""
     return (f'<div class="structkit-doc" style="font:15px/1.45 system-ui,-apple-system,\'Segoe UI\','
-            f'Roboto,sans-serif;color:#1d232b;max-width:100%">{body}</div>')
+            f'Roboto,sans-serif;color:#1d232b;max-width:100%">{legend}{body}</div>')

@@ -244,6 +244,26 @@ def test_render_unparsed_and_multiword():
     assert len(list(svgs[1].iter(f"{SVG}path"))) == 0 and len(list(svgs[1].iter(f"{SVG}line"))) == 1
 
 
+def test_render_phrases_from_misc():
+    """Entities a tagger wrote in MISC (NER=B-PER) are spans in a row of their own, with a legend;
+    IOBES labels too."""
+    rows = [("Ada", "B-PER"), ("Quill", "I-PER"), ("met", "O"), ("Marta", "B-PER"), ("in", "O"),
+            ("Paris", "B-LOC"), (".", "O")]
+    conllu = "".join(f"{i}\t{w}\t_\t_\t_\t_\t_\t_\t_\tNER={t}\n" for i, (w, t) in enumerate(rows, 1)) + "\n"
+    for text in (conllu, conllu.replace("I-PER", "E-PER").replace("B-PER\n5", "S-PER\n5")
+                 .replace("B-LOC", "S-LOC").replace("\tNER=O", "\t_")):
+        assert text == conllu or text.count("S-PER") == 1
+        tree = ET.fromstring(structkit.render(text))
+        spans = [(g.get("data-model"), g.get("data-type"), g.get("data-start"), g.get("data-end"))
+                 for g in tree.iter(f"{SVG}g") if g.get("class") == "span"]
+        assert spans == [("NER", "PER", "0", "2"), ("NER", "PER", "3", "4"), ("NER", "LOC", "5", "6")]
+        legend = [(e.get("data-model"), e.get("data-type")) for e in tree.iter("span") if e.get("class") == "item"]
+        assert legend == [("NER", "LOC"), ("NER", "PER")]
+    assert 'class="span"' not in structkit.render(conllu, spans=[])
+    with pytest.raises(structkit.UserError, match="spans must be a list"):
+        structkit.render(conllu, spans="NER")
+
+
 def test_import_stays_light():
     import subprocess
     import sys
