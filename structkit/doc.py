@@ -31,6 +31,8 @@ from structkit.errors import UserError
 
 __all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "render"]
 
+REPR_SENTENCES = 100   # the most sentences a notebook draws (Doc._repr_html_)
+
 _WORD = re.compile(r"[1-9][0-9]*")
 _RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
 _HEAD = re.compile(r"-?[0-9]+")
@@ -341,10 +343,11 @@ class Doc:
         return f"<Doc: {len(self.sents)} sentences, {n} words>"
 
     def _repr_html_(self) -> str:
-        """What a notebook shows: the page's picture of each sentence (``structkit.render``)."""
+        """What a notebook shows: the page's picture of each sentence (``structkit.render``), of
+        the first ``REPR_SENTENCES`` of a long document (a treebank would be megabytes)."""
         from structkit.rendering import render_html
 
-        return render_html(self)
+        return render_html(self, limit=REPR_SENTENCES)
 
 def _sentence(lines: list[str]) -> Sentence:
     """A Sentence of the lines ``structkit.io.conllu.read_conllu`` checked."""

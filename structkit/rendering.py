@@ -298,12 +298,17 @@ def _legend_html(spans: dict[str, tuple[str, dict[tuple[str, str], str]]]) -> st
             f'font-size:.85rem">{"".join(items)}</div>')
 
 
-def render_html(doc: Any, span_keys: Iterable[str] = SPAN_KEYS) -> str:
+def render_html(doc: Any, span_keys: Iterable[str] = SPAN_KEYS, limit: int | None = None) -> str:
     """A ``structkit.Doc`` as HTML for a notebook or a page: a legend of its phrases (MISC
     ``span_keys``, when it has some), then one box per sentence, as ``structkit serve``'s page
-    draws them; every style inline (no script, no style sheet)."""
+    draws them; every style inline (no script, no style sheet). ``limit``: draw at most so many
+    sentences and say how many are left out."""
     spans = _span_keys(doc, span_keys)
-    body = "".join(sentence_html(view_of_sentence(s, spans), k) for k, s in enumerate(doc.sents))
+    sents = doc.sents if limit is None else doc.sents[:limit]
+    body = "".join(sentence_html(view_of_sentence(s, spans), k) for k, s in enumerate(sents))
+    if len(sents) < len(doc.sents):
+        body += (f'<div class="more" style="{_TEXT}">{len(doc.sents) - len(sents)} more sentences '
+                 f'(structkit.render(doc) draws them all)</div>')
     legend = _legend_html(spans) if spans else ""
     return (f'<div class="structkit-doc" style="font:15px/1.45 system-ui,-apple-system,\'Segoe UI\','
             f'Roboto,sans-serif;color:#1d232b;max-width:100%">{legend}{body}</div>')

@@ -264,6 +264,15 @@ def test_render_phrases_from_misc():
         structkit.render(conllu, spans="NER")
 
 
+def test_a_long_document_in_a_notebook():
+    doc = Doc.from_conllu((UD / "train.conllu").read_text(encoding="utf-8") * 5)
+    n = len(doc)
+    assert n > 100
+    html = doc._repr_html_()
+    assert html.count("<svg") == 100 and f"{n - 100} more sentences" in html
+    assert structkit.render(doc).count("<svg") == n
+
+
 def test_import_stays_light():
     import subprocess
     import sys
