@@ -36,14 +36,16 @@ _LAZY = {
     "write_conllx": "structkit.api_io",
     "read_nbest": "structkit.api_io",
     "read_chosen": "structkit.api_io",
-    "read_conllu": "structkit.api_io",
+    "read_conllu": "structkit.doc",
+    "Doc": "structkit.doc",
+    "render": "structkit.rendering",
     "tokenize": "structkit.api_io",
     "write_conllu": "structkit.api_io",
 }
 
-__all__ = ["Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
+__all__ = ["Doc", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
            "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
-           "read_nbest", "read_text", "tokenize", "write_conll", "write_conllu", "write_conllx"]
+           "read_nbest", "read_text", "render", "tokenize", "write_conll", "write_conllu", "write_conllx"]
 
 
 __getattr__ = lazy_getattr("structkit", _LAZY, globals())
