@@ -78,8 +78,9 @@ def check_chain(upstream: dict, parser: dict, upstream_name: str, parser_name: s
     if missing:
         what = " and ".join({"feats": "FEATS", "lemmas": "LEMMA"}[x] for x in missing)
         raise UserError(f"{parser_name} reads {what}, which {upstream_name} does not predict and "
-                        f"raw text does not have: use a morph model (`structkit train --task morph`) "
-                        f"or a pipeline (`structkit train --task pipeline`)")
+                        f"raw text does not have: use a pipeline (`structkit train --task pipeline`), or a "
+                        f"parser trained without the morph templates (--templates "
+                        f"base,labels,valency,distance,labelset)")
 
 
 def _few(tags: set, n: int = 5) -> str:

@@ -77,11 +77,12 @@ class PipelineModel:
 
     def facts(self) -> dict:
         """What each part gives or reads (``structkit.pipeline.compat``)."""
-        from structkit.pipeline.compat import morph_facts, parser_facts
+        from structkit.pipeline.compat import morph_facts, parser_facts, tagger_facts
 
         out: dict = {}
-        if self.morph is not None:
-            out["morph"] = morph_facts(self.morph)
+        if self.morph is not None:   # a morph model, or a POS tagger in its place (structkit.load)
+            out["morph"] = morph_facts(self.morph) if hasattr(self.morph, "tables") else \
+                tagger_facts(self.morph.tagger)
         if self.parser is not None:
             out["parse"] = parser_facts(self.parser)
         return out
