@@ -219,14 +219,10 @@ def load_models(specs: list[str]) -> dict[str, Served]:
         if name in served:
             raise UserError(f"two models are named {name!r}: name them with --model NAME=PATH")
         path = resolve_data_path(path, must_exist=True)
-        takes = [t for t in tasks() if t.endpoint]
+        # a task with an endpoint, or a whole pipeline (an estimator, no endpoint: POST
+        # /pipeline runs it)
+        takes = [t for t in tasks() if t.endpoint or t.estimator]
         of = model_task(path)
-        if of == "pipeline":   # a whole pipeline (structkit.pipeline): POST /pipeline runs it
-            from structkit.pipeline.api import load as load_pipeline
-
-            served[name] = Served(name, path, of, load_pipeline(path), {})
-            served[name].meta = _metadata(served[name])
-            continue
         task = next((t for t in takes if t.name == of), None)
         if task is None and any(t.name == of and t.output == "tokens" for t in tasks()):
             raise UserError("a tokenizer model: give it with --tokenizer (it tokenises the text of "
@@ -323,9 +319,9 @@ def pipeline_tokenizers(served: dict[str, Served], tokenizers: Tokenizers) -> No
     """Each pipeline model's tokenizer, named as the model, among the tokenizers (after the
     --tokenizer ones: the first of all is the default)."""
     for sv in served.values():
-        tok = sv.est.model.tokenizer if sv.task == "pipeline" else None
+        tok = sv.est.model.tokenizer if sv.kind.output == "analysis" else None
         if tok is not None and sv.name not in tokenizers.models:
-            meta = {"name": sv.name, "kind": "model", "task": "pipeline", "algorithm": tok.config.algo,
+            meta = {"name": sv.name, "kind": "model", "task": sv.task, "algorithm": tok.config.algo,
                     "train_file": tok.info.get("train_file"), "train_sha256": tok.info.get("train_sha256")}
             tokenizers.models[sv.name] = ServedTokenizer(sv.name, sv.path, tok.tokenizer, meta)
 
@@ -643,7 +639,7 @@ def infer(opts: Options, job: Job) -> list[str]:
             job.check()
             if sv.kind.output == "tree":
                 no_pos += _run_parser(sv, part)
-            elif sv.task == "pipeline":
+            elif sv.kind.output == "analysis":
                 _run_pipeline(sv, part)
             else:
                 _run_tagger(sv, part, opts.scores, opts.explain)
@@ -909,7 +905,7 @@ def _check_chain(models: list[Served], conllu: bool) -> None:
     pos = next((m for m in sorted(models, key=lambda m: m.kind.serve_order) if m.kind.provides_pos), None)
     if parser is None or pos is None:
         return
-    from structkit.pipeline.api import check_models
+    from structkit.pipeline.compat import check_models
 
     try:
         check_models(pos.model, parser.model, f"model {pos.name}", f"parser {parser.name}", conllu)

@@ -90,7 +90,7 @@ class ParseTask(Task):
             tagger = pos.load(tagger_path, f"{command} --tagger")
             protect.append(tagger_path)
         if tagger is not None:  # its tags must be ones the parser knows (structkit.pipeline.compat)
-            from structkit.pipeline.api import check_models
+            from structkit.pipeline.compat import check_models
 
             check_models(tagger, parser, f"--tagger {tagger_path}", f"the parser {model_path}",
                          input_has_morph=not text)

@@ -46,6 +46,11 @@ class Pipeline:
     def __repr__(self) -> str:
         return f"<Pipeline {', '.join(self.model.parts()) or 'rules'}{f' from {self.path}' if self.path else ''}>"
 
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Pipeline":
+        """The pipeline model file ``path`` (what ``structkit.load(path)`` gives)."""
+        return load(path)
+
     def _fitted(self) -> Any:   # what the server asks of an estimator: the loaded model
         return self.model
 
@@ -82,10 +87,9 @@ class Pipeline:
     def pipe(self, texts: Iterable[str], jobs: int | str | None = 1, chunk: int = 16) -> Iterator:
         """A ``Doc`` for each text, in order; ``jobs`` processes (forked: the model is shared),
         ``"auto"`` for every core."""
-        from structkit.batch import parse_jobs
         from structkit.doc import Doc
 
-        n = parse_jobs(jobs)
+        n = _jobs(jobs)
         if isinstance(texts, str):
             raise UserError("pipe takes an iterable of texts; call the pipeline on a single text")
         if n == 1:
@@ -111,6 +115,15 @@ class Pipeline:
 _WORKER: Pipeline | None = None
 
 
+def _jobs(jobs: Any) -> int:
+    """``jobs`` of ``pipe``: 1..1024, or "auto"/None for every core."""
+    if jobs is None or jobs == "auto":
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if type(jobs) is not int or not 1 <= jobs <= 1024:
+        raise UserError(f"jobs must be an integer in 1..1024 or 'auto', got {jobs!r}")
+    return jobs
+
+
 def _ignore_sigint() -> None:
     import signal
 
@@ -130,6 +143,7 @@ def load(path: str | os.PathLike | None = None, *, tokenizer: str | os.PathLike 
     one line when their tag sets do not fit. Without a tokenizer the rules of ``lang`` split
     the text."""
     from structkit.config import resolve_data_path
+    from structkit.pipeline.compat import check_models
     from structkit.pipeline.model import PipelineConfig, PipelineModel
 
     if path is not None:
@@ -161,15 +175,3 @@ def load(path: str | os.PathLike | None = None, *, tokenizer: str | os.PathLike 
         if model.morph is not None:
             check_models(model.morph, model.parser, upstream, pp)
     return Pipeline(model, None, lang)
-
-
-def check_models(upstream: Any, parser: Any, upstream_name: str | None, parser_name: str | None,
-                 input_has_morph: bool = False) -> None:
-    """Refuse (one line) a morph model or POS tagger chained into a parser that cannot read it."""
-    from structkit.pipeline.compat import check_chain, morph_facts, parser_facts, tagger_facts
-
-    if isinstance(upstream, _PosAnalyser):
-        upstream = upstream.tagger
-    facts = morph_facts(upstream) if hasattr(upstream, "tables") else tagger_facts(upstream)
-    check_chain(facts, parser_facts(parser), upstream_name or "the tagger", parser_name or "the parser",
-                input_has_morph)

@@ -86,3 +86,13 @@ def check_chain(upstream: dict, parser: dict, upstream_name: str, parser_name: s
 def _few(tags: set, n: int = 5) -> str:
     s = sorted(tags)
     return ", ".join(s[:n]) + (", ..." if len(s) > n else "")
+
+
+def check_models(upstream: Any, parser: Any, upstream_name: str | None, parser_name: str | None,
+                 input_has_morph: bool = False) -> None:
+    """Refuse (one line) a morph model or POS tagger (or a POS tagger standing in a morph
+    model's place: its ``tagger``) chained into a parser that cannot read what it gives."""
+    upstream = getattr(upstream, "tagger", upstream)
+    facts = morph_facts(upstream) if hasattr(upstream, "tables") else tagger_facts(upstream)
+    check_chain(facts, parser_facts(parser), upstream_name or "the tagger", parser_name or "the parser",
+                input_has_morph)

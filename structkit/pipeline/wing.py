@@ -121,7 +121,7 @@ class PipelineTask(Task):
 
 
 register(PipelineTask("pipeline", "structkit.pipeline.train", "PipelineConfig", "train_pipeline", "none",
-                      command="annotate", output="analysis", doc=_HELP, options=_OPTIONS,
+                      command="annotate", output="analysis", estimator="structkit.pipeline.api:Pipeline", doc=_HELP, options=_OPTIONS,
                       model_noun="a pipeline",
                       help="Annotate raw text with a pipeline model: tokens, sentences, LEMMA, "
                            "UPOS, XPOS, FEATS, HEAD and DEPREL (CoNLL-U or JSON)."))
