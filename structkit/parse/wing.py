@@ -89,15 +89,15 @@ class ParseTask(Task):
             pos = next(t for t in tasks() if t.provides_pos)
             tagger = pos.load(tagger_path, f"{command} --tagger")
             protect.append(tagger_path)
+        if tokenizer_path:
+            tok = next(t for t in tasks() if t.output == "tokens")
+            tokenizer = tok.load(tokenizer_path, f"{command} --tokenizer").tokenizer
+            protect.append(tokenizer_path)
         if tagger is not None:  # its tags must be ones the parser knows (structkit.pipeline.compat)
             from structkit.pipeline.compat import check_models
 
             check_models(tagger, parser, f"--tagger {tagger_path}", f"the parser {model_path}",
                          input_has_morph=not text)
-        if tokenizer_path:
-            tok = next(t for t in tasks() if t.output == "tokens")
-            tokenizer = tok.load(tokenizer_path, f"{command} --tokenizer").tokenizer
-            protect.append(tokenizer_path)
         return ParseJob(parser, tagger, depth, beam, tokenizer, "lines" if no_split else "auto"), protect
 
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
