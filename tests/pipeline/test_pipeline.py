@@ -236,3 +236,28 @@ def test_serve_runs_a_pipeline_model_and_refuses_bad_chains(models):
             check_request(body, "pipeline" if "models" in body else "parse", served, toks)
         assert ei.value.status == 400 and "tag sets do not match" in ei.value.message
         assert "\n" not in ei.value.message
+
+
+def test_parts_and_folds_from_a_config_file(tmp_path, sk):
+    """A pipeline of a tokenizer and a morph model only (no parser: HEAD and DEPREL stay '_'),
+    and a parser-only config refused for raw text; no --dev: the parser trains on jackknifed
+    morphology without a comparison."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('task = "pipeline"\nparts = ["tokenize", "morph"]\n')
+    m = tmp_path / "tm.skm"
+    assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m, "-q").code == 0
+    out = sk("annotate", "-m", m, "-", stdin=TEXT.encode())
+    assert out.code == 0, out.err
+    words = structkit.Doc.from_conllu(out.out).words
+    assert words and all(w.upos and w.head is None and w.deprel is None for w in words)
+    cfg.write_text('task = "pipeline"\nparts = ["morph", "parse"]\nfolds = 3\n')
+    m2 = tmp_path / "mp.skm"
+    assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m2, "-q").code == 0
+    info = _header(m2)["info"]
+    assert info["parser_morphology"] == "jackknifed" and info["parser_dev"] == {} and info["jackknife_folds"] == 3
+    # no tokenizer: the English rules split the text
+    assert structkit.load(m2)(TEXT).sents[0].words[0].head is not None
+    cfg.write_text('task = "pipeline"\nparts = ["parse"]\n')
+    m3 = tmp_path / "p.skm"
+    assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m3, "-q").code == 0
+    assert_one_line_error(sk("annotate", "-m", m3, "-", stdin=TEXT.encode()), "no morph model")
