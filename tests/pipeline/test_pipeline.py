@@ -261,3 +261,17 @@ def test_parts_and_folds_from_a_config_file(tmp_path, sk):
     m3 = tmp_path / "p.skm"
     assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m3, "-q").code == 0
     assert_one_line_error(sk("annotate", "-m", m3, "-", stdin=TEXT.encode()), "no morph model")
+
+
+def test_dask_gives_the_serial_output(models, sk, tmp_path):
+    from conftest import require_extra
+
+    require_extra("distributed", "dask")
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.txt").write_text(TEXT, encoding="utf-8")
+    (src / "b.txt").write_text(models["raw"].read_text(encoding="utf-8"), encoding="utf-8")
+    serial = sk("annotate", "-m", models["pipe"], src / "a.txt", src / "b.txt")
+    r = sk("annotate", "-m", models["pipe"], src / "a.txt", src / "b.txt", "--dask", "local:2", "-q")
+    assert r.code == 0 and serial.code == 0, r.err
+    assert r.out == serial.out and r.out.count("# file = ") == 2
