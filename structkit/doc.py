@@ -29,7 +29,7 @@ from typing import Iterator
 
 from structkit.errors import UserError
 
-__all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu"]
+__all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "render"]
 
 _WORD = re.compile(r"[1-9][0-9]*")
 _RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
@@ -450,24 +450,44 @@ def _align(sents: list[Sentence], text: str) -> None:
         pos = end
 
 
-def read_conllu(source, stream=None, digest=None, check_text: bool = False) -> Doc:
+def read_conllu(source: str, stream=None, digest=None, check_text: bool = False) -> Doc:
     """A CoNLL-U document: ``source`` is a file path ('-' for standard input) or the CoNLL-U
     text itself (a str with a line break or a tab in it); with ``stream``, the lines are read
-    from it and ``source`` names it in messages."""
-    from structkit.api_io import _check_stream_in, check_path
+    from it and ``source`` names it in messages. ``structkit.read_conllu`` is this function
+    behind argument checks (``structkit.api_io``)."""
     from structkit.io.conllu import read_conllu as _read
 
-    fn = "read_conllu"
-    if not isinstance(check_text, bool):
-        raise UserError(f"{fn}: check_text must be True or False, got {type(check_text).__name__}")
-    if digest is not None and not callable(getattr(digest, "update", None)):
-        raise UserError(f"{fn}: digest must be a hashlib object, got {type(digest).__name__}")
-    if isinstance(source, str) and stream is None and ("\n" in source or "\t" in source):
-        from structkit.api_io import check_text as _text
+    if stream is None and is_conllu_text(source):
+        return Doc([_sentence(s.lines) for s in _read("<text>", source.split("\n"), digest, check_text)])
+    return Doc([_sentence(s.lines) for s in _read(source, stream, digest, check_text)])
 
-        _text(source, "source", fn)
-        lines = source.split("\n")
-        return Doc([_sentence(s.lines) for s in _read("<text>", lines, digest, check_text)])
-    path = check_path(source, "path", fn)
-    _check_stream_in(stream, fn)
-    return Doc([_sentence(s.lines) for s in _read(path, stream, digest, check_text)])
+
+def is_conllu_text(source: object) -> bool:
+    """Whether a str given where a path or CoNLL-U may go is CoNLL-U (a path holds no line
+    break or tab)."""
+    return isinstance(source, str) and ("\n" in source or "\t" in source)
+
+
+def render(doc: "Doc | str", page: bool = False) -> str:
+    """``structkit.render(doc)``: the HTML of a Doc (or of CoNLL-U text), self-contained (no
+    script, no style sheet, inline SVG), to put in a static page; the picture
+    ``doc._repr_html_()`` shows and ``structkit serve``'s page draws (``structkit.rendering``).
+    ``page=True``: a whole HTML document (``structkit.render(doc, page=True)`` to a .html file)."""
+    from html import escape
+
+    from structkit.rendering import render_html
+
+    if isinstance(doc, str):
+        doc = Doc.from_conllu(doc)
+    if not isinstance(doc, Doc):
+        raise UserError(f"render: expected a structkit.Doc (or CoNLL-U text), got {type(doc).__name__}")
+    if not isinstance(page, bool):
+        raise UserError(f"render: page must be True or False, got {type(page).__name__}")
+    body = render_html(doc)
+    if not page:
+        return body
+    title = escape(doc.sents[0].text[:80] if doc.sents else "structkit", quote=False)
+    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{title}</title></head>\n<body style=\"margin:12px;background:#fbfcfd\">"
+            f"{body}</body></html>\n")

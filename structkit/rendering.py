@@ -2,7 +2,7 @@
 SVG, drawn in Python so that every place shows the same picture and a static page needs no
 script. ``structkit serve``'s page inserts the SVG its ``/pipeline`` answer carries (it only
 adds the hover tips), ``Doc._repr_html_`` is what a notebook shows, and ``structkit.render(doc)``
-writes it for a static page.
+writes it for a static page (``structkit.doc.render``).
 
 A sentence is first put in a neutral form, a ``View`` (words with one tag line, arcs, spans in
 rows), from a ``structkit.Doc`` sentence (``view_of_sentence``) or from the server's JSON
@@ -22,13 +22,10 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from html import escape
-from typing import TYPE_CHECKING, Iterable
-
-if TYPE_CHECKING:
-    from structkit.doc import Doc, Sentence
+from typing import Any, Iterable
 
 __all__ = ["View", "ViewWord", "ViewSpan", "PALETTE", "span_colours", "sentence_svg",
-           "sentence_html", "view_of_sentence", "render", "render_html", "text_width"]
+           "sentence_html", "view_of_sentence", "render_html", "text_width"]
 
 PALETTE = ("#2f7ed8", "#d9534f", "#3aa655", "#e08b1a", "#8e5cc4", "#1ba3a3", "#c4477e",
            "#7a8c1f", "#5c6bc0", "#a0522d", "#00897b", "#6d4c41")
@@ -237,8 +234,8 @@ def _word_title(w) -> str:
     return "\n".join(parts)
 
 
-def view_of_sentence(sent: "Sentence") -> View:
-    """What a Doc sentence draws: its syntactic words, UPOS under them, the tree when every word
+def view_of_sentence(sent: Any) -> View:
+    """What a ``structkit.doc.Sentence`` draws: its syntactic words, UPOS under them, the tree when every word
     has a head, and its multiword tokens as spans (``data-model="token"``)."""
     words = sent.words
     parsed = bool(words) and all(w.head is not None for w in words)
@@ -255,22 +252,9 @@ def view_of_sentence(sent: "Sentence") -> View:
     return View(sent.text, vw, spans, 1 if spans else 0)
 
 
-def render_html(doc: "Doc") -> str:
-    """A Doc as HTML for a notebook or a page: one box per sentence, as ``structkit serve``'s
+def render_html(doc: Any) -> str:
+    """A ``structkit.Doc`` as HTML for a notebook or a page: one box per sentence, as ``structkit serve``'s
     page draws them; every style inline (no script, no style sheet)."""
     body = "".join(sentence_html(view_of_sentence(s), k) for k, s in enumerate(doc.sents))
     return (f'<div class="structkit-doc" style="font:15px/1.45 system-ui,-apple-system,\'Segoe UI\','
             f'Roboto,sans-serif;color:#1d232b;max-width:100%">{body}</div>')
-
-
-def render(doc: "Doc") -> str:
-    """``structkit.render(doc)``: the HTML of a Doc (``Doc`` or CoNLL-U text), self-contained,
-    for a static page or a notebook; the same picture as ``doc._repr_html_()``."""
-    from structkit.doc import Doc
-    from structkit.errors import UserError
-
-    if isinstance(doc, str):
-        doc = Doc.from_conllu(doc)
-    if not isinstance(doc, Doc):
-        raise UserError(f"render: expected a structkit.Doc (or CoNLL-U text), got {type(doc).__name__}")
-    return render_html(doc)
