@@ -194,7 +194,7 @@ def _split_spec(spec: str, flag: str = "--model") -> tuple[str, str]:
     if not eq or os.path.exists(spec):
         path = spec
         name = os.path.basename(spec)
-        for ext in (".npz", ".model"):
+        for ext in (".npz", ".model", ".skm"):
             if name.endswith(ext) and len(name) > len(ext):
                 name = name[:-len(ext)]
                 break

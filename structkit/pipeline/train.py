@@ -147,11 +147,11 @@ def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None
             if config.jackknife in ("yes", "auto"):
                 t = time.perf_counter()
                 epochs = model.morph.info.get("selected_epoch") or model.morph.config.epochs
-                analyses = jackknife(train_path, sents, min(config.folds, max(len(sents), 2)), epochs,
-                                     config.seed)
+                folds = min(config.folds, max(len(sents), 2))   # a tiny file: a sentence per fold
+                analyses = jackknife(train_path, sents, folds, epochs, config.seed)
                 candidates["jackknifed"] = with_analysis(trees, analyses)
                 info["seconds"]["jackknife"] = round(time.perf_counter() - t, 1)
-                info["jackknife_folds"] = config.folds
+                info["jackknife_folds"] = folds
                 info["jackknife_morph_epochs"] = epochs
             if config.jackknife == "no" or (config.jackknife == "auto" and dev is not None):
                 candidates["gold"] = trees
@@ -173,12 +173,12 @@ def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None
         info["parser_morphology"] = kept
         info["parser_dev"] = scores
     info["train_seconds"] = round(time.perf_counter() - t0, 1)
-    info["train_sentences"] = _count_sentences(model, train_path)
+    info["train_sentences"] = _count_sentences(model)
     model.check(display_name(train_path))
     return model
 
 
-def _count_sentences(model: PipelineModel, path: str) -> int:
+def _count_sentences(model: PipelineModel) -> int:
     for part in (model.parser, model.morph, model.tokenizer):
         if part is not None and part.info.get("train_sentences"):
             return int(part.info["train_sentences"])
