@@ -66,7 +66,8 @@ class PipelineTask(Task):
             scores = "; ".join(f"dev LAS {v['las']:.2f} on {k} morphology" for k, v in dev.items())
             out += f"; the parser trained on {info['parser_morphology']} morphology" + \
                 (f" ({scores})" if scores else "")
-        return out + f", {info.get('train_seconds', 0):.1f} s"
+        cpu = info.get("train_cpu_seconds")
+        return out + f", {info.get('train_seconds', 0):.1f} s" + (f" ({cpu:.1f} s CPU)" if cpu is not None else "")
 
     def metrics(self, config, model, history: list[dict]) -> dict:
         return {"config": model.info | {"config": vars(config)}, "epochs": history}
