@@ -27,10 +27,12 @@ class PipelineConfig:
     """A pipeline training run (stored in the model header). ``parts``: which of
     tokenize, morph, parse to train; ``folds``: k of the jackknife over the training file;
     ``jackknife``: train the parser on jackknifed predicted morphology ("yes"), on gold ("no"),
-    or both and keep what dev prefers ("auto"; without --dev: "yes")."""
+    or both and keep what dev prefers ("auto"; without --dev: "yes"); ``epochs``: every part's
+    (None: each part's learner's own default)."""
 
     task: str = "pipeline"
     algo: str = "none"
+    epochs: int | None = None
     seed: int = 0
     folds: int = 5
     parts: list[str] | str | None = None
@@ -43,6 +45,8 @@ class PipelineConfig:
             raise UserError(f"--algo does not apply to --task pipeline: each part is trained with its "
                             f"own default learner (got {self.algo!r})")
         self.seed = registry.SEED.check(self.seed)
+        if self.epochs is not None:
+            self.epochs = registry.EPOCHS.check(self.epochs)
         if type(self.folds) is not int or not 2 <= self.folds <= 20:
             raise UserError(f"folds (the jackknife's k) must be an integer in 2..20, got {self.folds!r}")
         parts = self.parts if self.parts is not None else list(PARTS)

@@ -113,7 +113,14 @@ def parser_dev_scores(parser, dev) -> dict:
 def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None = None,
                    on_epoch=None, **_) -> PipelineModel:
     """Train the parts of ``config.parts`` on the treebank ``train_path`` (see the module
-    docstring)."""
+    docstring). Each part reads the files again: '-' is kept in a temporary file first."""
+    from structkit.io.files import spooled_stdin
+
+    with spooled_stdin([train_path, dev_path]) as (train, dev):
+        return _train(config, train, dev, on_epoch)
+
+
+def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epoch) -> PipelineModel:
     from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 
     config.validate()
@@ -129,22 +136,20 @@ def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None
     if "tokenize" in parts:
         from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
 
-        c = TokenizeConfig(seed=config.seed)
+        c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "tokenize"):
             model.tokenizer = train_tokenizer(c, train_path, dev_path, _tagged(on_epoch, "tokenize"))
     if "morph" in parts:
         from structkit.morph.task import MorphConfig, train_morph
 
-        c = MorphConfig(seed=config.seed)
+        c = MorphConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "morph"):
             model.morph = train_morph(c, train_path, dev_path, _tagged(on_epoch, "morph"))
     if "parse" in parts:
         sents, trees = read_training(train_path)
         dev = read_treebank(dev_path) if dev_path else None
-        pcfg = ParserConfig(seed=config.seed)
-        pcfg.validate()
         name, sha = display_name(train_path), digest.hexdigest()
         candidates: dict[str, list] = {}
         if model.morph is None:   # no morph model: the parser reads the input's own columns
@@ -164,7 +169,7 @@ def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None
                 candidates["gold"] = trees
         scores, parsers = {}, {}
         for kind, data in candidates.items():
-            c = ParserConfig(seed=config.seed)
+            c = ParserConfig(seed=config.seed, epochs=config.epochs)
             c.validate()
             with _timed(info, f"parse_{kind}"):
                 parsers[kind] = train_parser_on(c, data, dev, _tagged(on_epoch, f"parse ({kind} morphology)"),

@@ -40,7 +40,7 @@ class PipelineTask(Task):
         for part, algo in (("tokenize", "pa"), ("morph", "perceptron"), ("parse", "beam")):
             if part in (config.parts or ()):
                 try:
-                    n += registry.get(algo, part).epochs * (2 if part == "parse" else 1)
+                    n += (config.epochs or registry.get(algo, part).epochs) * (2 if part == "parse" else 1)
                 except UserError:
                     pass
         return max(n, 1)
@@ -117,8 +117,10 @@ class PipelineTask(Task):
         return AnnotateJob(model, fmt, lang, "lines" if no_split else "auto", beam), [model_path]
 
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
-        raise UserError("eval --task pipeline: score a pipeline's output with `structkit eval --task ud "
-                        "GOLD.conllu SYSTEM.conllu`")
+        """GOLD SYSTEM: `annotate`'s output scored as `eval --task ud` scores it (CoNLL 2018)."""
+        from structkit.tasks import get_task
+
+        return get_task("ud").evaluate(files, **options)
 
 
 register(PipelineTask("pipeline", "structkit.pipeline.train", "PipelineConfig", "train_pipeline", "none",

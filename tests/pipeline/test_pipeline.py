@@ -275,3 +275,11 @@ def test_dask_gives_the_serial_output(models, sk, tmp_path):
     r = sk("annotate", "-m", models["pipe"], src / "a.txt", src / "b.txt", "--dask", "local:2", "-q")
     assert r.code == 0 and serial.code == 0, r.err
     assert r.out == serial.out and r.out.count("# file = ") == 2
+
+
+def test_eval_task_pipeline_is_the_conll_2018_evaluation(models, sk, tmp_path):
+    out = tmp_path / "o.conllu"
+    assert sk("annotate", "-m", models["pipe"], models["raw"], "-o", out).code == 0
+    a = sk("eval", "--task", "pipeline", UD / "test.conllu", out, "--json")
+    b = sk("eval", "--task", "ud", UD / "test.conllu", out, "--json")
+    assert a.code == 0 and json.loads(a.out) == json.loads(b.out)
