@@ -116,6 +116,12 @@ class PipelineTask(Task):
                             "for it to read", model_path)
         return AnnotateJob(model, fmt, lang, "lines" if no_split else "auto", beam), [model_path]
 
+    def model_input(self, gold_path: str, folder: str) -> str:
+        """`annotate` reads raw text: the treebank's, rebuilt as the tokenizer's card reads it."""
+        from structkit.tasks import get_task
+
+        return get_task("tokenize").model_input(gold_path, folder)
+
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
         """GOLD SYSTEM: `annotate`'s output scored as `eval --task ud` scores it (CoNLL 2018)."""
         from structkit.tasks import get_task
