@@ -115,7 +115,7 @@ def decide(tok, cps: np.ndarray) -> Decisions:
     with their max-marginals and margins."""
     from structkit.tokenizer.model import char_emissions, char_margins, tag_emissions
 
-    E = char_emissions(cps, F.tables(), tok.known, tok.bits, tok.W)
+    E = char_emissions(cps, F.tables(), tok.known, tok.bits, tok.feats, tok.W)
     labels = tag_emissions(E, tok.T)
     M = np.empty_like(E)
     margins = np.empty(len(cps))
@@ -127,7 +127,7 @@ class _Recording(LearntTokenizer):
     """A learnt tokenizer that keeps the decisions of the window it labelled last."""
 
     def __init__(self, tok: LearntTokenizer):
-        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt)
+        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt, tok.feats)
         self.window: Decisions | None = None
 
     def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
@@ -300,10 +300,10 @@ def explain_char(tok, d: Decisions, i: int, prep, index: int, word: str,
     r = against if against in others else max(others, key=lambda z: (d.M[i, z], -z))
     margin = float(d.M[i, y] - d.M[i, r])
     row = np.empty(F.N_FEATURES, dtype=np.int32)
-    F.char_row(i, d.cps, prep, np.uint64((1 << tok.bits) - 1), row)
-    names = feature_names(d.text, i, prep)
+    nf = F.char_row(i, d.cps, prep, np.uint64((1 << tok.bits) - 1), tok.feats, row)
+    names = feature_names(d.text, i, prep, tok.feats)
     pushes: list[Push] = []
-    for j in range(F.N_FEATURES):
+    for j in range(nf):
         w = float(tok.W[row[j], y] - tok.W[row[j], r])
         if w != 0.0:
             pushes.append(Push(names[j], w))
@@ -363,11 +363,11 @@ def _known(km, i: int, n: int) -> tuple[int, int, int]:
     return ends, starts, cross
 
 
-def feature_names(text: str, i: int, prep) -> list[str]:
+def feature_names(text: str, i: int, prep, feats: int = 0) -> list[str]:
     """A readable name for each of the N_FEATURES features of the decision after character i:
     its template and the values it saw (lower-cased characters, classes, known-token lengths,
     the letter/digit runs around the boundary)."""
-    lc, cl, km, nxt, run, _, _ = prep
+    lc, cl, km, nxt, run, _, _, syl, bcl, url = prep
     n = len(text)
     P = 4
     c = lambda d: _char(int(lc[i + P + d]))                       # noqa: E731
@@ -424,5 +424,16 @@ def feature_names(text: str, i: int, prep) -> list[str]:
               f"word after={wa} class[0]={k(0)}", f"word before={wb} word after={wa} char[+1]={c(1)}",
               f"run[-1]={r1} char[0]={c(0)} class[next]={ncl}", f"word before char[0]={wb1} char[0]={c(0)}",
               f"word before char[0]={wb1} word after={wa} class[0]={k(0)}"]
-    assert len(names) == F.N_FEATURES
+    if feats & F.SHORT:
+        s1, b1 = (int(syl[i - 1]), F.CLASSES[int(bcl[i - 1])]) if i > 0 else (0, "pad")
+        s0, b0 = int(syl[i]), F.CLASSES[int(bcl[i])]
+        names += [f"letters before char[0]={s1} class before them={b1} char[0]={c(0)}",
+                  f"letters before char[0]={s1} class before them={b1} class[0]={k(0)} class[next]={ncl} "
+                  f"class[+1]={k(1)}",
+                  f"letters ending at char[0]={s0} class before them={b0} char[+1]={c(1)}",
+                  f"letters ending at char[0]={s0} class before them={b0} class[+1]={k(1)} class[next]={ncl}"]
+    if feats & F.URL:
+        u = ("no", "web", "e-mail")[int(url[i])]
+        names += [f"address={u} classes[0..+1]={ks(0, 1)}", f"address={u} chars[0..+1]={cs(0, 1)}"]
+    assert len(names) == F.n_features(feats)
     return names

@@ -21,7 +21,39 @@ import numpy as np
 from structkit.jit import njit
 
 MAX_KNOWN = 16         # longest known token looked up (characters; Vietnamese words run to 15)
-N_FEATURES = 47        # features per character (the template ids below)
+BASE_FEATURES = 47     # features per character always computed (template ids 0-46)
+# optional feature groups, a bit mask (``TokenizeConfig.features`` names them; chosen on dev,
+# results/tokenize-dev.md): SHORT = the letters, without vowel signs, of the word before and
+# the word ending at a boundary with what precedes that word (initials, abbreviations);
+# URL = whether the whitespace-delimited chunk looks like a web address or an e-mail address
+SHORT, URL = 1, 2
+GROUP_SIZES = ((SHORT, 4), (URL, 2))
+ALL_GROUPS = SHORT | URL
+N_FEATURES = BASE_FEATURES + sum(k for _, k in GROUP_SIZES)   # the most, with every group
+GROUPS = {"short": SHORT, "url": URL}
+
+
+def group_names(value) -> tuple[str, ...]:
+    """The feature groups named by ``value`` (comma-separated names, "all" or "none", or a
+    list of names), in ``GROUPS`` order; ValueError naming a bad one."""
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else value
+    if not isinstance(names, (list, tuple)) or not all(isinstance(v, str) for v in names):
+        raise ValueError(f"expected feature group names, got {value!r}")
+    names = [v for v in names if v]
+    if names in (["all"], ["none"]):
+        return tuple(GROUPS) if names == ["all"] else ()
+    bad = [v for v in names if v not in GROUPS]
+    if bad:
+        raise ValueError(f"unknown tokenizer feature group {bad[0]!r} (known: {', '.join(GROUPS)}, "
+                         "or all, or none)")
+    return tuple(g for g in GROUPS if g in names)
+
+
+def group_mask(names) -> int:
+    """The bit mask of the groups ``names`` (None, as in a model saved before groups: 0)."""
+    return sum(GROUPS[g] for g in names or ())
+
+
 PAD = 0                # the class of the positions before and after the text
 CLASSES = ("pad", "space", "upper", "lower", "letter", "mark", "digit", "number", "period",
            "punct", "symbol", "other")
@@ -167,31 +199,69 @@ def prepare(cps, tab, known):
     for i in range(n - 1, -1, -1):
         nxt[i] = i if cl[i + P] != 1 else nxt[i + 1]
     run = np.zeros(n, dtype=np.int64)
+    # the letters (not marks) of the run ending at each i, and the class before the run
+    syl = np.zeros(n, dtype=np.int64)
+    bcl = np.zeros(n, dtype=np.int64)
     # hashes of the letter/digit run ending at each i (0 outside runs) and of the rest of the
     # run starting at each j: the word before a boundary and the word after it
     wend = np.zeros(n + 1, dtype=np.uint64)
     wbeg = np.zeros(n + 1, dtype=np.uint64)
     r = 0
+    s = 0
+    b = 0
     h = np.uint64(0)
     for i in range(n):
         if 2 <= cl[i + P] <= 7:
             r = r + 1 if r < 20 else 20
             h = _mix(h, lc[i + P]) if r > 1 else _mix(np.uint64(7), lc[i + P])
+            if r == 1:
+                s = 0
+                b = cl[i + P - 1]
+            if cl[i + P] != 5 and s < 6:
+                s += 1
         else:
             r = 0
+            s = 0
+            b = 0
             h = np.uint64(0)
         run[i] = r
+        syl[i] = s
+        bcl[i] = b
         wend[i] = h
     for j in range(n - 1, -1, -1):
         if 2 <= cl[j + P] <= 7:
             wbeg[j] = _mix(wbeg[j + 1] + np.uint64(11), lc[j + P])
-    return lc, cl, km, nxt, run, wend, wbeg
+        # web and e-mail addresses: each whitespace-delimited chunk with "://", starting "www."
+    # (1), or with an "@" between letters or digits (2); linear, one pass per chunk
+    url = np.zeros(n, dtype=np.int64)
+    a = 0
+    while a < n:
+        if cl[a + P] == 1:
+            a += 1
+            continue
+        b = a
+        flag = 0
+        while b < n and cl[b + P] != 1:
+            if lc[b + P] == 58 and b + 2 < n and lc[b + P + 1] == 47 and lc[b + P + 2] == 47:
+                flag = 1
+            elif lc[b + P] == 64 and flag == 0 and b > a and b + 1 < n and 2 <= cl[b + P - 1] <= 7 \
+                    and 2 <= cl[b + P + 1] <= 7:
+                flag = 2
+            b += 1
+        if flag == 0 and b - a > 4 and lc[a + P] == 119 and lc[a + P + 1] == 119 and lc[a + P + 2] == 119 \
+                and lc[a + P + 3] == 46:
+            flag = 1
+        for q in range(a, b):
+            url[q] = flag
+        a = b
+    return lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url
 
 
 @njit
-def char_row(i, cps, prep, mask, o):
-    """The N_FEATURES hashed feature rows of the decision after character i, into o."""
-    lc, cl, km, nxt, run, wend, wbeg = prep
+def char_row(i, cps, prep, mask, feats, o):
+    """The hashed feature rows of the decision after character i, into o (the base ones,
+    then the groups in the bit mask ``feats``); returns how many (``n_features(feats)``)."""
+    lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url = prep
     n = cps.shape[0]
     P = 4
     p = i + P
@@ -270,15 +340,41 @@ def char_row(i, cps, prep, mask, o):
     o[k] = _feature(45, pw, lc[p], 0, mask); k += 1
     # the words either side of a space (inside a Vietnamese word, or between two)
     o[k] = _feature(46, pw, nw, cl[p], mask); k += 1
+    # short words and what comes before them: initials and abbreviations ("ப. செல்வசிங்",
+    # "ஐ.நா."), counted in letters without their vowel signs
+    ps = syl[i - 1] if i > 0 else 0
+    pb = bcl[i - 1] if i > 0 else 0
+    ws = syl[i]
+    wb = bcl[i]
+    if feats & 1:
+        o[k] = _feature(47, ps, pb, lc[p], mask); k += 1
+        o[k] = _feature(48, ps * 16 + pb, cl[p], ncl * 16 + cl[p + 1], mask); k += 1
+        o[k] = _feature(49, ws, wb, lc[p + 1], mask); k += 1
+        o[k] = _feature(50, ws * 16 + wb, cl[p + 1], ncl, mask); k += 1
+    if feats & 2:    # inside a web or e-mail address
+        u = url[i]
+        o[k] = _feature(51, u, cl[p], cl[p + 1], mask); k += 1
+        o[k] = _feature(52, u, lc[p], lc[p + 1], mask); k += 1
+    return k
 
 
 @njit
-def char_features(cps, tab, known, bits, out):
-    """The feature rows of every character of a text (``out`` [n, N_FEATURES], int32)."""
+def n_features(feats):
+    """The features per character with the optional groups ``feats``."""
+    k = BASE_FEATURES
+    for g, size in GROUP_SIZES:
+        if feats & g:
+            k += size
+    return k
+
+
+@njit
+def char_features(cps, tab, known, bits, feats, out):
+    """The feature rows of every character of a text (``out`` [n, n_features(feats)], int32)."""
     prep = prepare(cps, tab, known)
     mask = np.uint64((1 << bits) - 1)
     for i in range(cps.shape[0]):
-        char_row(i, cps, prep, mask, out[i])
+        char_row(i, cps, prep, mask, feats, out[i])
 
 
 @njit

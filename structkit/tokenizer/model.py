@@ -27,7 +27,7 @@ def _line_break(c):
 
 
 @njit
-def char_emissions(cps, tab, known, bits, Wt):
+def char_emissions(cps, tab, known, bits, feats, Wt):
     """The emission scores E [n, L] of a text's characters under the weights Wt, with the
     constraints as NEG: whitespace may only be N or W (a line break only W), other characters
     only N, T or S; the last non-space character ends a sentence (S only)."""
@@ -40,16 +40,17 @@ def char_emissions(cps, tab, known, bits, Wt):
     cl = prep[1]
     mask = np.uint64((1 << bits) - 1)
     row = np.empty(F.N_FEATURES, dtype=np.int32)
+    nf = F.n_features(feats)
     last = -1
     for i in range(n):
         if cl[i + 4] != 1:
             last = i
     for i in range(n):
-        F.char_row(i, cps, prep, mask, row)
+        F.char_row(i, cps, prep, mask, feats, row)
         e = E[i]
         for y in range(L):
             e[y] = 0.0
-        for j in range(F.N_FEATURES):
+        for j in range(nf):
             w = Wt[row[j]]
             for y in range(L):
                 e[y] += w[y]
@@ -77,11 +78,11 @@ def tag_emissions(E, Tt):
 
 
 @njit
-def tag_chars(cps, tab, known, bits, Wt, Tt):
+def tag_chars(cps, tab, known, bits, feats, Wt, Tt):
     """The best label of every character of a text (int32 [n]) under the model (Wt, Tt);
     whitespace may only be N or W, other characters only N, T or S; the last non-space
     character ends a sentence."""
-    return tag_emissions(char_emissions(cps, tab, known, bits, Wt), Tt)
+    return tag_emissions(char_emissions(cps, tab, known, bits, feats, Wt), Tt)
 
 
 @njit
@@ -161,15 +162,17 @@ class LearntTokenizer(Tokenizer):
     """A tokenizer and sentence splitter learnt from a treebank (``train_tokenizer``), with
     the multiword-token splitter ``mwt`` (``structkit.tokenizer.mwt``)."""
 
-    def __init__(self, W: np.ndarray, T: np.ndarray, known: np.ndarray, bits: int, mwt=None):
+    def __init__(self, W: np.ndarray, T: np.ndarray, known: np.ndarray, bits: int, mwt=None,
+                 feats: int = 0):
         self.W, self.T, self.known, self.bits, self.mwt = W, T, known, bits, mwt
+        self.feats = feats   # the optional feature groups (``features.SHORT``, ...)
 
     def labels(self, text: str) -> np.ndarray:
-        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.W, self.T)
+        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.feats, self.W, self.T)
 
     def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
         """The labels of the window ``cps`` (at ``pos`` in its block), for ``_spans``."""
-        return tag_chars(cps, F.tables(), self.known, self.bits, self.W, self.T)
+        return tag_chars(cps, F.tables(), self.known, self.bits, self.feats, self.W, self.T)
 
     def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
         cps = F.code_points(text)
@@ -248,23 +251,24 @@ def jackknifed_tables(paragraphs, folds: int = 5) -> list[np.ndarray]:
     return [tables[k % folds] for k in range(len(paragraphs))]
 
 
-def encode(paragraphs, known, bits: int):
+def encode(paragraphs, known, bits: int, feats: int = 0):
     """An Encoded corpus (``structkit.sequence.features``) of the paragraphs' characters;
     ``known`` one table for all, or a list with one per paragraph."""
     from structkit.sequence.features import Encoded
 
     lengths = [len(p.text) for p in paragraphs]
     total = sum(lengths)
-    out = np.empty((total, F.N_FEATURES), dtype=np.int32)
+    nf = F.n_features(feats)
+    out = np.empty((total, nf), dtype=np.int32)
     pos = 0
     tab = F.tables()
     for k, p in enumerate(paragraphs):
         n = len(p.text)
         table = known[k] if isinstance(known, list) else known
-        F.char_features(F.code_points(p.text), tab, table, bits, out[pos:pos + n])
+        F.char_features(F.code_points(p.text), tab, table, bits, feats, out[pos:pos + n])
         pos += n
     offsets = np.zeros(len(paragraphs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    indptr = np.arange(total + 1, dtype=np.int64) * F.N_FEATURES
+    indptr = np.arange(total + 1, dtype=np.int64) * nf
     y = np.fromiter((l for p in paragraphs for l in p.labels), dtype=np.int32, count=total)
     return Encoded(indptr, out.reshape(-1), offsets, y)
