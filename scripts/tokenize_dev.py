@@ -15,6 +15,8 @@ are here (trained on dev for results/tokenize.md), dev is split by documents (``
   none (the 47 base features), short (the letters of the word before and the word ending at a
   boundary, with what precedes it: initials, abbreviations), url (inside a web or e-mail
   address), both;
+  and with the English rules' decisions as features too (rules: for English; it runs the rules
+  as well, and their words are kept for the tokens they also found);
 - ``algo``: the perceptron against pa (the default), with the default features.
 
 The last table sums, over the treebanks, the dev errors of each variant (tokens, words and
@@ -42,6 +44,7 @@ VARIANTS = {
     "features=short": {"features": "short"},
     "features=url": {"features": "url"},
     "features=short,url": {"features": "short,url"},
+    "features=short,url,rules": {"features": "short,url,rules"},
     "algo=perceptron": {"algo": "perceptron"},
 }
 KEYS = ("tokens", "words", "sentences")
@@ -97,8 +100,9 @@ def write_report(obj: dict, out: str) -> None:
     m = obj["machine"]
     names = list(VARIANTS)
     lines = ["# The learnt tokenizer's options as dev sees them (issue 27)", "",
-             f"`python scripts/tokenize_dev.py` ({m['date']}, commit {m['commit']}). " + __doc__.split("\n\n")[2]
-             .replace("\n", " "), "",
+             f"`python scripts/tokenize_dev.py` ({m['date']}, commit {m['commit']}).", "",
+             *[para.replace("\n  ", " ").replace("\n", " ").replace(" - ", "\n- ").replace(": - ", ":\n\n- ")
+               for para in __doc__.split("\n\n")[2:5]], "",
              "Dev F1, tokens / words / sentences (the epoch chosen on dev):", "",
              "| treebank | split | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
     totals = {v: dict.fromkeys(KEYS, 0) for v in names}

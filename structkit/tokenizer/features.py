@@ -25,12 +25,14 @@ BASE_FEATURES = 47     # features per character always computed (template ids 0-
 # optional feature groups, a bit mask (``TokenizeConfig.features`` names them; chosen on dev,
 # results/tokenize-dev.md): SHORT = the letters, without vowel signs, of the word before and
 # the word ending at a boundary with what precedes that word (initials, abbreviations);
-# URL = whether the whitespace-delimited chunk looks like a web address or an e-mail address
-SHORT, URL = 1, 2
-GROUP_SIZES = ((SHORT, 4), (URL, 2))
-ALL_GROUPS = SHORT | URL
+# URL = whether the whitespace-delimited chunk looks like a web address or an e-mail address;
+# RULES = the English rules' decision at the character (``rule_labels``: inside a token, token
+# end, sentence end, space), for English, at the cost of running the rules too
+SHORT, URL, RULES = 1, 2, 4
+GROUP_SIZES = ((SHORT, 4), (URL, 2), (RULES, 3))
+ALL_GROUPS = SHORT | URL | RULES
 N_FEATURES = BASE_FEATURES + sum(k for _, k in GROUP_SIZES)   # the most, with every group
-GROUPS = {"short": SHORT, "url": URL}
+GROUPS = {"short": SHORT, "url": URL, "rules": RULES}
 
 
 def group_names(value) -> tuple[str, ...]:
@@ -172,9 +174,10 @@ def _feature(tid, a, b, c, mask):
 
 
 @njit
-def prepare(cps, tab, known):
+def prepare(cps, tab, known, rl):
     """Per-character arrays the features read, padded by P = 4 positions either side:
-    lower-cased code points and classes; and, unpadded, the known-token masks, the next
+    lower-cased code points and classes; and, unpadded, the rules' labels ``rl`` (1 + a label,
+    0 where ``rl`` is empty), the known-token masks, the next
     non-space position after each character, and the letter/digit run ending at each."""
     cls_t, low = tab
     n = cps.shape[0]
@@ -254,14 +257,18 @@ def prepare(cps, tab, known):
         for q in range(a, b):
             url[q] = flag
         a = b
-    return lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url
+    rul = np.zeros(n + 1, dtype=np.int64)
+    if rl.shape[0] == n:
+        for i in range(n):
+            rul[i] = rl[i] + 1
+    return lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url, rul
 
 
 @njit
 def char_row(i, cps, prep, mask, feats, o):
     """The hashed feature rows of the decision after character i, into o (the base ones,
     then the groups in the bit mask ``feats``); returns how many (``n_features(feats)``)."""
-    lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url = prep
+    lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url, rul = prep
     n = cps.shape[0]
     P = 4
     p = i + P
@@ -355,6 +362,11 @@ def char_row(i, cps, prep, mask, feats, o):
         u = url[i]
         o[k] = _feature(51, u, cl[p], cl[p + 1], mask); k += 1
         o[k] = _feature(52, u, lc[p], lc[p + 1], mask); k += 1
+    if feats & 4:    # the English rules' label here (and before)
+        r = rul[i]
+        o[k] = _feature(53, r, cl[p], cl[p + 1], mask); k += 1
+        o[k] = _feature(54, r, lc[p], lc[p + 1], mask); k += 1
+        o[k] = _feature(55, r, rul[i - 1] if i > 0 else 0, ncl, mask); k += 1
     return k
 
 
@@ -369,9 +381,10 @@ def n_features(feats):
 
 
 @njit
-def char_features(cps, tab, known, bits, feats, out):
-    """The feature rows of every character of a text (``out`` [n, n_features(feats)], int32)."""
-    prep = prepare(cps, tab, known)
+def char_features(cps, tab, known, bits, feats, rl, out):
+    """The feature rows of every character of a text (``out`` [n, n_features(feats)], int32);
+    ``rl`` its rules' labels (``rule_labels``; empty without the group RULES)."""
+    prep = prepare(cps, tab, known, rl)
     mask = np.uint64((1 << bits) - 1)
     for i in range(cps.shape[0]):
         char_row(i, cps, prep, mask, feats, out[i])
@@ -397,3 +410,28 @@ def known_table(forms, size_hint: int = 0) -> np.ndarray:
     np.cumsum([len(f) for f in forms], out=offsets[1:])
     known_build(code_points("".join(forms)), offsets, low, table)
     return table
+
+
+NO_RULES = np.zeros(0, dtype=np.int64)
+
+
+def rule_labels(text: str, feats: int, words: dict | None = None) -> np.ndarray:
+    """The English rules' label of each character of ``text`` (``structkit.text.english``; 0
+    inside a token, 1 its last character, 2 a sentence's last, 3 outside tokens), int64, as
+    the group RULES reads them; empty without that group. ``words``, if given, receives the
+    rules' words of each of their tokens of several words, by ``(start, end)``."""
+    if not feats & RULES:
+        return NO_RULES
+    from structkit.text.english import EnglishTokenizer
+
+    out = np.full(len(text), 3, dtype=np.int64)
+    for sent in EnglishTokenizer().sentences(text):
+        for t in sent:
+            out[t.start:t.end] = 0
+            if t.end > t.start:
+                out[t.end - 1] = 1
+            if words is not None and len(t.words) > 1:
+                words[t.start, t.end] = t.words
+        if sent and sent[-1].end > sent[-1].start:
+            out[sent[-1].end - 1] = 2
+    return out

@@ -27,7 +27,7 @@ def _line_break(c):
 
 
 @njit
-def char_emissions(cps, tab, known, bits, feats, Wt):
+def char_emissions(cps, tab, known, bits, feats, rl, Wt):
     """The emission scores E [n, L] of a text's characters under the weights Wt, with the
     constraints as NEG: whitespace may only be N or W (a line break only W), other characters
     only N, T or S; the last non-space character ends a sentence (S only)."""
@@ -36,7 +36,7 @@ def char_emissions(cps, tab, known, bits, feats, Wt):
     E = np.empty((n, L))
     if n == 0:
         return E
-    prep = F.prepare(cps, tab, known)
+    prep = F.prepare(cps, tab, known, rl)
     cl = prep[1]
     mask = np.uint64((1 << bits) - 1)
     row = np.empty(F.N_FEATURES, dtype=np.int32)
@@ -78,11 +78,11 @@ def tag_emissions(E, Tt):
 
 
 @njit
-def tag_chars(cps, tab, known, bits, feats, Wt, Tt):
+def tag_chars(cps, tab, known, bits, feats, rl, Wt, Tt):
     """The best label of every character of a text (int32 [n]) under the model (Wt, Tt);
     whitespace may only be N or W, other characters only N, T or S; the last non-space
     character ends a sentence."""
-    return tag_emissions(char_emissions(cps, tab, known, bits, feats, Wt), Tt)
+    return tag_emissions(char_emissions(cps, tab, known, bits, feats, rl, Wt), Tt)
 
 
 @njit
@@ -168,11 +168,13 @@ class LearntTokenizer(Tokenizer):
         self.feats = feats   # the optional feature groups (``features.SHORT``, ...)
 
     def labels(self, text: str) -> np.ndarray:
-        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.feats, self.W, self.T)
+        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.feats,
+                         F.rule_labels(text, self.feats), self.W, self.T)
 
-    def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
-        """The labels of the window ``cps`` (at ``pos`` in its block), for ``_spans``."""
-        return tag_chars(cps, F.tables(), self.known, self.bits, self.feats, self.W, self.T)
+    def _labels(self, cps: np.ndarray, pos: int, rl: np.ndarray) -> np.ndarray:
+        """The labels of the window ``cps`` (at ``pos`` in its block; ``rl`` its rules'
+        labels, ``features.rule_labels``), for ``_spans``."""
+        return tag_chars(cps, F.tables(), self.known, self.bits, self.feats, rl, self.W, self.T)
 
     def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
         cps = F.code_points(text)
@@ -183,13 +185,16 @@ class LearntTokenizer(Tokenizer):
         n = len(text)
         expand = self.mwt.words if self.mwt is not None else None
         sent: list[Token] = []
-        for a0, starts, ends, sent_end in self._spans(cps, space):
+        # with the group RULES, a token the English rules also found has their words
+        ruled: dict = {}
+        rl = F.rule_labels(text, self.feats, ruled)
+        for a0, starts, ends, sent_end in self._spans(cps, space, rl):
             for a, b, last in zip(starts.tolist(), ends.tolist(), sent_end.tolist()):
                 a += a0
                 b += a0
                 form = text[a:b]
                 sent.append(Token(form, a + offset, b + offset,
-                                  expand(form) if expand is not None else (form,),
+                                  ruled.get((a, b)) or (expand(form) if expand is not None else (form,)),
                                   b >= n or bool(space[b])))
                 if last:
                     yield sent
@@ -200,7 +205,7 @@ class LearntTokenizer(Tokenizer):
         if sent:
             yield sent
 
-    def _spans(self, cps: np.ndarray, space: np.ndarray):
+    def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES):
         """``(start, token starts, token ends, sentence ends)`` for each window of the text.
 
         Time and memory stay linear in the text and bounded per step: a text longer than
@@ -213,7 +218,7 @@ class LearntTokenizer(Tokenizer):
         pos = 0
         while pos < n:
             end = min(n, pos + WINDOW)
-            labels = self._labels(cps[pos:end], pos)
+            labels = self._labels(cps[pos:end], pos, rl[pos:end])
             if end == n:
                 yield (pos, *token_spans(labels, space[pos:end]))
                 return
@@ -265,7 +270,8 @@ def encode(paragraphs, known, bits: int, feats: int = 0):
     for k, p in enumerate(paragraphs):
         n = len(p.text)
         table = known[k] if isinstance(known, list) else known
-        F.char_features(F.code_points(p.text), tab, table, bits, feats, out[pos:pos + n])
+        F.char_features(F.code_points(p.text), tab, table, bits, feats, F.rule_labels(p.text, feats),
+                        out[pos:pos + n])
         pos += n
     offsets = np.zeros(len(paragraphs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])

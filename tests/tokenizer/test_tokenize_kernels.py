@@ -38,7 +38,7 @@ def fnv(s: str) -> int:
     return h | 1
 
 
-def reference_rows(text: str, known: set[str], bits: int, feats: int = 0) -> list[list[int]]:
+def reference_rows(text: str, known: set[str], bits: int, feats: int = 0, rl=None) -> list[list[int]]:
     cls_t, low = F.tables()
     n = len(text)
     cps = [ord(c) for c in text]
@@ -130,6 +130,9 @@ def reference_rows(text: str, known: set[str], bits: int, feats: int = 0) -> lis
                      and 2 <= CL(a + q + 1) <= 7 for q in range(len(chunk)))
             u = 1 if "://" in chunk or (chunk.startswith("www.") and len(chunk) > 4) else (2 if at else 0)
             f += [(51, u, CL(i), CL(i + 1)), (52, u, LC(i), LC(i + 1))]
+        if feats & F.RULES:
+            R = lambda q: rl[q] + 1 if rl is not None and len(rl) == n and 0 <= q else 0   # noqa: E731
+            f += [(53, R(i), CL(i), CL(i + 1)), (54, R(i), LC(i), LC(i + 1)), (55, R(i), R(i - 1), ncl)]
         assert len(f) == F.n_features(feats)
         rows.append([feature(t, a, b, c, bits) for t, a, b, c in f])
     return rows
@@ -143,9 +146,10 @@ def test_char_features_against_the_reference(seed):
     bits = rng.choice([10, 16, 20])
     feats = seed % (F.ALL_GROUPS + 1)
     known = F.known_table(sorted(words))
+    rl = np.array([rng.randrange(4) for _ in text], dtype=np.int64) if seed % 3 else F.NO_RULES
     out = np.zeros((len(text), F.n_features(feats)), dtype=np.int32)
-    F.char_features(F.code_points(text), F.tables(), known, bits, feats, out)
-    assert out.tolist() == reference_rows(text, {w.lower() for w in words}, bits, feats)
+    F.char_features(F.code_points(text), F.tables(), known, bits, feats, rl, out)
+    assert out.tolist() == reference_rows(text, {w.lower() for w in words}, bits, feats, rl.tolist())
 
 
 @pytest.mark.parametrize("text", ["see http://x.org/a now", "www.abc.de, www.", "mail a@b.c ok @x a@ ",
@@ -155,8 +159,16 @@ def test_feature_groups_against_the_reference(text):
     known = F.known_table(["a", "ஐ.நா."])
     for feats in range(F.ALL_GROUPS + 1):
         out = np.zeros((len(text), F.n_features(feats)), dtype=np.int32)
-        F.char_features(F.code_points(text), F.tables(), known, 16, feats, out)
-        assert out.tolist() == reference_rows(text, {"a", "ஐ.நா."}, 16, feats)
+        rl = F.rule_labels(text, feats)
+        F.char_features(F.code_points(text), F.tables(), known, 16, feats, rl, out)
+        assert out.tolist() == reference_rows(text, {"a", "ஐ.நா."}, 16, feats, rl.tolist())
+
+
+def test_rule_labels_are_the_english_rules_segmentation():
+    text = "I can't go. Mr. Smith came."
+    got = "".join("NTSW"[y] for y in F.rule_labels(text, F.RULES))
+    assert got == "TWNNNNTWNTSWNNTWNNNNTWNNNTS"   # "can't" one token (two words)
+    assert F.rule_labels(text, F.SHORT | F.URL).shape == (0,)
 
 
 def test_known_table_holds_exactly_its_forms():
@@ -197,9 +209,10 @@ def test_tag_chars_finds_the_best_allowed_sequence(seed):
     Tt = rng.normal(size=(5, 5))
     known = F.known_table(["a", "b."])
     feats = seed % (F.ALL_GROUPS + 1)
-    out = tag_chars(F.code_points(text), F.tables(), known, bits, feats, Wt, Tt)
+    rl = F.rule_labels(text, feats)
+    out = tag_chars(F.code_points(text), F.tables(), known, bits, feats, rl, Wt, Tt)
     rows = np.zeros((len(text), F.n_features(feats)), dtype=np.int32)
-    F.char_features(F.code_points(text), F.tables(), known, bits, feats, rows)
+    F.char_features(F.code_points(text), F.tables(), known, bits, feats, rl, rows)
     L = 4
     E = [[sum(Wt[r, y] for r in rows[i]) for y in range(L)] for i in range(len(text))]
     seq = out.tolist()
