@@ -368,7 +368,7 @@ def feature_names(text: str, i: int, prep, feats: int = 0) -> list[str]:
     """A readable name for each of the N_FEATURES features of the decision after character i:
     its template and the values it saw (lower-cased characters, classes, known-token lengths,
     the letter/digit runs around the boundary)."""
-    lc, cl, km, nxt, run, _, _, syl, bcl, url, rul = prep
+    lc, cl, km, nxt, run, _, _, syl, bcl, url, rul, _ = prep
     n = len(text)
     P = 4
     c = lambda d: _char(int(lc[i + P + d]))                       # noqa: E731

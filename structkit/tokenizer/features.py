@@ -197,6 +197,13 @@ def prepare(cps, tab, known, rl):
         lc[n + P + i] = -2
     km = np.zeros(n + 1, dtype=np.int64)
     known_masks(cps, low, known, km[:n])
+    lmax = np.zeros(n + 1, dtype=np.int64)   # the longest known token starting at each j
+    for j in range(n):
+        m = km[j]
+        for l in range(MAX_KNOWN, 0, -1):
+            if m & (1 << (l - 1)):
+                lmax[j] = l
+                break
     nxt = np.empty(n + 1, dtype=np.int64)
     nxt[n] = n
     for i in range(n - 1, -1, -1):
@@ -261,14 +268,14 @@ def prepare(cps, tab, known, rl):
     if rl.shape[0] == n:
         for i in range(n):
             rul[i] = rl[i] + 1
-    return lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url, rul
+    return lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url, rul, lmax
 
 
 @njit
 def char_row(i, cps, prep, mask, feats, o):
     """The hashed feature rows of the decision after character i, into o (the base ones,
     then the groups in the bit mask ``feats``); returns how many (``n_features(feats)``)."""
-    lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url, rul = prep
+    lc, cl, km, nxt, run, wend, wbeg, syl, bcl, url, rul, lmax = prep
     n = cps.shape[0]
     P = 4
     p = i + P
@@ -303,30 +310,19 @@ def char_row(i, cps, prep, mask, feats, o):
     o[k] = _feature(29, cl[p], ncl, cl[p + 1], mask); k += 1
     o[k] = _feature(30, lc[p], nlc, cl[p + 1], mask); k += 1
     o[k] = _feature(31, run[i], cl[p + 1], ncl, mask); k += 1
-    # known tokens: ending at i, starting at i+1, running across the boundary after i
+    # known tokens: ending at i, starting at i+1, running across the boundary after i (the
+    # longest starting at j0 crosses it if any from j0 does: lmax, the longest from each j0)
     ends = 0
-    cross = 0
-    for back in range(0, MAX_KNOWN):
-        j0 = i - back
-        if j0 < 0:
+    for l in range(min(MAX_KNOWN, i + 1), 0, -1):
+        if km[i - l + 1] & (1 << (l - 1)):
+            ends = l
             break
-        m = km[j0]
-        if m == 0:
-            continue
-        for l in range(1, MAX_KNOWN + 1):
-            if m & (1 << (l - 1)):
-                e = j0 + l - 1
-                if e == i and l > ends:
-                    ends = l
-                elif e > i and l > cross:
-                    cross = l
-    starts = 0
-    if i + 1 < n:
-        m = km[i + 1]
-        for l in range(MAX_KNOWN, 0, -1):
-            if m & (1 << (l - 1)):
-                starts = l
-                break
+    cross = 0
+    for j0 in range(max(0, i - MAX_KNOWN + 1), i + 1):
+        l = lmax[j0]
+        if l > i - j0 + 1 and l > cross:
+            cross = l
+    starts = lmax[i + 1] if i + 1 < n else 0
     o[k] = _feature(32, ends, starts, cross, mask); k += 1
     o[k] = _feature(33, ends, cl[p + 1], 0, mask); k += 1
     o[k] = _feature(34, starts, cl[p], 0, mask); k += 1
