@@ -10,7 +10,14 @@ digit run that ends at ``i``, and what the training data knows about the surroun
 letters: the longest token of the training data (lower-cased, up to ``MAX_KNOWN`` characters)
 that ends at ``i``, starts at ``i+1``, or runs across the boundary after ``i``.
 
-``N_FEATURES`` features per character, so the CSR of a text is ``indptr = arange * N_FEATURES``.
+Optional groups of features (``GROUPS``, a model's ``--features``; dev chose the default
+``short,url``, results/tokenize-dev.md): ``short``, the letters (vowel signs not counted) of the
+word before and of the word ending at the boundary, with the class of what precedes that word
+(initials and dotted abbreviations: "ப. செல்வசிங்", "ஐ.நா."); ``url``, whether the
+whitespace-delimited chunk is a web or e-mail address; ``rules``, the English rules' label at
+the character (for English; the rules run too).
+
+``n_features(feats)`` features per character, so the CSR of a text is ``indptr = arange * n``.
 Everything is linear in the text: the known-token lookups are ``MAX_KNOWN`` hash probes per
 character into an open-addressing table of 64-bit hashes.
 """

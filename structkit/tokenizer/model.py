@@ -193,9 +193,11 @@ class LearntTokenizer(Tokenizer):
                 a += a0
                 b += a0
                 form = text[a:b]
-                sent.append(Token(form, a + offset, b + offset,
-                                  ruled.get((a, b)) or (expand(form) if expand is not None else (form,)),
-                                  b >= n or bool(space[b])))
+                if ruled and (a, b) in ruled:
+                    words = ruled[a, b]
+                else:
+                    words = expand(form) if expand is not None else (form,)
+                sent.append(Token(form, a + offset, b + offset, words, b >= n or bool(space[b])))
                 if last:
                     yield sent
                     sent = []

@@ -5,7 +5,8 @@ Training reads the treebank's raw text and gold segmentation (``structkit.tokeni
 encodes its characters with the dictionary of known tokens jackknifed over 5 folds (each
 fold's features see only the other folds' words, as new text sees a dictionary that lacks some
 of its words), and trains a structkit sequence learner (``perceptron`` or ``pa``) over the
-labels ``N T S W`` with the one epoch loop. With ``--dev`` (or ``--dev-split``) each epoch's
+labels ``N T S W`` with the one epoch loop. ``--features`` names the optional feature groups
+(``structkit.tokenizer.features.GROUPS``; default ``short,url``, as dev chose them). With ``--dev`` (or ``--dev-split``) each epoch's
 model tokenizes the dev file's raw text and is scored by the CoNLL 2018 words F1 (then
 sentences, then tokens, on ties); the best epoch is kept. The multiword-token splitter's
 learnt rules (for tokens unseen in training) are kept only where dev says they help.
