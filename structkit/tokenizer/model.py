@@ -189,15 +189,18 @@ class LearntTokenizer(Tokenizer):
         ruled: dict = {}
         rl = F.rule_labels(text, self.feats, ruled)
         for a0, starts, ends, sent_end in self._spans(cps, space, rl):
-            for a, b, last in zip(starts.tolist(), ends.tolist(), sent_end.tolist()):
-                a += a0
-                b += a0
+            starts = starts + a0
+            ends = ends + a0
+            after = np.ones(len(ends), dtype=np.bool_)   # whitespace (or the end) after each token
+            inside = ends < n
+            after[inside] = space[ends[inside]]
+            for a, b, last, sp in zip(starts.tolist(), ends.tolist(), sent_end.tolist(), after.tolist()):
                 form = text[a:b]
                 if ruled and (a, b) in ruled:
                     words = ruled[a, b]
                 else:
                     words = expand(form) if expand is not None else (form,)
-                sent.append(Token(form, a + offset, b + offset, words, b >= n or bool(space[b])))
+                sent.append(Token(form, a + offset, b + offset, words, sp))
                 if last:
                     yield sent
                     sent = []
