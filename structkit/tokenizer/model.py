@@ -48,12 +48,22 @@ def char_emissions(cps, tab, known, bits, feats, rl, Wt):
     for i in range(n):
         F.char_row(i, cps, prep, mask, feats, row)
         e = E[i]
-        for y in range(L):
-            e[y] = 0.0
-        for j in range(nf):
-            w = Wt[row[j]]
+        if L == 4:   # the tokenizer's labels: four sums in registers (the same additions, in order)
+            e0 = e1 = e2 = e3 = 0.0
+            for j in range(nf):
+                w = Wt[row[j]]
+                e0 += w[0]
+                e1 += w[1]
+                e2 += w[2]
+                e3 += w[3]
+            e[0], e[1], e[2], e[3] = e0, e1, e2, e3
+        else:
             for y in range(L):
-                e[y] += w[y]
+                e[y] = 0.0
+            for j in range(nf):
+                w = Wt[row[j]]
+                for y in range(L):
+                    e[y] += w[y]
         if cl[i + 4] == 1:
             e[1] = NEG
             e[2] = NEG
