@@ -240,8 +240,8 @@ def test_serve_runs_a_pipeline_model_and_refuses_bad_chains(models):
 
 def test_parts_and_folds_from_a_config_file(tmp_path, sk):
     """A pipeline of a tokenizer and a morph model only (no parser: HEAD and DEPREL stay '_'),
-    and a parser-only config refused for raw text; no --dev: the parser trains on jackknifed
-    morphology without a comparison."""
+    and a parser-only config refused for raw text; no --dev: the parser trains on gold
+    morphology (jackknife "auto"), or on jackknifed morphology when the config says "yes"."""
     cfg = tmp_path / "c.toml"
     cfg.write_text('task = "pipeline"\nparts = ["tokenize", "morph"]\n')
     m = tmp_path / "tm.skm"
@@ -250,8 +250,12 @@ def test_parts_and_folds_from_a_config_file(tmp_path, sk):
     assert out.code == 0, out.err
     words = structkit.Doc.from_conllu(out.out).words
     assert words and all(w.upos and w.head is None and w.deprel is None for w in words)
-    cfg.write_text('task = "pipeline"\nparts = ["morph", "parse"]\nfolds = 3\n')
+    cfg.write_text('task = "pipeline"\nparts = ["morph", "parse"]\n')
     m2 = tmp_path / "mp.skm"
+    assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m2, "-q").code == 0
+    info = _header(m2)["info"]
+    assert info["parser_morphology"] == "gold" and info["parser_dev"] == {} and "jackknife_folds" not in info
+    cfg.write_text('task = "pipeline"\nparts = ["morph", "parse"]\nfolds = 3\njackknife = "yes"\n')
     assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m2, "-q").code == 0
     info = _header(m2)["info"]
     assert info["parser_morphology"] == "jackknifed" and info["parser_dev"] == {} and info["jackknife_folds"] == 3
