@@ -15,8 +15,25 @@ import numpy as np
 
 PAD = "<s>"
 
-OWN = ("w", "l", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4", "s5", "sh", "fl", "len")
-CONTEXT = ("l", "s2", "s3", "sh")   # per-type values the neighbours read
+# What the features are (the dev experiments of scripts/morph_dev.py vary these; the defaults
+# are what dev preferred).
+PREFIXES = 4              # prefixes 1..PREFIXES of the word
+SUFFIXES = 5              # suffixes 1..SUFFIXES of the word
+NEIGH_SUFFIXES = (2, 3)   # the suffix lengths the neighbours (+-1) show
+AMB_WINDOW = (-1, 1)      # the neighbours whose ambiguity class is a feature
+SUFFIX_SHAPE = False      # suffixes 1-3 joined with the word's shape flags
+
+
+def own_templates() -> tuple[str, ...]:
+    """The names of the word's own feature values, in column order."""
+    return (("w", "l") + tuple(f"p{k}" for k in range(1, PREFIXES + 1))
+            + tuple(f"s{k}" for k in range(1, SUFFIXES + 1)) + ("sh", "fl", "len")
+            + (("s1f", "s2f", "s3f") if SUFFIX_SHAPE else ()))
+
+
+def context_templates() -> tuple[str, ...]:
+    """The names of the per-type values the neighbours read."""
+    return ("l",) + tuple(f"s{k}" for k in NEIGH_SUFFIXES) + ("sh",)
 
 
 def value(template: str, s: str) -> int:
@@ -45,15 +62,17 @@ def word_class(form: str) -> str | None:
 
 
 def type_values(form: str) -> tuple[list[int], list[int]]:
-    """The word's own feature values (``OWN``) and the values its neighbours read (``CONTEXT``)."""
+    """The word's own feature values (``own_templates()``) and the values its neighbours read (``context_templates()``)."""
     low = form.lower()
     sh = shape(form)
     flags = (("C" if form[:1].isupper() else "") + ("A" if form.isupper() else "")
              + ("D" if any(c.isdigit() for c in form) else "") + ("H" if "-" in form else ""))
-    vals = [form, low] + [low[:k] if len(low) >= k else "" for k in range(1, 5)] \
-        + [low[-k:] if len(low) >= k else "" for k in range(1, 6)] + [sh, flags, str(min(len(form), 12))]
-    own = [value(t, v) for t, v in zip(OWN, vals)]
-    ctx = [value("c" + t, v) for t, v in zip(CONTEXT, (low, low[-2:], low[-3:], sh))]
+    vals = [form, low] + [low[:k] if len(low) >= k else "" for k in range(1, PREFIXES + 1)] \
+        + [low[-k:] if len(low) >= k else "" for k in range(1, SUFFIXES + 1)] + [sh, flags, str(min(len(form), 12))]
+    if SUFFIX_SHAPE:
+        vals += [f"{low[-k:] if len(low) >= k else ''}\x1f{flags}" for k in range(1, 4)]
+    own = [value(t, v) for t, v in zip(own_templates(), vals)]
+    ctx = [value("c" + t, v) for t, v in zip(context_templates(), [low] + [low[-k:] for k in NEIGH_SUFFIXES] + [sh])]
     return own, ctx
 
 
@@ -88,8 +107,8 @@ class TypeTable:
         return out
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        own = np.array(self.own, dtype=np.uint64).reshape(-1, len(OWN))
-        ctx = np.array(self.ctx, dtype=np.uint64).reshape(-1, len(CONTEXT))
+        own = np.array(self.own, dtype=np.uint64).reshape(-1, len(own_templates()))
+        ctx = np.array(self.ctx, dtype=np.uint64).reshape(-1, len(context_templates()))
         return own, ctx
 
 
@@ -110,21 +129,24 @@ def tag_features(types: TypeTable, tids: np.ndarray, sent_ptr: np.ndarray, amb: 
     ``tids`` and ambiguity-class values ``amb``, sentences ``sent_ptr``."""
     own, ctx = types.arrays()
     n = tids.shape[0]
-    cols = [own[tids, k] for k in range(len(OWN))]
+    cols = [own[tids, k] for k in range(own.shape[1])]
     pad = value("pad", PAD)
     low = ctx[tids, 0]
     cols.append(_mix(1, amb))
     cols.append(np.full(n, np.uint64(value("bias", ""))))
     for j, d in enumerate((-2, -1, 1, 2)):
         cols.append(_mix(10 + j, _shifted(low, sent_ptr, d, pad)))
-    for t in (1, 2):   # neighbours' suffixes 2, 3
+    for t in range(1, 1 + len(NEIGH_SUFFIXES)):   # neighbours' suffixes
         for j, d in enumerate((-1, 1)):
             cols.append(_mix(20 + 2 * t + j, _shifted(ctx[tids, t], sent_ptr, d, pad)))
+    s3 = 1 + NEIGH_SUFFIXES.index(3) if 3 in NEIGH_SUFFIXES else len(NEIGH_SUFFIXES)
     for j, d in enumerate((-2, 2)):
-        cols.append(_mix(30 + j, _shifted(ctx[tids, 2], sent_ptr, d, pad)))
+        cols.append(_mix(30 + j, _shifted(ctx[tids, s3], sent_ptr, d, pad)))
+    shp = ctx.shape[1] - 1
     for j, d in enumerate((-1, 1)):
-        cols.append(_mix(40 + j, _shifted(ctx[tids, 3], sent_ptr, d, pad)))
-        cols.append(_mix(50 + j, _shifted(amb, sent_ptr, d, pad)))
+        cols.append(_mix(40 + j, _shifted(ctx[tids, shp], sent_ptr, d, pad)))
+    for d in AMB_WINDOW:
+        cols.append(_mix({-1: 50, 1: 51}.get(d, 54 + d), _shifted(amb, sent_ptr, d, pad)))
     cols.append(_mix(60, _shifted(low, sent_ptr, -1, pad) ^ _mix(61, low)))
     cols.append(_mix(62, _shifted(low, sent_ptr, 1, pad) ^ _mix(63, low)))
     out = np.stack(cols, axis=1)
@@ -132,15 +154,16 @@ def tag_features(types: TypeTable, tids: np.ndarray, sent_ptr: np.ndarray, amb: 
 
 
 def lemma_features(feats: np.ndarray, tag_vals: np.ndarray, upos_vals: np.ndarray) -> np.ndarray:
-    """The lemmatizer's feature matrix: the word's own features (the first ``len(OWN)`` columns
+    """The lemmatizer's feature matrix: the word's own features (the first ``len(own_templates())`` columns
     of the tagger's ``feats``), its tag (``tag_vals``: one value per token, ``upos_vals``
     likewise) and the tag with the form and with the suffixes."""
-    own = feats[:, :len(OWN)]
-    cols = [own[:, k] for k in range(len(OWN))]
+    names = own_templates()
+    own = feats[:, :len(names)]
+    cols = [own[:, k] for k in range(len(names))]
     cols.append(_mix(70, tag_vals))
     cols.append(_mix(71, upos_vals))
     cols.append(_mix(72, tag_vals ^ _mix(73, own[:, 1])))          # lower form x tag
-    for j, k in enumerate(range(6, 11)):                             # suffixes x UPOS, x tag
+    for j, k in enumerate(names.index(f"s{m}") for m in range(1, min(SUFFIXES, 5) + 1)):  # suffixes x UPOS, x tag
         cols.append(_mix(80 + j, upos_vals ^ _mix(90 + j, own[:, k])))
         cols.append(_mix(100 + j, tag_vals ^ _mix(110 + j, own[:, k])))
     return np.ascontiguousarray(np.stack(cols, axis=1))
