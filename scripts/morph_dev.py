@@ -145,9 +145,11 @@ def run(name: str, variant: str) -> dict:
 def write_report(obj: dict, out: str) -> None:
     names = [n for n in TREEBANKS if any(n in r for r in obj["runs"].values())]
     lines = ["# Morph task: what dev preferred (issue 28)", "",
-             f"`python scripts/morph_dev.py` (last run {obj['machine']['date']}, commit {obj['machine']['commit']}, "
-             f"{obj['machine']['cpu']}, shared cores: CPU seconds are noisy). Each variant changes the settings "
-             "named from `base` (the defaults before this search) and trains on the training file, dev choosing "
+             f"`python scripts/morph_dev.py [--variant V] [--only T]`: the rows come from several such runs during "
+             f"the search, each on the code of its time (the last run {obj['machine']['date']}, commit "
+             f"{obj['machine']['commit']}, {obj['machine']['cpu']}, shared cores: CPU seconds are noisy). Each "
+             "variant changes the settings named from `base` (the defaults before this search; `chosen`: the "
+             "defaults now) and trains on the training file, dev choosing "
              "the epoch; cells are the selected epoch's dev scores. * = trained on dev: every 10th dev sentence "
              "held out instead. Oracle: % of dev words whose gold tag is among their candidates (all words / "
              "words the training file lacks, their share in brackets). Test files are not read.", ""]
