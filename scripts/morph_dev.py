@@ -32,10 +32,10 @@ from tokenize_peer import TREEBANKS, _path  # noqa: E402
 METRICS = ("upos", "xpos", "ufeats", "alltags", "lemmas")
 
 # name -> (what it changes, {"module.ATTR" or "config.field": value}), from the defaults before
-# this search (``OLD``, set first, so that a rerun gives the same row); "chosen": the defaults now
-OLD = {"features.SUFFIXES": 5, "features.KNOWN_SUFFIXES": 0}
+# this search (``OLD``, set first, so that a rerun gives the same row); DEFAULT names the defaults now
+DEFAULT = "ksuf6s6+pre"
+OLD = {"features.SUFFIXES": 5, "features.KNOWN_SUFFIXES": 0, "features.KNOWN_OTHER": ()}
 VARIANTS = {
-    "chosen": ("the defaults now (ksuf6s6)", {}),
     "base": ("the defaults before this search", {}),
     "seed1": ("the defaults, another shuffling seed (how much a seed moves dev)", {"config.seed": 1}),
     "seed2": ("the defaults, another shuffling seed", {"config.seed": 2}),
@@ -61,6 +61,10 @@ VARIANTS = {
                {"features.KNOWN_SUFFIXES": 5, "features.UNKNOWN_ONLY": True}),
     "ksuf6s6": ("suffixes 1-6, each also joined with known/unknown word",
                 {"features.KNOWN_SUFFIXES": 6, "features.SUFFIXES": 6}),
+    "ksuf6s6+shape": ("ksuf6s6, and shape, flags and length joined likewise",
+                      {"features.KNOWN_SUFFIXES": 6, "features.SUFFIXES": 6, "features.KNOWN_OTHER": ("sh", "fl", "len")}),
+    "ksuf6s6+pre": ("ksuf6s6, and prefixes 1-4 joined likewise",
+                    {"features.KNOWN_SUFFIXES": 6, "features.SUFFIXES": 6, "features.KNOWN_OTHER": ("p1", "p2", "p3", "p4")}),
     "ksuf7s7": ("suffixes 1-7, each also joined with known/unknown word", {"features.KNOWN_SUFFIXES": 7, "features.SUFFIXES": 7}),
 }
 
@@ -127,7 +131,7 @@ def run(name: str, variant: str) -> dict:
     train_stem, dev_stem, _ = TREEBANKS[name]
     train = _path(name, train_stem)
     dev = _path(name, dev_stem) if dev_stem else None
-    config_changes, old = _apply({} if variant == "chosen" else OLD | VARIANTS[variant][1])
+    config_changes, old = _apply(OLD | VARIANTS[variant][1])
     try:
         cfg = MorphConfig(**config_changes, **({} if dev else {"dev_split": 0.1, "refit": False}))
         cfg.validate()
@@ -147,8 +151,8 @@ def write_report(obj: dict, out: str) -> None:
              f"`python scripts/morph_dev.py [--variant V] [--only T]`: the rows come from several such runs during "
              f"the search, each on the code of its time (the last run {obj['machine']['date']}, commit "
              f"{obj['machine']['commit']}, {obj['machine']['cpu']}, shared cores: CPU seconds are noisy). Each "
-             "variant changes the settings named from `base` (the defaults before this search; `chosen`: the "
-             "defaults now) and trains on the training file, dev choosing "
+             "variant changes the settings named from `base` (the defaults before this search; the defaults now: "
+             f"`{DEFAULT}`) and trains on the training file, dev choosing "
              "the epoch; cells are the selected epoch's dev scores. * = trained on dev: every 10th dev sentence "
              "held out instead. Oracle: % of dev words whose gold tag is among their candidates (all words / "
              "words the training file lacks, their share in brackets). Test files are not read.", ""]

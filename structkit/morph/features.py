@@ -4,9 +4,9 @@ Every feature is a value of a template, hashed to 64 bits (``value``): the word'
 lower-cased form, prefixes 1-4 and suffixes 1-6, shape, case/digit/hyphen flags, length,
 the tag dictionary's ambiguity class, and the lower-cased forms (window +-2), suffixes 2-3,
 shapes and ambiguity classes of the neighbours (+-1), with two form bigrams; and suffixes 1-6
-again, each joined with whether the tag dictionary knows the word (``hide_unknown``), so that
-an unknown word's endings have weights of their own, learnt from the words new to their fold
-(on dev: AllTags +0.7 on Tamil-TTB and +0.8 on Turkish-IMST, Italian-ParTUT level;
+and prefixes 1-4 again, each joined with whether the tag dictionary knows the word
+(``hide_unknown``), so that an unknown word's affixes have weights of their own, learnt from
+the words new to their fold (on dev, mean AllTags over the 8 treebanks 80.44 -> 80.91;
 results/morph-dev.md). Only raw text is read: a word unseen in training still has its
 affixes, shape and neighbours. A token's features are one row of a fixed-width uint64 matrix,
 the kernels' ``feats``.
@@ -27,6 +27,7 @@ NEIGH_SUFFIXES = (2, 3)   # the suffix lengths the neighbours (+-1) show
 AMB_WINDOW = (-1, 1)      # the neighbours whose ambiguity class is a feature
 SUFFIX_SHAPE = False      # suffixes 1-3 joined with the word's shape flags
 KNOWN_SUFFIXES = 6        # suffixes 1..KNOWN_SUFFIXES also joined with whether the dictionary knows the word
+KNOWN_OTHER: tuple[str, ...] = ("p1", "p2", "p3", "p4")   # other own templates (names) joined likewise
 UNKNOWN_ONLY = False      # ... and shown for the words it lacks only (a constant for the others)
 
 
@@ -35,6 +36,14 @@ def own_templates() -> tuple[str, ...]:
     return (("w", "l") + tuple(f"p{k}" for k in range(1, PREFIXES + 1))
             + tuple(f"s{k}" for k in range(1, SUFFIXES + 1)) + ("sh", "fl", "len")
             + (("s1f", "s2f", "s3f") if SUFFIX_SHAPE else ()))
+
+
+def known_joined() -> tuple[str, ...]:
+    """The own templates also joined with whether the dictionary knows the word."""
+    return tuple(f"s{k}" for k in range(1, KNOWN_SUFFIXES + 1)) + KNOWN_OTHER
+
+
+OWN = own_templates()   # the defaults' own templates (what explain names)
 
 
 def context_templates() -> tuple[str, ...]:
@@ -67,17 +76,24 @@ def word_class(form: str) -> str | None:
     return None
 
 
+def own_strings(form: str) -> list[tuple[str, str]]:
+    """(template, string) of the word's own feature values, in column order (what
+    ``type_values`` hashes; ``explain`` shows these)."""
+    low = form.lower()
+    flags = (("C" if form[:1].isupper() else "") + ("A" if form.isupper() else "")
+             + ("D" if any(c.isdigit() for c in form) else "") + ("H" if "-" in form else ""))
+    vals = [form, low] + [low[:k] if len(low) >= k else "" for k in range(1, PREFIXES + 1)] \
+        + [low[-k:] if len(low) >= k else "" for k in range(1, SUFFIXES + 1)] + [shape(form), flags, str(min(len(form), 12))]
+    if SUFFIX_SHAPE:
+        vals += [f"{low[-k:] if len(low) >= k else ''}\x1f{flags}" for k in range(1, 4)]
+    return list(zip(own_templates(), vals))
+
+
 def type_values(form: str) -> tuple[list[int], list[int]]:
     """The word's own feature values (``own_templates()``) and the values its neighbours read (``context_templates()``)."""
     low = form.lower()
     sh = shape(form)
-    flags = (("C" if form[:1].isupper() else "") + ("A" if form.isupper() else "")
-             + ("D" if any(c.isdigit() for c in form) else "") + ("H" if "-" in form else ""))
-    vals = [form, low] + [low[:k] if len(low) >= k else "" for k in range(1, PREFIXES + 1)] \
-        + [low[-k:] if len(low) >= k else "" for k in range(1, SUFFIXES + 1)] + [sh, flags, str(min(len(form), 12))]
-    if SUFFIX_SHAPE:
-        vals += [f"{low[-k:] if len(low) >= k else ''}\x1f{flags}" for k in range(1, 4)]
-    own = [value(t, v) for t, v in zip(own_templates(), vals)]
+    own = [value(t, v) for t, v in own_strings(form)]
     ctx = [value("c" + t, v) for t, v in zip(context_templates(), [low] + [low[-k:] for k in NEIGH_SUFFIXES] + [sh])]
     return own, ctx
 
@@ -151,13 +167,16 @@ def tag_features(types: TypeTable, tids: np.ndarray, sent_ptr: np.ndarray, amb: 
     shp = ctx.shape[1] - 1
     for j, d in enumerate((-1, 1)):
         cols.append(_mix(40 + j, _shifted(ctx[tids, shp], sent_ptr, d, pad)))
+        if d in AMB_WINDOW:
+            cols.append(_mix(50 + j, _shifted(amb, sent_ptr, d, pad)))
     for d in AMB_WINDOW:
-        cols.append(_mix({-1: 50, 1: 51}.get(d, 54 + d), _shifted(amb, sent_ptr, d, pad)))
+        if d not in (-1, 1):
+            cols.append(_mix(54 + d, _shifted(amb, sent_ptr, d, pad)))
     cols.append(_mix(60, _shifted(low, sent_ptr, -1, pad) ^ _mix(61, low)))
     cols.append(_mix(62, _shifted(low, sent_ptr, 1, pad) ^ _mix(63, low)))
     names = own_templates()
-    for k in range(1, KNOWN_SUFFIXES + 1):   # joined with known/unknown by hide_unknown
-        cols.append(own[tids, names.index(f"s{k}")])
+    for name in known_joined():   # joined with known/unknown by hide_unknown
+        cols.append(own[tids, names.index(name)])
     out = np.stack(cols, axis=1)
     return np.ascontiguousarray(out)
 
@@ -185,10 +204,17 @@ def hide_unknown(feats: np.ndarray, known: np.ndarray) -> None:
     """Give the words the dictionary lacks one shared form and lower-cased form value: in
     training (jackknifed), a word new to its fold then teaches the affix and context features,
     not its own form's weights, which a word new to the model would not have. The last
-    ``KNOWN_SUFFIXES`` columns (copies of the suffixes) are joined with known / unknown."""
+    ``len(known_joined())`` columns (copies of the suffixes) are joined with known / unknown."""
     feats[~known, 0] = UNKNOWN_FORM[0]
     feats[~known, 1] = UNKNOWN_FORM[1]
     n = feats.shape[1]
-    for j in range(n - KNOWN_SUFFIXES, n):
+    for j in range(n - len(known_joined()), n):
         feats[known, j] = np.uint64(value("known", str(j))) if UNKNOWN_ONLY else _mix(200 + j, feats[known, j])
         feats[~known, j] = _mix(300 + j, feats[~known, j])
+
+
+def layout() -> dict:
+    """The feature settings a model was trained with (for its header: a model is only valid
+    with the same layout, as its weights are hashed per column)."""
+    return {"own": list(own_templates()), "context": list(context_templates()),
+            "amb_window": list(AMB_WINDOW), "known_joined": list(known_joined())}
