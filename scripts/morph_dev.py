@@ -170,6 +170,15 @@ def write_report(obj: dict, out: str) -> None:
             lines.append(f"| {v} | {what} | " + " | ".join(f"{d[k]:.2f}" for k in METRICS)
                          + f" | {r['selected_epoch']} | {r['cpu_seconds']:.1f} | {orc} |")
         lines.append("")
+    full = [v for v, cells in obj["runs"].items() if all(n in cells for n in TREEBANKS)]
+    if full:
+        lines += [f"## Mean over the {len(TREEBANKS)} treebanks (variants run on all)", "",
+                  "| variant | UPOS | XPOS | UFeats | AllTags | Lemmas |", "|---|---|---|---|---|---|"]
+        for v in full:
+            cells = obj["runs"][v]
+            lines.append(f"| {v} | " + " | ".join(
+                f"{sum(cells[n]['dev'][k] for n in TREEBANKS) / len(TREEBANKS):.2f}" for k in METRICS) + " |")
+        lines.append("")
     Path(out + ".md").write_text("\n".join(lines))
 
 
