@@ -1,11 +1,15 @@
 """Features of the morphological tagger and the lemmatizer: strings in, uint64 values out.
 
 Every feature is a value of a template, hashed to 64 bits (``value``): the word's form,
-lower-cased form, prefixes 1-4 and suffixes 1-5, shape, case/digit/hyphen flags, length,
+lower-cased form, prefixes 1-4 and suffixes 1-6, shape, case/digit/hyphen flags, length,
 the tag dictionary's ambiguity class, and the lower-cased forms (window +-2), suffixes 2-3,
-shapes and ambiguity classes of the neighbours (+-1), with two form bigrams. Only raw text
-is read: a word unseen in training still has its affixes, shape and neighbours. A token's
-features are one row of a fixed-width uint64 matrix, the kernels' ``feats``.
+shapes and ambiguity classes of the neighbours (+-1), with two form bigrams; and suffixes 1-6
+and prefixes 1-4 again, each joined with whether the tag dictionary knows the word
+(``hide_unknown``), so that an unknown word's affixes have weights of their own, learnt from
+the words new to their fold (on dev, mean AllTags over the 8 treebanks 80.44 -> 80.91;
+results/morph-dev.md). Only raw text is read: a word unseen in training still has its
+affixes, shape and neighbours. A token's features are one row of a fixed-width uint64 matrix,
+the kernels' ``feats``.
 """
 from __future__ import annotations
 
@@ -15,8 +19,36 @@ import numpy as np
 
 PAD = "<s>"
 
-OWN = ("w", "l", "p1", "p2", "p3", "p4", "s1", "s2", "s3", "s4", "s5", "sh", "fl", "len")
-CONTEXT = ("l", "s2", "s3", "sh")   # per-type values the neighbours read
+# What the features are (the dev experiments of scripts/morph_dev.py vary these; the defaults
+# are what dev preferred).
+PREFIXES = 4              # prefixes 1..PREFIXES of the word
+SUFFIXES = 6              # suffixes 1..SUFFIXES of the word
+NEIGH_SUFFIXES = (2, 3)   # the suffix lengths the neighbours (+-1) show
+AMB_WINDOW = (-1, 1)      # the neighbours whose ambiguity class is a feature
+SUFFIX_SHAPE = False      # suffixes 1-3 joined with the word's shape flags
+KNOWN_SUFFIXES = 6        # suffixes 1..KNOWN_SUFFIXES also joined with whether the dictionary knows the word
+KNOWN_OTHER: tuple[str, ...] = ("p1", "p2", "p3", "p4")   # other own templates (names) joined likewise
+UNKNOWN_ONLY = False      # ... and shown for the words it lacks only (a constant for the others)
+
+
+def own_templates() -> tuple[str, ...]:
+    """The names of the word's own feature values, in column order."""
+    return (("w", "l") + tuple(f"p{k}" for k in range(1, PREFIXES + 1))
+            + tuple(f"s{k}" for k in range(1, SUFFIXES + 1)) + ("sh", "fl", "len")
+            + (("s1f", "s2f", "s3f") if SUFFIX_SHAPE else ()))
+
+
+def known_joined() -> tuple[str, ...]:
+    """The own templates also joined with whether the dictionary knows the word."""
+    return tuple(f"s{k}" for k in range(1, KNOWN_SUFFIXES + 1)) + KNOWN_OTHER
+
+
+OWN = own_templates()   # the defaults' own templates (what explain names)
+
+
+def context_templates() -> tuple[str, ...]:
+    """The names of the per-type values the neighbours read."""
+    return ("l",) + tuple(f"s{k}" for k in NEIGH_SUFFIXES) + ("sh",)
 
 
 def value(template: str, s: str) -> int:
@@ -44,16 +76,25 @@ def word_class(form: str) -> str | None:
     return None
 
 
-def type_values(form: str) -> tuple[list[int], list[int]]:
-    """The word's own feature values (``OWN``) and the values its neighbours read (``CONTEXT``)."""
+def own_strings(form: str) -> list[tuple[str, str]]:
+    """(template, string) of the word's own feature values, in column order (what
+    ``type_values`` hashes; ``explain`` shows these)."""
     low = form.lower()
-    sh = shape(form)
     flags = (("C" if form[:1].isupper() else "") + ("A" if form.isupper() else "")
              + ("D" if any(c.isdigit() for c in form) else "") + ("H" if "-" in form else ""))
-    vals = [form, low] + [low[:k] if len(low) >= k else "" for k in range(1, 5)] \
-        + [low[-k:] if len(low) >= k else "" for k in range(1, 6)] + [sh, flags, str(min(len(form), 12))]
-    own = [value(t, v) for t, v in zip(OWN, vals)]
-    ctx = [value("c" + t, v) for t, v in zip(CONTEXT, (low, low[-2:], low[-3:], sh))]
+    vals = [form, low] + [low[:k] if len(low) >= k else "" for k in range(1, PREFIXES + 1)] \
+        + [low[-k:] if len(low) >= k else "" for k in range(1, SUFFIXES + 1)] + [shape(form), flags, str(min(len(form), 12))]
+    if SUFFIX_SHAPE:
+        vals += [f"{low[-k:] if len(low) >= k else ''}\x1f{flags}" for k in range(1, 4)]
+    return list(zip(own_templates(), vals))
+
+
+def type_values(form: str) -> tuple[list[int], list[int]]:
+    """The word's own feature values (``own_templates()``) and the values its neighbours read (``context_templates()``)."""
+    low = form.lower()
+    sh = shape(form)
+    own = [value(t, v) for t, v in own_strings(form)]
+    ctx = [value("c" + t, v) for t, v in zip(context_templates(), [low] + [low[-k:] for k in NEIGH_SUFFIXES] + [sh])]
     return own, ctx
 
 
@@ -88,8 +129,8 @@ class TypeTable:
         return out
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        own = np.array(self.own, dtype=np.uint64).reshape(-1, len(OWN))
-        ctx = np.array(self.ctx, dtype=np.uint64).reshape(-1, len(CONTEXT))
+        own = np.array(self.own, dtype=np.uint64).reshape(-1, len(own_templates()))
+        ctx = np.array(self.ctx, dtype=np.uint64).reshape(-1, len(context_templates()))
         return own, ctx
 
 
@@ -110,37 +151,47 @@ def tag_features(types: TypeTable, tids: np.ndarray, sent_ptr: np.ndarray, amb: 
     ``tids`` and ambiguity-class values ``amb``, sentences ``sent_ptr``."""
     own, ctx = types.arrays()
     n = tids.shape[0]
-    cols = [own[tids, k] for k in range(len(OWN))]
+    cols = [own[tids, k] for k in range(own.shape[1])]
     pad = value("pad", PAD)
     low = ctx[tids, 0]
     cols.append(_mix(1, amb))
     cols.append(np.full(n, np.uint64(value("bias", ""))))
     for j, d in enumerate((-2, -1, 1, 2)):
         cols.append(_mix(10 + j, _shifted(low, sent_ptr, d, pad)))
-    for t in (1, 2):   # neighbours' suffixes 2, 3
+    for t in range(1, 1 + len(NEIGH_SUFFIXES)):   # neighbours' suffixes
         for j, d in enumerate((-1, 1)):
             cols.append(_mix(20 + 2 * t + j, _shifted(ctx[tids, t], sent_ptr, d, pad)))
+    s3 = 1 + NEIGH_SUFFIXES.index(3) if 3 in NEIGH_SUFFIXES else len(NEIGH_SUFFIXES)
     for j, d in enumerate((-2, 2)):
-        cols.append(_mix(30 + j, _shifted(ctx[tids, 2], sent_ptr, d, pad)))
+        cols.append(_mix(30 + j, _shifted(ctx[tids, s3], sent_ptr, d, pad)))
+    shp = ctx.shape[1] - 1
     for j, d in enumerate((-1, 1)):
-        cols.append(_mix(40 + j, _shifted(ctx[tids, 3], sent_ptr, d, pad)))
-        cols.append(_mix(50 + j, _shifted(amb, sent_ptr, d, pad)))
+        cols.append(_mix(40 + j, _shifted(ctx[tids, shp], sent_ptr, d, pad)))
+        if d in AMB_WINDOW:
+            cols.append(_mix(50 + j, _shifted(amb, sent_ptr, d, pad)))
+    for d in AMB_WINDOW:
+        if d not in (-1, 1):
+            cols.append(_mix(54 + d, _shifted(amb, sent_ptr, d, pad)))
     cols.append(_mix(60, _shifted(low, sent_ptr, -1, pad) ^ _mix(61, low)))
     cols.append(_mix(62, _shifted(low, sent_ptr, 1, pad) ^ _mix(63, low)))
+    names = own_templates()
+    for name in known_joined():   # joined with known/unknown by hide_unknown
+        cols.append(own[tids, names.index(name)])
     out = np.stack(cols, axis=1)
     return np.ascontiguousarray(out)
 
 
 def lemma_features(feats: np.ndarray, tag_vals: np.ndarray, upos_vals: np.ndarray) -> np.ndarray:
-    """The lemmatizer's feature matrix: the word's own features (the first ``len(OWN)`` columns
+    """The lemmatizer's feature matrix: the word's own features (the first ``len(own_templates())`` columns
     of the tagger's ``feats``), its tag (``tag_vals``: one value per token, ``upos_vals``
     likewise) and the tag with the form and with the suffixes."""
-    own = feats[:, :len(OWN)]
-    cols = [own[:, k] for k in range(len(OWN))]
+    names = own_templates()
+    own = feats[:, :len(names)]
+    cols = [own[:, k] for k in range(len(names))]
     cols.append(_mix(70, tag_vals))
     cols.append(_mix(71, upos_vals))
     cols.append(_mix(72, tag_vals ^ _mix(73, own[:, 1])))          # lower form x tag
-    for j, k in enumerate(range(6, 11)):                             # suffixes x UPOS, x tag
+    for j, k in enumerate(names.index(f"s{m}") for m in range(1, min(SUFFIXES, 5) + 1)):  # suffixes x UPOS, x tag
         cols.append(_mix(80 + j, upos_vals ^ _mix(90 + j, own[:, k])))
         cols.append(_mix(100 + j, tag_vals ^ _mix(110 + j, own[:, k])))
     return np.ascontiguousarray(np.stack(cols, axis=1))
@@ -152,6 +203,18 @@ UNKNOWN_FORM = (value("w", "\x00unknown"), value("l", "\x00unknown"))
 def hide_unknown(feats: np.ndarray, known: np.ndarray) -> None:
     """Give the words the dictionary lacks one shared form and lower-cased form value: in
     training (jackknifed), a word new to its fold then teaches the affix and context features,
-    not its own form's weights, which a word new to the model would not have."""
+    not its own form's weights, which a word new to the model would not have. The last
+    ``len(known_joined())`` columns (copies of the suffixes) are joined with known / unknown."""
     feats[~known, 0] = UNKNOWN_FORM[0]
     feats[~known, 1] = UNKNOWN_FORM[1]
+    n = feats.shape[1]
+    for j in range(n - len(known_joined()), n):
+        feats[known, j] = np.uint64(value("known", str(j))) if UNKNOWN_ONLY else _mix(200 + j, feats[known, j])
+        feats[~known, j] = _mix(300 + j, feats[~known, j])
+
+
+def layout() -> dict:
+    """The feature settings a model was trained with (for its header: a model is only valid
+    with the same layout, as its weights are hashed per column)."""
+    return {"own": list(own_templates()), "context": list(context_templates()),
+            "amb_window": list(AMB_WINDOW), "known_joined": list(known_joined())}

@@ -13,6 +13,8 @@ from structkit.morph.features import word_class
 from structkit.morph.rules import IDENTITY, LOWER, applies
 
 MAX_SUFFIX = 5
+ENRICH = 0          # guessed tags (from the suffixes) added to a known form's dictionary tags ...
+ENRICH_RARE = 1 << 30   # ... when the form was seen at most this many times
 
 
 def _suffixes(form: str):
@@ -68,7 +70,12 @@ class Lexicon:
         """The candidate tags of ``form`` (most frequent first) and whether the form is known."""
         known = self.form_tags.get(form)
         if known:
-            return self._top([known], 1 << 30), True
+            seen = self._top([known], 1 << 30)
+            if ENRICH and sum(known.values()) <= ENRICH_RARE:
+                guessed = self._top([self.suffix_tags[s] for s in _suffixes(form) if s in self.suffix_tags],
+                                    len(seen) + ENRICH)
+                seen += [t for t in guessed if t not in known][:ENRICH]
+            return seen, True
         chain = []
         low = form.lower()
         if low != form and low in self.form_tags:
