@@ -20,8 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import RESULTS, ROOT, dump_json, machine  # noqa: E402
 
-ENGLISH = ("ud:English-ParTUT/tokenize", "ud:English-ParTUT/pos", "ud:English-ParTUT/parse")
-# Pipeline recipes: add "ud:English-ParTUT/pipeline" (or its name) above when it exists.
+ENGLISH = ("ud:English-ParTUT/tokenize", "ud:English-ParTUT/pos", "ud:English-ParTUT/parse",
+           "ud:English-ParTUT/pipeline")
 
 # A parser's CoNLL 2018 UAS and LAS (every word) where it has them, else its UAS (punctuation
 # excluded, the Penn Treebank convention): never the two conventions side by side.

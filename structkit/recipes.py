@@ -4,9 +4,9 @@ A recipe names a corpus of the dataset registry (``structkit.datasets``), the ta
 (by split: the corpus's train, dev and test files) and the options it records. Building one
 finds the corpus (``$STRUCTKIT_DATA``, the cache, or a fetch), trains with those options through
 the same path as `structkit train --dev DEV --test TEST` (``structkit.card.train``) and writes the
-model with its card, which names the recipe. Recipes are generic over tasks; the pipeline recipes
-(one model from raw text to trees, issue 29) are added in :func:`_builtin` once
-`structkit train --task pipeline` exists. Tests and plugins add their own with :func:`register`.
+model with its card, which names the recipe. Recipes are generic over tasks; a pipeline recipe
+(one model from raw text to trees) for every registered UD treebank with a training file. Tests
+and plugins add their own with :func:`register`.
 """
 from __future__ import annotations
 
@@ -62,9 +62,9 @@ def _builtin() -> list[Recipe]:
                "`structkit parse` reads CoNLL-U)")]
     out += [_ud(tb, lang, "tokenize", "tokenizer: tokens, multiword tokens, sentences from raw text")
             for tb, lang in _ud_treebanks()]
-    # Pipeline recipes (tokenizer, morphology, lemmas and parser in one model): when
-    # `structkit train --task pipeline` lands, add them here, e.g.
-    # out += [_ud(tb, lang, "pipeline", "full pipeline from raw text") for tb, lang in _ud_treebanks()]
+    # One model from raw text to labelled trees (tokenizer, morphology, lemmas, parser).
+    out += [_ud(tb, lang, "pipeline", "pipeline: tokenizer, morph tagger and lemmatizer, parser, from raw text")
+            for tb, lang in _ud_treebanks()]
     return out
 
 
