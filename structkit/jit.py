@@ -21,10 +21,32 @@ _lock = threading.RLock()
 _typeof_registered = False
 
 
+def _import_numba() -> None:
+    """Import numba and its CPU target's array functions without scipy: numba's arraymath asks
+    at import whether scipy's BLAS is there (``_HAVE_BLAS``), importing scipy.linalg (0.1 s of
+    CPU) for the few array functions that would use it (np.dot and the like; no structkit kernel
+    does). Where scipy is not imported yet it is hidden during that import, so the answer is
+    "no" and those functions take numba's loops; ``np.dot`` in a kernel still imports scipy
+    when it is compiled. Imported here once, the module is then numba's for good."""
+    import sys
+
+    if "numba.np.arraymath" in sys.modules:
+        return
+    hide = "scipy" not in sys.modules
+    if hide:
+        sys.modules["scipy"] = None   # `import scipy...` raises ImportError meanwhile
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        if hide and sys.modules.get("scipy", 0) is None:
+            del sys.modules["scipy"]
+
+
 def _register_typeof() -> None:
     global _typeof_registered
     if _typeof_registered:
         return
+    _import_numba()
     from numba.extending import typeof_impl
 
     @typeof_impl.register(LazyKernel)
