@@ -199,6 +199,14 @@ def njit(fn=None, **kwargs):
     return LazyKernel(fn, dict(kwargs))
 
 
+def load_numba() -> None:
+    """Import numba now (as the first kernel call would): for a long-running process (the
+    server) whose first small inputs would otherwise take the numpy paths meant for one-shot
+    commands (those paths are chosen while numba is not loaded)."""
+    with _lock:
+        _register_typeof()
+
+
 def numba_loaded() -> bool:
     """Whether numba has been imported in this process (a kernel then costs no import)."""
     import sys

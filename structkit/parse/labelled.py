@@ -247,10 +247,12 @@ def label_scores(sentences: list[DepSentence], heads: list[list[int]], deprels: 
 
 MIN_LIFT_COUNT = 2
 
-# The beam parser copies each beam item's state (a few arrays as long as the sentence) at every
-# step, so its time grows with the square of a sentence's length: 1.3 s at this length with a
-# ParTUT model (results/parse-length.md), minutes at 50,000. Longer sentences are refused in
-# one line (no treebank here has one over 300 words): split them.
+# At each of a sentence's 2n - 1 steps the beam parser copies every new item's state (one int64
+# array of 11 rows x (n + 2) columns, ``beam.N_ROWS``) from its parent, so its time grows with
+# the square of a sentence's length: a second or so at this length with a ParTUT model (the
+# time over a 10-word run in results/parse-length.md, scripts/bench_parse_length.py), a hundred
+# times that at 50,000. Longer sentences are refused in one line (no treebank here has one over
+# 300 words): split them.
 MAX_SENTENCE_WORDS = 5000
 # Each state scores 2 x labels + 1 actions: a label set this large (lifted labels included) is
 # already slow; one of 200,000 made parsing hang. Training refuses more, and a model file that

@@ -131,3 +131,30 @@ print(json.dumps([no_numba, "numba" in sys.modules, small[0][0] == big[0][0], sm
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=sk_env(), check=True)
     assert r.stdout.strip() == "[true, true, true, true]", r.stderr
+
+
+def test_after_load_numba_a_small_parse_takes_the_kernel(tmp_path):
+    """A long-running process (the server's warm-up calls ``load_numba``) parses even one
+    sentence with the kernel, not with the numpy search of one-shot commands."""
+    from tests.clitools import sk_cmd
+
+    model = tmp_path / "m.model"
+    subprocess.run(sk_cmd("train", "--task", "parse", "--epochs", "1", "--train", FIXTURE, "-m", str(model), "-q"),
+                   check=True, env=sk_env())
+    code = f"""
+import json
+from structkit.jit import load_numba
+from structkit.parse import beam, smallbeam
+from structkit.parse.parser import DependencyParser, read_treebank
+used = []
+real = smallbeam.beam_parse_small
+smallbeam.beam_parse_small = lambda *a: used.append(1) or real(*a)
+p = DependencyParser.load({str(model)!r})
+s = read_treebank({FIXTURE!r})[:1]
+first = p.parse_sentences(s)        # numba not loaded: numpy
+load_numba()
+second = p.parse_sentences(s)       # the kernel
+print(json.dumps([len(used), beam.beam_parse_corpus._dispatcher is not None, first == second]))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=sk_env(), check=True)
+    assert r.stdout.strip() == "[1, true, true]", r.stderr
