@@ -517,8 +517,18 @@ def beam_search(sent, model, search, bufs, gold, track):
     vmax = -np.inf
     A = cur
     Bn = nxt
+    gfeats = np.zeros(MAX_FEATS, dtype=np.int64)  # the gold prefix's features, when out of the beam
     for t in range(T):
         gitem = -1  # the item that is the gold prefix (when tracking and it is in the beam)
+        gk = 0
+        if track:
+            gin = False
+            for i in range(size):
+                gin = gin or bgold[i]
+            if not gin:  # its features now, and its action's weights asked for (prefetch) while
+                gk = extract(G, gsp, gb, sent, model.groups, gfeats)  # the beam is searched
+                for i in range(gk):
+                    prefetch(W, (gfeats[i] & m_nonneg) + gold[t])
         nwho = 0
         k = 0
         for i in range(size):
@@ -578,8 +588,8 @@ def beam_search(sent, model, search, bufs, gold, track):
                 gf = feats[gitem]
                 k = nfeat[gitem]
             else:
-                k = extract(G, gsp, gb, sent, model.groups, lfeats)
-                gf = lfeats
+                k = gk
+                gf = gfeats
             g = gold[t]
             s = 0.0
             for i in range(k):
