@@ -50,11 +50,21 @@ def run(args: list) -> dict:
     return {"wall": round(wall, 3), "cpu": round(cpu, 3), "load_before": round(load, 2)}
 
 
-def slowest_imports(args: list, n: int = 8) -> list[tuple[str, float]]:
+def _importtime(args: list) -> str:
     p = subprocess.run([sys.executable, "-X", "importtime", "-m", "structkit", *map(str, args)], env=_env(),
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return p.stderr
+
+
+def imports_numba(args: list) -> bool:
+    """Whether the command imports numba (``python -X importtime``)."""
+    return any(line.split("|")[-1].strip() == "numba" for line in _importtime(args).splitlines()
+               if line.startswith("import time:"))
+
+
+def slowest_imports(args: list, n: int = 8) -> list[tuple[str, float]]:
     rows = []
-    for line in p.stderr.splitlines():
+    for line in _importtime(args).splitlines():
         if line.startswith("import time:") and "|" in line:
             _, cum, name = line.split("|")
             try:
@@ -103,6 +113,7 @@ def main() -> None:
                                      "median_cpu": round(statistics.median(r["cpu"] for r in rs), 3)}
             print(name, res["commands"][name], flush=True)
         res["slowest_imports_chunk"] = slowest_imports(commands["chunk"])
+        res["imports_numba"] = {name: imports_numba(args) for name, args in commands.items()}
     dump_json(res, Path(a.out))
     md = ["# Start-up of one-sentence commands", "",
           f"`python scripts/bench_startup.py` ({res['machine']['date']}, commit {res['machine']['commit']}, "
@@ -115,7 +126,10 @@ def main() -> None:
         md.append(f"| `structkit {name}` one sentence | {c['median_wall']} | {c['max_wall']} | {c['median_cpu']} | "
                   + ", ".join(str(r["load_before"]) for r in c["runs"]) + " |")
     md += ["", "Slowest top-level imports of `structkit chunk` (cumulative seconds, `python -X importtime`): "
-           + ", ".join(f"{n} {s:.3f}" for n, s in res["slowest_imports_chunk"]) + "."]
+           + ", ".join(f"{n} {s:.3f}" for n, s in res["slowest_imports_chunk"]) + ".", "",
+           "Imports numba: " + ", ".join(f"`{name}` {'yes' if v else 'no'}" for name, v in res["imports_numba"].items())
+           + " (one sentence takes numpy paths with the kernels' results: Viterbi for tag and chunk, the "
+           "beam search of structkit/parse/smallbeam.py for parse)."]
     Path(a.out).with_suffix(".md").write_text("\n".join(md) + "\n")
 
 

@@ -21,10 +21,32 @@ _lock = threading.RLock()
 _typeof_registered = False
 
 
+def _import_numba() -> None:
+    """Import numba and its CPU target's array functions without scipy: numba's arraymath asks
+    at import whether scipy's BLAS is there (``_HAVE_BLAS``), importing scipy.linalg (0.1 s of
+    CPU) for the few array functions that would use it (np.dot and the like; no structkit kernel
+    does). Where scipy is not imported yet it is hidden during that import, so the answer is
+    "no" and those functions take numba's loops; ``np.dot`` in a kernel still imports scipy
+    when it is compiled. Imported here once, the module is then numba's for good."""
+    import sys
+
+    if "numba.np.arraymath" in sys.modules:
+        return
+    hide = "scipy" not in sys.modules
+    if hide:
+        sys.modules["scipy"] = None   # `import scipy...` raises ImportError meanwhile
+    try:
+        import numba.np.arraymath  # noqa: F401
+    finally:
+        if hide and sys.modules.get("scipy", 0) is None:
+            del sys.modules["scipy"]
+
+
 def _register_typeof() -> None:
     global _typeof_registered
     if _typeof_registered:
         return
+    _import_numba()
     from numba.extending import typeof_impl
 
     @typeof_impl.register(LazyKernel)
@@ -66,7 +88,7 @@ class LazyKernel:
                     g = self.py_func.__globals__
                     for name in _code_names(self.py_func.__code__):
                         v = g.get(name)
-                        if isinstance(v, LazyKernel):
+                        if isinstance(v, (LazyKernel, LazyIntrinsic)):
                             g[name] = v.dispatcher
                     self._dispatcher = _compile(self.py_func, self._kwargs)
                 d = self._dispatcher
@@ -82,6 +104,61 @@ class LazyKernel:
 
     def __repr__(self) -> str:
         return f"<lazy numba kernel {self.__qualname__}>"
+
+
+class LazyIntrinsic:
+    """A numba intrinsic built (numba imported) when the first kernel that names it is
+    compiled: ``build()`` returns it. Kernels find it in their module's globals as they find
+    lazy kernels."""
+
+    def __init__(self, build):
+        self._build = build
+        self._intrinsic = None
+        self.__name__ = build.__name__
+        self.__doc__ = build.__doc__
+
+    @property
+    def dispatcher(self):
+        with _lock:
+            if self._intrinsic is None:
+                self._intrinsic = self._build()
+        return self._intrinsic
+
+    def __repr__(self) -> str:
+        return f"<lazy numba intrinsic {self.__name__}>"
+
+
+def _build_prefetch():
+    """``prefetch(a, i)``: a hint to fetch the cache line of a[i] (1-D array) for reading
+    (LLVM's llvm.prefetch, kept in all cache levels). No load happens, so i may be out of
+    range; it changes no result, only when memory is read."""
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def prefetch(typingctx, arr, idx):
+        def codegen(context, builder, signature, args):
+            aryty = signature.args[0]
+            ary = context.make_array(aryty)(context, builder, args[0])
+            ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [args[1]], wraparound=False)
+            i8p = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+                                                "llvm.prefetch.p0i8")
+            # read (0), keep in every cache level (3), data cache (1)
+            builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                              ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+
+        if not (isinstance(arr, types.Array) and arr.ndim == 1 and isinstance(idx, types.Integer)):
+            return None
+        return types.void(arr, idx), codegen
+
+    return prefetch
+
+
+prefetch = LazyIntrinsic(_build_prefetch)
 
 
 def _njit(**kwargs):
@@ -120,6 +197,14 @@ def njit(fn=None, **kwargs):
     if fn is None:
         return lambda f: LazyKernel(f, dict(kwargs))
     return LazyKernel(fn, dict(kwargs))
+
+
+def load_numba() -> None:
+    """Import numba now (as the first kernel call would): for a long-running process (the
+    server) whose first small inputs would otherwise take the numpy paths meant for one-shot
+    commands (those paths are chosen while numba is not loaded)."""
+    with _lock:
+        _register_typeof()
 
 
 def numba_loaded() -> bool:

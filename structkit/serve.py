@@ -1030,7 +1030,11 @@ def read_sentences(body: dict, job: Job | None = None,
 
 def warm_up(served: dict[str, Served], tokenizers: Tokenizers | None = None) -> None:
     """Run every model once (and the tokenizers), so numba compiles (or loads its cache) before
-    the first request."""
+    the first request. numba is imported first, so that the warm-up (and every request after
+    it) takes the kernels, not the numpy paths of one-shot commands for a few sentences."""
+    from structkit.jit import load_numba
+
+    load_numba()
     for t in (tokenizers.models.values() if tokenizers is not None else ()):
         _from_text(WARM_TEXT, t.tokenizer)
     sents_for = lambda: _from_text(WARM_TEXT, "en")  # noqa: E731

@@ -147,10 +147,18 @@ class LabelledParser:
                       depth: int | None = None):
         from structkit.parse.beam import Corpus, beam_parse_corpus
 
+        from structkit.jit import numba_loaded
+        from structkit.parse.smallbeam import SMALL_WORDS, beam_parse_small
+
         offsets = enc[0]
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
         model, search = self.model(W), self.search(beam, depth)
+        if search.D == 0 and int(offsets[-1]) <= SMALL_WORDS and not numba_loaded():
+            # a few sentences: numpy, the same parses, without numba's start (0.4-0.5 s)
+            beam_parse_small(offsets, *enc[1:], model.W, model.mask, model.L, model.groups, search.B,
+                             self.root_label, heads, labels)
+            return heads, labels
 
         def piece(part: np.ndarray) -> None:  # sentences part[0]..part[-1] (learn.pieces: a
             a, b = int(part[0]), int(part[-1]) + 1  # signal is answered between pieces)
@@ -239,10 +247,12 @@ def label_scores(sentences: list[DepSentence], heads: list[list[int]], deprels: 
 
 MIN_LIFT_COUNT = 2
 
-# The beam parser copies each beam item's state (a few arrays as long as the sentence) at every
-# step, so its time grows with the square of a sentence's length: 1.3 s at this length with a
-# ParTUT model (results/parse-length.md), minutes at 50,000. Longer sentences are refused in
-# one line (no treebank here has one over 300 words): split them.
+# At each of a sentence's 2n - 1 steps the beam parser copies every new item's state (one int64
+# array of 11 rows x (n + 2) columns, ``beam.N_ROWS``) from its parent, so its time grows with
+# the square of a sentence's length: a second or so at this length with a ParTUT model (the
+# time over a 10-word run in results/parse-length.md, scripts/bench_parse_length.py), a hundred
+# times that at 50,000. Longer sentences are refused in one line (no treebank here has one over
+# 300 words): split them.
 MAX_SENTENCE_WORDS = 5000
 # Each state scores 2 x labels + 1 actions: a label set this large (lifted labels included) is
 # already slow; one of 200,000 made parsing hang. Training refuses more, and a model file that
