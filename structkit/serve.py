@@ -687,7 +687,7 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool) -
 def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
     """CoNLL-U: the input's lines (CoNLL-U in) or fresh ones, with each model's column filled
     where ``structkit tag`` would put it and HEAD/DEPREL from the parser."""
-    from structkit.io.conllu import set_key
+    from structkit.io.conllu import put_label
 
     buf = []
     for k, s in enumerate(sents):
@@ -717,7 +717,7 @@ def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
                 continue
             column, key = sv.model.output_column()   # as structkit tag writes it (write_tagged)
             for r, lab in zip(rows, s.labels[sv.name]):
-                r[column] = set_key(r[column], key, lab) if key else lab
+                r[column] = put_label(r[column], key, lab) if key else lab
         if s.heads is not None:
             for r, h, d in zip(rows, s.heads, s.deprels):
                 r[6], r[7] = str(h), d

@@ -56,6 +56,9 @@ class SequenceTask(Task):
 
     def trained(self, config, model) -> str:
         info = model.info
+        if getattr(model, "kind", None) == "lattice":
+            return (f"{info['n_labels']} labels (dense weights would take {info['dense_mb']:,} MB): hashed "
+                    f"candidate lattice over {info['n_classes']} {info['classes']}, averaged perceptron")
         what = f"{info['n_features']} features, {len(model.labels)} labels"
         if "scheme" in info:
             how = "detected" if info.get("scheme_detected", True) else "given"
@@ -74,11 +77,23 @@ class SequenceTask(Task):
     def describe(self, model) -> dict:
         # margins: max-marginals for Viterbi models, the decision margin for history-based ones
         info = getattr(model, "info", {}) or {}
-        return {"labels": [str(x) for x in model.labels], "decoder": model.config.spec.decoder,
+        lattice = getattr(model, "kind", None) == "lattice"
+        return {"labels": [] if lattice and model.rules else [str(x) for x in model.labels],
+                "decoder": "viterbi" if lattice else model.config.spec.decoder,
                 "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
-                "scores": True, "explain": True}
+                "scores": True, "explain": not lattice}
+
+    def _lattice(self, model, path: str, what: str) -> None:
+        if getattr(model, "kind", None) == "lattice":
+            raise UserError(f"{what} does not cover this {self.name} model: its label set was too large for "
+                            "dense weights and it was trained over hashed candidate lattices, whose "
+                            "features have no names", path)
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        if getattr(model, "kind", None) == "lattice":
+            from structkit.sequence.lattice import lattice_lines
+
+            return lattice_lines(model, top, pattern)
         from structkit.sequence.dump import tagger_lines
 
         return tagger_lines(model, top, pattern)
@@ -87,6 +102,7 @@ class SequenceTask(Task):
                      text: bool = False, depth: int | None = None, only: int | None = None):
         from structkit.sequence.explain import iter_explanations
 
+        self._lattice(model, path, "explain")
         return iter_explanations(model, sentence, path, columns, text, depth, only)
 
     def check_search_options(self, model, path: str, depth: int | None = None,
