@@ -83,3 +83,16 @@ def class_margins(W, feats, cand_ptr, cands, cand_feats, pred, margin, runner):
                 other, arg = s, cands[j]
         margin[i] = mine - other if arg >= 0 else np.inf
         runner[i] = arg
+
+
+@njit
+def corpus_max_marginals(W, feats, sent_ptr, cand_ptr, cands, parts_ptr, parts, out):
+    """:func:`max_marginals` of every sentence, into ``out`` (indexed like ``cands``)."""
+    for s in range(sent_ptr.shape[0] - 1):
+        a, b = sent_ptr[s], sent_ptr[s + 1]
+        if b <= a:
+            continue
+        mm = max_marginals(W, feats, a, b, cand_ptr, cands, parts_ptr, parts)
+        base = cand_ptr[a]
+        for j in range(mm.shape[0]):
+            out[base + j] = mm[j]
