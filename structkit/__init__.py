@@ -25,6 +25,7 @@ StructkitError = UserError
 # name -> module that defines it; imported by __getattr__ on first use
 _LAZY = {
     "Tagger": "structkit.api",
+    "Morph": "structkit.api",
     "Parser": "structkit.api",
     "Reranker": "structkit.api",
     "load_conll": "structkit.api",
@@ -41,7 +42,7 @@ _LAZY = {
     "write_conllu": "structkit.api_io",
 }
 
-__all__ = ["Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
+__all__ = ["Morph", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
            "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
            "read_nbest", "read_text", "tokenize", "write_conll", "write_conllu", "write_conllx"]
 
