@@ -49,8 +49,9 @@ class Unnamed:
         return set(self._forms)
 
 
-def lattice_bytes(bits: int = LATTICE_BITS) -> int:
-    return (1 << bits) * 8 * LATTICE_COPIES
+def lattice_bytes(bits: int | None = None) -> int:
+    """What the hashed tables take in training (float64 counted throughout)."""
+    return (1 << (LATTICE_BITS if bits is None else bits)) * 8 * LATTICE_COPIES
 
 
 class LatticeTagger(SequenceTagger):
@@ -274,7 +275,8 @@ def check_lattice_budget(name: str | None, dense_mb: float) -> None:
         raise UserError(f"the label set is too large for dense weights ({dense_mb:,.0f} MB) and the hashed "
                         f"candidate lattice takes {need / (1 << 20):,.0f} MB (2^{LATTICE_BITS} slots x 8 bytes "
                         f"x {LATTICE_COPIES} copies), over the {size_text(budget)} limit "
-                        f"(STRUCTKIT_WEIGHT_BUDGET, bytes)", name or "<training data>")
+                        f"(STRUCTKIT_WEIGHT_BUDGET, bytes); for lemmas and full morphological tags "
+                        f"--task morph learns them together", name or "<training data>")
 
 
 def train_lattice(config: TaggerConfig, corpus, dev, full, on_epoch, train_name: str | None,

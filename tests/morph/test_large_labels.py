@@ -1,0 +1,116 @@
+"""Large label sets for the sequence tasks in bounded memory (``structkit.sequence.lattice``):
+`train --task pos --label-column lemma`, whose dense features x labels table is over the weight
+budget, trains over hashed candidate lattices instead of being refused (labels as edit rules of
+the word, so unseen words get lemmas); a label set that does not fit even then is the one-line
+error; `--label-column feats.Number` learns '_' for words without the key."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import structkit
+from clitools import assert_one_line_error, leftovers
+from test_morph_task import data  # noqa: F401 (the small inflecting treebank)
+
+MB = 1 << 20
+
+
+def rows(path) -> list[list[str]]:
+    return [ln.split("\t") for ln in path.read_text(encoding="utf-8").split("\n") if ln[:1].isdigit()]
+
+
+def test_lemmas_over_the_dense_budget_train_a_lattice(sk, data, tmp_path, monkeypatch):  # noqa: F811
+    d, new_nouns, new_verbs = data
+    monkeypatch.setenv("STRUCTKIT_WEIGHT_BUDGET", str(200 * MB))   # dense: ~385 MB; the lattice: 96 MB
+    m = tmp_path / "lemma.model"
+    r = sk("train", "--task", "pos", "--label-column", "lemma", "--train", d / "train.conllu",
+           "--dev", d / "dev.conllu", "--model", m, "-v")
+    assert r.code == 0, r.err
+    assert "hashed candidate lattice over" in r.err and "edit rules" in r.err, r.err
+    out = tmp_path / "out.conllu"
+    r = sk("tag", "-m", m, d / "input.conllu", "-o", out)
+    assert r.code == 0, r.err
+    # only LEMMA is filled: every other column and line as read
+    got = out.read_text(encoding="utf-8").split("\n")
+    inp = (d / "input.conllu").read_text(encoding="utf-8").split("\n")
+    assert len(got) == len(inp)
+    for g, i in zip(got, inp):
+        gc, ic = g.split("\t"), i.split("\t")
+        assert (gc[:2] + gc[3:] == ic[:2] + ic[3:]) if ic[0].isdigit() else g == i
+    r = sk("eval", "--task", "pos", "--label-column", "lemma", d / "test.conllu", out, "--json")
+    assert r.code == 0, r.err
+    assert json.loads(r.out)["accuracy"] >= 95.0
+    # the words of stems never seen in training get their lemma from the suffix rules
+    unseen = set(new_nouns) | set(new_verbs)
+    pairs = [(g[2], w[2]) for g, w in zip(rows(out), rows(d / "test.conllu")) if w[2] in unseen]
+    assert len(pairs) > 30 and sum(g == w for g, w in pairs) >= 0.9 * len(pairs)
+    # scores, dump, the API; explain says in one line why it does not cover the model
+    r = sk("tag", "-m", m, d / "input.conllu", "--scores")
+    assert r.code == 0 and all("Margin=" in x[9] for x in (ln.split("\t") for ln in r.out.split("\n"))
+                               if x[0].isdigit()), r.err
+    r = sk("dump", "-m", m, "--top", "3")
+    assert r.code == 0 and "hashed candidate lattice" in r.out and r.out.count("\n  ") == 3, r.out
+    assert_one_line_error(sk("explain", "-m", m, d / "input.conllu"), "hashed candidate lattices")
+    tagger = structkit.Tagger.load(m)
+    words = ["The", "kabas", "lomeked", "a", "vip", "."]
+    assert tagger.predict([words])[0][0] == "the"
+    assert tagger.score(str(d / "test.conllu"))["accuracy"] >= 95.0
+    assert not leftovers(tmp_path)
+
+
+def test_a_label_set_over_the_budget_even_hashed_is_one_line(sk, data, tmp_path, monkeypatch):  # noqa: F811
+    d = data[0]
+    monkeypatch.setenv("STRUCTKIT_WEIGHT_BUDGET", str(MB))
+    m = tmp_path / "lemma.model"
+    line = assert_one_line_error(sk("train", "--task", "pos", "--label-column", "lemma", "--train",
+                                    d / "train.conllu", "--model", m, "-q"), "1 MB", "--task morph",
+                                 "STRUCTKIT_WEIGHT_BUDGET")
+    assert "dense weights" in line and "hashed candidate lattice" in line
+    assert not m.exists() and not leftovers(tmp_path)
+
+
+def test_plain_labels_on_a_lattice(sk, data, tmp_path, monkeypatch):  # noqa: F811
+    """XPOS labels are not edit rules of the word: the lattice's classes are the labels."""
+    import structkit.sequence.lattice as lattice
+
+    d = data[0]
+    monkeypatch.setattr(lattice, "LATTICE_BITS", 16)
+    monkeypatch.setenv("STRUCTKIT_WEIGHT_BUDGET", str(2 * MB))   # under the dense table (3.7 MB), over 2^16 x 24 bytes
+    m = tmp_path / "xpos.model"
+    r = sk("train", "--task", "pos", "--label-column", "xpos", "--train", d / "train.conllu", "--model", m,
+           "-v", "--epochs", "3")
+    assert r.code == 0, r.err
+    assert "hashed candidate lattice over" in r.err and "labels, averaged" in r.err, r.err
+    out = tmp_path / "out.conllu"
+    assert sk("tag", "-m", m, d / "input.conllu", "-o", out).code == 0
+    r = sk("eval", "--task", "pos", "--label-column", "xpos", d / "test.conllu", out, "--json")
+    assert json.loads(r.out)["accuracy"] >= 95.0
+
+
+def test_a_feats_key_gives_words_without_it_the_none_label(sk, data, tmp_path):  # noqa: F811
+    d = data[0]
+    m = tmp_path / "number.model"
+    r = sk("train", "--task", "pos", "--label-column", "feats.Number", "--train", d / "train.conllu",
+           "--model", m, "-q")
+    assert r.code == 0, r.err
+    # input: the gold FEATS without Number; tagging puts it back where the model predicts one
+    stripped = tmp_path / "in.conllu"
+    lines = []
+    for ln in (d / "test.conllu").read_text(encoding="utf-8").split("\n"):
+        c = ln.split("\t")
+        if c[0].isdigit():
+            c[5] = "|".join(x for x in c[5].split("|") if not x.startswith("Number=")) or "_"
+        lines.append("\t".join(c))
+    stripped.write_text("\n".join(lines), encoding="utf-8")
+    out = tmp_path / "out.conllu"
+    assert sk("tag", "-m", m, stripped, "-o", out).code == 0
+    got, gold = rows(out), rows(d / "test.conllu")
+    assert len(got) == len(gold)
+    right = sum(g[5] == w[5] for g, w in zip(got, gold))
+    assert right >= 0.95 * len(gold)
+    assert all(g[:5] + g[6:] == w[:5] + w[6:] for g, w in zip(got, gold))
+    # verbs, determiners and punctuation have no Number: none is written for them
+    assert all("Number=" not in g[5] for g in got if g[3] in ("VERB", "DET", "PUNCT"))
+    r = sk("eval", "--task", "pos", "--label-column", "feats.Number", d / "test.conllu", out, "--json")
+    assert r.code == 0 and "_" in json.loads(r.out)["per_tag"], r.out
