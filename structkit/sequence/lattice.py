@@ -24,7 +24,6 @@ import time
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.sequence.task import SequenceTagger, TaggerConfig
 
 LATTICE_BITS = 22            # the hashed table: 2^22 slots (32 MB a copy in training)
 LATTICE_COPIES = 3           # the weights, the averaging sums, the kept dev-best (float32, counted as 8 bytes)
@@ -54,13 +53,16 @@ def lattice_bytes(bits: int | None = None) -> int:
     return (1 << (LATTICE_BITS if bits is None else bits)) * 8 * LATTICE_COPIES
 
 
-class LatticeTagger(SequenceTagger):
-    """A tagger over candidate lattices with hashed weights (see the module docstring); the same
-    front-end methods as the dense :class:`SequenceTagger` (columns, batches, --scores)."""
+class Lattice:
+    """What a tagger over candidate lattices with hashed weights (see the module docstring) does
+    differently from the dense one: mixed into ``structkit.sequence.task.SequenceTagger``
+    (``LatticeTagger`` there) so that it keeps the same front-end methods (columns, batches,
+    --scores). ``config_type``: the config class its header is read into."""
 
     kind = "lattice"
+    config_type: type
 
-    def __init__(self, config: TaggerConfig, classes: list[str], rules: bool, lexicon, W: np.ndarray,
+    def __init__(self, config, classes: list[str], rules: bool, lexicon, W: np.ndarray,
                  columns, n_columns: int, info: dict | None = None):
         from structkit.morph.rules import parse_rule
 
@@ -203,7 +205,7 @@ class LatticeTagger(SequenceTagger):
         save_model(path, header, arrays)
 
     @classmethod
-    def from_file(cls, header: dict, arrays: dict, path: str) -> "LatticeTagger":
+    def from_file(cls, header: dict, arrays: dict, path: str) -> "Lattice":
         from collections import Counter, defaultdict
 
         from structkit.io.conll import Columns
@@ -211,7 +213,7 @@ class LatticeTagger(SequenceTagger):
         from structkit.vocab import unpack_strings
 
         try:
-            config = TaggerConfig(**header["config"])
+            config = cls.config_type(**header["config"])
             config.validate()
             classes = unpack_strings("labels", arrays)
             n = len(classes)
@@ -264,12 +266,10 @@ def lattice_limits(header: dict, shapes: dict) -> None:
             raise ValueError(f"array {name} does not fit the header")
 
 
-def check_lattice_budget(name: str | None, dense_mb: float) -> None:
-    """The one-line refusal when even the hashed table is over the weight budget."""
-    from structkit.io.files import env_limit, size_text
-    from structkit.sequence.task import WEIGHT_BUDGET
+def check_lattice_budget(name: str | None, dense_mb: float, budget: int) -> None:
+    """The one-line refusal when even the hashed table is over the weight budget (bytes)."""
+    from structkit.io.files import size_text
 
-    budget = env_limit("STRUCTKIT_WEIGHT_BUDGET", WEIGHT_BUDGET)
     need = lattice_bytes()
     if need > budget:
         raise UserError(f"the label set is too large for dense weights ({dense_mb:,.0f} MB) and the hashed "
@@ -279,20 +279,21 @@ def check_lattice_budget(name: str | None, dense_mb: float) -> None:
                         f"--task morph learns them together", name or "<training data>")
 
 
-def train_lattice(config: TaggerConfig, corpus, dev, full, on_epoch, train_name: str | None,
-                  train_sha256: str | None, t0: float, dense_mb: float) -> LatticeTagger:
-    """Train a :class:`LatticeTagger` on ``corpus`` (a ``structkit.sequence.task.Corpus``; ``dev``
-    a Corpus, a function reading one, or None; ``full`` the corpus before --dev-split held
-    sentences out, for the refit). The epoch loop, dev selection and refit are the shared ones."""
+def train_lattice(cls: type, config, corpus, dev, full, on_epoch, train_name: str | None,
+                  train_sha256: str | None, t0: float, dense_mb: float, budget: int, key: str, score):
+    """Train a ``cls`` (a :class:`Lattice` tagger) on ``corpus`` (a
+    ``structkit.sequence.task.Corpus``; ``dev`` a Corpus, a function reading one, or None;
+    ``full`` the corpus before --dev-split held sentences out, for the refit); ``budget`` the
+    weight budget in bytes; dev epochs compared by ``score(gold, pred)[key]``. The epoch loop,
+    dev selection and refit are the shared ones."""
     from structkit.learn import selection
     from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
     from structkit.morph import kernels as K
     from structkit.morph.lexicon import Lexicon
     from structkit.morph.lexicon import base_rules
     from structkit.morph.rules import make_rule, rule_text
-    from structkit.sequence.task import main_score, score_labels
 
-    check_lattice_budget(train_name, dense_mb)
+    check_lattice_budget(train_name, dense_mb, budget)
     words, labels, offsets = corpus.words, corpus.labels, corpus.offsets
     label_set = sorted(set(labels))
     rule_texts = [rule_text(make_rule(w, lab)) for w, lab in zip(words, labels)]
@@ -307,7 +308,7 @@ def train_lattice(config: TaggerConfig, corpus, dev, full, on_epoch, train_name:
     sent_of = np.repeat(np.arange(n_sent), np.diff(offsets))
     triples = list(zip(words, gold.tolist(), [0] * len(words), [""] * len(words)))
     lexicon = Lexicon(MAX_CANDIDATES).add(triples)
-    tagger = LatticeTagger(config, classes, rules, lexicon, np.zeros(1 << LATTICE_BITS, dtype=np.float32),
+    tagger = cls(config, classes, rules, lexicon, np.zeros(1 << LATTICE_BITS, dtype=np.float32),
                            corpus.columns, corpus.n_columns)
     folds = [Lexicon(MAX_CANDIDATES).add(t for t, s in zip(triples, sent_of) if s % FOLDS != k)
              for k in range(FOLDS)] if n_sent >= FOLDS else [lexicon] * FOLDS
@@ -343,15 +344,15 @@ def train_lattice(config: TaggerConfig, corpus, dev, full, on_epoch, train_name:
         o = dev.offsets
         lab = [tagger.label_of(int(c), x) for c, x in zip(ids, dev.words)]
         pred = [lab[o[k]:o[k + 1]] for k in range(len(o) - 1)]
-        return score_labels(config.task, dev_gold, pred)
+        return score(dev_gold, pred)
 
-    selector = selection.Selector(main_score(config.task), config.patience, lambda w: w.copy())
+    selector = selection.Selector(key, config.patience, lambda w: w.copy())
     run = run_epochs(config.epochs, step, averaged, selector, score_dev if dev_enc is not None else None,
                      on_epoch)
     if wants_refit(config, run.selector):
-        def again(cfg: TaggerConfig, told) -> LatticeTagger:
-            return train_lattice(cfg, full, None, full, told, train_name, train_sha256, time.perf_counter(),
-                                 dense_mb)
+        def again(cfg, told):
+            return train_lattice(cls, cfg, full, None, full, told, train_name, train_sha256, time.perf_counter(),
+                                 dense_mb, budget, key, score)
 
         return refit(config, run.selector, config.epochs, again, on_epoch, len(dev.offsets) - 1, t0)
     tagger.W = run.weights
@@ -365,7 +366,7 @@ def train_lattice(config: TaggerConfig, corpus, dev, full, on_epoch, train_name:
     return tagger
 
 
-def lattice_lines(model: LatticeTagger, top: int, pattern: str | None) -> list[str]:
+def lattice_lines(model: Lattice, top: int, pattern: str | None) -> list[str]:
     """What ``structkit dump`` shows of a lattice tagger: its facts, then its ``top`` most
     frequent classes in training (those whose text contains ``pattern``). Its weights are hashed:
     they have no feature names to show."""

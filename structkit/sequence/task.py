@@ -18,6 +18,7 @@ from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry, selection
 from structkit.sequence.chain import Weights
+from structkit.sequence.lattice import Lattice
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
 from structkit.tasks import SEQUENCE
@@ -499,8 +500,6 @@ class SequenceTagger:
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] = TASKS) -> "SequenceTagger":
         header, arrays = load_model(path, tasks, command, limits=_tagger_limits)
         if header.get("kind") == "lattice":   # a large label set (structkit.sequence.lattice)
-            from structkit.sequence.lattice import LatticeTagger
-
             return LatticeTagger.from_file(header, arrays, path)
         try:
             config = TaggerConfig(**header["config"])
@@ -543,6 +542,13 @@ class SequenceTagger:
             raise UserError(f"damaged model file: {e}", path) from None
         except UserError as e:  # e.g. a template string in the header that does not parse
             raise UserError(f"damaged model file: {e.message}", path) from None
+
+
+class LatticeTagger(Lattice, SequenceTagger):
+    """A tagger whose label set was too large for dense weights: hashed weights over candidate
+    lattices (``structkit.sequence.lattice``), the dense tagger's front-end methods."""
+
+    config_type = TaggerConfig
 
 
 def _tagger_limits(header: dict, shapes: dict) -> None:
@@ -664,8 +670,9 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
         # thousands of labels (lemmas): hashed weights over each word's candidates, or the one-line error
         from structkit.sequence.lattice import train_lattice
 
-        return train_lattice(config, corpus, dev, full, on_epoch, train_name, train_sha256, t0,
-                             dense_bytes(features.n_features, len(labels)) / (1 << 20))
+        return train_lattice(LatticeTagger, config, corpus, dev, full, on_epoch, train_name, train_sha256, t0,
+                             dense_bytes(features.n_features, len(labels)) / (1 << 20), weight_budget(),
+                             main_score(config.task), lambda gold, pred: score_labels(config.task, gold, pred))
     learner = spec.build(config, features.n_features, len(labels))
     rng = np.random.default_rng(config.seed)
     mixing = None
