@@ -222,3 +222,18 @@ def test_bad_options_are_one_line(sk, data, trained, tmp_path):  # noqa: F811
     assert_one_line_error(sk("morph", "-m", trained, d / "input.conllu", "--no-split"), "--no-split goes with --text")
     assert_one_line_error(sk("morph", "-m", trained, "--text", "--lang", "xx", d / "input.conllu"), "xx")
     assert_one_line_error(sk("explain", "-m", trained, d / "input.conllu", "--depth", "2"), "--depth")
+
+
+def test_dask_equals_one_job(sk, data, trained, tmp_path):  # noqa: F811
+    from conftest import require_extra
+
+    require_extra("distributed", "dask")
+    d = data[0]
+    src = tmp_path / "in"
+    src.mkdir()
+    for name in ("a.conllu", "b.conllu"):
+        (src / name).write_bytes((d / "input.conllu").read_bytes())
+    one = sk("morph", "-m", trained, src, "--scores", "-j", "1")
+    dask = sk("morph", "-m", trained, src, "--scores", "--dask", "local:2")
+    assert one.code == 0 and dask.code == 0, dask.err
+    assert dask.out == one.out and one.out.count("# file = ") == 2
