@@ -531,7 +531,7 @@ def _run_tagger(sv: Served, sents: list[Sent], scores: bool, explain: bool) -> N
             labels, margins = res if scores else (res, None)
             s.labels[sv.name] = labels
             s.scores[sv.name] = None if margins is None else [_margin(m) for m in margins]
-            if sv.kind.provides_pos and s.predicted_pos is None:
+            if sv.meta.get("gives_pos", sv.kind.provides_pos) and s.predicted_pos is None:
                 s.predicted_pos = list(labels)
             if explain:
                 s.explanations[sv.name] = _explain(sv, s, needs_pos) if sv.meta["explain"] else None

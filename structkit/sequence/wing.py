@@ -78,10 +78,15 @@ class SequenceTask(Task):
         # margins: max-marginals for Viterbi models, the decision margin for history-based ones
         info = getattr(model, "info", {}) or {}
         lattice = getattr(model, "kind", None) == "lattice"
+        column, key = model.output_column()
+        from structkit.io.conllu import NAMES
+
         return {"labels": [] if lattice and model.rules else [str(x) for x in model.labels],
                 "decoder": "viterbi" if lattice else model.config.spec.decoder,
                 "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
-                "scores": True, "explain": not lattice}
+                "scores": True, "explain": not lattice,
+                # its labels are POS tags later models may read (not a pos model of lemmas or a FEATS key)
+                "gives_pos": self.provides_pos and key is None and NAMES[column] in ("upos", "xpos")}
 
     def _lattice(self, model, path: str, what: str) -> None:
         if getattr(model, "kind", None) == "lattice":

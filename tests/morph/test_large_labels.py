@@ -56,6 +56,10 @@ def test_lemmas_over_the_dense_budget_train_a_lattice(sk, data, tmp_path, monkey
     words = ["The", "kabas", "lomeked", "a", "vip", "."]
     assert tagger.predict([words])[0][0] == "the"
     assert tagger.score(str(d / "test.conllu"))["accuracy"] >= 95.0
+    # served, its lemmas are not POS tags a parser after it would read
+    from structkit import serve
+
+    assert serve.load_models([f"l={m}"])["l"].meta["gives_pos"] is False
     assert not leftovers(tmp_path)
 
 
