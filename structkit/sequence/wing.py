@@ -84,15 +84,9 @@ class SequenceTask(Task):
         return {"labels": [] if lattice and model.rules else [str(x) for x in model.labels],
                 "decoder": "viterbi" if lattice else model.config.spec.decoder,
                 "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
-                "scores": True, "explain": not lattice,
+                "scores": True, "explain": True,
                 # its labels are POS tags later models may read (not a pos model of lemmas or a FEATS key)
                 "gives_pos": self.provides_pos and key is None and NAMES[column] in ("upos", "xpos")}
-
-    def _lattice(self, model, path: str, what: str) -> None:
-        if getattr(model, "kind", None) == "lattice":
-            raise UserError(f"{what} does not cover this {self.name} model: its label set was too large for "
-                            "dense weights and it was trained over hashed candidate lattices, whose "
-                            "features have no names", path)
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         if getattr(model, "kind", None) == "lattice":
@@ -107,7 +101,19 @@ class SequenceTask(Task):
                      text: bool = False, depth: int | None = None, only: int | None = None):
         from structkit.sequence.explain import iter_explanations
 
-        self._lattice(model, path, "explain")
+        if getattr(model, "kind", None) == "lattice":   # a large label set: hashed candidate lattices
+            if depth is not None:
+                model.check_depth(depth, path)
+            if text:
+                cols = model.text_columns(sentence, path)
+            else:
+                try:
+                    cols, _ = model.input_columns(len(sentence.rows[0]), columns, sentence.lines is not None)
+                except ValueError as e:
+                    raise UserError(str(e), path) from None
+            from structkit.sequence.explain import lattice_explanations
+
+            return lattice_explanations(model, [r[cols.word] for r in sentence.rows], only)
         return iter_explanations(model, sentence, path, columns, text, depth, only)
 
     def check_search_options(self, model, path: str, depth: int | None = None,

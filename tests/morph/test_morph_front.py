@@ -88,7 +88,8 @@ def test_explain_each_part(sk, data, trained):  # noqa: F811
 def test_the_names_of_the_feature_columns_are_real(trained):  # noqa: F811
     """The names explain gives the word's own feature columns hash to the values the tagger
     read, and there is a name for every column (the layout of features.tag_features)."""
-    from structkit.morph.explain import _own_values, lemma_feature_names, score, tag_feature_names
+    from structkit.morph.explain import score, tag_feature_names
+    from structkit.morph.names import _own_values, lemma_feature_names
     from structkit.morph.features import value
     from structkit.morph.task import MorphModel
 
