@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer
+.PHONY: install demo test models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ demo:
 
 test:
 	$(BIN)/python -m pytest -q
+
+# Ready English models from their recipes (`structkit models list`; the same as `structkit models
+# build NAME`), each written with its card (`structkit info MODEL`) to build/models, and what the
+# cards say in results/models.md; a minute or two, not part of `make test`. Add the pipeline
+# recipe to ENGLISH in scripts/models_build.py when `structkit train --task pipeline` lands.
+models:
+	$(BIN)/python scripts/models_build.py --out-dir build/models
 
 # Plants curated bugs one at a time (a private copy each, fresh numba cache) and reports how many
 # the tests catch; not part of `make test` (about 10 min).
@@ -46,6 +53,19 @@ bench-serve:
 tokenize-peer:
 	$(BIN)/pip install --quiet -e '.[peers]'
 	$(BIN)/python scripts/tokenize_peer.py
+
+# Issue 27: our tokenizer against UDPipe 1's cached runs (results/tokenize.md, a few minutes), then
+# raw text to labelled trees on Italian and Turkish (results/ud-raw-text.md, about 5 min).
+tokenize:
+	$(BIN)/python scripts/tokenize_experiments.py
+	$(BIN)/python scripts/ud_raw_text.py
+
+# Issue 28: the morphological tagger and lemmatizer on every UD treebank we hold, then UDPipe 1's
+# trained on the same files (the peers extra; several minutes a treebank): results/morph.md.
+morph:
+	$(BIN)/pip install --quiet -e '.[peers]'
+	$(BIN)/python scripts/morph_experiments.py
+	$(BIN)/python scripts/morph_experiments.py --peer
 
 # One target per experiment: each writes results/<name>.json and results/<name>.md.
 experiments: chunk pos ner

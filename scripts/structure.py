@@ -8,7 +8,7 @@ rules; this script prints the figures.
 Layers, from the ground up: the ground floor (``io``, ``eval``, ``text``, ``datasets``,
 ``learn`` (the learner registry, selection, the epoch loop), ``model``, ``jit``, ``vocab``,
 ``config``, ``options``, ``tasks``), the wings (``sequence``, ``parse``, ``rerank``), the
-front-ends (``api``, ``serve``, ``batch``, ``dump``, ``explain``, ...), and the command line
+front-ends (``api``, ``serve``, ``batch``, ``dump``, ``explain``, ``card``, ``recipes``, ...), and the command line
 (``commands``, ``cli``). An import may run down or within a layer, never up.
 """
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "structkit"
 WINGS = ("sequence", "parse", "rerank", "tokenizer", "ud", "morph")
-FRONT = ("api", "api_io", "serve", "batch", "dump", "explain", "distributed", "plot")
+FRONT = ("api", "api_io", "serve", "batch", "dump", "explain", "distributed", "plot", "card", "recipes")
 TOP = ("commands", "cli", "__main__", "structkit")
 # Where a task's name may not be tested (``task == "parse"``, ``task in ("pos", ...)``).
-NO_TASK_NAMES = ("cli", "commands", "api", "serve", "batch", "dump")
+NO_TASK_NAMES = ("cli", "commands", "api", "serve", "batch", "dump", "card")
 TASK_NAMES = {"pos", "chunk", "ner", "parse", "rerank", "tokenize", "morph"}
 MAX_KERNEL_ARGS = 12
 

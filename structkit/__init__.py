@@ -38,13 +38,15 @@ _LAZY = {
     "read_nbest": "structkit.api_io",
     "read_chosen": "structkit.api_io",
     "read_conllu": "structkit.api_io",
+    "Doc": "structkit.doc",
+    "render": "structkit.doc",
     "tokenize": "structkit.api_io",
     "write_conllu": "structkit.api_io",
 }
 
-__all__ = ["Morph", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
+__all__ = ["Doc", "Morph", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
            "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
-           "read_nbest", "read_text", "tokenize", "write_conll", "write_conllu", "write_conllx"]
+           "read_nbest", "read_text", "render", "tokenize", "write_conll", "write_conllu", "write_conllx"]
 
 
 __getattr__ = lazy_getattr("structkit", _LAZY, globals())

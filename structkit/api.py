@@ -227,16 +227,45 @@ class _Estimator:
         """Training facts stored in the model (data size, features, seconds)."""
         return dict(self._fitted().info)
 
+    @property
+    def card(self) -> dict | None:
+        """The model card ``save`` writes (``structkit info`` shows it): training data, options,
+        dev scores, time, version; None for a model loaded from a file written before cards."""
+        import copy
+
+        self._fitted()
+        return copy.deepcopy(getattr(self, "_card", None))
+
     def _fit_files(self, train: Callable, config: Any, X: PathLike, dev: PathLike | None,
                    record: EpochCallback) -> Any:
-        """Train from files exactly as ``structkit train`` does with the same options."""
-        self._model = train(config, _resolve(X), None if dev is None else _resolve(dev), record)
+        """Train from files exactly as ``structkit train`` does with the same options (the model
+        card's dev scores included)."""
+        from structkit import card as cards
+        from structkit.tasks import get_task
+
+        self._model, self._card = cards.train(
+            get_task(config.task), config, _resolve(X), None if dev is None else _resolve(dev), None,
+            record, trainer=train, given={"train": str(X), "dev": None if dev is None else str(dev)})
+        return self
+
+    def _fit_memory(self, config: Any, train: Callable, name: str | None, record: EpochCallback) -> Any:
+        """Train on data in memory (``train(config, None, None, on_epoch)``), with a card."""
+        from structkit import card as cards
+        from structkit.tasks import get_task
+
+        self._model, self._card = cards.train(get_task(config.task), config, None, None, None, record,
+                                              trainer=train, given={"train": name or "<in memory>"})
         return self
 
     @classmethod
-    def _of(cls, model: Any) -> Any:
-        """An estimator around a loaded model, its options read back from the model's config."""
+    def _of(cls, model: Any, path: str | None = None) -> Any:
+        """An estimator around a loaded model, its options read back from the model's config
+        (and its card from the file ``path``, so that ``save`` keeps it)."""
+        from structkit.model import model_header
+
         self = cls.__new__(cls)
+        card = (model_header(path) or {}).get("card") if path is not None else None
+        self._card = card if isinstance(card, dict) else None
         self.history_ = []
         self._options = {k: v for k, v in dataclasses.asdict(model.config).items() if k != "task"}
         self.config = model.config
@@ -249,8 +278,10 @@ class _Estimator:
         existing file unchanged)."""
         from structkit.api_io import check_path
 
+        from structkit import card as cards
+
         model = self._fitted()
-        model.save(check_path(path, "path", f"{self._what}.save"))
+        cards.save(model, check_path(path, "path", f"{self._what}.save"), getattr(self, "_card", None))
 
 
 # ---- tagging -----------------------------------------------------------------------------------
@@ -391,8 +422,8 @@ class Tagger(_Estimator):
             if dev_corpus.n_columns != corpus.n_columns:
                 raise UserError(f"development data has {dev_corpus.n_columns} columns, training "
                                 f"data {corpus.n_columns}", dev_name)
-        self._model = train_tagger_on(config, corpus, dev_corpus, record, name, sha)
-        return self
+        return self._fit_memory(config, lambda c, _t, _d, told: train_tagger_on(c, corpus, dev_corpus, told,
+                                                                                name, sha), name, record)
 
     @staticmethod
     def _dev_pair(dev: Any) -> tuple[Any, Any]:
@@ -501,8 +532,9 @@ class Tagger(_Estimator):
 
         from structkit.api_io import check_path
 
-        model = SequenceTagger.load(check_path(path, "path", "Tagger.load"))
-        self = cls._of(model)
+        path = check_path(path, "path", "Tagger.load")
+        self = cls._of(SequenceTagger.load(path), path)
+        model = self._model
         self.task = model.config.task
         return self
 
@@ -688,8 +720,8 @@ class Parser(_Estimator):
         if dev is not None:
             dx, dh = (dev, None) if _is_path(dev) else Tagger._dev_pair(dev)
             dev_sents = self._treebank(dx, dh, "dev")[0]
-        self._model = train_parser_on(config, sents, dev_sents, record, name, sha)
-        return self
+        return self._fit_memory(config, lambda c, _t, _d, told: train_parser_on(c, sents, dev_sents, told,
+                                                                                name, sha), name, record)
 
     def _input(self, X: Any) -> tuple[Iterable[DepSentence], str]:
         from structkit.io.conllx import read_conllx
@@ -763,8 +795,8 @@ class Parser(_Estimator):
 
         from structkit.api_io import check_path
 
-        model = DependencyParser.load(check_path(path, "path", "Parser.load"))
-        return cls._of(model)
+        path = check_path(path, "path", "Parser.load")
+        return cls._of(DependencyParser.load(path), path)
 
 
 # ---- reranking ---------------------------------------------------------------------------------
@@ -838,8 +870,7 @@ class Reranker(_Estimator):
                 dev_set = _nbest_set(dev[0], dev[1], config.window, "dev")
             else:
                 dev_set = _nbest_set(dev, None, config.window, "dev")
-        self._model = train_on(config, train, dev_set, record)
-        return self
+        return self._fit_memory(config, lambda c, _t, _d, told: train_on(c, train, dev_set, told), None, record)
 
     def predict_index(self, X: PathLike | Sequence[dict | Sequence[str]]) -> list[int]:
         """The chosen hypothesis of each utterance, as its 0-based index in the n-best list."""
@@ -873,8 +904,8 @@ class Reranker(_Estimator):
 
         from structkit.api_io import check_path
 
-        model = RerankModel.load(check_path(path, "path", "Reranker.load"))
-        return cls._of(model)
+        path = check_path(path, "path", "Reranker.load")
+        return cls._of(RerankModel.load(path), path)
 
 
 # ---- reading files into Python data ------------------------------------------------------------

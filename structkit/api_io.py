@@ -54,6 +54,9 @@ def check_text(value: Any, arg: str, fn: str) -> str:
     return value
 
 
+_valid_text = check_text  # for functions whose own argument is named check_text
+
+
 def _check_stream_in(stream: Any, fn: str) -> None:
     if stream is None:
         return
@@ -168,18 +171,23 @@ def read_conllx(path: Any, stream: Any = None) -> Iterator:
     return conllx.read_conllx(path, stream)
 
 
-def read_conllu(path: Any, stream: Any = None, digest: Any = None, check_text: Any = True) -> Iterator:
-    """``structkit.io.conllu.read_conllu`` with its arguments checked."""
-    from structkit.io import conllu
+def read_conllu(source: Any, stream: Any = None, digest: Any = None, check_text: Any = False):
+    """``structkit.doc.read_conllu`` with its arguments checked: the ``structkit.Doc`` of a
+    CoNLL-U file (``source`` a path, '-' for standard input) or of CoNLL-U text (a str with a
+    line break or tab in it). ``check_text=True`` refuses a ``# text`` that its tokens do not
+    spell (``structkit.io.conllu.read_conllu``, which streams a file's sentences, checks it)."""
+    from structkit import doc
 
     fn = "read_conllu"
-    path = check_path(path, "path", fn)
-    _check_stream_in(stream, fn)
-    if digest is not None and not callable(getattr(digest, "update", None)):
-        raise UserError(f"{fn}: digest must be a hashlib object, got {_kind(digest)}")
     if not isinstance(check_text, bool):
         raise UserError(f"{fn}: check_text must be True or False, got {_kind(check_text)}")
-    return conllu.read_conllu(path, stream, digest, check_text)
+    if digest is not None and not callable(getattr(digest, "update", None)):
+        raise UserError(f"{fn}: digest must be a hashlib object, got {_kind(digest)}")
+    if stream is None and doc.is_conllu_text(source):
+        return doc.read_conllu(_valid_text(source, "source", fn), None, digest, check_text)
+    path = check_path(source, "path", fn)
+    _check_stream_in(stream, fn)
+    return doc.read_conllu(path, stream, digest, check_text)
 
 
 def read_nbest(path: Any, window: Any = 10):
@@ -343,46 +351,74 @@ def load_tokenizer(tokenizer: Any, fn: str):
 
 
 def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
-                 sent_id_prefix: Any = "", start: Any = 1) -> int:
-    """``structkit.text.conllu.write_conllu`` with its arguments checked; returns the number of
-    sentences written."""
+                 sent_id_prefix: Any = "", start: Any = 1, *, lemmas: Any = None, feats: Any = None,
+                 heads: Any = None, deprels: Any = None) -> int:
+    """Full CoNLL-U, HEAD and DEPREL included; returns the number of sentences written.
+
+    ``sentences`` is a ``structkit.Doc`` (or a list of its sentences, or of Docs), written as
+    ``doc.to_conllu()`` writes it; or sentences of tokens as ``tokenize`` gives them, written by
+    ``structkit.text.conllu.write_conllu`` with each column from the lists given (``upos``,
+    ``xpos``, ``lemmas``, ``feats``, ``deprels``: one string per syntactic word; ``heads``: one
+    int per word, 0 for the root, as ``Parser.predict`` gives them)."""
+    from structkit.doc import Doc
+    from structkit.doc import Sentence as DocSentence
     from structkit.text import conllu
     from structkit.text.base import Sentence
 
     fn = "write_conllu"
+    if isinstance(sentences, Doc):
+        sentences = sentences.sents
     _check_iterable(sentences, "sentences", fn)
     _check_out(out, "out", fn)
-    _check_iterable(upos, "upos", fn, none_ok=True)
-    _check_iterable(xpos, "xpos", fn, none_ok=True)
+    columns = {"upos": upos, "xpos": xpos, "lemmas": lemmas, "feats": feats, "heads": heads,
+               "deprels": deprels}
+    for name, v in columns.items():
+        _check_iterable(v, name, fn, none_ok=True)
     check_text(sent_id_prefix, "sent_id_prefix", fn)
     if any(c.isspace() for c in sent_id_prefix):
         raise UserError(f"{fn}: sent_id_prefix must not hold whitespace")
     _check_int(start, "start", fn, low=0, none_ok=False)
-    tag_its = {name: None if v is None else iter(v) for name, v in (("upos", upos), ("xpos", xpos))}
+    its = {name: None if v is None else iter(v) for name, v in columns.items()}
     count = 0
     for k, sent in enumerate(sentences):
+        if isinstance(sent, (Doc, DocSentence)):
+            given = [name for name, v in columns.items() if v is not None]
+            if given:
+                raise UserError(f"{fn}: sentences[{k}] is a Doc, which carries its own columns: "
+                                f"set them on its words rather than giving {given[0]}")
+            text = sent.to_conllu()
+            _write(out, text, "out", fn)
+            count += len(sent.sents) if isinstance(sent, Doc) else 1
+            continue
         if not isinstance(sent, Sentence) or not isinstance(sent.tokens, list) or not sent.tokens:
             raise UserError(f"{fn}: sentences[{k}] must be a Sentence of tokens (as tokenize "
-                            f"gives), got {_kind(sent)}")
-        tags = {}
-        for name, it in tag_its.items():
+                            f"gives) or a Doc, got {_kind(sent)}")
+        lists = {}
+        for name, it in its.items():
             if it is not None:
                 t = next(it, None)
                 if t is None:
-                    raise UserError(f"{fn}: {name} has {k} tag lists, fewer than the sentences")
-                tags[name] = [_labels(t, 0, name, k, fn, "tag")]
+                    raise UserError(f"{fn}: {name} has {k} lists, fewer than the sentences")
+                if name == "heads":
+                    if isinstance(t, (str, bytes)) or not isinstance(t, Iterable):
+                        raise UserError(f"{fn}: heads[{k}] must be a list of integers, got {_kind(t)}")
+                    lists[name] = [list(t)]
+                else:
+                    lists[name] = [_labels(t, 0, name, k, fn, "value")]
         buf = io.StringIO()
         try:
-            conllu.write_conllu([sent], buf, tags.get("upos"), tags.get("xpos"),
-                                sent_id_prefix, start + k)
+            conllu.write_conllu([sent], buf, lists.get("upos"), lists.get("xpos"),
+                                sent_id_prefix, start + k, lemmas=lists.get("lemmas"),
+                                feats=lists.get("feats"), heads=lists.get("heads"),
+                                deprels=lists.get("deprels"))
         except (ValueError, TypeError, IndexError, AttributeError) as e:
             raise UserError(f"{fn}: sentences[{k}]: {e}"[:300]) from None
         text = buf.getvalue()
         check_text(text, f"sentences[{k}]", fn)
         _write(out, text, "out", fn)
         count += 1
-    for name, it in tag_its.items():
+    for name, it in its.items():
         if it is not None and next(it, None) is not None:
-            raise UserError(f"{fn}: {name} has more tag lists than the {count} sentences")
+            raise UserError(f"{fn}: {name} has more lists than the {count} sentences")
     _flush(out, "out", fn)
     return count

@@ -52,10 +52,10 @@ def cli() -> None:
 
 
 def _add_commands() -> None:
-    from structkit.commands import data, evaluate, inspect, serve, train
+    from structkit.commands import data, evaluate, inspect, models, serve, train
 
     for command in (train.train, evaluate.eval_cmd, inspect.explain, inspect.dump, inspect.plot,
-                    inspect.algorithms, data.data, serve.serve):
+                    inspect.algorithms, data.data, serve.serve, models.info, models.models):
         cli.add_command(command)
 
 

@@ -1,9 +1,10 @@
 """Model files: one ``.npz`` archive, never pickle.
 
 The archive holds numpy arrays only (read by :func:`load_model`'s own checked reader, which
-refuses object arrays, so a model file from a stranger cannot run code) and a JSON header stored as bytes in the array ``__header__``: format
-name and version, task, and whatever the task adapter records (labels, templates, config, a
-checksum of the training data). A sha256 over all arrays is kept in the header and checked on
+refuses object arrays, so a model file from a stranger cannot run code) and a JSON header stored
+as bytes in the array ``__header__``: format name and version, task, whatever the task adapter
+records (labels, templates, config, a checksum of the training data) and the model card
+(``card``, see ``structkit.card``). A sha256 over all arrays is kept in the header and checked on
 load, so a damaged file is refused instead of silently predicting nonsense. Files are written
 to a temporary name and renamed, so an interrupted save never leaves half a model behind.
 """
@@ -15,7 +16,9 @@ import math
 import re
 import zipfile
 import zlib
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -41,10 +44,29 @@ def _checksum(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
+# The model card (structkit.card) the front-end that trained a model gives for its saves: each
+# task's ``save`` builds its own header, and save_model adds the card to it, so cards are made in
+# one place for every task.
+_CARD: ContextVar[dict | None] = ContextVar("structkit_model_card", default=None)
+
+
+@contextmanager
+def card_for_saves(card: dict | None) -> Iterator[None]:
+    """Within the block, models written by :func:`save_model` carry ``card`` in their header."""
+    token = _CARD.set(card)
+    try:
+        yield
+    finally:
+        _CARD.reset(token)
+
+
 def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
-    """Write a model file atomically."""
+    """Write a model file atomically (with the model card of :func:`card_for_saves`, if any)."""
     if _HEADER in arrays:
         raise ValueError(f"array name {_HEADER} is reserved")
+    card = _CARD.get()
+    if card is not None and "card" not in header:
+        header = {**header, "card": card}
     full = {"format": FORMAT, "format_version": FORMAT_VERSION,
             "structkit_version": __version__, **header, "checksum": _checksum(arrays)}
     # allow_nan=False: a header is standard JSON (no Infinity or NaN), or it is not written
@@ -364,9 +386,10 @@ def load_model(path: str, tasks: tuple[str, ...] | None = None, command: str | N
         raise UserError(f"not a structkit model file, or a damaged one ({kind})", path) from None
 
 
-def model_task(path: str) -> str | None:
-    """The task a model file's header names, read without loading its arrays (None when the
-    file cannot be read that way: the model's own loader then says what is wrong)."""
+def model_header(path: str) -> dict | None:
+    """A model file's JSON header, read without loading its arrays (None when the file cannot
+    be read that way: the model's own loader then says what is wrong). Not verified: for what
+    a caller reads before (or after) the checked load."""
     try:
         with open(path, "rb") as fh, zipfile.ZipFile(fh) as z:
             with z.open(_HEADER + ".npy") as f:
@@ -374,7 +397,13 @@ def model_task(path: str) -> str | None:
                 if dtype != np.uint8 or len(shape) != 1 or shape[0] > 64 << 20:
                     return None
                 header = _parse_header(f.read(shape[0]))
-        task = header.get("task") if isinstance(header, dict) else None
-        return task if isinstance(task, str) else None
+        return header if isinstance(header, dict) else None
     except Exception:  # noqa: BLE001 -- any failure: leave the diagnosis to the loader
         return None
+
+
+def model_task(path: str) -> str | None:
+    """The task a model file's header names, read without loading its arrays (None when the
+    file cannot be read that way: the model's own loader then says what is wrong)."""
+    task = (model_header(path) or {}).get("task")
+    return task if isinstance(task, str) else None

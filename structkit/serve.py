@@ -30,6 +30,7 @@ import io
 import json
 import math
 import os
+import re
 import threading
 import time
 from collections import deque
@@ -624,6 +625,7 @@ class Options:
     explain: bool = False
     fmt: str = "json"
     tokenizer: Any = None   # of the request's text: a Tokenizer, or a language code with rules
+    render: bool = False    # add each sentence's SVG (structkit.rendering) and the span legend
 
 
 def run(opts: Options, job: Job | None = None) -> tuple[dict | str, list[str]]:
@@ -631,7 +633,8 @@ def run(opts: Options, job: Job | None = None) -> tuple[dict | str, list[str]]:
     warnings = infer(opts, job or Job())
     if opts.fmt == "conllu":
         return to_conllu(opts.sents, opts.models), warnings
-    return to_json(opts.sents, opts.models, opts.scores, opts.explain, warnings), warnings
+    return to_json(opts.sents, opts.models, opts.scores, opts.explain, warnings,
+                   opts.render), warnings
 
 
 def infer(opts: Options, job: Job) -> list[str]:
@@ -685,26 +688,118 @@ def answer(body: bytes | dict, endpoint: str, served: dict[str, Served], job: Jo
             parts.append(to_conllu(part, opts.models, first))
             first += len(part)
         return "".join(parts).encode("utf-8"), "text/plain; charset=utf-8"
-    parts = [b'{"models":', _dumps([{"name": m.name, "task": m.task} for m in opts.models]),
-             b',"sentences":[']
+    colours = span_colours(opts.models) if opts.render else None
+    parts = [b'{"models":', _dumps([{"name": m.name, "task": m.task} for m in opts.models])]
+    if colours is not None:
+        parts += [b',"legend":', _dumps(_legend(colours))]
+    parts.append(b',"sentences":[')
     for k, s in enumerate(opts.sents):
         if k % 64 == 0:
             job.check()
         if k:
             parts.append(b",")
-        parts.append(_dumps(_sentence_json(s, opts.models, opts.scores, opts.explain)))
+        parts.append(_dumps(_sentence_json(s, opts.models, opts.scores, opts.explain, colours, k)))
     parts += [b'],"warnings":', _dumps(warnings), b"}"]
     return b"".join(parts), "application/json"
 
 
 def to_json(sents: list[Sent], models: list[Served], scores: bool, explain: bool,
-            warnings: list[str]) -> dict:
-    return {"models": [{"name": m.name, "task": m.task} for m in models],
-            "sentences": [_sentence_json(s, models, scores, explain) for s in sents],
-            "warnings": warnings}
+            warnings: list[str], render: bool = False) -> dict:
+    colours = span_colours(models) if render else None
+    out: dict = {"models": [{"name": m.name, "task": m.task} for m in models]}
+    if colours is not None:
+        out["legend"] = _legend(colours)
+    out["sentences"] = [_sentence_json(s, models, scores, explain, colours, k)
+                        for k, s in enumerate(sents)]
+    out["warnings"] = warnings
+    return out
 
 
-def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool) -> dict:
+# ---- the picture: structkit.rendering, the one renderer of the page, notebooks and render() ----
+def span_colours(models: list[Served]) -> dict[tuple[str, str], str]:
+    """The colour of each (span model, type) of a request: the palette over the types of its
+    span models (their labels without the B-/I- prefix), in the request's order."""
+    from structkit.rendering import span_colours as colours
+
+    def types(sv: Served) -> list[str]:
+        labels = sv.meta.get("labels") or []
+        return [re.sub(r"^[BIESLU]-", "", str(x)) for x in labels if str(x) != "O"]
+
+    return colours((sv.name, types(sv)) for sv in models if sv.kind.spans)
+
+
+def _legend(colours: dict[tuple[str, str], str]) -> list[dict]:
+    return [{"model": m, "type": t, "colour": c} for (m, t), c in colours.items()]
+
+
+def _tip(s: Sent, i: int, models: list[Served]) -> str:
+    """The plain-text tip of word ``i`` (the SVG's <title>): form, id, offsets, each model's
+    label (with margin, runner-up and top features when explained), head and label."""
+    lines = [f"{s.words[i]}  #{i + 1} [{s.starts[i]}-{s.ends[i]})"]
+    analysis = getattr(s, "analysis", None)   # a pipeline model's (lemma, upos, xpos, feats)
+    if analysis is not None:
+        lines += [f"{k}: {v}" for k, v in zip(("lemma", "upos", "xpos", "feats"), analysis[i]) if v != "_"]
+    for sv in models:
+        if sv.kind.output == "tree":
+            if s.heads is not None:
+                lines.append(f"{sv.name}: head {s.heads[i]}, {s.deprels[i]}")
+            continue
+        labels = s.labels.get(sv.name)
+        if labels is None:
+            continue
+        if sv.kind.output == "analyses":   # a morph model: each part, with its margin
+            ms = (s.scores.get(sv.name) or [None] * (i + 1))[i] or {}
+            lines.append(f"{sv.name}: " + ", ".join(
+                f"{k} {v}" + (f" ({ms[k]:.2f})" if ms.get(k) is not None else "") for k, v in labels[i].items()))
+            continue
+        line = f"{sv.name}: {labels[i]}"
+        ex = (s.explanations.get(sv.name) or [None] * (i + 1))[i]
+        margins = s.scores.get(sv.name)
+        if ex and ex.get("runner_up") is not None:
+            m = ex.get("margin")
+            line += f", runner-up {ex['runner_up']}, margin {'-' if m is None else f'{m:.3f}'}"
+            if ex.get("for"):
+                line += f"\n  for {labels[i]}: " + ", ".join(f"{f} {w:+.2f}" for f, w in ex["for"])
+            if ex.get("against"):
+                line += f"\n  for {ex['runner_up']}: " + ", ".join(f"{f} {w:.2f}" for f, w in ex["against"])
+        elif margins is not None and margins[i] is not None:
+            line += f", margin {margins[i]:.3f}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], str]):
+    """What the picture of a sentence shows: its words, the first POS model's tags under them
+    (else the input's POS), the parser's arcs, one row of spans per span model, then a row of
+    its multiword tokens."""
+    from structkit.rendering import MULTIWORD_COLOUR, View, ViewSpan, ViewWord
+
+    tags = s.tagger_pos()   # the first POS model's of the request, else the input's
+    if s.predicted_pos is None and s.analyses and "upos" in s.analyses[0]:
+        tags = [a["upos"] for a in s.analyses]   # else a morph model's UPOS
+    words = [ViewWord(w, None if tags is None else tags[i],
+                      None if s.heads is None else s.heads[i],
+                      None if s.deprels is None else s.deprels[i], _tip(s, i, models))
+             for i, w in enumerate(s.words)]
+    spans, row = [], 0
+    for sv in models:
+        if not sv.kind.spans:
+            continue
+        for typ, a, b in _spans(sv, s.labels[sv.name]):
+            text = s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]
+            spans.append(ViewSpan(row, a, b, typ, sv.name, colours.get((sv.name, typ), "#5b6673"),
+                                  f'{sv.name}: {typ} "{text}"'))
+        row += 1
+    if s.multiword:   # a row of the multiword tokens, as a Doc's picture has
+        for m in s.multiword:
+            spans.append(ViewSpan(row, m["first"] - 1, m["last"], m["form"], "token", MULTIWORD_COLOUR,
+                                  f"token {m['form']!r}: " + " ".join(s.words[m["first"] - 1:m["last"]])))
+        row += 1
+    return View(s.text, words, spans, row)
+
+
+def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
+                   colours: dict | None = None, k: int = 0) -> dict:
     toks = []
     for i, w in enumerate(s.words):
         t: dict = {"id": i + 1, "form": w, "start": s.starts[i], "end": s.ends[i]}
@@ -730,6 +825,10 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool) -
     sent = {"text": s.text, "tokens": toks, "spans": spans}
     if s.multiword:
         sent["multiword"] = s.multiword
+    if colours is not None:
+        from structkit.rendering import sentence_svg
+
+        sent["svg"] = sentence_svg(sentence_view(s, models, colours), k)
     return sent
 
 
@@ -783,7 +882,7 @@ def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
 
 # ---- request bodies ------------------------------------------------------------------------
 _FIELDS = {"text", "tokens", "conllu", "model", "models", "tagger", "scores", "explain", "format",
-           "lang"}
+           "lang", "render"}
 
 
 def _check_strings(body: dict) -> None:
@@ -848,7 +947,8 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
     for k, typ, what in (("text", str, "a string"), ("conllu", str, "a string"),
                          ("model", str, "a model name"), ("tagger", str, "a model name"),
                          ("lang", str, "a language code"), ("scores", bool, "true or false"),
-                         ("explain", bool, "true or false"), ("format", str, '"json" or "conllu"')):
+                         ("explain", bool, "true or false"), ("render", bool, "true or false"),
+                         ("format", str, '"json" or "conllu"')):
         if body.get(k) is not None and not isinstance(body[k], typ):
             raise RequestError(400, f"{k} must be {what}, got {type(body[k]).__name__}")
     fmt = body.get("format") or "json"
@@ -901,7 +1001,7 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
     if body.get("text") is not None:
         tokenizer = (tokenizers or Tokenizers()).resolve(body.get("lang") or None)
     return Options([], models, bool(body.get("scores", True)), bool(body.get("explain", False)),
-                   fmt, tokenizer)
+                   fmt, tokenizer, bool(body.get("render", False)))
 
 
 def read_sentences(body: dict, job: Job | None = None,
@@ -963,6 +1063,10 @@ def openapi(served: dict[str, Served]) -> dict:
         "explain": {"type": "boolean", "default": False,
                     "description": "Per-token runner-up, margin and top features."},
         "format": {"type": "string", "enum": ["json", "conllu"], "default": "json"},
+        "render": {"type": "boolean", "default": False,
+                   "description": "Add each sentence's picture (\"svg\": words, tags, spans and "
+                                  "arcs, as the page and structkit.render draw them) and a "
+                                  "\"legend\" of the span colours."},
         "lang": {"type": "string", "description": "The text's tokenizer: a --tokenizer model's name or a "
                                                   "language with rules (en); default: the first "
                                                   "--tokenizer, else en (GET /models lists them)."}}}

@@ -192,6 +192,12 @@ class Task:
         """The whole command, for a task whose command is not a batch job."""
         raise NotImplementedError
 
+    def model_input(self, gold_path: str, folder: str) -> str:
+        """The file the command reads to redo ``gold_path``'s annotation (the model card scores
+        a model by running the command on it, then `eval` GOLD PRED): the gold file itself, or a
+        file the task writes in ``folder`` (a tokenizer's raw text)."""
+        return gold_path
+
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
         """`structkit eval --task NAME FILES`: the JSON dict and the text report. ``options``:
         label_column, model_path, other (--compare) and scheme, as given."""

@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -135,9 +134,10 @@ def test_health_models_and_openapi(server, api_models):
     assert {"/tag", "/chunk", "/ner", "/parse", "/pipeline", "/models", "/health"} <= set(spec["paths"])
     status, page, ctype = server.request("GET", "/")
     assert status == 200 and ctype.startswith("text/html") and "<svg" not in page.split("<script>")[0]
-    # self-contained: no CDN, no other file; the one URL is the SVG namespace name
+    # self-contained: no CDN, no other file, no URL at all (the pictures come drawn from the
+    # server: structkit.rendering)
     assert "<link" not in page and "<script src" not in page and "@import" not in page
-    assert set(re.findall(r"https?://[^\"' ]+", page)) == {"http://www.w3.org/2000/svg"}
+    assert re.findall(r"https?://[^\"' ]+", page) == []
 
 
 def test_tag_text_offsets_labels_and_scores(server, api_models):
@@ -251,6 +251,44 @@ def test_pipeline_json_and_conllu_agree(server):
     status, js2, _ = server.post("/tag", {"conllu": conllu})
     assert status == 200
     assert [t["input_pos"] for t in js2["sentences"][0]["tokens"]] == [t["labels"]["pos"] for t in toks]
+
+
+def test_render_gives_the_picture_of_each_sentence(server):
+    """"render": true adds each sentence's SVG (structkit.rendering, the page's and Doc's
+    renderer) and the legend; the SVG is the JSON's words, tags, arcs, spans and multiword
+    tokens, with every value escaped."""
+    import xml.etree.ElementTree as ET
+
+    text = "Ada <b>Brannock</b> isn't in Paris & Rome. Marta Quill met her."
+    body = {"text": text, "models": ["pos", "ner", "parser"]}
+    status, plain, _ = server.post("/pipeline", body)
+    assert status == 200 and "legend" not in plain and "svg" not in plain["sentences"][0]
+    status, js, _ = server.post("/pipeline", {**body, "render": True})
+    assert status == 200 and len(js["sentences"]) == 2
+    assert {(x["model"], x["type"]) for x in js["legend"]} >= {("ner", "PER"), ("ner", "LOC")}
+    colour = {(x["model"], x["type"]): x["colour"] for x in js["legend"]}
+    assert len(set(colour.values())) == len(colour)
+    for k, s in enumerate(js["sentences"]):
+        assert "<b>" not in s["svg"]
+        svg = ET.fromstring(s["svg"])
+        ns = "{http://www.w3.org/2000/svg}"
+        assert svg.get("data-sent") == str(k)
+        texts = lambda cls: [e.text for e in svg.iter(f"{ns}text") if e.get("class") == cls]  # noqa: E731
+        assert texts("word") == [t["form"] for t in s["tokens"]]
+        assert texts("pos") == [t["labels"]["pos"] for t in s["tokens"]]
+        arcs = sorted((int(p.get("data-dep")), int(p.get("data-head")), p.get("data-label"))
+                      for p in svg.iter(f"{ns}path"))
+        assert arcs == sorted((t["id"], t["head"], t["deprel"]) for t in s["tokens"] if t["head"])
+        spans = [(g.get("data-model"), g.get("data-type"), int(g.get("data-start")), int(g.get("data-end")),
+                  g.find(f"{ns}rect").get("fill")) for g in svg.iter(f"{ns}g") if g.get("class") == "span"]
+        want = [("ner", x["type"], x["start"], x["end"], colour[("ner", x["type"])]) for x in s["spans"]]
+        want += [("token", m["form"], m["first"] - 1, m["last"], spans[-1][4]) for m in s.get("multiword", [])]
+        assert spans == want
+    first = ET.fromstring(js["sentences"][0]["svg"])
+    assert [g.get("data-type") for g in first.iter("{http://www.w3.org/2000/svg}g")
+            if g.get("data-model") == "token"] == ["isn't"]
+    status, out, _ = server.post("/pipeline", {**body, "render": "yes"})
+    assert status == 400 and "render must be true or false" in out["error"]
 
 
 def test_explanations(server):
@@ -714,31 +752,6 @@ def test_listening_on_all_interfaces_warns(sk, model_files, monkeypatch):
 
 
 # ---- the page in a real browser ----------------------------------------------------------------
-def _browser(width: int, height: int):
-    chromium, driver = "/usr/bin/chromium", "/usr/bin/chromedriver"
-    missing = [p for p in (chromium, driver) if not os.path.exists(p)]
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"{', '.join(missing)} missing: .ci/run installs chromium and chromium-driver")
-        pytest.skip(f"{', '.join(missing)} missing (apt-get install chromium chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.options import Options
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("selenium is missing (the test extra installs it)")
-        pytest.skip("selenium is missing (pip install selenium)")
-    profile = tempfile.mkdtemp(prefix="sk-chromium-")
-    opts = Options()
-    opts.binary_location = chromium
-    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              "--disable-dev-shm-usage", f"--window-size={width},{height}", f"--user-data-dir={profile}"):
-        opts.add_argument(a)
-    return webdriver.Chrome(service=Service(driver), options=opts), profile
-
-
 def _wait_done(d) -> str:
     for _ in range(200):
         state = d.find_element("tag name", "body").get_attribute("data-state")
@@ -756,7 +769,9 @@ def test_page_in_headless_chromium(server):
     status, api, _ = server.post("/pipeline", {"text": SENTENCE, "models": ["pos", "ner", "parser"],
                                                "explain": True})
     assert status == 200
-    d, profile = _browser(1000, 900)
+    from browser import headless_chromium
+
+    d, profile = headless_chromium(1000, 900)
     try:
         q = urlencode({"text": SENTENCE, "models": "pos,ner,parser"})
         d.get(f"http://127.0.0.1:{server.port}/?{q}")

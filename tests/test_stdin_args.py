@@ -43,7 +43,7 @@ FILE_LIKE = re.compile(r"(^|_)(path|file|files|output|dir|json|other|models|from
 READ, WRITE = "read", "write"
 MODEL_IN = ("refuse", "standard input ('-') cannot be read as the model file")
 ROLES = {
-    "files": READ, "file": READ, "train_path": READ, "dev_path": READ, "config_path": READ,
+    "files": READ, "file": READ, "train_path": READ, "dev_path": READ, "test_path": READ, "config_path": READ,
     "other": READ, "output": WRITE,
     "model_path": MODEL_IN, "tokenizer_path": MODEL_IN, "tagger_path": MODEL_IN, "models": MODEL_IN,
     "tokenizers": MODEL_IN,
@@ -52,6 +52,7 @@ ROLES = {
     "from_files": ("refuse", "standard input ('-') cannot be one"),
     ("train", "model_path"): ("refuse", "--model is written to a file"),
     ("plot", "output"): ("refuse", "-o must end in .png, .svg or .pdf"),
+    ("models build", "output"): ("refuse", "--output is written to a file"),
 }
 
 
@@ -228,6 +229,9 @@ def _cases(world, words: tuple, param) -> list[tuple[list, bytes | None, list | 
         if name == "dev_path":
             return [(pos + ["--dev", "-", "--model", d / "dev.model"], (SAMPLE / "pos" / "dev.txt").read_bytes(),
                      None)]
+        if name == "test_path":
+            return [(pos + ["--test", "-", "--model", d / "test.model"], (SAMPLE / "pos" / "test.txt").read_bytes(),
+                     None)]
         if name == "config_path":
             return [(pos[:1] + pos[3:] + ["--config", "-", "--model", d / "cfg.model"],
                      b'task = "pos"\nepochs = 1\n', None)]
@@ -246,6 +250,11 @@ def _cases(world, words: tuple, param) -> list[tuple[list, bytes | None, list | 
         if name == "files":
             return [(["plot", "-o", d / "p.png", "-"], world["metrics"].read_bytes(), None)]
         return [(["plot", "-o", "-", world["metrics"]], None, None)]
+    if cmd == "info":
+        task = next(iter(models))
+        return [(["info", "-"], models[task].read_bytes(), None)]
+    if cmd == "models build":
+        return [(["models", "build", "ud:English-ParTUT/pos", opt, "-"], None, None)]
     if cmd == "data fetch":
         return [(["data", "fetch", "conll2000", "--from", "-"], b"", None)]
     return []

@@ -92,6 +92,9 @@ def _selection_help(name: str) -> str:
       help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
            "CoNLL-X/U for parse, n-best lists for rerank.")
 @opt("--dev", "dev_path", type=str, group="Data and model", help="Development data, scored after each epoch.")
+@opt("--test", "test_path", type=str, group="Data and model",
+      help="Test data: the trained model is scored on it (the task's command, then `eval`) and "
+           "the scores go into the model card (`structkit info MODEL`).")
 @opt("--dev-split", type=FLOAT, group="Data and model", metavar="F", help=_selection_help("DEV_SPLIT_HELP"))
 @opt("--patience", type=INT, group="Data and model", metavar="N", help=_selection_help("PATIENCE_HELP"))
 @opt("--refit/--no-refit", default=None, group="Data and model", help=_selection_help("REFIT_HELP"))
@@ -132,7 +135,7 @@ def _selection_help(name: str) -> str:
 @opt("--metrics-json", type=str, group="Output", help="Write the per-epoch scores to this JSON file.")
 @opt("-q", "--quiet", is_flag=True, group="Output", help="No progress bar or summary.")
 @opt("-v", "--verbose", is_flag=True, group="Output", help="Print one line per epoch, even in a pipe.")
-def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, verbose, templates=None,
+def train(train_path, dev_path, test_path, model_path, config_path, metrics_json, quiet, verbose, templates=None,
           dask_address=None, **options) -> None:
     """Train a model and write it to --model.
 
@@ -144,7 +147,7 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
 
     from structkit.io.files import stdin_once
 
-    stdin_once(("--train", train_path), ("--dev", dev_path), ("--config", config_path))
+    stdin_once(("--train", train_path), ("--dev", dev_path), ("--test", test_path), ("--config", config_path))
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
     data = cfg.pop("data")
     for meta in ("name", "description", "experiment"):
@@ -163,13 +166,15 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
     config = make_config(cfg)
     if train_path is None:
         raise UserError("--train is required, on the command line or as data.train in --config")
+    given = {"train": train_path, "dev": dev_path, "test": test_path}   # as written, for the card
     train_path = resolve_data_path(train_path, must_exist=True)
     dev_path = resolve_data_path(dev_path, must_exist=True) if dev_path else None
+    test_path = resolve_data_path(test_path, must_exist=True) if test_path else None
     # A bad --model / --metrics-json destination was only noticed after training, and a
     # missing --metrics-json folder failed after the model had been written (a failed command
     # leaving a model behind). Check both before any work.
     # The model over the training data (or the metrics over the model) destroyed a file.
-    check_outputs([model_path, metrics_json], [p for p in (train_path, dev_path, config_path) if p])
+    check_outputs([model_path, metrics_json], [p for p in (train_path, dev_path, test_path, config_path) if p])
     for opt, out in (("--model", model_path), ("--metrics-json", metrics_json)):
         check_writable(out, opt)  # writable folder, checked by writing, before training; not '-'
     show = progress_enabled(quiet)
@@ -200,13 +205,18 @@ def train(train_path, dev_path, model_path, config_path, metrics_json, quiet, ve
             client.close()
             if cluster is not None:
                 cluster.close()
-    try:
-        model = task.train_function()(config, train_path, dev_path, on_epoch, **kw)
+    from structkit import card as cards
+    from structkit.io.files import spooled_stdin
+
+    try:   # '-' for --test: kept in a file, read by the command and by eval
+        with spooled_stdin([test_path]) as (test_file,):
+            model, card = cards.train(task, config, train_path, dev_path, test_file, on_epoch,
+                                      given=given, **kw)
     finally:
         report.close()
         if close is not None:
             close()
-    writers = [(model_path, model.save)]
+    writers = [(model_path, lambda tmp: cards.save(model, tmp, card))]
     if metrics_json:
         def write_metrics(tmp: str) -> None:
             metrics = printer.metrics(model, history)

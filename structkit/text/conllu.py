@@ -2,13 +2,16 @@
 
 Each sentence is written as UD writes it: ``# newdoc`` / ``# newpar`` where it opens a
 document or paragraph, ``# sent_id``, ``# text``, a range line ``a-b FORM`` before the words
-of a multiword token, then one row per syntactic word with LEMMA, FEATS, HEAD, DEPREL and
-DEPS left as ``_`` (the form the dependency parser reads as input without heads).
+of a multiword token, then one row per syntactic word. UPOS, XPOS, LEMMA, FEATS, HEAD and
+DEPREL are filled from the lists given for them (a tagger's, a lemmatizer's, a parser's
+output) and ``_`` otherwise (without heads: the form the dependency parser reads as input);
+DEPS is ``_``.
 ``SpaceAfter=No`` goes in MISC of the range line for a multiword token and of the word
 otherwise, so the surface tokens and MISC rebuild ``# text`` exactly.
 """
 from __future__ import annotations
 
+import operator
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.text.base import Sentence
@@ -28,7 +31,7 @@ def sentence_text(sentence: Sentence) -> str:
     return "".join(parts)
 
 
-def _tags(tags: Iterator[Sequence[str]] | None, k: int, n: int, name: str) -> Sequence[str]:
+def _tags(tags: Iterator[Sequence] | None, k: int, n: int, name: str) -> Sequence:
     """The next sentence's tags from ``tags`` (checked to hold ``n``), or ``_`` throughout."""
     if tags is None:
         return ["_"] * n
@@ -40,24 +43,36 @@ def _tags(tags: Iterator[Sequence[str]] | None, k: int, n: int, name: str) -> Se
     return got
 
 
+COLUMNS = ("lemmas", "upos", "xpos", "feats", "heads", "deprels")
+
+
 def write_conllu(sentences: Iterable[Sentence], out: IO[str],
                  upos: Iterable[Sequence[str]] | None = None,
                  xpos: Iterable[Sequence[str]] | None = None,
-                 sent_id_prefix: str = "", start: int = 1) -> int:
+                 sent_id_prefix: str = "", start: int = 1, *,
+                 lemmas: Iterable[Sequence[str]] | None = None,
+                 feats: Iterable[Sequence[str]] | None = None,
+                 heads: Iterable[Sequence[int]] | None = None,
+                 deprels: Iterable[Sequence[str]] | None = None) -> int:
     """Write ``sentences`` to ``out`` as CoNLL-U; return how many were written.
 
-    ``upos``/``xpos``: per sentence, one tag per syntactic word (``_`` where absent); they
-    are read alongside ``sentences``, so all three may be generators. Sentence ids are
-    ``sent_id_prefix`` followed by ``start``, ``start + 1``, ... Raises ValueError when the
-    tag lists do not match the sentences or their words, or a tag holds whitespace.
+    ``upos``/``xpos``/``lemmas``/``feats``/``deprels``: per sentence, one value per syntactic
+    word (``_`` where a list is not given); ``heads``: per sentence, each word's head (an int,
+    1-based, 0 for the root), as a parser predicts them. They are read alongside
+    ``sentences``, so all may be generators. Sentence ids are ``sent_id_prefix`` followed by
+    ``start``, ``start + 1``, ... Raises ValueError when the lists do not match the sentences
+    or their words, a value holds whitespace, or a head is outside 0..n.
     """
-    upos_iter = None if upos is None else iter(upos)
-    xpos_iter = None if xpos is None else iter(xpos)
+    iters = {name: None if v is None else iter(v) for name, v in
+             (("lemmas", lemmas), ("upos", upos), ("xpos", xpos), ("feats", feats),
+              ("heads", heads), ("deprels", deprels))}
     count = 0
     for k, sent in enumerate(sentences):
         n = sum(len(tok.words) for tok in sent.tokens)
-        up = _tags(upos_iter, k, n, "upos")
-        xp = _tags(xpos_iter, k, n, "xpos")
+        cols = {name: _tags(it, k, n, name) for name, it in iters.items()}
+        hs = cols["heads"]
+        if iters["heads"] is not None:
+            hs = [_head(h, i, k, n) for i, h in enumerate(hs)]
         lines = []
         if sent.new_doc:
             lines.append("# newdoc")
@@ -73,18 +88,33 @@ def write_conllu(sentences: Iterable[Sentence], out: IO[str],
                              f"{misc}")
                 misc = "_"
             for word in tok.words:
-                tags = (_column(up[i], "upos"), _column(xp[i], "xpos"))
+                row = "\t".join([_column(cols["lemmas"][i], "lemma"), _column(cols["upos"][i], "upos"),
+                                 _column(cols["xpos"][i], "xpos"), _column(cols["feats"][i], "feats"),
+                                 str(hs[i]), _column(cols["deprels"][i], "deprel")])
                 i += 1
-                lines.append(f"{i}\t{word}\t_\t{tags[0]}\t{tags[1]}\t_\t_\t_\t_\t{misc}")
+                lines.append(f"{i}\t{word}\t{row}\t_\t{misc}")
         out.write("\n".join(lines) + "\n\n")
         count += 1
-    for name, tags in (("upos", upos_iter), ("xpos", xpos_iter)):
+    for name, tags in iters.items():
         if tags is not None and next(tags, None) is not None:
             raise ValueError(f"{name} has more sentences than the {count} written")
     return count
 
 
-def _column(value: str, name: str) -> str:
+def _head(h: object, i: int, k: int, n: int) -> int:
+    """A head as an int in 0..n (numpy integers too); ValueError otherwise."""
+    try:
+        if isinstance(h, bool):
+            raise TypeError
+        v = operator.index(h)  # type: ignore[arg-type]
+    except TypeError:
+        v = -1
+    if not 0 <= v <= n:
+        raise ValueError(f"sentence {k + 1}: head {h!r} of word {i + 1} is not an integer in 0..{n}")
+    return v
+
+
+def _column(value: str | None, name: str) -> str:
     """A tag as a CoNLL-U column value; whitespace would break the row."""
     if not value:
         return "_"

@@ -102,6 +102,18 @@ class TokenizeTask(Task):
                         n += 1
                         write_conllu([sent], out, start=n)
 
+    def model_input(self, gold_path: str, folder: str) -> str:
+        """The treebank's raw text (``# text`` of each sentence, paragraphs apart), as the CoNLL
+        2018 evaluation tokenizes it."""
+        import os
+
+        from structkit.tokenizer.task import raw_text
+
+        path = os.path.join(folder, "input.txt")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(raw_text(gold_path))
+        return path
+
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:
         """Tokens, words and sentences of GOLD PRED (CoNLL-U), aligned by their characters as

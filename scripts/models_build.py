@@ -1,0 +1,94 @@
+"""Build ready models from their recipes (`structkit models build`, ``structkit.recipes``) and
+record what each model's card says: the corpus and its licence, the training file's sha256, the
+dev and test scores (the task's command, then `structkit eval`, on the corpus's files), the
+training time (wall and CPU) and the model file's size. `make models` runs it for the English
+recipes.
+
+    python scripts/models_build.py [NAME ...] [--out-dir build/models] [--results results/models]
+
+Writes ``results/models.json`` and ``results/models.md``. Wall times are of this machine at the
+moment of the run (shared cores make them noisy); the CPU times are the process's own.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import RESULTS, ROOT, dump_json, machine  # noqa: E402
+
+ENGLISH = ("ud:English-ParTUT/tokenize", "ud:English-ParTUT/pos", "ud:English-ParTUT/parse")
+# Pipeline recipes: add "ud:English-ParTUT/pipeline" (or its name) above when it exists.
+
+# A parser's CoNLL 2018 UAS and LAS (every word) where it has them, else its UAS (punctuation
+# excluded, the Penn Treebank convention): never the two conventions side by side.
+HEADLINE = (("accuracy", None), ("conll18", "uas"), ("conll18", "las"), ("uas", None), ("tokens", "f1"),
+            ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None))
+
+
+def headline(scores: dict) -> dict:
+    out = {}
+    for key, sub in HEADLINE:
+        if key == "uas" and "conll18" in scores:
+            continue
+        v = scores.get(key)
+        if sub is not None:
+            v = v.get(sub) if isinstance(v, dict) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[key if sub in (None, "f1") else f"{key}.{sub}"] = round(float(v), 2)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", default=list(ENGLISH))
+    ap.add_argument("--out-dir", default=str(ROOT / "build" / "models"))
+    ap.add_argument("--results", default=str(RESULTS / "models"), help="Path without extension.")
+    args = ap.parse_args()
+
+    from structkit import recipes
+
+    chosen = [recipes.get(n) for n in args.names]
+    os.makedirs(args.out_dir, exist_ok=True)
+    rows = []
+    for r in chosen:
+        out = os.path.join(args.out_dir, r.default_output())
+        t0 = time.perf_counter()
+        _, card = recipes.build(r, out, say=print)
+        total = time.perf_counter() - t0
+        train = card["data"]["train"]
+        row = {"recipe": r.name, "task": r.task, "corpus": train.get("corpus"), "licence": train.get("licence"),
+               "train_file": train.get("data_path", train["path"]), "train_sha256": train.get("sha256"),
+               "registry_sha256": train.get("registry_sha256"),
+               "dev": headline((card.get("dev") or {}).get("scores") or {}),
+               "test": headline((card.get("test") or {}).get("scores") or {}),
+               "train_wall_seconds": card["training"]["wall_seconds"],
+               "train_cpu_seconds": card["training"]["cpu_seconds"],
+               "build_wall_seconds": round(total, 3), "model_bytes": os.path.getsize(out),
+               "model": os.path.relpath(out, ROOT), "structkit_version": card["structkit_version"]}
+        rows.append(row)
+        print(f"{r.name}: test {row['test']}, trained in {row['train_wall_seconds']:.1f} s "
+              f"({row['train_cpu_seconds']:.1f} s CPU)")
+    res = Path(args.results)
+    dump_json({"machine": machine(), "models": rows}, res.with_suffix(".json"))
+    lines = ["# Ready models from `structkit models build`", "",
+             f"Written by `scripts/models_build.py` ({machine()['date']}, commit {machine()['commit']}, "
+             f"{machine()['cores']} cores shared with other jobs: wall times are noisy, CPU times are "
+             "the process's own). Scores are the model cards' (the task's command on the file, then "
+             "`structkit eval`); build = training + scoring dev and test + writing.", "",
+             "| recipe | corpus (licence) | dev | test | train wall s | train CPU s | build wall s | model MB |",
+             "|---|---|---|---|---:|---:|---:|---:|"]
+    for row in rows:
+        fmt = lambda d: ", ".join(f"{k} {v:.2f}" for k, v in d.items()) or "-"
+        lines.append(f"| `{row['recipe']}` | {row['corpus']} ({row['licence']}) | {fmt(row['dev'])} | "
+                     f"{fmt(row['test'])} | {row['train_wall_seconds']:.1f} | {row['train_cpu_seconds']:.1f} | "
+                     f"{row['build_wall_seconds']:.1f} | {row['model_bytes'] / 1e6:.1f} |")
+    res.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print(f"wrote {res.with_suffix('.md')} and {res.with_suffix('.json')}")
+
+
+if __name__ == "__main__":
+    main()

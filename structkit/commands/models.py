@@ -1,0 +1,147 @@
+"""`structkit info MODEL` (a model's card) and `structkit models list | build NAME` (ready models
+of the registered corpora, built from recipes)."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from structkit.commands._util import finite
+from structkit.errors import UserError
+
+
+@click.command(short_help="Show a model's card: training data, licence, options, scores, time, version.")
+@click.argument("model_path", metavar="MODEL")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the card as one JSON object (null for a model written before cards).")
+def info(model_path, as_json) -> None:
+    """Show the card stored in MODEL by `structkit train` or `structkit models build`: the
+    training data (path, registered corpus, licence, sha256), the options, the dev scores (and
+    the test scores of `train --test`), as `structkit eval` gives them for the model's output,
+    the training time (wall and CPU) and the structkit version. The file is checked whole first
+    (a damaged file, or one that is not a model, is one error line). `structkit dump` shows the
+    weights."""
+    from structkit import card as cards
+
+    header, card = cards.read(model_path)
+    if as_json:
+        click.echo(json.dumps(finite(card), sort_keys=True, allow_nan=False) if card is not None else "null")
+        return
+    try:
+        lines = cards.card_lines(model_path, header, card)
+    except (AttributeError, TypeError, ValueError, KeyError):   # a header edited by hand or damaged
+        raise UserError("damaged model card (its fields are not what structkit writes); "
+                        "`structkit info --json` prints it as stored", model_path) from None
+    for line in lines:
+        click.echo(line)
+
+
+@click.group(short_help="Ready models of the registered corpora: list the recipes, build one.")
+def models() -> None:
+    """Recipes for ready models of the registered corpora (`structkit data list`): each names
+    the corpus, the task and the options, and `build` fetches the corpus (or finds it in
+    $STRUCTKIT_DATA or the cache), trains with dev selection, scores the model on the test file
+    and writes it with its card (`structkit info MODEL`).
+
+    \b
+    structkit models list
+    structkit models build ud:English-ParTUT/pos --output en-pos.model
+    structkit info en-pos.model
+    """
+
+
+@models.command("list", short_help="The recipes: name, task, corpus, licence, whether the data is here.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per recipe, one per line.")
+def models_list(as_json) -> None:
+    """Each recipe: its name (for `structkit models build NAME`), task, corpus and the corpus's
+    licence (the licence of the data a model learns from), its options, and whether the
+    corpus is here or must be fetched first."""
+    from structkit import recipes
+    from structkit.datasets import get as get_corpus
+
+    rows = []
+    for r in recipes.recipes():
+        licence = get_corpus(r.corpus).licence if r.corpus else ""
+        rows.append((r, licence, recipes.status(r)))
+    if as_json:
+        for r, licence, state in rows:
+            click.echo(json.dumps({"name": r.name, "task": r.task, "corpus": r.corpus, "licence": licence,
+                                   "language": r.language, "options": r.options, "files": recipes.files(r),
+                                   "description": r.description, "status": state,
+                                   "output": r.default_output()}, sort_keys=True))
+        return
+    width = max((len(r.name) for r, _, _ in rows), default=4)
+    for r, licence, state in rows:
+        opts = ", ".join(f"{k}={v}" for k, v in r.options.items()) or "the task's defaults"
+        click.echo(f"{r.name:<{width}}  {r.task:<9} {state}")
+        click.echo(f"{'':<{width}}  {r.description}; options: {opts}; licence: {licence or '?'}")
+
+
+@models.command("build", short_help="Train the model of recipe NAME and write it with its card.")
+@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+@click.option("-o", "--output", type=str, help="Where to write the model (one NAME only). "
+              "[default: NAME's file name, e.g. ud-english-partut.pos.model, in --output-dir]")
+@click.option("--output-dir", type=str, default=".", show_default=True,
+              help="The folder for the models (created if needed).")
+@click.option("--no-fetch", is_flag=True, help="Do not download a corpus that is not here: fail instead.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress and no summary lines.")
+def models_build(names, output, output_dir, no_fetch, quiet) -> None:
+    """Build each recipe NAME (`structkit models list`): find or fetch its corpus, train on the
+    training file with the recorded options, select the epoch on the dev file, score the model
+    on the test file, and write it with its card. Every NAME is checked before anything is
+    trained."""
+    from structkit import recipes
+    from structkit.commands._util import progress_enabled, say
+    from structkit.io.files import check_outputs, check_writable
+
+    chosen = [recipes.get(n) for n in names]   # every name checked first
+    if output is not None and len(chosen) > 1:
+        raise UserError("--output names one model: give one NAME, or --output-dir for several")
+    if output is None and output_dir == "-":
+        raise UserError("--output-dir is a folder (the models are written into it), not standard output")
+    outs = [output or os.path.join(output_dir, r.default_output()) for r in chosen]
+    if output is None and output_dir and not os.path.isdir(output_dir):
+        try:
+            os.makedirs(output_dir, exist_ok=True)
+        except OSError as e:
+            raise UserError(f"cannot make the folder: {e.strerror or e}", output_dir) from None
+    check_outputs(outs, [])
+    for out in outs:   # before any fetch or training
+        check_writable(out, "--output")
+    if no_fetch:   # every recipe's data checked before anything is trained
+        for r in chosen:
+            state = recipes.status(r)
+            if state != "here":
+                raise UserError(f"recipe {r.name}: {state}")
+    show = not quiet
+    for r, out in zip(chosen, outs):
+        _, card = recipes.build(r, out, fetch=not no_fetch, progress=progress_enabled(quiet),
+                                say=lambda m: say(m, show))
+        scores = []
+        for k in ("dev", "test"):
+            s = (card.get(k) or {}).get("scores") or {}
+            main = _main_scores(s)
+            if main:
+                scores.append(f"{k} {main}")
+        tr = card["training"]
+        say(f"wrote {out}: {', '.join(scores) or 'no scores'}; trained in {tr['wall_seconds']:.1f} s "
+            f"({tr['cpu_seconds']:.1f} s CPU)", show)
+
+
+def _main_scores(scores: dict) -> str:
+    """A few headline numbers of a card's scores, for the build summary."""
+    # a parser: CoNLL 2018 UAS and LAS (every word) where it has them, else UAS (no punctuation)
+    picks = (("accuracy", None), ("f1", None), ("conll18", "uas"), ("conll18", "las"), ("uas", None),
+             ("tokens", "f1"), ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None),
+             ("chosen", "wer"))
+    parts = []
+    for key, sub in picks:
+        if key == "uas" and "conll18" in scores:
+            continue
+        v = scores.get(key)
+        if sub is not None:
+            v = v.get(sub) if isinstance(v, dict) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            parts.append(f"{key if sub in (None, 'f1') else sub.upper()} {v:.2f}")
+    return ", ".join(parts[:4])

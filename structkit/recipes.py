@@ -1,0 +1,170 @@
+"""Recipes for ready models of the registered corpora: `structkit models list | build NAME`.
+
+A recipe names a corpus of the dataset registry (``structkit.datasets``), the task, the files
+(by split: the corpus's train, dev and test files) and the options it records. Building one
+finds the corpus (``$STRUCTKIT_DATA``, the cache, or a fetch), trains with those options through
+the same path as `structkit train --dev DEV --test TEST` (``structkit.card.train``) and writes the
+model with its card, which names the recipe. Recipes are generic over tasks; the pipeline recipes
+(one model from raw text to trees, issue 29) are added in :func:`_builtin` once
+`structkit train --task pipeline` exists. Tests and plugins add their own with :func:`register`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from structkit.errors import UserError
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How to build one ready model."""
+
+    name: str                       # e.g. ud:English-ParTUT/pos
+    task: str
+    corpus: str | None              # a registered corpus name (``structkit data list``)
+    description: str
+    options: dict[str, Any] = field(default_factory=dict)   # train's options, config spelling
+    files: dict[str, str] = field(default_factory=dict)     # split -> data path (default: the corpus's)
+    language: str = ""
+
+    def default_output(self) -> str:
+        """``ud-english-partut.pos.model`` for ``ud:English-ParTUT/pos``."""
+        base, _, task = self.name.partition("/")
+        slug = base.replace("ud:", "ud-").replace(":", "-").replace("@", "-").lower()
+        return f"{slug}.{task or self.task}.model"
+
+
+# The registered UD treebanks with a training file, and their language (for `make models`).
+def _ud_treebanks() -> list[tuple[str, str]]:
+    from structkit.datasets import corpora
+
+    out = []
+    for c in corpora():
+        if c.ud is not None and any(f.split == "train" for f in c.files):
+            out.append((c.ud[0], c.ud[0].split("-", 1)[0]))
+    return out
+
+
+def _ud(treebank: str, language: str, task: str, what: str, **options: Any) -> Recipe:
+    """The recipe for ``task`` on a UD treebank: trained on its train file with the task's
+    defaults (the learner chosen for the data, dev selection of the epoch) and seed 0, which
+    the recipe records so that a rebuild trains the same model."""
+    return Recipe(f"ud:{treebank}/{task}", task, f"ud:{treebank}",
+                  f"{what}, UD {treebank} (train; dev selects the epoch; scored on test)",
+                  {"seed": 0, **options}, language=language)
+
+
+def _builtin() -> list[Recipe]:
+    out = [_ud("English-ParTUT", "English", "pos", "UPOS tagger"),
+           _ud("English-ParTUT", "English", "parse", "labelled dependency parser (gold POS in, as "
+               "`structkit parse` reads CoNLL-U)")]
+    out += [_ud(tb, lang, "tokenize", "tokenizer: tokens, multiword tokens, sentences from raw text")
+            for tb, lang in _ud_treebanks()]
+    # Pipeline recipes (tokenizer, morphology, lemmas and parser in one model): when
+    # `structkit train --task pipeline` lands, add them here, e.g.
+    # out += [_ud(tb, lang, "pipeline", "full pipeline from raw text") for tb, lang in _ud_treebanks()]
+    return out
+
+
+_RECIPES: dict[str, Recipe] = {}
+
+
+def _table() -> dict[str, Recipe]:
+    if not _RECIPES:
+        for r in _builtin():
+            _RECIPES[r.name] = r
+    return _RECIPES
+
+
+def recipes() -> list[Recipe]:
+    """Every recipe, in listing order."""
+    return list(_table().values())
+
+
+def register(recipe: Recipe) -> None:
+    """Add a recipe (one of the same name is replaced): for plugins and tests."""
+    _table()[recipe.name] = recipe
+
+
+def unregister(name: str) -> None:
+    _table().pop(name, None)
+
+
+def get(name: str) -> Recipe:
+    """A recipe by name; an unknown name is one line listing them."""
+    table = _table()
+    if name in table:
+        return table[name]
+    near = [n for n in table if n.split("/", 1)[0] == name or n.lower() == name.lower()]
+    hint = f"; did you mean {', '.join(near)}?" if near else ""
+    raise UserError(f"unknown model recipe {name!r}{hint} (`structkit models list` shows the "
+                    f"{len(table)} recipes)")
+
+
+def _corpus_files(recipe: Recipe) -> dict[str, str]:
+    """split -> the registry's relative path of the corpus's CoNLL-U (or other data) file."""
+    from structkit.datasets import get as get_corpus
+
+    corpus = get_corpus(recipe.corpus)
+    out: dict[str, str] = {}
+    for f in corpus.files:
+        if f.split in ("train", "dev", "test") and f.split not in out:
+            out[f.split] = f.path
+    return out
+
+
+def files(recipe: Recipe) -> dict[str, str]:
+    """split -> data path of the recipe's train, dev and test files (relative, found through
+    ``$STRUCTKIT_DATA``, the cache or the shipped samples)."""
+    out = _corpus_files(recipe) if recipe.corpus else {}
+    out.update(recipe.files)
+    if "train" not in out:
+        raise UserError(f"recipe {recipe.name}: {recipe.corpus} has no training file")
+    return out
+
+
+def status(recipe: Recipe) -> str:
+    """'here' when every file of the recipe is found, else what is missing."""
+    from structkit.datasets.paths import find
+
+    missing = [p for p in files(recipe).values() if not os.path.isabs(p) and find(p) is None]
+    return "here" if not missing else f"needs `structkit data fetch {recipe.corpus}`" if recipe.corpus \
+        else f"missing {', '.join(missing)}"
+
+
+def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = False,
+          on_epoch=None, say=None) -> tuple[Any, dict]:
+    """Train the recipe's model and write it to ``output`` with its card; returns
+    ``(model, card)``. A corpus not found is fetched first (``fetch``), or is one line."""
+    from structkit import card as cards
+    from structkit.config import resolve_data_path
+    from structkit.datasets.paths import find
+    from structkit.io.files import check_outputs, check_writable, commit_together
+    from structkit.tasks import get_task, make_config
+
+    paths = files(recipe)
+    if any(not os.path.isabs(p) and find(p) is None for p in paths.values()):
+        if not (fetch and recipe.corpus):
+            raise UserError(f"recipe {recipe.name}: {status(recipe)}")
+        from structkit.datasets import fetch as fetch_corpus
+
+        fetch_corpus(recipe.corpus, progress=progress, say=say or (lambda m: None))
+    resolved = {k: resolve_data_path(p, must_exist=True) for k, p in paths.items()}
+    if say is not None:
+        say(f"{recipe.name}: training {recipe.task} on {paths['train']}")
+    check_outputs([output], list(resolved.values()))
+    check_writable(output, "--output")
+    task = get_task(recipe.task)
+    values: dict[str, Any] = {"task": recipe.task, **recipe.options}
+    if values.get("algo") is None:
+        algo = task.choose_algo(resolved["train"])
+        if algo is not None:
+            values["algo"] = algo
+    config = make_config(values)
+    model, card = cards.train(task, config, resolved["train"], resolved.get("dev"), resolved.get("test"),
+                              on_epoch, given=paths,
+                              recipe={"name": recipe.name, "options": dict(recipe.options)})
+    commit_together([(output, lambda tmp: cards.save(model, tmp, card))])
+    return model, card

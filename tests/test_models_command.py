@@ -1,0 +1,121 @@
+"""`structkit models list | build`: the recipes of ready models (structkit.recipes). The build
+test registers a tiny recipe over the shipped sample, so it trains in seconds."""
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from clitools import assert_one_line_error, leftovers
+
+from structkit import card as cards
+from structkit import recipes
+from structkit.datasets.paths import sample_dir
+from structkit.tasks import names as task_names
+
+UD = sample_dir() / "ud"
+
+
+@pytest.fixture
+def tiny():
+    r = recipes.Recipe("sample:ud/pos", "pos", None, "UPOS tagger on the shipped sample",
+                       {"epochs": 3, "seed": 1},
+                       {"train": "sample/ud/train.conllu", "dev": "sample/ud/dev.conllu",
+                        "test": "sample/ud/test.conllu"})
+    recipes.register(r)
+    yield r
+    recipes.unregister(r.name)
+
+
+def test_builtin_recipes_name_registered_corpora_and_tasks():
+    from structkit.datasets import corpora, get
+
+    rs = recipes.recipes()
+    names = [r.name for r in rs]
+    assert "ud:English-ParTUT/pos" in names and "ud:English-ParTUT/parse" in names
+    ud = [c for c in corpora() if c.ud is not None and any(f.split == "train" for f in c.files)]
+    assert ud
+    for c in ud:   # a tokenizer for every registered UD treebank with a training file
+        assert f"ud:{c.ud[0]}/tokenize" in names
+    for r in rs:
+        assert r.task in task_names()
+        assert get(r.corpus).licence
+        assert set(recipes.files(r)) >= {"train"}
+    assert len(set(names)) == len(names)
+
+
+def test_models_list(sk, tiny):
+    r = sk("models", "list")
+    assert r.code == 0, r
+    for rec in recipes.recipes():
+        assert rec.name in r.out
+    assert "CC BY-NC-SA 4.0" in r.out   # English ParTUT's licence
+    r = sk("models", "list", "--json")
+    assert r.code == 0, r
+    rows = [json.loads(line) for line in r.out.splitlines()]
+    assert [row["name"] for row in rows] == [rec.name for rec in recipes.recipes()]
+    mine = next(row for row in rows if row["name"] == tiny.name)
+    assert mine["status"] == "here" and mine["options"] == {"epochs": 3, "seed": 1}
+    assert mine["task"] == "pos" and mine["files"]["train"] == "sample/ud/train.conllu"
+
+
+def test_models_build_tiny_recipe(sk, tmp_path, tiny):
+    out = tmp_path / "tiny.model"
+    r = sk("models", "build", tiny.name, "--output", out)
+    assert r.code == 0, r
+    assert f"wrote {out}" in r.err
+    header, card = cards.read(str(out))
+    assert card["recipe"] == {"name": tiny.name, "options": {"epochs": 3, "seed": 1}}
+    assert card["options"]["epochs"] == 3 and card["options"]["seed"] == 1
+    assert card["data"]["train"]["path"] == "sample/ud/train.conllu"
+    assert card["data"]["train"]["sha256"] == hashlib.sha256((UD / "train.conllu").read_bytes()).hexdigest()
+    # test scores are eval's on the model's output
+    pred = tmp_path / "pred.conllu"
+    assert sk("tag", "-m", out, UD / "test.conllu", "-o", pred).code == 0
+    ev = sk("eval", "--task", "pos", "--json", UD / "test.conllu", pred)
+    assert ev.code == 0, ev
+    assert card["test"]["scores"]["accuracy"] == json.loads(ev.out)["accuracy"]
+    r = sk("info", out)
+    assert r.code == 0 and f"recipe:     {tiny.name}" in r.out
+
+
+def test_models_build_default_name_in_output_dir(sk, tmp_path, tiny):
+    folder = tmp_path / "models" / "here"
+    r = sk("models", "build", tiny.name, "--output-dir", folder, "-q")
+    assert r.code == 0, r
+    assert r.err == ""
+    assert (folder / tiny.default_output()).is_file()
+    assert tiny.default_output() == "sample-ud.pos.model"
+
+
+def test_models_bad_names_are_one_line(sk, tmp_path, tiny):
+    assert_one_line_error(sk("models", "build", "nope"), "unknown model recipe 'nope'", "models list")
+    line = assert_one_line_error(sk("models", "build", "ud:English-ParTUT"), "did you mean")
+    assert "ud:English-ParTUT/pos" in line
+    # every name checked before anything is trained
+    out = tmp_path / "m.model"
+    assert_one_line_error(sk("models", "build", tiny.name, "nope", "--output-dir", tmp_path), "nope")
+    assert not list(tmp_path.iterdir())
+    assert_one_line_error(sk("models", "build", tiny.name, tiny.name, "--output", out), "--output")
+    assert not out.exists()
+
+
+def test_models_build_missing_data_no_fetch(sk, tmp_path, monkeypatch):
+    from structkit.datasets import registry
+
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    registry.register(registry.Corpus("toymissing", "not here", "CC0",
+                                      (registry.File("toymissing/train.conllu", "train"),)))
+    recipes.register(recipes.Recipe("toymissing/pos", "pos", "toymissing", "needs data"))
+    try:
+        r = sk("models", "list")
+        assert "needs `structkit data fetch toymissing`" in r.out
+        out = tmp_path / "m.model"
+        assert_one_line_error(sk("models", "build", "toymissing/pos", "--no-fetch", "--output", out),
+                              "toymissing", "data fetch")
+        assert not out.exists() and not leftovers(tmp_path)
+    finally:
+        recipes.unregister("toymissing/pos")
+        registry.unregister("toymissing")
