@@ -198,9 +198,12 @@ def test_serve_morph_then_parse(data, trained, tmp_path):  # noqa: F811
     direct = word_rows(sk_free_morph(trained, conllu))
     assert [r[2:6] for r in rows] == [r[2:6] for r in direct]
     assert all(r[6] != "_" for r in rows)
-    body, _ = serve.answer({"text": "The kabas lomeked a vip."}, "pipeline", served, serve.Job())
+    body, _ = serve.answer({"text": "The kabas lomeked a vip.", "render": True}, "pipeline", served, serve.Job())
     out = json.loads(body)
     assert out["warnings"] == [] and all("head" in t for t in out["sentences"][0]["tokens"])
+    # the picture: the morph model's UPOS under the words, its parts with their margins in the tips
+    svg = out["sentences"][0]["svg"]
+    assert "m: lemma kaba (" in svg and ">NOUN<" in svg, svg[:2000]
 
 
 def sk_free_morph(model_path, conllu: str) -> str:
