@@ -72,6 +72,12 @@ def test_lemmas_over_the_dense_budget_train_a_lattice(sk, data, tmp_path, monkey
     words = ["The", "kabas", "lomeked", "a", "vip", "."]
     assert tagger.predict([words])[0][0] == "the"
     assert tagger.score(str(d / "test.conllu"))["accuracy"] >= 95.0
+    # its card scores it on the lemma column it learnt (not on the UPOS passed through)
+    from structkit import card as cards
+
+    _, card = cards.read(str(m))
+    assert card["dev"]["scores"]["accuracy"] == pytest.approx(card["dev"]["during_training"]["scores"]["accuracy"])
+    assert "--label-column lemma" in card["scored_with"]
     # served, its lemmas are not POS tags a parser after it would read
     from structkit import serve
 
