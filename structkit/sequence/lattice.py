@@ -10,7 +10,8 @@ punctuation) and its suffixes, at most ``MAX_CANDIDATES`` (``structkit.morph.lex
 over 5 folds in training, so the candidates and ambiguity classes it learns from are those new
 text gets). Features are the morph tagger's (``structkit.morph.features``: the form, affixes,
 shape, neighbours and ambiguity class), labels form a first-order chain, the learner is the
-averaged structured perceptron (``kernels.tag_epoch``).
+averaged structured perceptron (``kernels.tag_epoch``) whatever ``--algo`` says (the model's
+info says so), trained serially (``--jobs``/``--dask`` parameter mixing does not apply).
 
 The classes are the labels themselves, or, when the labels are mostly the word changed by an
 edit rule (lemmas: far fewer rules than labels), the edit rules (``structkit.morph.rules``): then
@@ -358,6 +359,7 @@ def train_lattice(cls: type, config, corpus, dev, full, on_epoch, train_name: st
     tagger.W = run.weights
     tagger.info = {"train_file": train_name, "train_sha256": train_sha256, "train_sentences": n_sent,
                    "train_tokens": len(words), "n_features": 0, "weights": "hashed candidate lattice",
+                   "learner": "averaged perceptron",
                    "classes": "edit rules" if rules else "labels", "n_classes": len(classes),
                    "n_labels": len(label_set), "dense_mb": round(dense_mb),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
