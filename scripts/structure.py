@@ -20,12 +20,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "structkit"
-WINGS = ("sequence", "parse", "rerank", "tokenizer", "ud", "morph")
+WINGS = ("sequence", "parse", "rerank", "tokenizer", "ud", "morph", "pipeline")
 FRONT = ("api", "api_io", "serve", "batch", "dump", "explain", "distributed", "plot", "card", "recipes")
 TOP = ("commands", "cli", "__main__", "structkit")
 # Where a task's name may not be tested (``task == "parse"``, ``task in ("pos", ...)``).
 NO_TASK_NAMES = ("cli", "commands", "api", "serve", "batch", "dump", "card")
-TASK_NAMES = {"pos", "chunk", "ner", "parse", "rerank", "tokenize", "morph"}
+TASK_NAMES = {"pos", "chunk", "ner", "parse", "rerank", "tokenize", "morph"}  # ("pipeline" is also an endpoint)
 MAX_KERNEL_ARGS = 12
 
 

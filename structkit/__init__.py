@@ -40,12 +40,13 @@ _LAZY = {
     "read_conllu": "structkit.api_io",
     "Doc": "structkit.doc",
     "render": "structkit.doc",
+    "load": "structkit.pipeline.api",
     "tokenize": "structkit.api_io",
     "write_conllu": "structkit.api_io",
 }
 
 __all__ = ["Doc", "Morph", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
-           "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
+           "load", "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
            "read_nbest", "read_text", "render", "tokenize", "write_conll", "write_conllu", "write_conllx"]
 
 

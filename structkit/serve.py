@@ -194,7 +194,7 @@ def _split_spec(spec: str, flag: str = "--model") -> tuple[str, str]:
     if not eq or os.path.exists(spec):
         path = spec
         name = os.path.basename(spec)
-        for ext in (".npz", ".model"):
+        for ext in (".npz", ".model", ".skm"):
             if name.endswith(ext) and len(name) > len(ext):
                 name = name[:-len(ext)]
                 break
@@ -220,7 +220,9 @@ def load_models(specs: list[str]) -> dict[str, Served]:
         if name in served:
             raise UserError(f"two models are named {name!r}: name them with --model NAME=PATH")
         path = resolve_data_path(path, must_exist=True)
-        takes = [t for t in tasks() if t.endpoint]
+        # a task with an endpoint, or a whole pipeline (an estimator, no endpoint: POST
+        # /pipeline runs it)
+        takes = [t for t in tasks() if t.endpoint or t.estimator]
         of = model_task(path)
         task = next((t for t in takes if t.name == of), None)
         if task is None and any(t.name == of and t.output == "tokens" for t in tasks()):
@@ -314,6 +316,17 @@ def load_tokenizers(specs: list[str]) -> Tokenizers:
     return Tokenizers(models)
 
 
+def pipeline_tokenizers(served: dict[str, Served], tokenizers: Tokenizers) -> None:
+    """Each pipeline model's tokenizer, named as the model, among the tokenizers (after the
+    --tokenizer ones: the first of all is the default)."""
+    for sv in served.values():
+        tok = sv.est.model.tokenizer if sv.kind.output == "analysis" else None
+        if tok is not None and sv.name not in tokenizers.models:
+            meta = {"name": sv.name, "kind": "model", "task": sv.task, "algorithm": tok.config.algo,
+                    "train_file": tok.info.get("train_file"), "train_sha256": tok.info.get("train_sha256")}
+            tokenizers.models[sv.name] = ServedTokenizer(sv.name, sv.path, tok.tokenizer, meta)
+
+
 def _metadata(sv: Served) -> dict:
     model = sv.model
     info = getattr(model, "info", {}) or {}
@@ -342,6 +355,7 @@ class Sent:
     heads: list[int] | None = None
     deprels: list[str] | None = None
     offset: int = 0  # where ``text`` begins in the request's text (starts/ends count from there)
+    analysis: list | None = None   # a pipeline model's (lemma, upos, xpos, feats) per word
 
     def tagger_pos(self) -> list[str] | None:
         return self.predicted_pos if self.predicted_pos is not None else self.pos
@@ -611,6 +625,31 @@ def _run_parser(sv: Served, sents: list[Sent]) -> int:
     return no_pos
 
 
+def _run_pipeline(sv: Served, sents: list[Sent]) -> None:
+    """A pipeline model's morph model and parser over the sentences' words (the one path of
+    `structkit annotate`: ``structkit.pipeline.annotate``)."""
+    from structkit.io.conll import Sentence
+    from structkit.pipeline.annotate import annotate_sentences
+
+    conllu = []
+    for s in sents:
+        rows = [[str(i + 1), w, "_", "_", "_", "_", "_", "_", "_", "_"] for i, w in enumerate(s.words)]
+        conllu.append(Sentence(rows, 1, ["\t".join(r) for r in rows], list(range(len(rows)))))
+    with sv.lock:
+        try:
+            annotate_sentences(sv.est.model, conllu, sv.name)
+        except UserError as e:
+            raise RequestError(400, f"model {sv.name}: {e}") from None
+    for s, c in zip(sents, conllu):
+        s.analysis = [tuple(r[2:6]) for r in c.rows]
+        s.labels[sv.name] = [r[3] for r in c.rows]
+        if s.predicted_pos is None:
+            s.predicted_pos = [r[3] for r in c.rows]
+        if sv.est.model.parser is not None:
+            s.heads = [int(r[6]) for r in c.rows]
+            s.deprels = [r[7] for r in c.rows]
+
+
 def _spans(sv: Served, labels: list[str]) -> list[tuple[str, int, int]]:
     from structkit.eval.schemes import phrases
 
@@ -652,6 +691,8 @@ def infer(opts: Options, job: Job) -> list[str]:
                 no_pos += _run_parser(sv, part)
             elif sv.kind.output == "analyses":
                 _run_analyser(sv, part, opts.scores, opts.explain)
+            elif sv.kind.output == "analysis":
+                _run_pipeline(sv, part)
             else:
                 _run_tagger(sv, part, opts.scores, opts.explain)
         if no_pos:
@@ -811,6 +852,8 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
         if explain:
             t["explanations"] = {name: (e[i] if e is not None else None)
                                  for name, e in s.explanations.items()}
+        if s.analysis is not None:
+            t.update(zip(("lemma", "upos", "xpos", "feats"), s.analysis[i]))
         if s.heads is not None:
             t["head"] = s.heads[i]
             t["deprel"] = s.deprels[i]
@@ -871,6 +914,9 @@ def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
             column, key = sv.model.output_column()   # as structkit tag writes it (write_tagged)
             for r, lab in zip(rows, s.labels[sv.name]):
                 r[column] = put_label(r[column], key, lab) if key else lab
+        if s.analysis is not None:
+            for r, a in zip(rows, s.analysis):
+                r[2:6] = a
         if s.heads is not None:
             for r, h, d in zip(rows, s.heads, s.deprels):
                 r[6], r[7] = str(h), d
@@ -997,11 +1043,28 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
             if get_task(task).output != "tree":
                 raise RequestError(400, "tagger goes with /parse (POS tags for the parser)")
             models.insert(0, named(body["tagger"], next(t.name for t in tasks() if t.provides_pos)))
+    _check_chain(models, body.get("conllu") is not None)
     tokenizer = None
     if body.get("text") is not None:
         tokenizer = (tokenizers or Tokenizers()).resolve(body.get("lang") or None)
     return Options([], models, bool(body.get("scores", True)), bool(body.get("explain", False)),
                    fmt, tokenizer, bool(body.get("render", False)))
+
+
+def _check_chain(models: list[Served], conllu: bool) -> None:
+    """A 400 (one line) when the POS model that feeds the parser gives tags it does not know,
+    or when the parser reads FEATS and LEMMA that neither that model nor the input has
+    (``structkit.pipeline.compat``)."""
+    parser = next((m for m in models if m.kind.output == "tree"), None)
+    pos = next((m for m in sorted(models, key=lambda m: m.kind.serve_order) if m.kind.provides_pos), None)
+    if parser is None or pos is None:
+        return
+    from structkit.pipeline.compat import check_models
+
+    try:
+        check_models(pos.model, parser.model, f"model {pos.name}", f"parser {parser.name}", conllu)
+    except UserError as e:
+        raise RequestError(400, e.message) from None
 
 
 def read_sentences(body: dict, job: Job | None = None,
@@ -1447,6 +1510,7 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     try:
         served = load_models(specs)
         tokenizers = load_tokenizers(list(tokenizer_specs))
+        pipeline_tokenizers(served, tokenizers)
         warm_up(served, tokenizers)
         app = create_app(served, max_bytes, timeout, hosts=(host,), allow_hosts=tuple(allow_hosts),
                          tokenizers=tokenizers)

@@ -20,7 +20,8 @@ from structkit.learn.spec import alternatives
 
 SEQUENCE = ("pos", "chunk", "ner")  # the chain-model tasks (structkit/sequence): one constant
 WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wing",
-         "structkit.tokenizer.wing", "structkit.ud.wing", "structkit.morph.wing")
+         "structkit.tokenizer.wing", "structkit.ud.wing", "structkit.morph.wing",
+         "structkit.pipeline.wing")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ TASKS = {
     "parse": ("ud/train.conllu", "ud/test.conllu", "ud/test.conllu"),
     "rerank": ("nbest/train.jsonl", "nbest/test.jsonl", "nbest/test.jsonl"),
     "tokenize": ("ud/train.conllu", RAW, "ud/test.conllu"),
+    "pipeline": ("ud/train.conllu", RAW, "ud/test.conllu"),
 }
 
 FILE_LIKE = re.compile(r"(^|_)(path|file|files|output|dir|json|other|models|from)(_|$)")

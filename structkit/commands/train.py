@@ -128,7 +128,10 @@ def _selection_help(name: str) -> str:
       help="Keep features seen at least this often. [default: 1]")
 @opt("--features", type=str, group="Reranking (rerank)",
       help="Feature families, comma-separated from ngram, trigger, backoff, topic (or all, or none). "
-           "The recogniser's score and rank are always used. [default: ngram]")
+           "The recogniser's score and rank are always used. [default: ngram] With --task "
+           "tokenize: the optional character feature groups, from short, url, rules (the English "
+           "rules' decisions, for English) (or all, or none). "
+           "[default: short,url]")
 @opt("--dask", "dask_address", type=str, metavar="ADDRESS", group="Learner",
       help="With --jobs N: train the N shards of parameter mixing on a Dask cluster (a scheduler "
            "address, or local[:W]); needs structkit-nlp[dask].")

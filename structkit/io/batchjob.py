@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-EXTENSIONS = {"conllu": ".conllu", "conll": ".conll", "conllx": ".conllx"}
+EXTENSIONS = {"conllu": ".conllu", "conll": ".conll", "conllx": ".conllx", "json": ".jsonl"}
 
 
 class StdinContext:

@@ -93,6 +93,11 @@ class ParseTask(Task):
             tok = next(t for t in tasks() if t.output == "tokens")
             tokenizer = tok.load(tokenizer_path, f"{command} --tokenizer").tokenizer
             protect.append(tokenizer_path)
+        if tagger is not None:  # its tags must be ones the parser knows (structkit.pipeline.compat)
+            from structkit.pipeline.compat import check_models
+
+            check_models(tagger, parser, f"--tagger {tagger_path}", f"the parser {model_path}",
+                         input_has_morph=not text)
         return ParseJob(parser, tagger, depth, beam, tokenizer, "lines" if no_split else "auto"), protect
 
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:

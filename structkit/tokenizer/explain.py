@@ -28,7 +28,7 @@ the window that kept it.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Iterator
 
 import numpy as np
@@ -108,30 +108,31 @@ class Decisions:
     M: np.ndarray          # max-marginals [n, L]
     margins: np.ndarray    # each label's margin against the best other allowed label
     text: str = ""         # its characters (for the feature names)
+    rl: np.ndarray = field(default_factory=lambda: F.NO_RULES)   # the rules' labels (``features.rule_labels``, group RULES)
 
 
-def decide(tok, cps: np.ndarray) -> Decisions:
+def decide(tok, cps: np.ndarray, rl: np.ndarray = F.NO_RULES) -> Decisions:
     """The labels of the characters ``cps`` (one window) under the learnt tokenizer ``tok``,
     with their max-marginals and margins."""
     from structkit.tokenizer.model import char_emissions, char_margins, tag_emissions
 
-    E = char_emissions(cps, F.tables(), tok.known, tok.bits, tok.W)
+    E = char_emissions(cps, F.tables(), tok.known, tok.bits, tok.feats, rl, tok.W)
     labels = tag_emissions(E, tok.T)
     M = np.empty_like(E)
     margins = np.empty(len(cps))
     char_margins(E, tok.T, labels, M, margins)
-    return Decisions(cps, E, labels, M, margins)
+    return Decisions(cps, E, labels, M, margins, rl=rl)
 
 
 class _Recording(LearntTokenizer):
     """A learnt tokenizer that keeps the decisions of the window it labelled last."""
 
     def __init__(self, tok: LearntTokenizer):
-        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt)
+        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt, tok.feats)
         self.window: Decisions | None = None
 
-    def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
-        self.window = decide(self, cps)
+    def _labels(self, cps: np.ndarray, pos: int, rl: np.ndarray) -> np.ndarray:
+        self.window = decide(self, cps, rl)
         return self.window.labels
 
 
@@ -140,7 +141,7 @@ def windows(tok, text: str):
     window of the block ``text``, as the tokenizer labels it (positions within the window)."""
     rec = _Recording(tok)
     cps = F.code_points(text)
-    for pos, starts, ends, sent_end in rec._spans(cps, _space(cps)):
+    for pos, starts, ends, sent_end in rec._spans(cps, _space(cps), F.rule_labels(text, tok.feats)):
         d = rec.window
         d.text = text[pos:pos + len(d.cps)]
         yield pos, d, starts, ends, sent_end, deciding_chars(d.labels, ends)
@@ -204,8 +205,8 @@ class ScoringTokenizer(_Recording):
         self._offset = offset
         yield from super()._split(text, offset)
 
-    def _spans(self, cps: np.ndarray, space: np.ndarray):
-        for pos, starts, ends, sent_end in super()._spans(cps, space):
+    def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES):
+        for pos, starts, ends, sent_end in super()._spans(cps, space, rl):
             d = self.window
             tm, sm = boundary_margins(d, deciding_chars(d.labels, ends))
             base = self._offset + pos
@@ -264,7 +265,7 @@ def explanations(model, unit, path: str = "<input>", only: int | None = None) ->
             if only is not None and k != only:
                 continue
             if prep is None:
-                prep = F.prepare(d.cps, F.tables(), tok.known)
+                prep = F.prepare(d.cps, F.tables(), tok.known, d.rl)
             # the boundary against none (TokMargin); a sentence end against the best other label
             against = 0 if d.labels[c] != 2 and d.E[c, 0] > NEG / 2 else None
             yield explain_char(tok, d, c, prep, k, text[pos + a:pos + b], against)
@@ -283,7 +284,7 @@ def explain_chars(model, text: str, positions) -> list[TokenExplanation]:
         if not 0 <= i < len(text):
             raise UserError(f"character {i} is outside the text (of {len(text)} characters)")
         pos, d = next((p, d) for p, d in reversed(wins) if p <= i)   # the window that kept it
-        prep = F.prepare(d.cps, F.tables(), tok.known)
+        prep = F.prepare(d.cps, F.tables(), tok.known, d.rl)
         out.append(explain_char(tok, d, i - pos, prep, i, text[i]))
     return out
 
@@ -300,10 +301,10 @@ def explain_char(tok, d: Decisions, i: int, prep, index: int, word: str,
     r = against if against in others else max(others, key=lambda z: (d.M[i, z], -z))
     margin = float(d.M[i, y] - d.M[i, r])
     row = np.empty(F.N_FEATURES, dtype=np.int32)
-    F.char_row(i, d.cps, prep, np.uint64((1 << tok.bits) - 1), row)
-    names = feature_names(d.text, i, prep)
+    nf = F.char_row(i, d.cps, prep, np.uint64((1 << tok.bits) - 1), tok.feats, row)
+    names = feature_names(d.text, i, prep, tok.feats)
     pushes: list[Push] = []
-    for j in range(F.N_FEATURES):
+    for j in range(nf):
         w = float(tok.W[row[j], y] - tok.W[row[j], r])
         if w != 0.0:
             pushes.append(Push(names[j], w))
@@ -363,11 +364,11 @@ def _known(km, i: int, n: int) -> tuple[int, int, int]:
     return ends, starts, cross
 
 
-def feature_names(text: str, i: int, prep) -> list[str]:
+def feature_names(text: str, i: int, prep, feats: int = 0) -> list[str]:
     """A readable name for each of the N_FEATURES features of the decision after character i:
     its template and the values it saw (lower-cased characters, classes, known-token lengths,
     the letter/digit runs around the boundary)."""
-    lc, cl, km, nxt, run, _, _ = prep
+    lc, cl, km, nxt, run, _, _, syl, bcl, url, rul, _ = prep
     n = len(text)
     P = 4
     c = lambda d: _char(int(lc[i + P + d]))                       # noqa: E731
@@ -424,5 +425,21 @@ def feature_names(text: str, i: int, prep) -> list[str]:
               f"word after={wa} class[0]={k(0)}", f"word before={wb} word after={wa} char[+1]={c(1)}",
               f"run[-1]={r1} char[0]={c(0)} class[next]={ncl}", f"word before char[0]={wb1} char[0]={c(0)}",
               f"word before char[0]={wb1} word after={wa} class[0]={k(0)}"]
-    assert len(names) == F.N_FEATURES
+    if feats & F.SHORT:
+        s1, b1 = (int(syl[i - 1]), F.CLASSES[int(bcl[i - 1])]) if i > 0 else (0, "pad")
+        s0, b0 = int(syl[i]), F.CLASSES[int(bcl[i])]
+        names += [f"letters before char[0]={s1} class before them={b1} char[0]={c(0)}",
+                  f"letters before char[0]={s1} class before them={b1} class[0]={k(0)} class[next]={ncl} "
+                  f"class[+1]={k(1)}",
+                  f"letters ending at char[0]={s0} class before them={b0} char[+1]={c(1)}",
+                  f"letters ending at char[0]={s0} class before them={b0} class[+1]={k(1)} class[next]={ncl}"]
+    if feats & F.URL:
+        u = ("no", "web", "e-mail")[int(url[i])]
+        names += [f"address={u} classes[0..+1]={ks(0, 1)}", f"address={u} chars[0..+1]={cs(0, 1)}"]
+    if feats & F.RULES:
+        rn = ("none", "N", "T", "S", "W")
+        r0, r1 = rn[int(rul[i])], rn[int(rul[i - 1])] if i > 0 else "none"
+        names += [f"rules={r0} classes[0..+1]={ks(0, 1)}", f"rules={r0} chars[0..+1]={cs(0, 1)}",
+                  f"rules={r0} rules[-1]={r1} class[next]={ncl}"]
+    assert len(names) == F.n_features(feats)
     return names

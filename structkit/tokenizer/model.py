@@ -27,7 +27,7 @@ def _line_break(c):
 
 
 @njit
-def char_emissions(cps, tab, known, bits, Wt):
+def char_emissions(cps, tab, known, bits, feats, rl, Wt):
     """The emission scores E [n, L] of a text's characters under the weights Wt, with the
     constraints as NEG: whitespace may only be N or W (a line break only W), other characters
     only N, T or S; the last non-space character ends a sentence (S only)."""
@@ -36,23 +36,34 @@ def char_emissions(cps, tab, known, bits, Wt):
     E = np.empty((n, L))
     if n == 0:
         return E
-    prep = F.prepare(cps, tab, known)
+    prep = F.prepare(cps, tab, known, rl)
     cl = prep[1]
     mask = np.uint64((1 << bits) - 1)
     row = np.empty(F.N_FEATURES, dtype=np.int32)
+    nf = F.n_features(feats)
     last = -1
     for i in range(n):
         if cl[i + 4] != 1:
             last = i
     for i in range(n):
-        F.char_row(i, cps, prep, mask, row)
+        F.char_row(i, cps, prep, mask, feats, row)
         e = E[i]
-        for y in range(L):
-            e[y] = 0.0
-        for j in range(F.N_FEATURES):
-            w = Wt[row[j]]
+        if L == 4:   # the tokenizer's labels: four sums in registers (the same additions, in order)
+            e0 = e1 = e2 = e3 = 0.0
+            for j in range(nf):
+                w = Wt[row[j]]
+                e0 += w[0]
+                e1 += w[1]
+                e2 += w[2]
+                e3 += w[3]
+            e[0], e[1], e[2], e[3] = e0, e1, e2, e3
+        else:
             for y in range(L):
-                e[y] += w[y]
+                e[y] = 0.0
+            for j in range(nf):
+                w = Wt[row[j]]
+                for y in range(L):
+                    e[y] += w[y]
         if cl[i + 4] == 1:
             e[1] = NEG
             e[2] = NEG
@@ -77,11 +88,11 @@ def tag_emissions(E, Tt):
 
 
 @njit
-def tag_chars(cps, tab, known, bits, Wt, Tt):
+def tag_chars(cps, tab, known, bits, feats, rl, Wt, Tt):
     """The best label of every character of a text (int32 [n]) under the model (Wt, Tt);
     whitespace may only be N or W, other characters only N, T or S; the last non-space
     character ends a sentence."""
-    return tag_emissions(char_emissions(cps, tab, known, bits, Wt), Tt)
+    return tag_emissions(char_emissions(cps, tab, known, bits, feats, rl, Wt), Tt)
 
 
 @njit
@@ -161,15 +172,19 @@ class LearntTokenizer(Tokenizer):
     """A tokenizer and sentence splitter learnt from a treebank (``train_tokenizer``), with
     the multiword-token splitter ``mwt`` (``structkit.tokenizer.mwt``)."""
 
-    def __init__(self, W: np.ndarray, T: np.ndarray, known: np.ndarray, bits: int, mwt=None):
+    def __init__(self, W: np.ndarray, T: np.ndarray, known: np.ndarray, bits: int, mwt=None,
+                 feats: int = 0):
         self.W, self.T, self.known, self.bits, self.mwt = W, T, known, bits, mwt
+        self.feats = feats   # the optional feature groups (``features.SHORT``, ...)
 
     def labels(self, text: str) -> np.ndarray:
-        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.W, self.T)
+        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.feats,
+                         F.rule_labels(text, self.feats), self.W, self.T)
 
-    def _labels(self, cps: np.ndarray, pos: int) -> np.ndarray:
-        """The labels of the window ``cps`` (at ``pos`` in its block), for ``_spans``."""
-        return tag_chars(cps, F.tables(), self.known, self.bits, self.W, self.T)
+    def _labels(self, cps: np.ndarray, pos: int, rl: np.ndarray) -> np.ndarray:
+        """The labels of the window ``cps`` (at ``pos`` in its block; ``rl`` its rules'
+        labels, ``features.rule_labels``), for ``_spans``."""
+        return tag_chars(cps, F.tables(), self.known, self.bits, self.feats, rl, self.W, self.T)
 
     def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
         cps = F.code_points(text)
@@ -180,14 +195,22 @@ class LearntTokenizer(Tokenizer):
         n = len(text)
         expand = self.mwt.words if self.mwt is not None else None
         sent: list[Token] = []
-        for a0, starts, ends, sent_end in self._spans(cps, space):
-            for a, b, last in zip(starts.tolist(), ends.tolist(), sent_end.tolist()):
-                a += a0
-                b += a0
+        # with the group RULES, a token the English rules also found has their words
+        ruled: dict = {}
+        rl = F.rule_labels(text, self.feats, ruled)
+        for a0, starts, ends, sent_end in self._spans(cps, space, rl):
+            starts = starts + a0
+            ends = ends + a0
+            after = np.ones(len(ends), dtype=np.bool_)   # whitespace (or the end) after each token
+            inside = ends < n
+            after[inside] = space[ends[inside]]
+            for a, b, last, sp in zip(starts.tolist(), ends.tolist(), sent_end.tolist(), after.tolist()):
                 form = text[a:b]
-                sent.append(Token(form, a + offset, b + offset,
-                                  expand(form) if expand is not None else (form,),
-                                  b >= n or bool(space[b])))
+                if ruled and (a, b) in ruled:
+                    words = ruled[a, b]
+                else:
+                    words = expand(form) if expand is not None else (form,)
+                sent.append(Token(form, a + offset, b + offset, words, sp))
                 if last:
                     yield sent
                     sent = []
@@ -197,7 +220,7 @@ class LearntTokenizer(Tokenizer):
         if sent:
             yield sent
 
-    def _spans(self, cps: np.ndarray, space: np.ndarray):
+    def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES):
         """``(start, token starts, token ends, sentence ends)`` for each window of the text.
 
         Time and memory stay linear in the text and bounded per step: a text longer than
@@ -210,7 +233,7 @@ class LearntTokenizer(Tokenizer):
         pos = 0
         while pos < n:
             end = min(n, pos + WINDOW)
-            labels = self._labels(cps[pos:end], pos)
+            labels = self._labels(cps[pos:end], pos, rl[pos:end])
             if end == n:
                 yield (pos, *token_spans(labels, space[pos:end]))
                 return
@@ -248,23 +271,25 @@ def jackknifed_tables(paragraphs, folds: int = 5) -> list[np.ndarray]:
     return [tables[k % folds] for k in range(len(paragraphs))]
 
 
-def encode(paragraphs, known, bits: int):
+def encode(paragraphs, known, bits: int, feats: int = 0):
     """An Encoded corpus (``structkit.sequence.features``) of the paragraphs' characters;
     ``known`` one table for all, or a list with one per paragraph."""
     from structkit.sequence.features import Encoded
 
     lengths = [len(p.text) for p in paragraphs]
     total = sum(lengths)
-    out = np.empty((total, F.N_FEATURES), dtype=np.int32)
+    nf = F.n_features(feats)
+    out = np.empty((total, nf), dtype=np.int32)
     pos = 0
     tab = F.tables()
     for k, p in enumerate(paragraphs):
         n = len(p.text)
         table = known[k] if isinstance(known, list) else known
-        F.char_features(F.code_points(p.text), tab, table, bits, out[pos:pos + n])
+        F.char_features(F.code_points(p.text), tab, table, bits, feats, F.rule_labels(p.text, feats),
+                        out[pos:pos + n])
         pos += n
     offsets = np.zeros(len(paragraphs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    indptr = np.arange(total + 1, dtype=np.int64) * F.N_FEATURES
+    indptr = np.arange(total + 1, dtype=np.int64) * nf
     y = np.fromiter((l for p in paragraphs for l in p.labels), dtype=np.int32, count=total)
     return Encoded(indptr, out.reshape(-1), offsets, y)

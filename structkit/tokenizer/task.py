@@ -5,7 +5,8 @@ Training reads the treebank's raw text and gold segmentation (``structkit.tokeni
 encodes its characters with the dictionary of known tokens jackknifed over 5 folds (each
 fold's features see only the other folds' words, as new text sees a dictionary that lacks some
 of its words), and trains a structkit sequence learner (``perceptron`` or ``pa``) over the
-labels ``N T S W`` with the one epoch loop. With ``--dev`` (or ``--dev-split``) each epoch's
+labels ``N T S W`` with the one epoch loop. ``--features`` names the optional feature groups
+(``structkit.tokenizer.features.GROUPS``; default ``short,url``, as dev chose them). With ``--dev`` (or ``--dev-split``) each epoch's
 model tokenizes the dev file's raw text and is scored by the CoNLL 2018 words F1 (then
 sentences, then tokens, on ties); the best epoch is kept. The multiword-token splitter's
 learnt rules (for tokens unseen in training) are kept only where dev says they help.
@@ -25,6 +26,7 @@ from structkit.learn import selection
 LABELS = ("N", "T", "S", "W")
 DEFAULT_BITS = 20
 MAX_EPOCHS = 20
+DEFAULT_FEATURES = "short,url"   # as dev chose them (results/tokenize-dev.md)
 
 
 @dataclass
@@ -38,6 +40,10 @@ class TokenizeConfig:
     dev_split: float | None = None
     patience: int | None = None
     refit: bool = True
+    # the optional feature groups (``features.GROUPS``: short, url), comma-separated, "all" or
+    # "none"; a tuple of names once validated. Unset: DEFAULT_FEATURES (a model saved before they
+    # existed has none)
+    features: str | list[str] | tuple[str, ...] | None = None
 
     def validate(self) -> None:
         from structkit.learn import registry
@@ -53,6 +59,12 @@ class TokenizeConfig:
         self.dev_split = selection.check_dev_split(self.dev_split)
         self.patience = selection.check_patience(self.patience)
         self.refit = selection.check_refit(self.refit)
+        from structkit.tokenizer.features import group_names
+
+        try:
+            self.features = group_names(DEFAULT_FEATURES if self.features is None else self.features)
+        except ValueError as e:
+            raise UserError(f"--features: {e}") from None
 
 
 def raw_text(path: str) -> str:
@@ -77,10 +89,11 @@ class TokenizerModel:
 
     def __init__(self, config: TokenizeConfig, W: np.ndarray, T: np.ndarray, known: np.ndarray,
                  mwt, info: dict):
+        from structkit.tokenizer.features import group_mask
         from structkit.tokenizer.model import LearntTokenizer
 
         self.config, self.info = config, info
-        self.tokenizer = LearntTokenizer(W, T, known, config.hash_bits, mwt)
+        self.tokenizer = LearntTokenizer(W, T, known, config.hash_bits, mwt, group_mask(config.features))
         self.labels = list(LABELS)
 
     def sentences(self, text: str):
@@ -109,6 +122,10 @@ class TokenizerModel:
             config = TokenizeConfig(**header["config"])
             mwt = MultiwordSplitter.from_json(header["mwt"]) if header.get("mwt") else None
             W, T, known = arrays["W"], arrays["T"], arrays["known"]
+            from structkit.tokenizer.features import group_names
+
+            if config.features is not None:
+                config.features = group_names(config.features)
             if W.shape != (1 << config.hash_bits, len(LABELS)) or T.shape != (5, 5) or known.ndim != 1 \
                     or known.size & (known.size - 1):
                 raise ValueError("array shapes do not fit the header")
@@ -178,7 +195,8 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
         for form in p.tokens:
             train_tokens[form] = train_tokens.get(form, 0) + 1
     known = F.known_table(sorted(train_tokens))
-    data = encode(paragraphs, jackknifed_tables(paragraphs), config.hash_bits)
+    feats = F.group_mask(config.features)
+    data = encode(paragraphs, jackknifed_tables(paragraphs), config.hash_bits, feats)
     learner = _learner(config)
     rng = np.random.default_rng(config.seed)
     mwt = train_splitter(train_tokens, tb.mwt)
@@ -190,7 +208,7 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
         return train_counts(st["train_updates"], wrong, data.n_tokens)
 
     def tokenizer(w) -> LearntTokenizer:
-        return LearntTokenizer(w.W, w.T, known, config.hash_bits, mwt)
+        return LearntTokenizer(w.W, w.T, known, config.hash_bits, mwt, feats)
 
     def score_dev(w) -> dict:
         return _score(tokenizer(w), dev_gold, dev_text)

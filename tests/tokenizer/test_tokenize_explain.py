@@ -105,9 +105,9 @@ def test_feature_names_say_what_each_feature_saw():
 
     text = "Mrd. Hansen kom"
     known = F.known_table(["mrd.", "hansen"])
-    prep = F.prepare(F.code_points(text), F.tables(), known)
+    prep = F.prepare(F.code_points(text), F.tables(), known, F.NO_RULES)
     names = feature_names(text, 3, prep)          # the full stop after "Mrd"
-    assert len(names) == F.N_FEATURES and len(set(names)) == F.N_FEATURES
+    assert len(names) == F.BASE_FEATURES and len(set(names)) == F.BASE_FEATURES
     assert names[0] == "bias"
     assert names[4] == "char[0]=." and names[5] == "char[+1]=\u2423" and names[1] == "char[-3]=m"
     assert names[12] == "chars[-2..0]=rd."
@@ -118,6 +118,17 @@ def test_feature_names_say_what_each_feature_saw():
     assert names[43] == "word before='' word after='hansen' char[+1]=\u2423"
     first = feature_names(text, 0, prep)          # the padding before the text
     assert first[1] == "char[-3]=<s>" and first[27] == "cased char[0]=M" and first[4] == "char[0]=m"
+    names = feature_names(text, 3, prep, F.SHORT | F.URL)
+    assert len(names) == F.n_features(F.SHORT | F.URL) == len(set(names))
+    assert names[F.BASE_FEATURES] == "letters before char[0]=3 class before them=pad char[0]=."
+    assert names[-2] == "address=no classes[0..+1]=period,space"
+    ruled = F.prepare(F.code_points(text), F.tables(), known, F.rule_labels(text, F.RULES))
+    names = feature_names(text, 3, ruled, F.ALL_GROUPS)   # the English rules end a sentence at "Mrd."
+    assert len(names) == F.n_features(F.ALL_GROUPS) == len(set(names))
+    assert names[-3:] == ["rules=S classes[0..+1]=period,space", "rules=S chars[0..+1]=.\u2423",
+                          "rules=S rules[-1]=T class[next]=upper"]
+    assert feature_names("see www.x.org", 6, F.prepare(F.code_points("see www.x.org"), F.tables(), known, F.NO_RULES),
+                         F.URL)[-1] == "address=web chars[0..+1]=w."
 
 
 # ---- a trained tokenizer -----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from structkit.tokenizer import features as F
 from structkit.tokenizer.model import tag_chars, NEG
 
 M64 = (1 << 64) - 1
-ALPHABET = "aB. ,'-1çЖ中\t"
+ALPHABET = "aB. ,'-1çЖ中\t@:/wா"
 
 
 def mix(h: int, v: int) -> int:
@@ -38,7 +38,7 @@ def fnv(s: str) -> int:
     return h | 1
 
 
-def reference_rows(text: str, known: set[str], bits: int) -> list[list[int]]:
+def reference_rows(text: str, known: set[str], bits: int, feats: int = 0, rl=None) -> list[list[int]]:
     cls_t, low = F.tables()
     n = len(text)
     cps = [ord(c) for c in text]
@@ -106,7 +106,34 @@ def reference_rows(text: str, known: set[str], bits: int) -> list[list[int]]:
               (43, wend(i), nw, LC(i + 1)),
               (44, run(i - 1) if i > 0 else 0, LC(i), ncl), (45, wend(i - 1) if i > 0 else 0, LC(i), 0),
               (46, wend(i - 1) if i > 0 else 0, nw, CL(i))]
-        assert len(f) == F.N_FEATURES
+        def letters(i):   # (letters without marks of the run ending at i, the class before it)
+            if i < 0 or not inrun(i):
+                return 0, 0
+            a = i
+            while a - 1 >= 0 and inrun(a - 1):
+                a -= 1
+            return min(6, sum(1 for q in range(a, i + 1) if CL(q) != 5)), CL(a - 1)
+        if feats & F.SHORT:
+            ps, pb = letters(i - 1)
+            ws, wb = letters(i)
+            f += [(47, ps, pb, LC(i)), (48, ps * 16 + pb, CL(i), ncl * 16 + CL(i + 1)),
+                  (49, ws, wb, LC(i + 1)), (50, ws * 16 + wb, CL(i + 1), ncl)]
+        if feats & F.URL:
+            a = i
+            while a - 1 >= 0 and CL(a - 1) != 1:
+                a -= 1
+            b = i
+            while b < n and CL(b) != 1:
+                b += 1
+            chunk = text[a:b].lower() if CL(i) != 1 else ""
+            at = any(chunk[q] == "@" and 0 < q < len(chunk) - 1 and 2 <= CL(a + q - 1) <= 7
+                     and 2 <= CL(a + q + 1) <= 7 for q in range(len(chunk)))
+            u = 1 if "://" in chunk or (chunk.startswith("www.") and len(chunk) > 4) else (2 if at else 0)
+            f += [(51, u, CL(i), CL(i + 1)), (52, u, LC(i), LC(i + 1))]
+        if feats & F.RULES:
+            R = lambda q: rl[q] + 1 if rl is not None and len(rl) == n and 0 <= q else 0   # noqa: E731
+            f += [(53, R(i), CL(i), CL(i + 1)), (54, R(i), LC(i), LC(i + 1)), (55, R(i), R(i - 1), ncl)]
+        assert len(f) == F.n_features(feats)
         rows.append([feature(t, a, b, c, bits) for t, a, b, c in f])
     return rows
 
@@ -117,10 +144,31 @@ def test_char_features_against_the_reference(seed):
     text = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 30)))
     words = {"".join(rng.choice("ab.,") for _ in range(rng.randint(1, 4))) for _ in range(6)} | {"b.", "a"}
     bits = rng.choice([10, 16, 20])
+    feats = seed % (F.ALL_GROUPS + 1)
     known = F.known_table(sorted(words))
-    out = np.zeros((len(text), F.N_FEATURES), dtype=np.int32)
-    F.char_features(F.code_points(text), F.tables(), known, bits, out)
-    assert out.tolist() == reference_rows(text, {w.lower() for w in words}, bits)
+    rl = np.array([rng.randrange(4) for _ in text], dtype=np.int64) if seed % 3 else F.NO_RULES
+    out = np.zeros((len(text), F.n_features(feats)), dtype=np.int32)
+    F.char_features(F.code_points(text), F.tables(), known, bits, feats, rl, out)
+    assert out.tolist() == reference_rows(text, {w.lower() for w in words}, bits, feats, rl.tolist())
+
+
+@pytest.mark.parametrize("text", ["see http://x.org/a now", "www.abc.de, www.", "mail a@b.c ok @x a@ ",
+                                  "ப. செல்வசிங், ஐ.நா. ஆர். x", "Mr. J. R. R. Tolkien wrote"])
+def test_feature_groups_against_the_reference(text):
+    """Every group on texts with what they look for: addresses, initials, dotted abbreviations."""
+    known = F.known_table(["a", "ஐ.நா."])
+    for feats in range(F.ALL_GROUPS + 1):
+        out = np.zeros((len(text), F.n_features(feats)), dtype=np.int32)
+        rl = F.rule_labels(text, feats)
+        F.char_features(F.code_points(text), F.tables(), known, 16, feats, rl, out)
+        assert out.tolist() == reference_rows(text, {"a", "ஐ.நா."}, 16, feats, rl.tolist())
+
+
+def test_rule_labels_are_the_english_rules_segmentation():
+    text = "I can't go. Mr. Smith came."
+    got = "".join("NTSW"[y] for y in F.rule_labels(text, F.RULES))
+    assert got == "TWNNNNTWNTSWNNTWNNNNTWNNNTS"   # "can't" one token (two words)
+    assert F.rule_labels(text, F.SHORT | F.URL).shape == (0,)
 
 
 def test_known_table_holds_exactly_its_forms():
@@ -160,9 +208,11 @@ def test_tag_chars_finds_the_best_allowed_sequence(seed):
     Wt = rng.normal(size=(1 << bits, 4))
     Tt = rng.normal(size=(5, 5))
     known = F.known_table(["a", "b."])
-    out = tag_chars(F.code_points(text), F.tables(), known, bits, Wt, Tt)
-    rows = np.zeros((len(text), F.N_FEATURES), dtype=np.int32)
-    F.char_features(F.code_points(text), F.tables(), known, bits, rows)
+    feats = seed % (F.ALL_GROUPS + 1)
+    rl = F.rule_labels(text, feats)
+    out = tag_chars(F.code_points(text), F.tables(), known, bits, feats, rl, Wt, Tt)
+    rows = np.zeros((len(text), F.n_features(feats)), dtype=np.int32)
+    F.char_features(F.code_points(text), F.tables(), known, bits, feats, rl, rows)
     L = 4
     E = [[sum(Wt[r, y] for r in rows[i]) for y in range(L)] for i in range(len(text))]
     seq = out.tolist()

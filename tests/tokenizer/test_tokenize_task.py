@@ -191,3 +191,40 @@ def test_dev_split_chooses_the_epoch_then_trains_on_everything(tmp_path):
     kept = train_tokenizer(make_config({"task": "tokenize", "epochs": 4, "dev_split": 0.25, "refit": False}),
                            str(train), None)
     assert "refit" not in kept.info and kept.info["selected_epoch"] >= 1
+
+
+def test_feature_groups_are_kept_in_the_model_and_checked(sk, trained, tmp_path):
+    """The default groups are saved with the model and used on load; --features with --task
+    tokenize names groups (a bad one is one line, no model written); a model header without
+    groups (saved before they existed) loads with none, as it was trained."""
+    import numpy as np
+
+    from structkit.model import load_model, save_model
+    from structkit.tokenizer import features as F
+    from structkit.tokenizer.task import DEFAULT_FEATURES, TokenizerModel
+
+    d, path, _ = trained
+    m = TokenizerModel.load(str(path))
+    assert m.config.features == F.group_names(DEFAULT_FEATURES)
+    assert m.tokenizer.feats == F.group_mask(F.group_names(DEFAULT_FEATURES)) != 0
+    model = tmp_path / "m.model"
+    r = sk("train", "--task", "tokenize", "--train", d / "train.conllu", "--model", model, "--epochs", "1",
+           "--features", "short,bogus")
+    assert_one_line_error(r, "--features: unknown tokenizer feature group 'bogus'")
+    assert not model.exists()
+    r = sk("train", "--task", "tokenize", "--train", d / "train.conllu", "--model", model, "--epochs", "1",
+           "--features", "rules", "-q")
+    assert r.code == 0, r.err
+    ruled = TokenizerModel.load(str(model))
+    assert ruled.config.features == ("rules",) and ruled.tokenizer.feats == F.RULES
+    sents = list(ruled.sentences("Il gatto della casa mangia, poco. Oggi nel mare."))
+    assert sum(len(s.tokens) for s in sents) > 0
+    header, arrays = load_model(str(path), ("tokenize",))
+    del header["config"]["features"]
+    old = tmp_path / "old.model"
+    save_model(str(old), header, {k: np.asarray(v) for k, v in arrays.items()})
+    assert TokenizerModel.load(str(old)).tokenizer.feats == 0
+    header["config"]["features"] = ["nope"]
+    save_model(str(old), header, {k: np.asarray(v) for k, v in arrays.items()})
+    r = sk("tokenize", "-m", old, stdin=b"x\n")
+    assert_one_line_error(r, str(old), "damaged model file")

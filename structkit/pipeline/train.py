@@ -1,0 +1,200 @@
+"""Training a pipeline (`structkit train --task pipeline`): each part with its own defaults and
+dev selection, and the parser on jackknifed predicted morphology.
+
+Why jackknife: the beam parser reads UPOS, FEATS and LEMMA (its ``morph`` templates). Trained on
+gold values it learns to trust them; on raw text it meets the morph model's predictions, with
+their errors. So the training file is cut into k folds (every k-th sentence); a morph model
+trained on the other k - 1 folds (the epochs the full morph model chose on dev) predicts
+UPOS, XPOS, FEATS and LEMMA of each fold, and the parser trains on those. With a dev file,
+both parsers (gold and jackknifed morphology) are trained, each selecting its epoch on dev
+analysed by the full morph model, and the one with the better dev LAS is kept; the header
+records both scores and the choice. Measured (scripts/parse_jackknife.py,
+results/parse-jackknife.md): on Turkish-IMST and Italian-ParTUT the gold-trained parser scored
+the higher test LAS and MLAS on predicted morphology (by 0.7-0.9 LAS, two seeds each), so the
+jackknife is not assumed to win: dev decides where there is dev.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from contextlib import contextmanager
+from typing import Callable
+
+from structkit.errors import UserError
+from structkit.io.files import display_name
+from structkit.pipeline.model import PipelineConfig, PipelineModel
+
+
+@contextmanager
+def _timed(info: dict, key: str):
+    """Record the wall and CPU seconds (every thread of this process) of a step in ``info``."""
+    t, c = time.perf_counter(), time.process_time()
+    yield
+    info["seconds"][key] = round(time.perf_counter() - t, 1)
+    info["cpu_seconds"][key] = round(time.process_time() - c, 1)
+
+
+def _tagged(on_epoch, part: str):
+    """``on_epoch`` with each part's stats marked with the part's name."""
+    if on_epoch is None:
+        return None
+    return lambda epoch, stats: on_epoch(epoch, {"part": part, **stats})
+
+
+def read_training(path: str):
+    """(CoNLL-U sentences with their lines, the parser's view of each: ``DepSentence``)."""
+    from structkit.io.conllu import read_conllu
+    from structkit.parse.parser import read_treebank
+
+    sents = list(read_conllu(path, check_text=False))
+    trees = read_treebank(path)
+    if len(sents) != len(trees) or any(len(s.rows) != len(t) for s, t in zip(sents, trees)):
+        raise UserError("the CoNLL-U and the trees of the file disagree", display_name(path))
+    return sents, trees
+
+
+def with_analysis(trees, analyses):
+    """Copies of ``trees`` (DepSentence) with LEMMA, UPOS, XPOS and FEATS from ``analyses``
+    (``MorphModel.analyse``: (lemma, upos, xpos, feats) per word)."""
+    from dataclasses import replace
+
+    out = []
+    for t, a in zip(trees, analyses):
+        lemma, upos, xpos, feats = (list(x) for x in zip(*a)) if a else ([], [], [], [])
+        out.append(replace(t, lemmas=lemma, upos=upos, xpos=xpos, feats=feats))
+    return out
+
+
+def write_sentences(sents, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for s in sents:
+            f.write("\n".join(s.lines))
+            f.write("\n\n")
+
+
+def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int = 0,
+              on_fold: Callable[[int, float], None] | None = None) -> list:
+    """The morph analysis of every training sentence by a morph model that did not see it:
+    fold k (sentences i with i % folds == k) analysed by a model trained on the other folds,
+    each trained with ``epochs`` (None: the learner's default) and no dev."""
+    from structkit.morph.task import MorphConfig, train_morph
+
+    analyses: list = [None] * len(sents)
+    with tempfile.TemporaryDirectory(prefix="structkit-jackknife-") as tmp:
+        for k in range(folds):
+            t0 = time.perf_counter()
+            held = [i for i in range(len(sents)) if i % folds == k]
+            if not held:
+                continue
+            path = os.path.join(tmp, f"fold{k}.conllu")
+            write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)
+            cfg = MorphConfig(epochs=epochs, seed=seed)
+            cfg.validate()
+            model = train_morph(cfg, path, None)
+            for i, a in zip(held, model.analyse([[r[1] for r in sents[i].rows] for i in held])):
+                analyses[i] = a
+            if on_fold is not None:
+                on_fold(k, time.perf_counter() - t0)
+    return analyses
+
+
+def parser_dev_scores(parser, dev) -> dict:
+    from structkit.parse.labelled import label_scores
+
+    if hasattr(parser, "parse_sentences"):
+        H, D = parser.parse_sentences(dev)
+    else:
+        H, D = [], []
+        for batch, heads, _ in parser.parse_batches(dev, "dev"):
+            H += heads
+            D += [["_"] * len(s) for s in batch]
+    return {k: round(v, 2) for k, v in label_scores(dev, H, D).items() if k in ("uas", "las")}
+
+
+def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None = None,
+                   on_epoch=None, **_) -> PipelineModel:
+    """Train the parts of ``config.parts`` on the treebank ``train_path`` (see the module
+    docstring). Each part reads the files again: '-' is kept in a temporary file first."""
+    from structkit.io.files import spooled_stdin
+
+    with spooled_stdin([train_path, dev_path]) as (train, dev):
+        return _train(config, train, dev, on_epoch)
+
+
+def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epoch) -> PipelineModel:
+    from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
+
+    config.validate()
+    t0, c0 = time.perf_counter(), time.process_time()
+    digest = hashlib.sha256()
+    with open(train_path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    info: dict = {"train_file": display_name(train_path), "train_sha256": digest.hexdigest(),
+                  "dev_file": display_name(dev_path) if dev_path else None, "seconds": {}, "cpu_seconds": {}}
+    model = PipelineModel(config, info=info)
+    parts = config.parts
+    if "tokenize" in parts:
+        from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
+
+        c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
+        c.validate()
+        with _timed(info, "tokenize"):
+            model.tokenizer = train_tokenizer(c, train_path, dev_path, _tagged(on_epoch, "tokenize"))
+    if "morph" in parts:
+        from structkit.morph.task import MorphConfig, train_morph
+
+        c = MorphConfig(seed=config.seed, epochs=config.epochs)
+        c.validate()
+        with _timed(info, "morph"):
+            model.morph = train_morph(c, train_path, dev_path, _tagged(on_epoch, "morph"))
+    if "parse" in parts:
+        sents, trees = read_training(train_path)
+        dev = read_treebank(dev_path) if dev_path else None
+        name, sha = display_name(train_path), digest.hexdigest()
+        candidates: dict[str, list] = {}
+        if model.morph is None:   # no morph model: the parser reads the input's own columns
+            candidates["gold"] = trees
+        else:
+            if dev is not None:   # dev as the parser will see it: analysed by the morph model
+                dev = with_analysis(dev, model.morph.analyse([t.words for t in dev]))
+            if config.jackknife in ("yes", "auto"):
+                epochs = model.morph.info.get("selected_epoch") or model.morph.config.epochs
+                folds = min(config.folds, max(len(sents), 2))   # a tiny file: a sentence per fold
+                with _timed(info, "jackknife"):
+                    analyses = jackknife(train_path, sents, folds, epochs, config.seed)
+                candidates["jackknifed"] = with_analysis(trees, analyses)
+                info["jackknife_folds"] = folds
+                info["jackknife_morph_epochs"] = epochs
+            if config.jackknife == "no" or (config.jackknife == "auto" and dev is not None):
+                candidates["gold"] = trees
+        scores, parsers = {}, {}
+        for kind, data in candidates.items():
+            c = ParserConfig(seed=config.seed, epochs=config.epochs)
+            c.validate()
+            with _timed(info, f"parse_{kind}"):
+                parsers[kind] = train_parser_on(c, data, dev, _tagged(on_epoch, f"parse ({kind} morphology)"),
+                                                name, sha)
+            if dev is not None:
+                scores[kind] = parser_dev_scores(parsers[kind], dev)
+        if scores:
+            kept = max(scores, key=lambda k: (scores[k]["las"], k == "jackknifed"))
+        else:
+            kept = next(iter(parsers))
+        model.parser = parsers[kept]
+        info["parser_morphology"] = kept
+        info["parser_dev"] = scores
+    info["train_seconds"] = round(time.perf_counter() - t0, 1)
+    info["train_cpu_seconds"] = round(time.process_time() - c0, 1)
+    info["train_sentences"] = _count_sentences(model)
+    model.check(display_name(train_path))
+    return model
+
+
+def _count_sentences(model: PipelineModel) -> int:
+    for part in (model.parser, model.morph, model.tokenizer):
+        if part is not None and part.info.get("train_sentences"):
+            return int(part.info["train_sentences"])
+    return 0

@@ -1,0 +1,136 @@
+"""The pipeline task as the front-ends see it, registered in ``structkit.tasks``: `structkit
+train --task pipeline` (tokenizer, morph model and parser in one file) and `structkit annotate`
+(raw text in, CoNLL-U or JSON out). Light: the methods import the wing when called."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structkit.errors import UserError
+from structkit.tasks import CommandOption, Task, register
+
+_HELP = """Annotate raw text with a pipeline model (`structkit train --task pipeline`): tokenise
+and split it into sentences with the pipeline's tokenizer (or the rules of --lang when it has
+none), fill LEMMA, UPOS, XPOS and FEATS with its morph model and HEAD and DEPREL with its parser.
+Output: CoNLL-U (# sent_id, # text, multiword token lines, SpaceAfter=No) or, with --format
+json, one JSON object per sentence (JSON lines). FILES may be files, folders (read
+recursively; see --glob) or '-'; none is standard input. A blank line ends a paragraph."""
+
+_OPTIONS = (
+    CommandOption(("--format", "fmt"), "Output format: CoNLL-U, or JSON lines (one object per "
+                  "sentence: sent_id, text, words, multiword).", choices=("conllu", "json"),
+                  default="conllu", show_default=True),
+    CommandOption(("--no-split",), "Each line is one sentence.", bool),
+    CommandOption(("--lang",), "The tokenizer's language (rules: en), for a pipeline without a "
+                  "tokenizer.", default="en", show_default=True),
+    CommandOption(("--beam",), "Beam width of the parser (default: the width trained with).", int),
+)
+
+
+@dataclass(frozen=True)
+class PipelineTask(Task):
+    """A tokenizer, a morph model and a parser, trained together and run on raw text."""
+
+    def main_score(self) -> str:
+        return "las"
+
+    def epoch_calls(self, config) -> int:
+        from structkit.learn import registry
+
+        n = 0
+        for part, algo in (("tokenize", "pa"), ("morph", "perceptron"), ("parse", "beam")):
+            if part in (config.parts or ()):
+                try:
+                    n += (config.epochs or registry.get(algo, part).epochs) * (2 if part == "parse" else 1)
+                except UserError:
+                    pass
+        return max(n, 1)
+
+    def epoch_line(self, config, stats: dict) -> str:
+        from structkit.learn.spec import default_report
+
+        return f"{stats.get('part', '')}: {default_report(stats)}"
+
+    def dev_line(self, config, dev: dict) -> str:
+        keys = [k for k in ("words", "sentences", "upos", "alltags", "lemmas", "uas", "las") if k in dev
+                and not (k == "words" and "uas" in dev)]   # the parser's "words" is a count
+        return "dev " + ", ".join(f"{k} {dev[k]:.2f}" for k in keys)
+
+    def trained(self, config, model) -> str:
+        return "a pipeline of " + ", ".join(model.parts())
+
+    def summary(self, config, model) -> str:
+        info = model.info
+        out = self.trained(config, model)
+        if model.parser is not None and model.morph is not None:
+            dev = info.get("parser_dev") or {}
+            scores = "; ".join(f"dev LAS {v['las']:.2f} on {k} morphology" for k, v in dev.items())
+            out += f"; the parser trained on {info['parser_morphology']} morphology" + \
+                (f" ({scores})" if scores else "")
+        cpu = info.get("train_cpu_seconds")
+        return out + f", {info.get('train_seconds', 0):.1f} s" + (f" ({cpu:.1f} s CPU)" if cpu is not None else "")
+
+    def metrics(self, config, model, history: list[dict]) -> dict:
+        return {"config": model.info | {"config": vars(config)}, "epochs": history}
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.pipeline.model import PipelineModel
+
+        return PipelineModel.load(path, command, tasks)
+
+    def describe(self, model) -> dict:
+        return {"labels": model.labels, "parts": sorted(model.parts()), "needs_pos": False,
+                "scores": False, "explain": False, "facts": model.facts()}
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        import json
+
+        lines = [f"# pipeline model: {', '.join(model.parts())}"]
+        for k, v in model.facts().items():
+            lines.append(f"{k}\t{json.dumps(v, ensure_ascii=False)}")
+        info = model.info
+        if info.get("parser_morphology"):
+            lines.append(f"parser morphology\t{info['parser_morphology']}\t"
+                         f"{json.dumps(info.get('parser_dev'))}")
+        return lines
+
+    def check_search_options(self, model, path: str, depth: int | None = None,
+                             beam: int | None = None) -> int | None:
+        if depth is not None:
+            raise UserError("--depth does not apply to pipeline models", path)
+        if beam is not None:
+            if model.parser is None:
+                raise UserError("--beam: this pipeline has no parser", path)
+            from structkit.parse.parser import check_search_options
+
+            return check_search_options(model.parser, None, beam, path)[1]
+        return None
+
+    def batch_job(self, model_path: str, command: str, fmt: str = "conllu", no_split: bool = False,
+                  lang: str = "en", beam: int | None = None):
+        from structkit.pipeline.annotate import AnnotateJob
+
+        model = self.load(model_path, command)
+        beam = self.check_search_options(model, model_path, None, beam)
+        if model.parser is not None and model.morph is None:
+            raise UserError("this pipeline has a parser but no morph model: raw text has no POS tags "
+                            "for it to read", model_path)
+        return AnnotateJob(model, fmt, lang, "lines" if no_split else "auto", beam), [model_path]
+
+    def model_input(self, gold_path: str, folder: str) -> str:
+        """`annotate` reads raw text: the treebank's, rebuilt as the tokenizer's card reads it."""
+        from structkit.tasks import get_task
+
+        return get_task("tokenize").model_input(gold_path, folder)
+
+    def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
+        """GOLD SYSTEM: `annotate`'s output scored as `eval --task ud` scores it (CoNLL 2018)."""
+        from structkit.tasks import get_task
+
+        return get_task("ud").evaluate(files, **options)
+
+
+register(PipelineTask("pipeline", "structkit.pipeline.train", "PipelineConfig", "train_pipeline", "none",
+                      command="annotate", output="analysis", estimator="structkit.pipeline.api:Pipeline", doc=_HELP, options=_OPTIONS,
+                      model_noun="a pipeline",
+                      help="Annotate raw text with a pipeline model: tokens, sentences, LEMMA, "
+                           "UPOS, XPOS, FEATS, HEAD and DEPREL (CoNLL-U or JSON)."))
