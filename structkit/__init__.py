@@ -25,6 +25,7 @@ StructkitError = UserError
 # name -> module that defines it; imported by __getattr__ on first use
 _LAZY = {
     "Tagger": "structkit.api",
+    "Morph": "structkit.api",
     "Parser": "structkit.api",
     "Reranker": "structkit.api",
     "load_conll": "structkit.api",
@@ -44,7 +45,7 @@ _LAZY = {
     "write_conllu": "structkit.api_io",
 }
 
-__all__ = ["Doc", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
+__all__ = ["Doc", "Morph", "Parser", "Reranker", "StructkitError", "Tagger", "UserError", "__version__",
            "load", "load_conll", "load_conllx", "read_chosen", "read_conll", "read_conllu", "read_conllx",
            "read_nbest", "read_text", "render", "tokenize", "write_conll", "write_conllu", "write_conllx"]
 

@@ -1,4 +1,4 @@
-"""The Python API: :class:`Tagger`, :class:`Parser` and :class:`Reranker`.
+"""The Python API: :class:`Tagger`, :class:`Morph`, :class:`Parser` and :class:`Reranker`.
 
 Each wraps a task of ``structkit.tasks`` with ``fit`` / ``predict`` / ``score`` / ``save`` /
 ``load``, takes Python data (lists of tokens, label lists, head lists, n-best dicts) or file
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from structkit.rerank.task import RerankConfig
     from structkit.sequence.task import Corpus, TaggerConfig
 
-__all__ = ["Parser", "Reranker", "Tagger", "load_conll", "load_conllx"]
+__all__ = ["Morph", "Parser", "Reranker", "Tagger", "load_conll", "load_conllx"]
 
 PathLike = str | os.PathLike
 Token = str | Sequence[str] | dict
@@ -537,6 +537,105 @@ class Tagger(_Estimator):
         model = self._model
         self.task = model.config.task
         return self
+
+
+# ---- morphology --------------------------------------------------------------------------------
+class Morph(_Estimator):
+    """A morphological tagger and lemmatizer (UPOS, XPOS, FEATS and LEMMA of each word), trained
+    like ``structkit train --task morph`` on a CoNLL-U treebank; options: epochs, seed,
+    hash_bits, dev_split, patience, refit (see ``structkit.morph.task.MorphConfig``)."""
+
+    _what, _task, _config = "Morph", "morph", ("structkit.morph.task", "MorphConfig")
+
+    def fit(self, X: PathLike, *, dev: PathLike | None = None,
+            on_epoch: EpochCallback | None = None) -> Morph:
+        """Train on a CoNLL-U treebank file (its LEMMA, UPOS, XPOS and FEATS are what is learnt);
+        with ``dev`` (a CoNLL-U file) the epoch with the best dev AllTags + Lemmas is kept.
+        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
+        training and passes through unchanged, and the estimator keeps its previous model."""
+        from structkit.morph.task import train_morph
+
+        config = self._new_config()
+        _check_callback(on_epoch)
+        if not _is_path(X):
+            raise UserError("Morph.fit: X must be a CoNLL-U treebank file (its LEMMA, UPOS, XPOS and FEATS "
+                            f"columns are what is learnt), got {type(X).__name__}")
+        if dev is not None and not _is_path(dev):
+            raise UserError(f"Morph.fit: dev must be a CoNLL-U file, got {type(dev).__name__}")
+        return self._fit_files(train_morph, config, X, dev, self._recorder(on_epoch))
+
+    @staticmethod
+    def _words(X: Any) -> list[list[str]]:
+        """The word forms of each sentence of a CoNLL-U file or of ``X`` (token lists, their
+        first column the word; or the sentences of ``structkit.tokenize``)."""
+        if _is_path(X):
+            from structkit.io.conllu import read_conllu
+
+            return [[r[1] for r in s.rows] for s in read_conllu(_resolve(X), check_text=False)]
+        X = _plain(X)
+        _check_pairs(X, None, "X")
+        return [[cols[0] for cols in rows] for rows in _sentence_rows(X, "X")]
+
+    def predict(self, X: PathLike | Sequence[Sequence[Token]], *, scores: bool = False) -> list:
+        """One list per sentence of a CoNLL-U file or of ``X`` (token lists, or the sentences of
+        ``structkit.tokenize``) with a dict per word of the parts the model predicts (``lemma``,
+        ``upos``, ``xpos``, ``feats``). With ``scores=True`` one (analyses, margins) pair per
+        sentence, margins a dict per word of each part's margin, as ``structkit morph --scores``
+        gives it (inf where every candidate agrees)."""
+        from structkit.morph.explain import predicted_parts, score
+        from structkit.morph.rules import apply_rule
+
+        model = self._fitted()
+        words = self._words(X)
+        out: list = []
+        parts = predicted_parts(model)
+        t = model.tables
+        for k in range(0, len(words), 2000):   # bounded memory on a large file
+            block = words[k:k + 2000]
+            if scores:
+                sc = score(model, block)
+                tags, rules = sc.tags, sc.rules
+            else:
+                tags, rules, _ = model.predict_ids(block)
+            i = 0
+            for ws in block:
+                analyses, margins = [], []
+                for w in ws:
+                    upos, xpos, feats = t.tags[tags[i]].split("\t")
+                    vals = {"lemma": apply_rule(t.rule(rules[i]), w) or "_", "upos": upos, "xpos": xpos,
+                            "feats": feats}
+                    analyses.append({p: vals[p] for p in parts})
+                    if scores:
+                        margins.append({p: float(sc.margins[p][i]) for p in parts})
+                    i += 1
+                out.append((analyses, margins) if scores else analyses)
+        return out
+
+    def score(self, X: PathLike) -> dict:
+        """Analyse a CoNLL-U treebank file and score it against its own columns: the dict of
+        ``structkit eval --task morph --json`` (UPOS, XPOS, UFeats, AllTags, Lemmas)."""
+        from structkit.io.conllu import read_conllu
+        from structkit.morph.evaluate import score_rows
+
+        if not _is_path(X):
+            raise UserError(f"score: X must be a CoNLL-U treebank file, got {type(X).__name__}")
+        path = _resolve(X)
+        gold = [r for s in read_conllu(path, check_text=False) for r in s.rows]
+        words = [[r[1] for r in s.rows] for s in read_conllu(path, check_text=False)]
+        pred = []
+        analyses = [a for sent in self.predict(words) for a in sent]
+        for g, a in zip(gold, analyses):
+            pred.append([g[0], g[1], a.get("lemma", g[2]), a.get("upos", g[3]), a.get("xpos", g[4]),
+                         a.get("feats", g[5])])
+        return {"task": self._task, **score_rows(gold, pred)}
+
+    @classmethod
+    def load(cls, path: PathLike) -> Morph:
+        """A model from a file written by :meth:`save` or ``structkit train --task morph``."""
+        from structkit.api_io import check_path
+        from structkit.morph.task import MorphModel
+
+        return cls._of(MorphModel.load(check_path(path, "path", "Morph.load")))
 
 
 # ---- parsing -----------------------------------------------------------------------------------

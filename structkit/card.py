@@ -118,8 +118,17 @@ def score_model(task, model_path: str, gold_path: str) -> tuple[dict, bool]:
                 raise UserError(f"could not score the model on {gold_path}")
         else:
             task.run(model_path, (given,), output=out)
-        result, _ = task.evaluate((gold_path, out))
+        result, _ = task.evaluate((gold_path, out), **_eval_options(task, model_path))
     return _numbers(result), given != gold_path
+
+
+def _eval_options(task, model_path: str) -> dict:
+    """The `eval` options the model's training fixed: the label column it learnt (a pos model of
+    lemmas, or of a FEATS key, is scored on that column, not on UPOS)."""
+    from structkit.model import model_header
+
+    column = ((model_header(model_path) or {}).get("config") or {}).get("label_column")
+    return {"label_column": column} if column and "label_column" in task.eval_options else {}
 
 
 def scorable(task) -> bool:
@@ -226,9 +235,12 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
             model.save(path)
             for k, p in readable:
                 card.setdefault(k, {})["scores"], made = score_model(task, path, p)
+            options = _eval_options(task, path)
         card["scoring_seconds"] = round(time.perf_counter() - t0, 3)
         card["scored_with"] = (f"structkit {task.command} -m MODEL {'TEXT' if made else 'FILE'} > OUTPUT, "
-                               f"then structkit eval --task {task.name} FILE OUTPUT"
+                               f"then structkit eval --task {task.name}"
+                               + "".join(f" --{k.replace('_', '-')} {v}" for k, v in options.items())
+                               + " FILE OUTPUT"
                                + (" (TEXT: the raw text of FILE)" if made else ""))
     return model, card
 

@@ -348,6 +348,7 @@ class Sent:
     space_after: list[bool] | None = None
     conllu: Any = None                       # structkit.io.conll.Sentence read from CoNLL-U
     predicted_pos: list[str] | None = None   # from the first pos model of the request
+    analyses: list[dict] | None = None       # from the first morph model (lemma, upos, xpos, feats per word)
     labels: dict = field(default_factory=dict)        # model -> labels
     scores: dict = field(default_factory=dict)        # model -> margins
     explanations: dict = field(default_factory=dict)  # model -> per-token dicts (or None)
@@ -545,28 +546,74 @@ def _run_tagger(sv: Served, sents: list[Sent], scores: bool, explain: bool) -> N
             labels, margins = res if scores else (res, None)
             s.labels[sv.name] = labels
             s.scores[sv.name] = None if margins is None else [_margin(m) for m in margins]
-            if sv.kind.provides_pos and s.predicted_pos is None:
+            if sv.meta.get("gives_pos", sv.kind.provides_pos) and s.predicted_pos is None:
                 s.predicted_pos = list(labels)
             if explain:
                 s.explanations[sv.name] = _explain(sv, s, needs_pos) if sv.meta["explain"] else None
 
 
+def _run_analyser(sv: Served, sents: list[Sent], scores: bool, explain: bool) -> None:
+    """A model whose output is an analysis per word (a dict of CoNLL-U parts: lemma, upos, xpos,
+    feats): labels are those dicts, scores a dict of margins per word, explanations a dict per
+    part; the first such model's analyses are what a parser after it reads."""
+    from structkit.explain import explain_sentence
+    from structkit.io.conll import Sentence
+
+    scores = scores and sv.meta["scores"]
+    with sv.lock:
+        try:
+            out = sv.est.predict([list(s.words) for s in sents], scores=scores)
+        except UserError as e:
+            raise RequestError(400, f"model {sv.name}: {e}") from None
+        for s, res in zip(sents, out):
+            analyses, margins = res if scores else (res, None)
+            s.labels[sv.name] = analyses
+            s.scores[sv.name] = None if margins is None else [{p: _margin(m) for p, m in d.items()}
+                                                                for d in margins]
+            if s.analyses is None:
+                s.analyses = analyses
+            if explain and sv.meta["explain"]:
+                per = [dict() for _ in s.words]
+                for e in explain_sentence(sv.model, Sentence([[w] for w in s.words], 1), "<request>", text=True):
+                    part = e.word.rsplit("[", 1)[-1].rstrip("]").lower()
+                    per[e.index - 1][part] = {
+                        "label": e.label, "runner_up": e.runner_up, "margin": _margin(e.margin),
+                        "for": [[p.name, round(p.weight, 4)] for p in e.pushes if p.weight > 0][:TOP_FEATURES],
+                        "against": [[p.name, round(p.weight, 4)] for p in e.pushes if p.weight < 0][:TOP_FEATURES]}
+                s.explanations[sv.name] = per
+            elif explain:
+                s.explanations[sv.name] = None
+
+
+CONLLU_PART = {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5}   # an analysis's parts: their CoNLL-U columns
+
+
 def _run_parser(sv: Served, sents: list[Sent]) -> int:
     """Parse; the number of sentences that had no POS tags."""
     from structkit.io.conllu import dep_view
+    from structkit.io.conllx import DepSentence
 
     X: list = []
     no_pos = 0
     for s in sents:
         pos = s.tagger_pos()
-        if pos is None:
+        if pos is None and s.analyses is None:
             no_pos += 1
         if s.conllu is not None:
             d = dep_view(s.conllu, "conllu")
             d.heads = None
             X.append(d)
+        elif s.analyses is not None:
+            n = len(s.words)
+            p = pos or ["_"] * n
+            X.append(DepSentence(list(s.words), ["_"] * n, list(p), list(p), ["_"] * n, None, ["_"] * n))
         else:
             X.append(list(zip(s.words, pos or ["_"] * len(s.words))))
+        if s.analyses is not None:   # a morph model ran before: its LEMMA, UPOS, XPOS and FEATS
+            d = X[-1]
+            for part, attr in (("lemma", "lemmas"), ("upos", "upos"), ("xpos", "xpos"), ("feats", "feats")):
+                if s.analyses and part in s.analyses[0]:
+                    setattr(d, attr, [a[part] for a in s.analyses])
     with sv.lock:
         try:  # a pos model's tags, in the pipeline before, as `parse --tagger` reads them
             out = sv.est.predict(X, labels=True, pos=[s.predicted_pos for s in sents])
@@ -642,6 +689,8 @@ def infer(opts: Options, job: Job) -> list[str]:
             job.check()
             if sv.kind.output == "tree":
                 no_pos += _run_parser(sv, part)
+            elif sv.kind.output == "analyses":
+                _run_analyser(sv, part, opts.scores, opts.explain)
             elif sv.kind.output == "analysis":
                 _run_pipeline(sv, part)
             else:
@@ -739,6 +788,11 @@ def _tip(s: Sent, i: int, models: list[Served]) -> str:
         labels = s.labels.get(sv.name)
         if labels is None:
             continue
+        if sv.kind.output == "analyses":   # a morph model: each part, with its margin
+            ms = (s.scores.get(sv.name) or [None] * (i + 1))[i] or {}
+            lines.append(f"{sv.name}: " + ", ".join(
+                f"{k} {v}" + (f" ({ms[k]:.2f})" if ms.get(k) is not None else "") for k, v in labels[i].items()))
+            continue
         line = f"{sv.name}: {labels[i]}"
         ex = (s.explanations.get(sv.name) or [None] * (i + 1))[i]
         margins = s.scores.get(sv.name)
@@ -762,6 +816,8 @@ def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], 
     from structkit.rendering import MULTIWORD_COLOUR, View, ViewSpan, ViewWord
 
     tags = s.tagger_pos()   # the first POS model's of the request, else the input's
+    if s.predicted_pos is None and s.analyses and "upos" in s.analyses[0]:
+        tags = [a["upos"] for a in s.analyses]   # else a morph model's UPOS
     words = [ViewWord(w, None if tags is None else tags[i],
                       None if s.heads is None else s.heads[i],
                       None if s.deprels is None else s.deprels[i], _tip(s, i, models))
@@ -822,7 +878,7 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
 def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
     """CoNLL-U: the input's lines (CoNLL-U in) or fresh ones, with each model's column filled
     where ``structkit tag`` would put it and HEAD/DEPREL from the parser."""
-    from structkit.io.conllu import set_key
+    from structkit.io.conllu import put_label
 
     buf = []
     for k, s in enumerate(sents):
@@ -848,11 +904,16 @@ def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
                 rows.append([str(i + 1), w, "_", "_", pos, "_", "_", "_", "_",
                              "_" if space else "SpaceAfter=No"])
         for sv in models:
+            if sv.kind.output == "analyses" and sv.name in s.labels:
+                for r, a in zip(rows, s.labels[sv.name]):
+                    for part, v in a.items():
+                        r[CONLLU_PART[part]] = v
+                continue
             if sv.kind.output != "labels" or sv.name not in s.labels:
                 continue
             column, key = sv.model.output_column()   # as structkit tag writes it (write_tagged)
             for r, lab in zip(rows, s.labels[sv.name]):
-                r[column] = set_key(r[column], key, lab) if key else lab
+                r[column] = put_label(r[column], key, lab) if key else lab
         if s.analysis is not None:
             for r, a in zip(rows, s.analysis):
                 r[2:6] = a

@@ -40,7 +40,13 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     space between tokens) against no boundary, or a sentence end against the best other label,
     with the margins `tokenize --scores` writes (TokMargin, SentMargin), and what pushes each
     way: the character's features (named by what they saw: characters, classes, known tokens,
-    the words either side), the transitions and the rest of the two best label sequences."""
+    the words either side), the transitions and the rest of the two best label sequences.
+
+    Morph models (`structkit train --task morph`): each word's UPOS, XPOS and FEATS (against the
+    tag of the best sequence with another value of that part: the margins `morph --scores`
+    writes) and LEMMA (against the best other edit rule), with the feature columns that push
+    each way (named by what they read) and, for the tags, what the transitions and the other
+    words' tags add."""
     from structkit.explain import iter_explanations, report_lines
     from structkit.tasks import task_of_model, tasks
 
@@ -156,7 +162,7 @@ def algorithms(name, task) -> None:
 
 @click.command(short_help="Show a model: labels, transitions, history weights and the strongest features "
                         "(per label, or per action for a parser).")
-@click.option("-m", "--model", "model_path", required=True, help="A model of any kind (tagger, parser, reranker).")
+@click.option("-m", "--model", "model_path", required=True, help="A model of any kind (tagger, parser, reranker, tokenizer, morph).")
 @click.option("--top", type=click.IntRange(min=1), default=20, show_default=True,
               help="How many features to show (per action, for a parser).")
 @click.option("--feature", "pattern", type=str,
@@ -168,7 +174,11 @@ def dump(model_path, top, pattern) -> None:
     name. Parsers: per action (shift, reduceL, reduceR; a beam parser's left-LABEL and
     right-LABEL) the features with the largest weights for it; the weights are hashed, so the
     names are those of the features enumerated from the model's vocabularies that hash to each
-    row. Rerankers: the strongest features."""
+    row. Rerankers: the strongest features. Tokenizers: the label transitions, the weight per
+    label and the multiword tokens they split (remembered, and the suffix rules for unseen ones).
+    Morph models, and taggers of a label set too large for dense weights (hashed candidate
+    lattices): their facts and most frequent tags, edit rules or labels (hashed weights have no
+    feature names)."""
     from structkit.dump import dump_lines
 
     for line in dump_lines(model_path, top, pattern):

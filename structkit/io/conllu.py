@@ -46,6 +46,16 @@ def set_key(field: str, key: str, value: str) -> str:
     return "|".join(items + [f"{key}={value}"])
 
 
+def put_label(field: str, key: str, label: str) -> str:
+    """``field`` with a predicted keyed label set (``set_key``), or, for the none label '_' (a
+    word without that feature: ``--label-column feats.Number`` learns '_' for it), the key
+    removed ('_' when nothing is left)."""
+    if label != "_":
+        return set_key(field, key, label)
+    items = [] if field == "_" else [x for x in field.split("|") if x.partition("=")[0] != key]
+    return "|".join(items) or "_"
+
+
 def surface_text(lines: Sequence[str]) -> str:
     """The text a sentence's rows spell: surface tokens (a range's form in place of its words)
     joined by a space unless MISC says ``SpaceAfter=No``."""
@@ -192,7 +202,7 @@ def write_tagged(sentences: Iterable[Sentence], predictions: Iterable[Sequence[s
             label = at.get(i)
             if label is not None:
                 cols = line.split("\t")
-                cols[column] = set_key(cols[column], key, label) if key else label
+                cols[column] = put_label(cols[column], key, label) if key else label
                 line = "\t".join(cols)
             out.write(line)
             out.write("\n")

@@ -399,19 +399,3 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
 
 def _dev_scores(dev: dict) -> dict:
     return {k: round(v, 2) for k, v in dev.items() if k in ("upos", "xpos", "ufeats", "alltags", "lemmas")}
-
-
-# ---- writing ---------------------------------------------------------------------------------------
-def write_analysed(sentences, analyses, out) -> None:
-    """Each sentence's lines as read, LEMMA, UPOS, XPOS and FEATS of its word rows replaced."""
-    for sent, analysis in zip(sentences, analyses):
-        at = dict(zip(sent.word_at, analysis))
-        for i, line in enumerate(sent.lines):
-            a = at.get(i)
-            if a is not None:
-                cols = line.split("\t")
-                cols[2:6] = a
-                line = "\t".join(cols)
-            out.write(line)
-            out.write("\n")
-        out.write("\n")

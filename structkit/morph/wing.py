@@ -10,11 +10,26 @@ from structkit.errors import UserError
 from structkit.tasks import CommandOption, Task, register
 
 _HELP = """Analyse CoNLL-U with a model trained by `structkit train --task morph`: fill each word's
-LEMMA, UPOS, XPOS and FEATS. Every other column, comment, multiword range and empty node is
-written back as read. FILES are CoNLL-U files or '-'; none is standard input."""
+LEMMA, UPOS, XPOS and FEATS (a column the model does not predict, '_' throughout its training
+data, is passed through as read). Every other column, comment, multiword range and empty node is
+written back as read. FILES may be CoNLL-U files, folders (read recursively; see --glob) or '-';
+none is standard input."""
 
-_OPTIONS = (CommandOption(("-o", "--output"), "Write here instead of standard output."),)
-BLOCK = 2000   # sentences analysed at a time (bounded memory on large inputs)
+_OPTIONS = (
+    CommandOption(("--scores",), "Add each predicted part's margin to MISC: UPOSMargin=, XPOSMargin= and "
+                  "FeatsMargin= (the best tag sequence with the predicted value of that part at the word "
+                  "minus the best with another value there: max-marginals over the candidate lattice; inf "
+                  "when every candidate agrees) and LemmaMargin= (the chosen edit rule's score minus the "
+                  "best other candidate rule's). Small margins are the doubtful analyses; `structkit "
+                  "explain -m MODEL FILE` shows why.", bool),
+    CommandOption(("--text",), "Input is raw text: tokenised (UD English conventions, or --tokenizer) "
+                  "and split into sentences, then analysed into CoNLL-U.", bool),
+    CommandOption(("--no-split",), "With --text: each line is one sentence.", bool),
+    CommandOption(("--lang",), "With --text: the tokenizer's language (rules: en).", default="en",
+                  show_default=True),
+    CommandOption(("--tokenizer", "tokenizer_path"), "With --text: a tokenizer trained with `structkit "
+                  "train --task tokenize` (any language), instead of the rules of --lang."),
+)
 
 
 @dataclass(frozen=True)
@@ -50,7 +65,24 @@ class MorphTask(Task):
         return MorphModel.load(path, command, tasks)
 
     def describe(self, model) -> dict:
-        return {"labels": [], "needs_pos": False, "scores": False, "explain": False}
+        from structkit.morph.explain import predicted_parts
+
+        return {"labels": [], "parts": list(predicted_parts(model)), "needs_pos": False,
+                "scores": True, "explain": True}
+
+    def explanations(self, model, sentence, path: str, columns: str | None = None,
+                     text: bool = False, depth: int | None = None, only: int | None = None):
+        """Each predicted part of each word (UPOS, XPOS, FEATS, LEMMA): ``structkit.morph.explain``."""
+        from structkit.morph.explain import explanations
+
+        if depth is not None:
+            raise UserError(f"--depth does not apply to {self.name} models", path)
+        if columns:
+            raise UserError(f"--columns does not apply to {self.name} models (they read CoNLL-U FORM)", path)
+        if sentence.lines is None and len(sentence.rows[0]) != 1:
+            raise UserError(f"a {self.name} model reads CoNLL-U (or raw text): the words of its FORM column", path)
+        words = [r[1] if sentence.lines is not None else r[0] for r in sentence.rows]
+        return explanations(model, words, only)
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         """The model's facts, then its ``top`` most frequent tags and lemma rules (those whose
@@ -82,29 +114,27 @@ class MorphTask(Task):
             lines += [f"{name}\t{n}\t{text}" for n, text in chosen[:top]]
         return lines
 
-    def batch(self) -> bool:
-        return False
+    def batch_job(self, model_path: str, command: str, scores: bool = False, text: bool = False,
+                  no_split: bool = False, lang: str = "en", tokenizer_path: str | None = None):
+        from structkit.morph.jobs import MorphJob
 
-    def run(self, model_path: str, files: tuple[str, ...], output: str | None = None) -> None:
-        """Analyse each file, streamed ``BLOCK`` sentences at a time, into one CoNLL-U stream."""
-        from itertools import islice
+        if not text and (no_split or tokenizer_path):
+            raise UserError(f"{'--no-split' if no_split else '--tokenizer'} goes with --text")
+        protect = [model_path]
+        tokenizer = None
+        if tokenizer_path:   # a learnt tokenizer stands for the language's rules
+            from structkit.tasks import tasks
 
-        from structkit.config import resolve_data_path
-        from structkit.io.conllu import read_conllu
-        from structkit.io.files import atomic_output, check_outputs
-        from structkit.morph.task import write_analysed
+            tok = next(t for t in tasks() if t.output == "tokens")
+            tokenizer = tok.load(tokenizer_path, f"{command} --tokenizer").tokenizer
+            protect.append(tokenizer_path)
+        elif text:
+            from structkit.text.tokenize import get_tokenizer
 
-        model = self.load(model_path, self.command)
-        paths = [resolve_data_path(f, must_exist=True) if f != "-" else "-" for f in files] or ["-"]
-        check_outputs([output], paths + [model_path])
-        with atomic_output(output) as out:
-            for path in paths:
-                sents = read_conllu(path, check_text=False)
-                while True:
-                    block = list(islice(sents, BLOCK))
-                    if not block:
-                        break
-                    write_analysed(block, model.analyse([[r[1] for r in s.rows] for s in block]), out)
+            get_tokenizer(lang)   # an unknown language is an error before any input is read
+            tokenizer = lang
+        model = self.load(model_path, command)
+        return MorphJob(model, scores, tokenizer, "lines" if no_split else "auto"), protect
 
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:
@@ -123,5 +153,6 @@ class MorphTask(Task):
 
 register(MorphTask("morph", "structkit.morph.task", "MorphConfig", "train_morph", "perceptron",
                    command="morph", output="analyses", doc=_HELP, options=_OPTIONS,
+                   endpoint="morph", estimator="structkit.api:Morph", serve_order=0, explains=True,
                    model_noun="a morphological tagger",
                    help="Fill LEMMA, UPOS, XPOS and FEATS of CoNLL-U with a trained tagger and lemmatizer."))

@@ -194,3 +194,45 @@ def _explain_history(tagger, enc, words: list[str], depth: int | None,
 
 def _sentence_of(enc, t: int) -> int:
     return int(np.searchsorted(enc.offsets, t, side="right")) - 1
+
+
+def lattice_explanations(tagger, words: list[str], only: int | None = None):
+    """The explanations of a sentence's words by a tagger over hashed candidate lattices
+    (``tagger``: a ``structkit.sequence.lattice.Lattice`` tagger, a large label set): the label, the
+    runner-up (of the best sequence with another class at the word: max-marginals), the
+    margin and the feature columns that push each way (named as the morph tagger names
+    them); what is left of the margin is the transitions and the other words' labels."""
+    from structkit.morph import kernels as K
+    from structkit.morph.names import feature_names
+    from structkit.morph.margins import lattice_margins
+
+    if not words:
+        return
+    offsets = np.array([0, len(words)], dtype=np.int64)
+    feats, cand_ptr, cands = tagger.encode_words(words, offsets)
+    ids = tagger.decode(feats, offsets, cand_ptr, cands)
+    margin, runner = np.zeros(len(words)), np.zeros(len(words), dtype=np.int64)
+    lattice_margins(tagger.W, feats, offsets, cand_ptr, cands, tagger.parts_ptr, tagger.parts, ids, margin, runner)
+    mask = tagger.W.shape[0] - 1
+    for i, w in enumerate(words):
+        if only is not None and i + 1 != only:
+            continue
+        c, r = int(ids[i]), int(runner[i])
+        label = tagger.label_of(c, w)
+        if r < 0:
+            yield TokenExplanation(i + 1, w, label, None, float("inf"), [])
+            continue
+        mine = cands[cand_ptr[i]:cand_ptr[i + 1]].tolist()
+        amb = "/".join(tagger.label_of(x, w) for x in mine[:3]) + ("/..." if len(mine) > 3 else "")
+        _, known = tagger.candidates(w)
+        names = feature_names(words, i, known, amb)
+        pushes = []
+        for k in range(feats.shape[1]):
+            d = float(tagger.W[K.slot(feats[i, k], c, mask)]) - float(tagger.W[K.slot(feats[i, k], r, mask)])
+            if d:
+                pushes.append(Push(names[k] if k < len(names) else f"feature {k}", d))
+        rest = float(margin[i]) - sum(p.weight for p in pushes)
+        if abs(rest) > 1e-9:
+            pushes.append(Push("transitions and the other words' labels", rest))
+        pushes.sort(key=lambda p: -abs(p.weight))
+        yield TokenExplanation(i + 1, w, label, tagger.label_of(r, w), float(margin[i]), pushes)

@@ -18,6 +18,7 @@ from structkit.io.conll import Columns, Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry, selection
 from structkit.sequence.chain import Weights
+from structkit.sequence.lattice import Lattice
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
 from structkit.tasks import SEQUENCE
@@ -255,6 +256,10 @@ def check_label_column(sentences: list[Sentence], columns: Columns, labels: list
     column that is '_' throughout (nothing to learn), is a UserError at its line."""
     name = columns.names[columns.label] if columns.names else "label"
     where = f"{name}.{columns.label_key}" if columns.label_key else name
+    if columns.conllu and name == "feats" and columns.label_key:
+        # a word without the feature (no Number= on a verb) has the none label '_', which tagging
+        # writes back as the key left out
+        labels[:] = ["_" if lab is None else lab for lab in labels]
     for s, a in zip(sentences, offsets):
         for k in range(len(s)):
             if labels[a + k] is None:
@@ -415,14 +420,7 @@ class SequenceTagger:
                                 + (" (--text input is words only)" if text else ""),
                                 display_name(path))
             extra = column_values(buf, columns, self.features.column_attrs, path)
-            enc = self.encode(words, pos, offsets, extra)
-            ids = self.predict_ids(enc, depth=depth)
-            lab = np.array(self.labels, dtype=object)[ids]
-            labels = [list(lab[offsets[i]:offsets[i + 1]]) for i in range(len(buf))]
-            if not margins:
-                return labels
-            m = self.predict_margins(enc, ids, depth)
-            return labels, [m[offsets[i]:offsets[i + 1]].tolist() for i in range(len(buf))]
+            return self.label_words(words, pos, offsets, extra, path, text, depth, margins)
 
         for s in sentences:
             if columns is None and text:
@@ -443,6 +441,20 @@ class SequenceTagger:
                 tokens = 0
         if buf:
             yield (buf, *flush()) if margins else (buf, flush())
+
+    def label_words(self, words: list[str], pos: list[str] | None, offsets: np.ndarray, extra, path: str,
+                    text: bool, depth: int | None, margins: bool):
+        """The label lists of a batch's sentences (words, POS and named-column values flat,
+        sentences ``offsets``); with ``margins`` also each token's margin lists."""
+        enc = self.encode(words, pos, offsets, extra)
+        ids = self.predict_ids(enc, depth=depth)
+        lab = np.array(self.labels, dtype=object)[ids]
+        n = len(offsets) - 1
+        labels = [list(lab[offsets[i]:offsets[i + 1]]) for i in range(n)]
+        if not margins:
+            return labels
+        m = self.predict_margins(enc, ids, depth)
+        return labels, [m[offsets[i]:offsets[i + 1]].tolist() for i in range(n)]
 
     def tag_conll_bytes(self, data: bytes, path: str, first_line: int = 1,
                         columns_spec: str | None = None, depth: int | None = None,
@@ -487,6 +499,8 @@ class SequenceTagger:
     @classmethod
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] = TASKS) -> "SequenceTagger":
         header, arrays = load_model(path, tasks, command, limits=_tagger_limits)
+        if header.get("kind") == "lattice":   # a large label set (structkit.sequence.lattice)
+            return LatticeTagger.from_file(header, arrays, path)
         try:
             config = TaggerConfig(**header["config"])
             # every field against the parameter table train uses: a known algo, ranges
@@ -530,11 +544,22 @@ class SequenceTagger:
             raise UserError(f"damaged model file: {e.message}", path) from None
 
 
+class LatticeTagger(Lattice, SequenceTagger):
+    """A tagger whose label set was too large for dense weights: hashed weights over candidate
+    lattices (``structkit.sequence.lattice``), the dense tagger's front-end methods."""
+
+    config_type = TaggerConfig
+
+
 def _tagger_limits(header: dict, shapes: dict) -> None:
     """Bounds on a tagger's arrays from its header, checked before they are read: weights
     ``n_features x labels``, transitions ``(labels + 1)^2`` (x the label order)."""
     from structkit.vocab import packed_size
 
+    if header.get("kind") == "lattice":
+        from structkit.sequence.lattice import lattice_limits
+
+        return lattice_limits(header, shapes)
     nf = header.get("n_features")
     L = packed_size("labels", shapes)
     if type(nf) is not int or not 0 <= nf < 1 << 31 or L is None or not 1 <= L <= 1 << 16:
@@ -641,7 +666,13 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
         dev_gold = dev.label_sentences()
     featurise_s = time.perf_counter() - t0
     spec = config.spec
-    check_weight_budget(features.n_features, len(labels), train_name)
+    if dense_bytes(features.n_features, len(labels)) > weight_budget():
+        # thousands of labels (lemmas): hashed weights over each word's candidates, or the one-line error
+        from structkit.sequence.lattice import train_lattice
+
+        return train_lattice(LatticeTagger, config, corpus, dev, full, on_epoch, train_name, train_sha256, t0,
+                             dense_bytes(features.n_features, len(labels)) / (1 << 20), weight_budget(),
+                             main_score(config.task), lambda gold, pred: score_labels(config.task, gold, pred))
     learner = spec.build(config, features.n_features, len(labels))
     rng = np.random.default_rng(config.seed)
     mixing = None
@@ -690,20 +721,15 @@ WEIGHT_BUDGET = 1 << 30     # bytes the dense weight tables may take in training
 WEIGHT_COPIES = 4           # the weights, the averaging sums, the averaged and the kept dev-best copies
 
 
-def check_weight_budget(n_features: int, n_labels: int, name: str | None) -> None:
-    """Refuse, in one line, a dense ``features x labels`` table (float64, ``WEIGHT_COPIES``
-    copies in training) larger than the budget, before allocating it: a label set of thousands
-    (lemmas, full morphological tags) would otherwise grow to tens of GB."""
-    from structkit.io.files import env_limit, size_text
+def dense_bytes(n_features: int, n_labels: int) -> int:
+    """What the dense ``features x labels`` tables take in training."""
+    return n_features * n_labels * 8 * WEIGHT_COPIES
 
-    budget = env_limit("STRUCTKIT_WEIGHT_BUDGET", WEIGHT_BUDGET)
-    need = n_features * n_labels * 8 * WEIGHT_COPIES
-    if need > budget:
-        raise UserError(f"the dense weights would take {need / (1 << 20):,.0f} MB ({n_features:,} features x "
-                        f"{n_labels:,} labels x 8 bytes x {WEIGHT_COPIES} copies), over the {size_text(budget)} "
-                        f"limit (STRUCTKIT_WEIGHT_BUDGET, bytes); for lemmas or full morphological tags use "
-                        f"--task morph (hashed weights, candidate tags per word), or fewer features (--cutoff)",
-                        name or "<training data>")
+
+def weight_budget() -> int:
+    from structkit.io.files import env_limit
+
+    return env_limit("STRUCTKIT_WEIGHT_BUDGET", WEIGHT_BUDGET)
 
 
 def label_scheme(task: str, corpus: Corpus, name: str | None, given: str | None = None) -> str | None:

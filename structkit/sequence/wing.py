@@ -56,6 +56,9 @@ class SequenceTask(Task):
 
     def trained(self, config, model) -> str:
         info = model.info
+        if getattr(model, "kind", None) == "lattice":
+            return (f"{info['n_labels']} labels (dense weights would take {info['dense_mb']:,} MB): hashed "
+                    f"candidate lattice over {info['n_classes']} {info['classes']}, averaged perceptron")
         what = f"{info['n_features']} features, {len(model.labels)} labels"
         if "scheme" in info:
             how = "detected" if info.get("scheme_detected", True) else "given"
@@ -74,11 +77,22 @@ class SequenceTask(Task):
     def describe(self, model) -> dict:
         # margins: max-marginals for Viterbi models, the decision margin for history-based ones
         info = getattr(model, "info", {}) or {}
-        return {"labels": [str(x) for x in model.labels], "decoder": model.config.spec.decoder,
+        lattice = getattr(model, "kind", None) == "lattice"
+        column, key = model.output_column()
+        from structkit.io.conllu import NAMES
+
+        return {"labels": [] if lattice and model.rules else [str(x) for x in model.labels],
+                "decoder": "viterbi" if lattice else model.config.spec.decoder,
                 "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
-                "scores": True, "explain": True}
+                "scores": True, "explain": True,
+                # its labels are POS tags later models may read (not a pos model of lemmas or a FEATS key)
+                "gives_pos": self.provides_pos and key is None and NAMES[column] in ("upos", "xpos")}
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        if getattr(model, "kind", None) == "lattice":
+            from structkit.sequence.lattice import lattice_lines
+
+            return lattice_lines(model, top, pattern)
         from structkit.sequence.dump import tagger_lines
 
         return tagger_lines(model, top, pattern)
@@ -87,6 +101,19 @@ class SequenceTask(Task):
                      text: bool = False, depth: int | None = None, only: int | None = None):
         from structkit.sequence.explain import iter_explanations
 
+        if getattr(model, "kind", None) == "lattice":   # a large label set: hashed candidate lattices
+            if depth is not None:
+                model.check_depth(depth, path)
+            if text:
+                cols = model.text_columns(sentence, path)
+            else:
+                try:
+                    cols, _ = model.input_columns(len(sentence.rows[0]), columns, sentence.lines is not None)
+                except ValueError as e:
+                    raise UserError(str(e), path) from None
+            from structkit.sequence.explain import lattice_explanations
+
+            return lattice_explanations(model, [r[cols.word] for r in sentence.rows], only)
         return iter_explanations(model, sentence, path, columns, text, depth, only)
 
     def check_search_options(self, model, path: str, depth: int | None = None,

@@ -63,6 +63,11 @@ class TokenizeTask(Task):
             raise UserError(f"--depth does not apply to {self.name} models", path)
         return explanations(model, sentence, path, only)
 
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        from structkit.tokenizer.dump import tokenizer_lines
+
+        return tokenizer_lines(model, top, pattern)
+
     def explain_input(self, file: str | None, text: str | None, number: int):
         """Raw text, as `structkit tokenize` reads it: the ``number``-th paragraph."""
         from structkit.tokenizer.explain import read_paragraph

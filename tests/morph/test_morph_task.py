@@ -1,8 +1,8 @@
 """The morph task end to end on a small treebank written here, whose nouns and verbs inflect by
 suffix rules (so that words unseen in training can be analysed from their endings): trained and
 run through the command line, scored with `eval --task morph`, untouched columns and lines
-passed through byte for byte; the model file; errors, one line each; and the weight budget of
-the dense pos tagger."""
+passed through byte for byte; the model file; errors, one line each. (--scores, explain, the
+API, batch and serve: test_morph_front.py; the pos task's large label sets: test_large_labels.py.)"""
 from __future__ import annotations
 
 import json
@@ -173,22 +173,6 @@ def test_eval_refuses_other_words(sk, data, tmp_path):
     text = (d / "test.conllu").read_text(encoding="utf-8").replace("\tThe\t", "\tThey\t", 1)
     other.write_text(text, encoding="utf-8")
     assert_one_line_error(sk("eval", "--task", "morph", d / "test.conllu", other), "words differ")
-
-
-def test_the_pos_task_refuses_a_dense_table_over_the_budget(sk, data, tmp_path, monkeypatch):
-    """`--label-column lemma` makes one label per lemma: with a budget of 1 MB the dense table
-    (features x labels x 8 bytes x copies) is refused before it is allocated, one line naming
-    the sizes and --task morph."""
-    d = data[0]
-    monkeypatch.setenv("STRUCTKIT_WEIGHT_BUDGET", str(1 << 20))
-    m = tmp_path / "lemma.model"
-    line = assert_one_line_error(sk("train", "--task", "pos", "--label-column", "lemma", "--train",
-                                    d / "train.conllu", "--model", m, "-q"), "--task morph", "1 MB", "labels")
-    assert "features x" in line
-    assert not m.exists()
-    monkeypatch.setenv("STRUCTKIT_WEIGHT_BUDGET", str(1 << 30))   # the same data within the budget
-    assert sk("train", "--task", "pos", "--label-column", "lemma", "--train", d / "train.conllu",
-              "--model", m, "-q", "--epochs", "1").code == 0
 
 
 def test_dump_shows_the_tags_and_rules(sk, trained):

@@ -290,7 +290,7 @@ def test_explain_errors_are_one_line(sk, model, tmp_path):
     _, path, text = model
     other = tmp_path / "parse.model"
     save_model(str(other), {"task": "parse", "config": {}}, {"W": np.zeros(2)})
-    assert_one_line_error(sk("explain", "-m", other, text), str(other), "tokenize model")
+    assert_one_line_error(sk("explain", "-m", other, text), str(other), "tokenize or morph model")
     assert_one_line_error(sk("explain", "-m", path, text, "--sentence", "3"), str(text),
                           "there is no paragraph 3 (the input has 2)")
     assert_one_line_error(sk("explain", "-m", path, "--text", "Il gatto.", "--token", "9"),

@@ -1,0 +1,124 @@
+"""Large label sets in bounded memory (issue 28): `structkit train --task pos --label-column
+lemma` (thousands of labels, whose dense features x labels table would take tens of GB) and
+`--label-column feats.Number` on UD treebanks: results/large-labels.json and .md.
+
+    python scripts/large_labels.py [--only NAME] [--out results/large-labels]
+
+For each treebank (train with dev for epoch selection, as ``scripts/morph_experiments.py`` runs
+them) and each label column, ``structkit train --task pos --label-column COL`` with its defaults
+runs as a process of its own (its wall and CPU seconds and peak RSS from ``os.wait4``), then
+``structkit tag`` fills that column of the test file (peak RSS likewise) and ``structkit eval
+--task pos --label-column COL`` scores it. Recorded: accuracy, the label count, how the model
+holds its weights (dense, or the hashed candidate lattice of ``structkit.sequence.lattice``, with
+the size the dense table would have taken), the memory and times; and, for comparison, the
+Lemmas of ``--task morph`` on the same files where results/morph.json has them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from common import dump_json, machine  # noqa: E402
+from tokenize_peer import _path  # noqa: E402
+
+TREEBANKS = {
+    "ud-english-partut": ("en_partut-ud-train", "en_partut-ud-dev", "en_partut-ud-test"),
+    "ud-italian-partut": ("it_partut-ud-train", "it_partut-ud-dev", "it_partut-ud-test"),
+    "ud-turkish-imst": ("tr_imst-ud-train", "tr_imst-ud-dev", "tr_imst-ud-test"),
+}
+COLUMNS = ("lemma", "feats.Number")
+LIMIT_MB = 1024
+
+
+def measured(args: list[str]) -> dict:
+    """Run the CLI as a new process: its wall and CPU seconds, peak RSS and output."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-m", "structkit", *map(str, args)], env=env, stdout=so, stderr=se)
+        _, status, ru = os.wait4(p.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        so.seek(0)
+        se.seek(0)
+        err = se.read().decode()
+        if code != 0:
+            sys.exit(f"structkit {' '.join(map(str, args))} failed:\n{err}")
+        return {"wall_seconds": round(wall, 2), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
+                "peak_mb": round(ru.ru_maxrss / 1024, 1), "stdout": so.read().decode(), "stderr": err}
+
+
+def run_one(name: str, column: str, tmp: str) -> dict:
+    import structkit
+
+    train, dev, test = (_path(name, s) for s in TREEBANKS[name])
+    model = os.path.join(tmp, f"{name}-{column}.model")
+    pred = os.path.join(tmp, f"{name}-{column}.conllu")
+    t = measured(["train", "--task", "pos", "--label-column", column, "--train", train, "--dev", dev,
+                  "--model", model, "-q"])
+    g = measured(["tag", "-m", model, test, "-o", pred])
+    e = measured(["eval", "--task", "pos", "--label-column", column, test, pred, "--json"])
+    info = structkit.Tagger.load(model).info
+    lattice = info.get("weights") == "hashed candidate lattice"
+    return {"treebank": name, "column": column, "accuracy": round(json.loads(e["stdout"])["accuracy"], 2),
+            "labels": info["n_labels"] if lattice else len(structkit.Tagger.load(model).labels),
+            "weights": "hashed lattice" if lattice else "dense",
+            "classes": info.get("classes"), "n_classes": info.get("n_classes"),
+            "dense_mb_avoided": info.get("dense_mb"),
+            "train_wall_seconds": t["wall_seconds"], "train_cpu_seconds": t["cpu_seconds"],
+            "train_peak_mb": t["peak_mb"], "tag_peak_mb": g["peak_mb"], "tag_cpu_seconds": g["cpu_seconds"],
+            "selected_epoch": info.get("selected_epoch")}
+
+
+def report(rows: list[dict], meta: dict) -> str:
+    lines = ["# Large label sets in bounded memory", "",
+             "`structkit train --task pos --label-column COL` with its defaults (dev for epoch selection), "
+             "`structkit tag` on the test file (gold tokens), scored by `structkit eval --task pos "
+             "--label-column COL`. Peak RSS of each process (`os.wait4`); the limit is "
+             f"{LIMIT_MB} MB. Weights: dense, or (when the dense features x labels table would be over the "
+             "1 GB weight budget, whose size is shown) the hashed candidate lattice of "
+             "`structkit.sequence.lattice`. Written by `python scripts/large_labels.py` "
+             f"(commit {meta.get('commit', '?')}, {meta.get('started', '')}).", "",
+             "| treebank | column | labels | weights | dense table avoided (MB) | accuracy | train peak MB | "
+             "tag peak MB | train CPU s |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        how = r["weights"] + (f" ({r['n_classes']} {r['classes']})" if r["classes"] else "")
+        lines.append(f"| {r['treebank']} | {r['column']} | {r['labels']} | {how} | "
+                     f"{r['dense_mb_avoided'] if r['dense_mb_avoided'] is not None else '-'} | {r['accuracy']:.2f} | "
+                     f"{r['train_peak_mb']:.0f} | {r['tag_peak_mb']:.0f} | {r['train_cpu_seconds']:.1f} |")
+    over = [r for r in rows if max(r["train_peak_mb"], r["tag_peak_mb"]) > LIMIT_MB]
+    lines += ["", "Every run within the limit." if not over else
+              "Over the limit: " + ", ".join(f"{r['treebank']} {r['column']}" for r in over)]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", choices=list(TREEBANKS))
+    ap.add_argument("--out", default=str(ROOT / "results" / "large-labels"))
+    args = ap.parse_args()
+    meta = machine() | {"started": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.only or TREEBANKS:
+            for column in COLUMNS:
+                r = run_one(name, column, tmp)
+                print(json.dumps(r), flush=True)
+                rows.append(r)
+    dump_json({"machine": meta, "runs": rows}, Path(args.out + ".json"))
+    Path(args.out + ".md").write_text(report(rows, meta))
+
+
+if __name__ == "__main__":
+    main()

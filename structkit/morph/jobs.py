@@ -1,0 +1,103 @@
+"""The morph task's batch job (``structkit.batch``; ``structkit morph``): a block of CoNLL-U (or,
+with --text, raw text tokenised into CoNLL-U) in, the same lines out with LEMMA, UPOS, XPOS and
+FEATS of every word filled by the model (each column the model does not predict passed through
+as read), and with ``--scores`` each part's margin in MISC."""
+from __future__ import annotations
+
+import re
+from itertools import islice
+
+from structkit.io.batchjob import Job
+
+BLOCK = 2000   # sentences analysed at a time
+_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
+
+
+class MorphContext:
+    conllu = True
+    n_columns = None
+
+
+def write_analysed(model, sents, out, scores: bool = False) -> None:
+    """Each sentence's lines as read, the predicted parts of its word rows replaced (and with
+    ``scores`` their margins set in MISC: LemmaMargin, UPOSMargin, XPOSMargin, FeatsMargin)."""
+    from structkit.io.conllu import set_key
+    from structkit.morph.explain import MISC_KEYS, PARTS, margin_text, predicted_parts, score
+    from structkit.morph.rules import apply_rule
+
+    forms = [[r[1] for r in s.rows] for s in sents]
+    if scores:
+        sc = score(model, forms)
+        tags, rules, margins = sc.tags, sc.rules, sc.margins
+    else:
+        tags, rules, _ = model.predict_ids(forms)
+        margins = None
+    parts = predicted_parts(model)
+    t = model.tables
+    i = 0
+    for s, fs in zip(sents, forms):
+        at = {li: k for k, li in enumerate(s.word_at)}
+        for li, line in enumerate(s.lines):
+            k = at.get(li)
+            if k is not None:
+                cols = line.split("\t")
+                j = i + k
+                upos, xpos, feats = t.tags[tags[j]].split("\t")
+                vals = {"lemma": apply_rule(t.rule(rules[j]), fs[k]), "upos": upos, "xpos": xpos, "feats": feats}
+                for p in parts:
+                    cols[2 + PARTS.index(p)] = vals[p] or "_"
+                    if margins is not None:
+                        cols[9] = set_key(cols[9], MISC_KEYS[p], margin_text(margins[p][j]))
+                line = "\t".join(cols)
+            out.write(line)
+            out.write("\n")
+        out.write("\n")
+        i += len(fs)
+
+
+class MorphJob(Job):
+    """morph: a block of CoNLL-U, or of raw text (``text``: a language code or a learnt
+    ``structkit.text.Tokenizer``), analysed."""
+
+    def __init__(self, model, scores: bool = False, text=None, split: str = "auto"):
+        self.model = model
+        self.scores = scores
+        self.text = text
+        self.split = split
+        self.cut_lines = text is not None
+
+    def sniff(self, name: str, head: bytes) -> MorphContext:
+        return MorphContext()
+
+    def stdin_context(self):
+        return MorphContext()
+
+    def output_format(self, inp, ctx) -> str:
+        return "conllu"
+
+    def process(self, ctx, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
+        import io
+
+        from structkit.io.conllu import read_conllu, read_raw_text
+
+        stream = io.BytesIO(data)
+        sents = (read_raw_text(name, self.text, self.split, stream=stream) if self.text is not None
+                 else read_conllu(name, stream, check_text=False))
+        out = io.StringIO()
+        tokens = sentences = 0
+        while True:
+            block = list(islice(sents, BLOCK))
+            if not block:
+                break
+            write_analysed(self.model, block, out, self.scores)
+            tokens += sum(len(s.rows) for s in block)
+            sentences += len(block)
+        text = out.getvalue()
+        if self.text is not None and not first and text.startswith("# newdoc\n"):
+            text = text[len("# newdoc\n"):]  # a block after the first continues the document
+        return text.encode("utf-8"), tokens, sentences
+
+    def fix_block(self, data: bytes, ctx, sentences_before: int) -> bytes:
+        if self.text is not None and sentences_before:
+            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
+        return data
