@@ -187,6 +187,10 @@ def read_conllu(source: Any, stream: Any = None, digest: Any = None, check_text:
         return doc.read_conllu(_valid_text(source, "source", fn), None, digest, check_text)
     path = check_path(source, "path", fn)
     _check_stream_in(stream, fn)
+    if stream is None and path != "-":   # a relative data path found as commands find it (sample/..., $STRUCTKIT_DATA)
+        from structkit.config import resolve_data_path
+
+        path = resolve_data_path(path)
     return doc.read_conllu(path, stream, digest, check_text)
 
 

@@ -218,3 +218,15 @@ def layout() -> dict:
     with the same layout, as its weights are hashed per column)."""
     return {"own": list(own_templates()), "context": list(context_templates()),
             "amb_window": list(AMB_WINDOW), "known_joined": list(known_joined())}
+
+
+def check_layout(header: dict, path: str) -> None:
+    """Refuse, in one line, a model whose hashed weights were trained with other feature columns
+    (a model from a structkit with other morph features would load and tag silently wrong)."""
+    got = header.get("layout")
+    if got != layout():
+        from structkit.errors import UserError
+
+        raise UserError("this model's morphological features are not this structkit's ("
+                        + ("none recorded: it was trained before they were" if got is None else "another layout")
+                        + "); retrain it with this version", path)

@@ -6,20 +6,15 @@ from __future__ import annotations
 
 def _own_values(form: str) -> list[tuple[str, str]]:
     """(template, value) of the word's own feature columns, as ``features.type_values`` reads it."""
-    from structkit.morph.features import OWN, shape
+    from structkit.morph.features import own_strings
 
-    low = form.lower()
-    flags = (("C" if form[:1].isupper() else "") + ("A" if form.isupper() else "")
-             + ("D" if any(c.isdigit() for c in form) else "") + ("H" if "-" in form else ""))
-    vals = [form, low] + [low[:k] if len(low) >= k else "" for k in range(1, 5)] \
-        + [low[-k:] if len(low) >= k else "" for k in range(1, 6)] + [shape(form), flags, str(min(len(form), 12))]
-    return list(zip(OWN, vals))
+    return own_strings(form)
 
 
 def feature_names(words: list[str], i: int, known: bool, amb: str) -> list[str]:
     """The names of ``features.tag_features``' columns at word ``i``, ``amb`` what its
     ambiguity class (its candidates) is shown as."""
-    from structkit.morph.features import PAD, shape
+    from structkit.morph.features import PAD, known_joined, shape
 
     def at(d):
         return words[i + d] if 0 <= i + d < len(words) else None
@@ -47,6 +42,8 @@ def feature_names(words: list[str], i: int, known: bool, amb: str) -> list[str]:
     for d in (-1, 1):
         names += [f"sh[{d:+d}]={sh(d)}", f"amb[{d:+d}]"]
     names += [f"l[-1]l[0]={low(-1)} {low(0)}", f"l[0]l[+1]={low(0)} {low(1)}"]
+    values = dict(_own_values(words[i]))
+    names += [f"{t}|{'known' if known else 'unknown'}={values[t]}" for t in known_joined()]
     return names
 
 
@@ -57,6 +54,8 @@ def lemma_feature_names(model, form: str, tag: str) -> list[str]:
     own = [f"{t}={v}" for t, v in _own_values(form)]
     low = form.lower()
     names = own + [f"tag={shown}", f"upos={upos}", f"tag x l={shown} {low}"]
-    for k in range(1, 6):
+    from structkit.morph.features import SUFFIXES
+
+    for k in range(1, min(SUFFIXES, 5) + 1):
         names += [f"s{k} x upos={low[-k:]} {upos}", f"s{k} x tag={low[-k:]} {shown}"]
     return names

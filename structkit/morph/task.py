@@ -225,7 +225,10 @@ class MorphModel:
         def flat(d):
             return {k: [x for kv in sorted(c.items()) for x in kv] for k, c in d.items()}
 
+        from structkit.morph.features import layout
+
         header = {"task": "morph", "config": selection.header_config(vars(self.config)), "info": self.info,
+                  "layout": layout(),
                   "tags": self.tables.tags, "rules": self.tables.rules, "bits": int(self.W_tag.size).bit_length() - 1,
                   "lemma_bits": int(self.W_lem.size).bit_length() - 1,
                   "lexicon": {"cap": lex.cap, "form_tags": flat(lex.form_tags), "form_rules": flat(lex.form_rules),
@@ -241,6 +244,9 @@ class MorphModel:
         from structkit.model import load_model
 
         header, arrays = load_model(path, tasks or ("morph",), command, limits=_limits)
+        from structkit.morph.features import check_layout
+
+        check_layout(header, path)
         try:
             config = MorphConfig(**header["config"])
             tags, rules = header["tags"], header["rules"]

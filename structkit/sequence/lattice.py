@@ -192,7 +192,9 @@ class Lattice:
 
         arrays = {"W_hashed": self.W.astype(np.float32)}
         arrays.update(pack_strings("labels", self.labels))
-        header = {"task": self.config.task, "kind": self.kind,
+        from structkit.morph.features import layout
+
+        header = {"task": self.config.task, "kind": self.kind, "layout": layout(),
                   "config": selection.header_config(asdict(self.config)),
                   "bits": int(self.W.size).bit_length() - 1, "rules": self.rules,
                   "lexicon": {"cap": lex.cap, "form_tags": flat(lex.form_tags),
@@ -213,6 +215,9 @@ class Lattice:
         from structkit.morph.lexicon import Lexicon
         from structkit.vocab import unpack_strings
 
+        from structkit.morph.features import check_layout
+
+        check_layout(header, path)
         try:
             config = cls.config_type(**header["config"])
             config.validate()
