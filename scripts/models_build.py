@@ -26,7 +26,8 @@ ENGLISH = ("ud:English-ParTUT/tokenize", "ud:English-ParTUT/pos", "ud:English-Pa
 # A parser's CoNLL 2018 UAS and LAS (every word) where it has them, else its UAS (punctuation
 # excluded, the Penn Treebank convention): never the two conventions side by side.
 HEADLINE = (("accuracy", None), ("conll18", "uas"), ("conll18", "las"), ("uas", None), ("tokens", "f1"),
-            ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None))
+            ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None),
+            ("upos", "f1"), ("lemmas", "f1"), ("las", "f1"), ("mlas", "f1"), ("blex", "f1"))
 
 
 def headline(scores: dict) -> dict:
