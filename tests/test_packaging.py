@@ -1,7 +1,8 @@
 """The distribution as a user gets it: ``python -m build`` makes the sdist and the wheel (from the
 sdist, so the sdist is complete), the wheel holds the package, its sample data, ``py.typed`` and
 the licence and nothing else (no tests, no results); installed into a fresh environment it runs
-``structkit --version``, the offline ``make demo`` (scripts/demo.sh on the shipped sample) and a
+``structkit --version``, the offline ``make demo`` (scripts/demo.sh on the shipped sample), one
+``annotate`` with a pipeline trained on the shipped UD sample, and a
 raw-text pipeline, from a folder outside the source tree, importing the installed copy.
 
 The fresh environment reuses the project environment's dependencies (numpy, numba, click, ...)
@@ -171,3 +172,15 @@ def test_the_installed_wheel_runs_the_demo_and_raw_text_from_outside_the_tree(in
     chunks = [line.split() for line in chunked.splitlines() if line]
     assert [r[:2] for r in chunks] == [r[:2] for r in rows]
     assert chunks[0][2] == "B-NP" and {r[2][:2] for r in chunks} <= {"B-", "I-", "O"}
+
+    # One annotate: a pipeline (tokenizer, morph, parser) trained on the shipped UD sample, then
+    # raw text in, full CoNLL-U out: two sentences, every word with UPOS, LEMMA and a head, one root each.
+    run(sk, "train", "--task", "pipeline", "--train", "sample/ud/train.conllu", "--dev", "sample/ud/dev.conllu",
+        "--epochs", "2", "--model", "ud.skm", "-q", timeout=900)
+    out = run(sk, "annotate", "-m", "ud.skm", "-", input="The ferry left the harbour at noon. The council met on Monday.\n")
+    sents = [b for b in out.stdout.split("\n\n") if b.strip()]
+    assert len(sents) == 2, out.stdout
+    for block in sents:
+        words = [r.split("\t") for r in block.splitlines() if r and not r.startswith("#") and "-" not in r.split("\t")[0]]
+        assert words and all(len(w) == 10 and w[3] != "_" and w[2] != "_" and w[6].isdigit() for w in words), block
+        assert sum(w[6] == "0" for w in words) == 1, block
