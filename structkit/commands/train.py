@@ -85,7 +85,7 @@ def _selection_help(name: str) -> str:
 
 
 @click.command(cls=GroupedCommand, epilog=TRAIN_EXAMPLES,
-             short_help="Train a tagger, chunker, NER model, parser or reranker and write it to --model.")
+             short_help="Train a model of any task (tagger, parser, tokenizer, morph, pipeline, ...) and write it to --model.")
 @opt("--task", type=Choice(task_names), group="Data and model",
       help="What to train (or set task in --config).")
 @opt("--train", "train_path", type=str, group="Data and model",
