@@ -62,6 +62,24 @@ class Columns:
     label_key: str | None = None
     conllu: bool = False
 
+    def header(self, n_columns: int) -> dict:
+        """The layout as a model header stores it (with the input's column count)."""
+        return {"word": self.word, "pos": self.pos, "label": self.label, "n_columns": n_columns,
+                "names": list(self.names), "label_key": self.label_key, "conllu": self.conllu}
+
+    @staticmethod
+    def from_header(c: dict) -> tuple["Columns", int]:
+        """The layout and column count :meth:`header` stored, checked (ValueError: out of range;
+        a model loader turns it into its one-line error)."""
+        columns = Columns(c["word"], c["pos"], c["label"], tuple(c.get("names", ())),
+                          c.get("label_key"), bool(c.get("conllu", False)))
+        n_cols = c["n_columns"]
+        if type(n_cols) is not int or not 1 <= n_cols <= 10_000 or any(
+                v is not None and (type(v) is not int or not 0 <= v < n_cols)
+                for v in (columns.word, columns.pos, columns.label)):
+            raise ValueError("column indices out of range")
+        return columns, n_cols
+
     @staticmethod
     def default(n_columns: int, labelled: bool = True) -> "Columns":
         """First column the word; last the label (when ``labelled``); a middle one the POS."""

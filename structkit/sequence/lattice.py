@@ -200,10 +200,7 @@ class Lattice:
                   "lexicon": {"cap": lex.cap, "form_tags": flat(lex.form_tags),
                               "suffix_tags": flat(lex.suffix_tags), "class_tags": flat(lex.class_tags),
                               "all_tags": [x for kv in sorted(lex.all_tags.items()) for x in kv]},
-                  "columns": {"word": self.columns.word, "pos": self.columns.pos,
-                              "label": self.columns.label, "n_columns": self.n_columns,
-                              "names": list(self.columns.names), "label_key": self.columns.label_key,
-                              "conllu": self.columns.conllu},
+                  "columns": self.columns.header(self.n_columns),
                   "info": self.info}
         save_model(path, header, arrays)
 
@@ -243,14 +240,7 @@ class Lattice:
             W = np.asarray(arrays["W_hashed"], dtype=np.float32)
             if W.shape != (1 << header["bits"],) or not np.isfinite(W).all():
                 raise ValueError("weights do not fit the header")
-            c = header["columns"]
-            columns = Columns(c["word"], c["pos"], c["label"], tuple(c.get("names", ())),
-                              c.get("label_key"), bool(c.get("conllu", False)))
-            n_cols = c["n_columns"]
-            if type(n_cols) is not int or not 1 <= n_cols <= 10_000 or any(
-                    v is not None and (type(v) is not int or not 0 <= v < n_cols)
-                    for v in (columns.word, columns.pos, columns.label)):
-                raise ValueError("column indices out of range")
+            columns, n_cols = Columns.from_header(header["columns"])
             model = cls(config, classes, rules, lex, W, columns, n_cols, header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError, AttributeError) as e:
             raise UserError(f"damaged model file: {str(e)[:200]}", path) from None

@@ -488,10 +488,7 @@ class SequenceTagger:
         header = {
             "task": self.config.task, "kind": "sequence",
             "config": selection.header_config(asdict(self.config)), "features": fh, "n_features": int(W.shape[0]),
-            "columns": {"word": self.columns.word, "pos": self.columns.pos,
-                        "label": self.columns.label, "n_columns": self.n_columns,
-                        "names": list(self.columns.names), "label_key": self.columns.label_key,
-                        "conllu": self.columns.conllu},
+            "columns": self.columns.header(self.n_columns),
             "info": self.info,
         }
         save_model(path, header, arrays)
@@ -528,15 +525,8 @@ class SequenceTagger:
             registry.check_brute(config.search, config.depth, L)
             if not all(np.isfinite(a).all() for a in (W, T, T2, H)):
                 raise ValueError("weights that are not finite (NaN or infinity)")
-            c = header["columns"]
-            columns = Columns(c["word"], c["pos"], c["label"], tuple(c.get("names", ())),
-                              c.get("label_key"), bool(c.get("conllu", False)))
-            n_cols = c["n_columns"]
-            if type(n_cols) is not int or not 1 <= n_cols <= 10_000 or any(
-                    v is not None and (type(v) is not int or not 0 <= v < n_cols)
-                    for v in (columns.word, columns.pos, columns.label)):
-                raise ValueError("column indices out of range")
-            return cls(config, features, labels, Weights(W, T, T2, H), columns, int(c["n_columns"]),
+            columns, n_cols = Columns.from_header(header["columns"])
+            return cls(config, features, labels, Weights(W, T, T2, H), columns, n_cols,
                        header.get("info", {}))
         except (KeyError, ValueError, TypeError, IndexError) as e:
             raise UserError(f"damaged model file: {e}", path) from None
