@@ -31,16 +31,9 @@ HEADLINE = (("accuracy", None), ("conll18", "uas"), ("conll18", "las"), ("uas", 
 
 
 def headline(scores: dict) -> dict:
-    out = {}
-    for key, sub in HEADLINE:
-        if key == "uas" and "conll18" in scores:
-            continue
-        v = scores.get(key)
-        if sub is not None:
-            v = v.get(sub) if isinstance(v, dict) else None
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[key if sub in (None, "f1") else f"{key}.{sub}"] = round(float(v), 2)
-    return out
+    from structkit.commands.models import headline as picked
+
+    return {key if sub in (None, "f1") else f"{key}.{sub}": round(v, 2) for key, sub, v in picked(scores, HEADLINE)}
 
 
 def main() -> None:

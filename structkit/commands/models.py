@@ -129,13 +129,10 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
             f"({tr['cpu_seconds']:.1f} s CPU)", show)
 
 
-def _main_scores(scores: dict) -> str:
-    """A few headline numbers of a card's scores, for the build summary."""
-    # a parser: CoNLL 2018 UAS and LAS (every word) where it has them, else UAS (no punctuation)
-    picks = (("accuracy", None), ("f1", None), ("conll18", "uas"), ("conll18", "las"), ("uas", None),
-             ("tokens", "f1"), ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None),
-             ("chosen", "wer"))
-    parts = []
+def headline(scores: dict, picks: tuple) -> list[tuple[str, str | None, float]]:
+    """(key, sub-key, value) of the ``picks`` (key, sub-key or None) a card's scores have, in
+    order; a parser's UAS without punctuation is left out where it has CoNLL 2018's (every word)."""
+    out = []
     for key, sub in picks:
         if key == "uas" and "conll18" in scores:
             continue
@@ -143,5 +140,14 @@ def _main_scores(scores: dict) -> str:
         if sub is not None:
             v = v.get(sub) if isinstance(v, dict) else None
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            parts.append(f"{key if sub in (None, 'f1') else sub.upper()} {v:.2f}")
-    return ", ".join(parts[:4])
+            out.append((key, sub, float(v)))
+    return out
+
+
+def _main_scores(scores: dict) -> str:
+    """A few headline numbers of a card's scores, for the build summary."""
+    picks = (("accuracy", None), ("f1", None), ("conll18", "uas"), ("conll18", "las"), ("uas", None),
+             ("tokens", "f1"), ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None),
+             ("chosen", "wer"))
+    return ", ".join(f"{key if sub in (None, 'f1') else sub.upper()} {v:.2f}"
+                     for key, sub, v in headline(scores, picks)[:4])
