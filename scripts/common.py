@@ -28,6 +28,28 @@ def structkit(*args: str, check: bool = True) -> tuple[float, subprocess.Complet
     return wall, p
 
 
+def measured(args: list) -> dict:
+    """Run the CLI as a new process: its wall and CPU seconds, peak RSS (``os.wait4``), standard
+    output and error; a failure ends the script with the command's error."""
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-m", "structkit", *map(str, args)], env=env, stdout=so, stderr=se)
+        _, status, ru = os.wait4(p.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t0
+        so.seek(0)
+        se.seek(0)
+        err = se.read().decode()
+        if code != 0:
+            sys.exit(f"structkit {' '.join(map(str, args))} failed:\n{err}")
+        return {"wall_seconds": round(wall, 2), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
+                "peak_mb": round(ru.ru_maxrss / 1024, 1), "stdout": so.read().decode(), "stderr": err}
+
+
 def machine() -> dict:
     cpu = ""
     try:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine  # noqa: E402
+from common import dump_json, machine, measured  # noqa: E402
 from tokenize_peer import _path  # noqa: E402
 
 TREEBANKS = {
@@ -39,24 +38,6 @@ TREEBANKS = {
 COLUMNS = ("lemma", "feats.Number")
 LIMIT_MB = 1024
 
-
-def measured(args: list[str]) -> dict:
-    """Run the CLI as a new process: its wall and CPU seconds, peak RSS and output."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "structkit", *map(str, args)], env=env, stdout=so, stderr=se)
-        _, status, ru = os.wait4(p.pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - t0
-        so.seek(0)
-        se.seek(0)
-        err = se.read().decode()
-        if code != 0:
-            sys.exit(f"structkit {' '.join(map(str, args))} failed:\n{err}")
-        return {"wall_seconds": round(wall, 2), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
-                "peak_mb": round(ru.ru_maxrss / 1024, 1), "stdout": so.read().decode(), "stderr": err}
 
 
 def run_one(name: str, column: str, tmp: str) -> dict:

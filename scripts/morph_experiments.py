@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,29 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine  # noqa: E402
+from common import dump_json, machine, measured  # noqa: E402
 from tokenize_peer import TREEBANKS, _path  # noqa: E402
 
 METRICS = ("upos", "xpos", "ufeats", "alltags", "lemmas")
 NAMES = {"upos": "UPOS", "xpos": "XPOS", "ufeats": "UFeats", "alltags": "AllTags", "lemmas": "Lemmas"}
 
-
-def _measured(args: list[str]) -> dict:
-    """Run the CLI as a new process: its wall and CPU seconds, peak RSS (``os.wait4``) and output."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    with tempfile.TemporaryFile() as so, tempfile.TemporaryFile() as se:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "structkit", *map(str, args)], env=env, stdout=so, stderr=se)
-        _, status, ru = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - t0
-        so.seek(0)
-        se.seek(0)
-        if p.returncode != 0:
-            sys.exit(f"structkit {' '.join(map(str, args))} failed:\n{se.read().decode()}")
-        return {"wall_seconds": round(wall, 2), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
-                "peak_mb": round(ru.ru_maxrss / 1024, 1), "stdout": so.read().decode()}
 
 
 def run_one(name: str, tmp: str) -> dict:
@@ -68,10 +50,10 @@ def run_one(name: str, tmp: str) -> dict:
     dev = _path(name, dev_stem) if dev_stem else None
     model = Path(tmp) / f"{name}.model"
     pred = Path(tmp) / f"{name}.test.conllu"
-    tr = _measured(["train", "--task", "morph", "--train", train, *(["--dev", dev] if dev else []),
+    tr = measured(["train", "--task", "morph", "--train", train, *(["--dev", dev] if dev else []),
                     "--model", model, "-q"])
-    tg = _measured(["morph", "-m", model, test, "-o", pred])
-    ev = _measured(["eval", "--task", "morph", test, pred, "--json"])
+    tg = measured(["morph", "-m", model, test, "-o", pred])
+    ev = measured(["eval", "--task", "morph", test, pred, "--json"])
     info = MorphModel.load(str(model)).info
     scores = json.loads(ev["stdout"])
     return {"train": train_stem, "dev": dev_stem, "test": test_stem,
