@@ -59,6 +59,7 @@ class MultiwordSplitter:
     use_rules: bool = True
     _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
     _ends: tuple = field(default=(), repr=False)  # (rules it was made for, last characters, longest)
+    _fast: tuple = field(default=(), repr=False)  # (weights, their number, rules, _tables' tables)
 
     def set_rules(self, use: bool) -> None:
         """Use the learnt rules for unseen tokens, or not (the remembered splits are forgotten)."""
@@ -90,10 +91,75 @@ class MultiwordSplitter:
         return total
 
     def predict_rule(self, token: str):
+        """The best-scoring candidate (no split on ties): ``plain_predict_rule``'s answer, from
+        per-rule weight tables (``_tables``) instead of a feature string per candidate."""
+        cands = self.candidates(token)
+        if len(cands) == 1:
+            return NONE
+        tables = self._tables()
+        n = len(token)
+        length = min(n, 12)
+        cap = 2 * token[:1].isupper() + token.isupper()
+        best, best_score = NONE, None
+        for rule in cands:   # NONE first: a later rule must score strictly higher (max's first)
+            t = tables.get(rule)
+            if t is None:    # a rule with no weight at all scores 0.0
+                score = 0.0
+            else:
+                base, lens, caps, sufs = t
+                # the sum in _features' order (key, len, cap, s1..s4), so the float is the same
+                score = 0.0
+                score += base
+                score += lens[length]
+                score += caps[cap]
+                if sufs is not None:
+                    x = rule[0]
+                    low = (token[:n - len(x)] if x else token).lower()
+                    for k in range(4):
+                        d = sufs[k]
+                        if d:
+                            score += d.get(low[-k - 1:], 0.0)
+            if best_score is None or score > best_score:
+                best, best_score = rule, score
+        return best
+
+    def plain_predict_rule(self, token: str):
+        """``predict_rule`` the plain way: every candidate's feature strings looked up."""
         cands = self.candidates(token)
         if len(cands) == 1:
             return NONE
         return max(cands, key=lambda r: (self._score(token, r), r == NONE))
+
+    def _tables(self) -> dict:
+        """Per rule, its weights by feature kind: ``(key, [len 0..12], [cap], [{stem suffix of
+        length k: weight} for k = 1..4] or None)``, the weights ``_features`` would find.
+        Built from ``weights`` when first needed, and again when another dict is set."""
+        w = self.weights
+        if self._fast and self._fast[0] is w and self._fast[1] == len(w) and self._fast[2] is self.rules:
+            return self._fast[3]
+        rules = [NONE] + [r for rs in self.rules.values() for r in rs]
+        by_key = {_key(r): r for r in rules}
+        get = w.get
+        sufs: dict = {}
+        for f, v in w.items():   # every way f reads as key + "|s<k>=" + suffix, key a rule's
+            p = f.find("|s")
+            while p > 0:
+                rule = by_key.get(f[:p])
+                if rule is not None and f[p + 2:p + 3] in ("1", "2", "3", "4") and f[p + 3:p + 4] == "=":
+                    suf = f[p + 4:]
+                    k = int(f[p + 2])
+                    if len(suf) <= k:
+                        sufs.setdefault(rule, [{}, {}, {}, {}])[k - 1][suf] = float(v)
+                p = f.find("|s", p + 1)
+        tables = {}
+        for key, rule in by_key.items():
+            lens = [float(get(f"{key}|len={m}", 0.0)) for m in range(13)]
+            caps = [float(get(f"{key}|cap={a}{b}", 0.0)) for a in (False, True) for b in (False, True)]
+            base = float(get(key, 0.0))
+            if rule in sufs or base or any(lens) or any(caps):
+                tables[rule] = (base, lens, caps, sufs.get(rule))
+        self._fast = (w, len(w), self.rules, tables)
+        return tables
 
     def words(self, token: str) -> tuple[str, ...]:
         got = self.seen.get(token)
