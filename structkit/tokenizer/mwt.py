@@ -58,8 +58,8 @@ class MultiwordSplitter:
     weights: dict[str, float] = field(default_factory=dict)
     use_rules: bool = True
     _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
-    _ends: tuple = field(default=(), repr=False)  # (rules it was made for, last characters, longest)
-    _fast: tuple = field(default=(), repr=False)  # (weights, their number, rules, _tables' tables)
+    _ends: tuple = field(default=(), repr=False)  # (rules it was made for, their endings, longest)
+    _fast: tuple = field(default=(), repr=False)  # (weights, their number, rules, what _tables gives)
 
     def set_rules(self, use: bool) -> None:
         """Use the learnt rules for unseen tokens, or not (the remembered splits are forgotten)."""
@@ -72,16 +72,23 @@ class MultiwordSplitter:
 
     def candidates(self, token: str) -> list[tuple[str, tuple[str, ...]]]:
         """No split, then the rules whose ending the token has, shortest ending first; only
-        endings as long as the longest rule's are looked up (a long token costs no more)."""
+        endings as long as the longest rule's are looked up (a long token costs no more), and
+        none longer than the first that ends no rule's ending."""
         out = [NONE]
-        if not self._ends or self._ends[0] is not self.rules:
-            self._ends = (self.rules, frozenset(x[-1] for x in self.rules if x),
-                          max(map(len, self.rules), default=0))
-        if not token or token[-1] not in self._ends[1]:
-            return out
+        ends = self._suffixes()
         for k in range(1, min(len(token), self._ends[2] + 1)):  # the stem keeps at least one character
-            out.extend(self.rules.get(token[-k:], ()))
+            x = token[-k:]
+            if x not in ends:
+                break
+            out.extend(self.rules.get(x, ()))
         return out
+
+    def _suffixes(self) -> frozenset:
+        """Every non-empty ending of a rule's ending ``X`` (kept with the rules it was made for)."""
+        if not self._ends or self._ends[0] is not self.rules:
+            self._ends = (self.rules, frozenset(x[-k:] for x in self.rules for k in range(1, len(x) + 1)),
+                          max(map(len, self.rules), default=0))
+        return self._ends[1]
 
     def _score(self, token: str, rule) -> float:
         get = self.weights.get
@@ -93,16 +100,24 @@ class MultiwordSplitter:
     def predict_rule(self, token: str):
         """The best-scoring candidate (no split on ties): ``plain_predict_rule``'s answer, from
         per-rule weight tables (``_tables``) instead of a feature string per candidate."""
-        cands = self.candidates(token)
-        if len(cands) == 1:
-            return NONE
-        tables = self._tables()
+        by_end, top, none = self._tables()
         n = len(token)
+        found = None
+        for k in range(1, min(n, top + 1)):   # candidates' walk over the token's endings
+            e = by_end.get(token[-k:])
+            if e is None:
+                break
+            if e:
+                if found is None:
+                    found = e
+                else:
+                    found = found + e
+        if found is None:
+            return NONE
         length = min(n, 12)
         cap = 2 * token[:1].isupper() + token.isupper()
         best, best_score = NONE, None
-        for rule in cands:   # NONE first: a later rule must score strictly higher (max's first)
-            t = tables.get(rule)
+        for rule, t in [(NONE, none)] + found:   # NONE first: a later one must score strictly higher
             if t is None:    # a rule with no weight at all scores 0.0
                 score = 0.0
             else:
@@ -130,10 +145,14 @@ class MultiwordSplitter:
             return NONE
         return max(cands, key=lambda r: (self._score(token, r), r == NONE))
 
-    def _tables(self) -> dict:
-        """Per rule, its weights by feature kind: ``(key, [len 0..12], [cap], [{stem suffix of
-        length k: weight} for k = 1..4] or None)``, the weights ``_features`` would find.
-        Built from ``weights`` when first needed, and again when another dict is set."""
+    def _tables(self) -> tuple:
+        """``(by_end, longest ending, NONE's table)``: ``by_end`` maps every ending of a rule's
+        ``X`` to the ``(rule, table)`` pairs of the rules whose ``X`` it is (in ``rules``'
+        order; empty when it is only part of a longer ``X``). A table holds a rule's weights by
+        feature kind, ``(key, [len 0..12], [cap], [{stem ending of length k: weight} for k =
+        1..4] or None)``, the weights ``_features`` would find; None when it has none (the
+        score is then 0.0). Made from ``weights`` when first needed, and again when another
+        dict (or rules) is set."""
         w = self.weights
         if self._fast and self._fast[0] is w and self._fast[1] == len(w) and self._fast[2] is self.rules:
             return self._fast[3]
@@ -141,7 +160,7 @@ class MultiwordSplitter:
         by_key = {_key(r): r for r in rules}
         get = w.get
         sufs: dict = {}
-        for f, v in w.items():   # every way f reads as key + "|s<k>=" + suffix, key a rule's
+        for f, v in w.items():   # every way f reads as key + "|s<k>=" + ending, key a rule's
             p = f.find("|s")
             while p > 0:
                 rule = by_key.get(f[:p])
@@ -158,8 +177,13 @@ class MultiwordSplitter:
             base = float(get(key, 0.0))
             if rule in sufs or base or any(lens) or any(caps):
                 tables[rule] = (base, lens, caps, sufs.get(rule))
-        self._fast = (w, len(w), self.rules, tables)
-        return tables
+        by_end: dict = {x: [] for x in self._suffixes()}
+        for x, rs in self.rules.items():
+            if x:
+                by_end[x].extend((r, tables.get(r)) for r in rs)
+        out = (by_end, self._ends[2], tables.get(NONE))
+        self._fast = (w, len(w), self.rules, out)
+        return out
 
     def words(self, token: str) -> tuple[str, ...]:
         got = self.seen.get(token)
