@@ -100,7 +100,11 @@ class MultiwordSplitter:
     def predict_rule(self, token: str):
         """The best-scoring candidate (no split on ties): ``plain_predict_rule``'s answer, from
         per-rule weight tables (``_tables``) instead of a feature string per candidate."""
-        by_end, top, none = self._tables()
+        fast = self._fast
+        if fast and fast[0] is self.weights and fast[1] == len(fast[0]) and fast[2] is self.rules:
+            by_end, top, none = fast[3]
+        else:
+            by_end, top, none = self._tables()
         n = len(token)
         found = None
         for k in range(1, min(n, top + 1)):   # candidates' walk over the token's endings
@@ -108,33 +112,23 @@ class MultiwordSplitter:
             if e is None:
                 break
             if e:
-                if found is None:
-                    found = e
-                else:
-                    found = found + e
+                found = e if found is None else found + e
         if found is None:
             return NONE
         length = min(n, 12)
         cap = 2 * token[:1].isupper() + token.isupper()
-        best, best_score = NONE, None
-        for rule, t in [(NONE, none)] + found:   # NONE first: a later one must score strictly higher
+        # lower case letter by letter (the same for any stem) only for ASCII
+        whole = token.lower() if token.isascii() else None
+        best, best_score = NONE, 0.0
+        if none is not None:
+            best_score = _total(none, whole if whole is not None else token.lower(), length, cap)
+        for rule, cut, t in found:   # after NONE: a rule must score strictly higher
             if t is None:    # a rule with no weight at all scores 0.0
                 score = 0.0
             else:
-                base, lens, caps, sufs = t
-                # the sum in _features' order (key, len, cap, s1..s4), so the float is the same
-                score = 0.0
-                score += base
-                score += lens[length]
-                score += caps[cap]
-                if sufs is not None:
-                    x = rule[0]
-                    low = (token[:n - len(x)] if x else token).lower()
-                    for k in range(4):
-                        d = sufs[k]
-                        if d:
-                            score += d.get(low[-k - 1:], 0.0)
-            if best_score is None or score > best_score:
+                score = _total(t, whole[:n - cut] if whole is not None else token[:n - cut].lower(),
+                               length, cap) if t[3] else _total(t, "", length, cap)
+            if score > best_score:
                 best, best_score = rule, score
         return best
 
@@ -149,8 +143,8 @@ class MultiwordSplitter:
         """``(by_end, longest ending, NONE's table)``: ``by_end`` maps every ending of a rule's
         ``X`` to the ``(rule, table)`` pairs of the rules whose ``X`` it is (in ``rules``'
         order; empty when it is only part of a longer ``X``). A table holds a rule's weights by
-        feature kind, ``(key, [len 0..12], [cap], [{stem ending of length k: weight} for k =
-        1..4] or None)``, the weights ``_features`` would find; None when it has none (the
+        feature kind, ``(key, [len 0..12], [cap], ((k, {stem ending of length k: weight}) for
+        k = 1..4 where there is one))``, the weights ``_features`` would find; None when it has none (the
         score is then 0.0). Made from ``weights`` when first needed, and again when another
         dict (or rules) is set."""
         w = self.weights
@@ -176,11 +170,11 @@ class MultiwordSplitter:
             caps = [float(get(f"{key}|cap={a}{b}", 0.0)) for a in (False, True) for b in (False, True)]
             base = float(get(key, 0.0))
             if rule in sufs or base or any(lens) or any(caps):
-                tables[rule] = (base, lens, caps, sufs.get(rule))
+                tables[rule] = (base, lens, caps, tuple((k + 1, d) for k, d in enumerate(sufs.get(rule, ())) if d))
         by_end: dict = {x: [] for x in self._suffixes()}
         for x, rs in self.rules.items():
             if x:
-                by_end[x].extend((r, tables.get(r)) for r in rs)
+                by_end[x].extend((r, len(x), tables.get(r)) for r in rs)
         out = (by_end, self._ends[2], tables.get(NONE))
         self._fast = (w, len(w), self.rules, out)
         return out
@@ -219,6 +213,20 @@ class MultiwordSplitter:
             rules.setdefault(x, []).append((x, tuple(r)))
         return cls({k: tuple(v) for k, v in d["seen"].items()}, rules,
                    {k: float(v) for k, v in d["weights"].items()}, bool(d["use_rules"]))
+
+
+def _total(table, low: str, length: int, cap: int) -> float:
+    """A rule's score from its table (``MultiwordSplitter._tables``), ``low`` its stem in lower
+    case: the weights added in ``_features``' order (key, len, cap, s1..s4), so the float is the
+    one ``_score`` gives (a missing weight adds 0.0, which changes no sum started at 0.0)."""
+    base, lens, caps, sufs = table
+    score = 0.0
+    score += base
+    score += lens[length]
+    score += caps[cap]
+    for k, d in sufs:
+        score += d.get(low[-k:], 0.0)
+    return score
 
 
 def apply(token: str, rule) -> tuple[str, ...]:
