@@ -125,9 +125,18 @@ class MultiwordSplitter:
         for rule, cut, t in found:   # after NONE: a rule must score strictly higher
             if t is None:    # a rule with no weight at all scores 0.0
                 score = 0.0
-            else:
-                score = _total(t, whole[:n - cut] if whole is not None else token[:n - cut].lower(),
-                               length, cap) if t[3] else _total(t, "", length, cap)
+            else:   # _total, inline
+                base, lens, caps, sufs, most, slack = t
+                score = 0.0
+                score += base
+                score += lens[length]
+                score += caps[cap]
+                if sufs:
+                    if score + most + slack < best_score:
+                        continue   # even its best stem endings would not beat the best so far
+                    low = whole[:n - cut] if whole is not None else token[:n - cut].lower()
+                    for k, d in sufs:
+                        score += d.get(low[-k:], 0.0)
             if score > best_score:
                 best, best_score = rule, score
         return best
@@ -144,7 +153,7 @@ class MultiwordSplitter:
         ``X`` to the ``(rule, table)`` pairs of the rules whose ``X`` it is (in ``rules``'
         order; empty when it is only part of a longer ``X``). A table holds a rule's weights by
         feature kind, ``(key, [len 0..12], [cap], ((k, {stem ending of length k: weight}) for
-        k = 1..4 where there is one))``, the weights ``_features`` would find; None when it has none (the
+        k = 1..4 where there is one), the most those endings can add, a bound on rounding)``, the weights ``_features`` would find; None when it has none (the
         score is then 0.0). Made from ``weights`` when first needed, and again when another
         dict (or rules) is set."""
         w = self.weights
@@ -170,7 +179,12 @@ class MultiwordSplitter:
             caps = [float(get(f"{key}|cap={a}{b}", 0.0)) for a in (False, True) for b in (False, True)]
             base = float(get(key, 0.0))
             if rule in sufs or base or any(lens) or any(caps):
-                tables[rule] = (base, lens, caps, tuple((k + 1, d) for k, d in enumerate(sufs.get(rule, ())) if d))
+                ends = tuple((k + 1, d) for k, d in enumerate(sufs.get(rule, ())) if d)
+                # what the stem endings can add at most, and a bound on the rounding of a sum
+                most = sum(max(0.0, max(d.values())) for _, d in ends)
+                slack = 1e-9 * (1.0 + abs(base) + max(map(abs, lens)) + max(map(abs, caps))
+                                + sum(max(map(abs, d.values())) for _, d in ends))
+                tables[rule] = (base, lens, caps, ends, most, slack)
         by_end: dict = {x: [] for x in self._suffixes()}
         for x, rs in self.rules.items():
             if x:
@@ -219,7 +233,7 @@ def _total(table, low: str, length: int, cap: int) -> float:
     """A rule's score from its table (``MultiwordSplitter._tables``), ``low`` its stem in lower
     case: the weights added in ``_features``' order (key, len, cap, s1..s4), so the float is the
     one ``_score`` gives (a missing weight adds 0.0, which changes no sum started at 0.0)."""
-    base, lens, caps, sufs = table
+    base, lens, caps, sufs = table[:4]
     score = 0.0
     score += base
     score += lens[length]
