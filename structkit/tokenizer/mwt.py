@@ -9,6 +9,14 @@ si`` is the rule ``si -> ("", "si")``; ``Shakespeare's`` -> ``Shakespeare 's`` i
 "no split", with the end of the stem ``P`` (its last one to four characters), the token's
 length and its capitalisation as features; it is trained on the token types of the training
 data, and used only where dev says it helps (``use_rules``).
+
+Predicting (``MultiwordSplitter.predict_rule``) builds no feature string: the weights are
+regrouped once per model into a table per rule (``_tables``: its key, length and capitalisation
+weights, and a dict per stem-ending length), the token's endings are walked only while they
+end some rule's ``X``, and a rule whose best possible stem endings cannot beat the best score so
+far is not looked up further. The scores are the same floats, added in the same order, as
+``plain_predict_rule`` (the feature strings of ``_features``, which training uses); the tests
+check the two against each other.
 """
 from __future__ import annotations
 
@@ -59,7 +67,7 @@ class MultiwordSplitter:
     use_rules: bool = True
     _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
     _ends: tuple = field(default=(), repr=False)  # (rules it was made for, their endings, longest)
-    _fast: tuple = field(default=(), repr=False)  # (weights, their number, rules, what _tables gives)
+    _fast: tuple = field(default=(), repr=False, compare=False)  # (weights, their number, rules, what _tables gives)
 
     def set_rules(self, use: bool) -> None:
         """Use the learnt rules for unseen tokens, or not (the remembered splits are forgotten)."""
