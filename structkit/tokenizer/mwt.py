@@ -158,12 +158,13 @@ class MultiwordSplitter:
 
     def _tables(self) -> tuple:
         """``(by_end, longest ending, NONE's table)``: ``by_end`` maps every ending of a rule's
-        ``X`` to the ``(rule, table)`` pairs of the rules whose ``X`` it is (in ``rules``'
-        order; empty when it is only part of a longer ``X``). A table holds a rule's weights by
-        feature kind, ``(key, [len 0..12], [cap], ((k, {stem ending of length k: weight}) for
-        k = 1..4 where there is one), the most those endings can add, a bound on rounding)``, the weights ``_features`` would find; None when it has none (the
-        score is then 0.0). Made from ``weights`` when first needed, and again when another
-        dict (or rules) is set."""
+        ``X`` to the ``(rule, len(X), table)`` of the rules whose ``X`` it is (in ``rules``'
+        order; empty when it is only part of a longer ``X``). A table holds the weights
+        ``_features`` would find for the rule, by feature kind: ``(the key's weight, [len
+        0..12], [cap FF, FT, TF, TT], ((k, {stem ending of length k: weight}) for each k in
+        1..4 that has one), the most those endings can add, a bound on a sum's rounding)``; None
+        when the rule has no weight (its score is then 0.0). Made from ``weights`` when first
+        needed, and again when another weights dict (or rules dict) is set."""
         w = self.weights
         if self._fast and self._fast[0] is w and self._fast[1] == len(w) and self._fast[2] is self.rules:
             return self._fast[3]
