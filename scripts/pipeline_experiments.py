@@ -287,7 +287,7 @@ def write_report(obj: dict, out: str) -> None:
                 runs.append(f"- {name}, {side}: `{x['run']['command']}` ({m['date']}, commit {m['commit']}, "
                             f"{m['cpu']}, {m['cores']} cores shared with other jobs; load average before "
                             f"{x['run']['loadavg_before']}"
-                            + (f", UDPipe's training finished {x['finished']} with load average "
+                            + (f", UDPipe {x['version']}; its training finished {x['finished']} with load average "
                                f"{x['loadavg_after']} after it" if side == "udpipe" and "finished" in x else "")
                             + ")")
     lines = [
