@@ -192,7 +192,8 @@ def peer_one(name: str, tmp: Path, log_dir: Path, retrain: bool, peer_dir: Path)
     from structkit.tokenizer.task import raw_text
 
     model_path, facts = peer_dir / f"{name}.udpipe", peer_dir / f"{name}.train.json"
-    if retrain or not (model_path.exists() and facts.exists()):
+    cached = not retrain and model_path.exists() and facts.exists()
+    if not cached:
         _measured([sys.executable, __file__, "--peer-train", name, "--peer-dir", str(peer_dir),
                    *(["--slice", str(_SLICE[0])] if _SLICE else [])],
                   log_dir / f"{name}.udpipe-train.log")
@@ -213,7 +214,7 @@ def peer_one(name: str, tmp: Path, log_dir: Path, retrain: bool, peer_dir: Path)
     system.write_text(out, encoding="utf-8")
     scores = _score(test, system)
     words = _gold_words(scores)
-    return res | {"scores": _summary(scores), "eval": scores, "gold_words": words,
+    return res | {"scores": _summary(scores), "eval": scores, "gold_words": words, "trained_earlier": cached,
                   "annotate_cpu_seconds": round(cpu, 2), "annotate_wall_seconds": round(wall, 2),
                   "words_per_cpu_second": round(words / cpu), "words_per_wall_second": round(words / wall),
                   "model_mb": round(model_path.stat().st_size / 2**20, 2)}
@@ -287,7 +288,10 @@ def write_report(obj: dict, out: str) -> None:
                 runs.append(f"- {name}, {side}: `{x['run']['command']}` ({m['date']}, commit {m['commit']}, "
                             f"{m['cpu']}, {m['cores']} cores shared with other jobs; load average before "
                             f"{x['run']['loadavg_before']}"
-                            + (f", UDPipe {x['version']}; its training finished {x['finished']} with load average "
+                            + (f", UDPipe {x['version']}; its training"
+                               + (" (an earlier `--peer-train` process, model kept in build/pipeline-peer)"
+                                  if x.get("trained_earlier", True) else "")
+                               + f" finished {x['finished']} with load average "
                                f"{x['loadavg_after']} after it" if side == "udpipe" and "finished" in x else "")
                             + ")")
     lines = [
