@@ -312,6 +312,9 @@ def write_report(obj: dict, out: str) -> None:
         "(UDPipe: `Pipeline.process`; structkit: `structkit.load(model).to_conllu(text)` after a "
         "warm-up call on the first paragraph). \"words/s, process\" is structkit's whole "
         "`structkit annotate -j 1` process: start-up and model loading included.", "",
+        "Trained on the dev file (the data directory has no training file for them), with no "
+        "dev selection and no heldout data for either system: "
+        + ", ".join(n for n, (_, d, _) in TREEBANKS.items() if d is None) + ".", "",
         head, "|---|---|" + "---|" * (len(METRICS) + 6), *rows, "",
         "**Below UDPipe 1 on LAS/MLAS/BLEX:** " + ("; ".join(below) if below else "none")
         + ("" if rows else " (nothing run)") + ".", "",
