@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph
+.PHONY: install demo test models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph pipeline
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -113,3 +113,11 @@ rerank:
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache
+
+# Issue 29: raw text to CoNLL-U, structkit's pipeline beside UDPipe 1's full pipeline (tokenizer,
+# tagger, parser; defaults) trained on the same files, scored by `eval --task ud`
+# (results/pipeline.md). UDPipe's training is tens of CPU minutes per treebank; its models are
+# kept in build/pipeline-peer. Pass ONLY='--only ud-italian-partut' to run some treebanks.
+pipeline:
+	$(BIN)/pip install --quiet -e '.[peers]'
+	$(BIN)/python scripts/pipeline_experiments.py $(ONLY)
