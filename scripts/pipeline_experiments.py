@@ -8,7 +8,8 @@ Writes results/pipeline.json and results/pipeline.md.
 For each treebank of ``scripts/tokenize_peer.py`` (train, dev where there is one, test):
 
 * structkit: ``structkit train --task pipeline --train T [--dev D] --model M`` with the defaults
-  (tokenizer, morphology tagger and lemmatizer, parser on jackknifed predicted morphology), then
+  (tokenizer, morphology tagger and lemmatizer, parser on gold or jackknifed predicted
+  morphology as dev prefers; gold without dev), then
   ``structkit annotate -m M RAW`` on the test file's raw text, then ``structkit eval --task ud
   TEST SYSTEM --json``. Each is a new process; its wall and CPU seconds (``os.wait4``: user +
   system of the process and its children) are recorded. Words per second = the gold test words
@@ -301,7 +302,8 @@ def write_report(obj: dict, out: str) -> None:
         "raw text (`structkit.tokenizer.task.raw_text`: each sentence's `# text`, paragraphs apart) "
         "and are scored by the same `structkit eval --task ud` (CoNLL 2018 F1 over aligned words).", "",
         "structkit: `structkit train --task pipeline` with its defaults (tokenizer, morphology tagger "
-        "and lemmatizer, parser on jackknifed predicted morphology), `structkit annotate -j 1`. "
+        "and lemmatizer, parser on gold or jackknifed predicted morphology as dev prefers, gold without dev), "
+        "`structkit annotate -j 1`. "
         "UDPipe 1: `Trainer.train(\"morphodita_parsito\", train, dev, \"\", \"\", \"\")`, i.e. "
         "tokenizer, tagger and parser with UDPipe 1's default options, then "
         "`Pipeline(model, \"tokenize\", DEFAULT, DEFAULT, \"conllu\")` on the raw text.", "",
