@@ -229,10 +229,13 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
                               "with (`structkit eval` does not take it)")
         readable = []
     if readable:
+        from structkit.model import scratch_saves
+
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="structkit-card-") as folder:
             path = os.path.join(folder, "model")
-            model.save(path)
+            with scratch_saves():   # read back once here; the user's file is written compressed
+                model.save(path)
             for k, p in readable:
                 card.setdefault(k, {})["scores"], made = score_model(task, path, p)
             options = _eval_options(task, path)

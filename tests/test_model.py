@@ -97,6 +97,25 @@ def test_header_records_format_task_and_checksum(model_file):
     assert all(a.dtype != object for a in arrays.values())
 
 
+def test_saves_deflate_and_scratch_saves_store(tagger, model_file, tmp_path):
+    """Models are deflated (at COMPRESS_LEVEL); a scratch save (a model card's scoring copy)
+    stores the same arrays uncompressed; both load to the same predictions."""
+    with zipfile.ZipFile(model_file) as z:
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
+    scratch = str(tmp_path / "scratch.npz")
+    with model_mod.scratch_saves():
+        tagger.save(scratch)
+    with zipfile.ZipFile(scratch) as z:
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
+    a, b = raw_arrays(model_file), raw_arrays(scratch)
+    assert a[0]["checksum"] == b[0]["checksum"] and a[1].keys() == b[1].keys()
+    assert all(np.array_equal(a[1][k], b[1][k]) for k in a[1])
+    assert predict(SequenceTagger.load(scratch)) == predict(SequenceTagger.load(model_file))
+    tagger.save(str(tmp_path / "after.npz"))   # the block is over: deflated again
+    with zipfile.ZipFile(tmp_path / "after.npz") as z:
+        assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
+
+
 def test_save_model_writes_with_the_permissions_of_a_plain_file(tmp_path):
     path = tmp_path / "m.npz"
     save_model(str(path), {"task": "chunk"}, {"a": np.arange(3)})
@@ -258,7 +277,7 @@ def test_failed_save_leaves_nothing_behind(tagger, tmp_path, monkeypatch):
         f.write(b"PK\x03\x04 half a model")
         raise OSError("disk full")
 
-    monkeypatch.setattr(np, "savez_compressed", boom)
+    monkeypatch.setattr(model_mod, "write_npz", boom)
     target = tmp_path / "m.npz"
     # a failed write is one line (issue 30 item 6), and nothing is left behind
     with pytest.raises(UserError, match="cannot write the model: disk full"):
@@ -275,7 +294,7 @@ def test_failed_save_keeps_the_previous_model(tagger, tmp_path, monkeypatch):
     def boom(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(np, "savez_compressed", boom)
+    monkeypatch.setattr(model_mod, "write_npz", boom)
     with pytest.raises(KeyboardInterrupt):
         tagger.save(str(target))
     assert target.read_bytes() == before
