@@ -168,26 +168,33 @@ def reset(S, n):
         S[HD, i] = -1
 
 
-@njit
-def apply(S, sp, b, a, L):
-    """Apply action a in place; returns (sp, b)."""
+@njit(inline="always")
+def apply_at(S, it, sp, b, a, L):
+    """Apply action a in place to the state S[it] (S: states [items, N_ROWS, cols], read by
+    index, so no view of an item is made in the beam's loops); returns (sp, b)."""
     if a == 0:
-        S[ST, sp] = b
+        S[it, ST, sp] = b
         return sp + 1, b + 1
-    s0 = S[ST, sp - 1]
-    s1 = S[ST, sp - 2]
+    s0 = S[it, ST, sp - 1]
+    s1 = S[it, ST, sp - 2]
     if a <= L:  # LEFT(a): s1 <- s0; s1 is left of all earlier left children of s0
         dep, head, lab, first, second, count, labs = s1, s0, a, LC1, LC2, NL, SL
-        S[ST, sp - 2] = s0
+        S[it, ST, sp - 2] = s0
     else:  # RIGHT(a - L): s1 -> s0; s0 is right of all earlier right children of s1
         dep, head, lab, first, second, count, labs = s0, s1, a - L, RC1, RC2, NR, SR
-    S[HD, dep] = head
-    S[LB, dep] = lab
-    S[second, head] = S[first, head]
-    S[first, head] = dep
-    S[count, head] += 1
-    S[labs, head] |= 1 << (lab & 63)
+    S[it, HD, dep] = head
+    S[it, LB, dep] = lab
+    S[it, second, head] = S[it, first, head]
+    S[it, first, head] = dep
+    S[it, count, head] += 1
+    S[it, labs, head] |= 1 << (lab & 63)
     return sp - 1, b
+
+
+@njit
+def apply(S, sp, b, a, L):
+    """Apply action a in place to the state S [N_ROWS, cols]; returns (sp, b)."""
+    return apply_at(S.reshape((1, S.shape[0], S.shape[1])), 0, sp, b, a, L)
 
 
 # ---- features -------------------------------------------------------------------------------
@@ -214,32 +221,33 @@ def _col(col, base, t):
 
 
 @njit(inline="always")
-def _children(S, t):
-    """Token t's leftmost, second-leftmost, rightmost and second-rightmost child (0: none)."""
+def _children(S, it, t):
+    """Token t's leftmost, second-leftmost, rightmost and second-rightmost child in the state
+    S[it] (0: none)."""
     if t == 0:
         return 0, 0, 0, 0
-    return S[LC1, t], S[LC2, t], S[RC1, t], S[RC2, t]
+    return S[it, LC1, t], S[it, LC2, t], S[it, RC1, t], S[it, RC2, t]
 
 
 @njit(inline="always")
-def _row(S, r, t):
-    """Row r of token t (its label, valency or label set; 0 for no token)."""
-    return S[r, t] if t else 0
+def _row(S, it, r, t):
+    """Row r of token t in the state S[it] (its label, valency or label set; 0 for no token)."""
+    return S[it, r, t] if t else 0
 
 
 @njit(inline="always")
-def _atoms(S, sp, b, sent):
-    """The atoms of a state, as the parts of ``ATOMS`` (inlined into ``extract``: the atoms
-    stay in registers)."""
+def _atoms(S, it, sp, b, sent):
+    """The atoms of the state S[it], as the parts of ``ATOMS`` (inlined into ``extract_at``:
+    the atoms stay in registers)."""
     words, tags, lemmas, morph, base, n = sent
-    s0 = S[ST, sp - 1] if sp >= 1 else 0
-    s1 = S[ST, sp - 2] if sp >= 2 else 0
-    s2 = S[ST, sp - 3] if sp >= 3 else 0
+    s0 = S[it, ST, sp - 1] if sp >= 1 else 0
+    s1 = S[it, ST, sp - 2] if sp >= 2 else 0
+    s2 = S[it, ST, sp - 3] if sp >= 3 else 0
     n0 = b if b <= n else 0
     n1 = b + 1 if b + 1 <= n else 0
     n2 = b + 2 if b + 2 <= n else 0
-    s0l1, s0l2, s0r1, s0r2 = _children(S, s0)
-    s1l1, s1l2, s1r1, s1r2 = _children(S, s1)
+    s0l1, s0l2, s0r1, s0r2 = _children(S, it, s0)
+    s1l1, s1l2, s1r1, s1r2 = _children(S, it, s1)
     s0w, s0p = _col(words, base, s0), _col(tags, base, s0)
     s1w, s1p = _col(words, base, s1), _col(tags, base, s1)
     n0w, n0p = _col(words, base, n0), _col(tags, base, n0)
@@ -249,10 +257,10 @@ def _atoms(S, sp, b, sent):
           _col(words, base, s0r1), _col(tags, base, s0r1), _col(words, base, s0r2), _col(tags, base, s0r2),
           _col(words, base, s1l1), _col(tags, base, s1l1), _col(words, base, s1l2), _col(tags, base, s1l2),
           _col(words, base, s1r1), _col(tags, base, s1r1), _col(words, base, s1r2), _col(tags, base, s1r2))
-    tree = (_row(S, LB, s0l1), _row(S, LB, s0l2), _row(S, LB, s0r1), _row(S, LB, s0r2),
-            _row(S, LB, s1l1), _row(S, LB, s1l2), _row(S, LB, s1r1), _row(S, LB, s1r2),
-            _row(S, NL, s0), _row(S, NR, s0), _row(S, SL, s0), _row(S, SR, s0),
-            _row(S, NL, s1), _row(S, NR, s1), _row(S, SL, s1), _row(S, SR, s1))
+    tree = (_row(S, it, LB, s0l1), _row(S, it, LB, s0l2), _row(S, it, LB, s0r1), _row(S, it, LB, s0r2),
+            _row(S, it, LB, s1l1), _row(S, it, LB, s1l2), _row(S, it, LB, s1r1), _row(S, it, LB, s1r2),
+            _row(S, it, NL, s0), _row(S, it, NR, s0), _row(S, it, SL, s0), _row(S, it, SR, s0),
+            _row(S, it, NL, s1), _row(S, it, NR, s1), _row(S, it, SL, s1), _row(S, it, SR, s1))
     lex = (_col(lemmas, base, s0), _col(morph, base, s0), _h(1, s0w, s0p, 0),
            _col(lemmas, base, s1), _col(morph, base, s1), _h(1, s1w, s1p, 0),
            _col(lemmas, base, n0), _col(morph, base, n0), _h(1, n0w, n0p, 0))
@@ -269,17 +277,24 @@ def _atom(name: str) -> str:
     raise KeyError(name)
 
 
-# ``_emit(A, groups, out)``: the switched-on templates' hashes in table order, written out.
-_emit = unroll("_emit", "A, groups, out", "_h({t}, {atoms})",
+# ``_emit(A, groups, out, r)``: the switched-on templates' hashes in table order, written to out[r].
+_emit = unroll("_emit", "A, groups, out, r", "_h({t}, {atoms})",
                [(t, f"groups & {1 << GROUPS.index(g)}", [_atom(a) for a in atoms] + ["0"] * (3 - len(atoms)))
-                for t, g, atoms in TEMPLATES], globals(), __file__)
+                for t, g, atoms in TEMPLATES], globals(), __file__, target="out[r, k]")
+
+
+@njit
+def extract_at(S, it, sp, b, sent, groups, out, r):
+    """The hashed features of the state S[it] into out[r] (the templates of the groups switched
+    on in ``groups``, in ``TEMPLATES`` order); returns their number."""
+    return _emit(_atoms(S, it, sp, b, sent), groups, out, r)
 
 
 @njit
 def extract(S, sp, b, sent, groups, out):
-    """The hashed features of a state into out (the templates of the groups switched on in
-    ``groups``, in ``TEMPLATES`` order); returns their number."""
-    return _emit(_atoms(S, sp, b, sent), groups, out)
+    """``extract_at`` of one state S [N_ROWS, cols] into out [MAX_FEATS]."""
+    return extract_at(S.reshape((1, S.shape[0], S.shape[1])), 0, sp, b, sent, groups,
+                      out.reshape((1, out.shape[0])), 0)
 
 
 # The hash mask with its sign bit cleared: a slot ``f & mask + a`` is then known to be
@@ -426,6 +441,14 @@ def _copy(src, dst, n):
             dst[r, i] = src[r, i]
 
 
+@njit(inline="always")
+def _copy_at(src, p, dst, j, n):
+    """dst[j] = src[p] (states [items, N_ROWS, cols]), read and written by index."""
+    for r in range(N_ROWS):
+        for i in range(n + 2):
+            dst[j, r, i] = src[p, r, i]
+
+
 @njit
 def new_beams(B, maxlen):
     """``beam_search``'s scratch (``Beams``) for sentences of up to maxlen tokens."""
@@ -473,6 +496,7 @@ def beam_search(sent, model, search, bufs, gold, track):
     T = 2 * n - 1
     feats = np.zeros((B, MAX_FEATS), dtype=np.int64)  # item i's features
     nfeat = np.zeros(B, dtype=np.int64)
+    fsum = np.zeros(B, dtype=np.int64)  # the sum of item i's features
     src = np.zeros(B, dtype=np.int64)  # the item whose scores item i has (i, or an earlier twin)
     who = np.zeros(B, dtype=np.int64)  # the items scored (no earlier twin)
     lo = np.zeros(B, dtype=np.int64)  # their legal actions lo[i]..hi[i] - 1
@@ -508,8 +532,8 @@ def beam_search(sent, model, search, bufs, gold, track):
     bgold[0] = True
     size = 1
     # the gold path, followed separately when training
-    G = np.zeros((N_ROWS, n + 2), dtype=np.int64)
-    reset(G, n)
+    G = np.zeros((1, N_ROWS, n + 2), dtype=np.int64)
+    reset(G[0], n)
     gsp = 0
     gb = 1
     gscore = 0.0
@@ -517,7 +541,7 @@ def beam_search(sent, model, search, bufs, gold, track):
     vmax = -np.inf
     A = cur
     Bn = nxt
-    gfeats = np.zeros(MAX_FEATS, dtype=np.int64)  # the gold prefix's features, when out of the beam
+    gfeats = np.zeros((1, MAX_FEATS), dtype=np.int64)  # the gold prefix's features, when out of the beam
     for t in range(T):
         gitem = -1  # the item that is the gold prefix (when tracking and it is in the beam)
         gk = 0
@@ -526,17 +550,22 @@ def beam_search(sent, model, search, bufs, gold, track):
             for i in range(size):
                 gin = gin or bgold[i]
             if not gin:  # its features now, and its action's weights asked for (prefetch) while
-                gk = extract(G, gsp, gb, sent, model.groups, gfeats)  # the beam is searched
+                gk = extract_at(G, 0, gsp, gb, sent, model.groups, gfeats, 0)  # the beam is searched
                 for i in range(gk):
-                    prefetch(W, (gfeats[i] & m_nonneg) + gold[t])
+                    prefetch(W, (gfeats[0, i] & m_nonneg) + gold[t])
         nwho = 0
         k = 0
         for i in range(size):
-            k = extract(A[i], bsp[i], bb[i], sent, model.groups, feats[i])
+            k = extract_at(A, i, bsp[i], bb[i], sent, model.groups, feats, i)
             nfeat[i] = k
             src[i] = i
+            f = np.int64(0)  # a sum of the features (wrapping): twins have equal sums
+            for q in range(k):
+                f += feats[i, q]
+            fsum[i] = f
             for j in range(i):
-                if src[j] == j and bb[j] == bb[i] and nfeat[j] == k and _same_features(feats, i, j, k):
+                if (src[j] == j and fsum[j] == f and bb[j] == bb[i] and nfeat[j] == k
+                        and _same_features(feats, i, j, k)):
                     src[i] = j
                     break
             if src[i] == i:
@@ -570,8 +599,8 @@ def beam_search(sent, model, search, bufs, gold, track):
         for j in range(m):
             p = topp[j]
             a = topa[j]
-            _copy(A[p], Bn[j], n)
-            nsp[j], nb[j] = apply(Bn[j], bsp[p], bb[p], a, L)
+            _copy_at(A, p, Bn, j, n)
+            nsp[j], nb[j] = apply_at(Bn, j, bsp[p], bb[p], a, L)
             nscore[j] = topv[j]
             ngold[j] = track and bgold[p] and a == gold[t]
             hist_p[t, j] = p
@@ -584,18 +613,16 @@ def beam_search(sent, model, search, bufs, gold, track):
             bgold[j] = ngold[j]
         A, Bn = Bn, A
         if track:
-            if gitem >= 0:  # the gold prefix is item gitem's state: its features
-                gf = feats[gitem]
-                k = nfeat[gitem]
-            else:
-                k = gk
-                gf = gfeats
             g = gold[t]
             s = 0.0
-            for i in range(k):
-                s += W[(gf[i] & m_nonneg) + g]
+            if gitem >= 0:  # the gold prefix is item gitem's state: its features
+                for i in range(nfeat[gitem]):
+                    s += W[(feats[gitem, i] & m_nonneg) + g]
+            else:
+                for i in range(gk):
+                    s += W[(gfeats[0, i] & m_nonneg) + g]
             gscore += s
-            gsp, gb = apply(G, gsp, gb, g, L)
+            gsp, gb = apply_at(G, 0, gsp, gb, g, L)
             scores_out[t] = gscore
             if not bgold[0]:
                 v = bscore[0] - gscore
@@ -669,27 +696,26 @@ def _path(hist_p, hist_a, t, j, out):
 def _update(sent, model, acts, T, sign, c):
     """W += sign * phi(acts[:T]) (U += sign * c * phi), replaying the actions from the start."""
     n, W, U, mask = sent.n, model.W, model.U, model.mask
-    S = np.zeros((N_ROWS, n + 2), dtype=np.int64)
-    reset(S, n)
-    feats = np.zeros((2, MAX_FEATS), dtype=np.int64)  # step t's features and step t + 1's
+    S = np.zeros((1, N_ROWS, n + 2), dtype=np.int64)
+    reset(S[0], n)
+    feats = np.zeros((2, MAX_FEATS), dtype=np.int64)  # step t's features (row t % 2) and step t + 1's
     sp = 0
     b = 1
-    k = extract(S, sp, b, sent, model.groups, feats[0])
+    k = extract_at(S, 0, sp, b, sent, model.groups, feats, 0)
     for t in range(T):
         a = acts[t]
-        cur = feats[t % 2]
+        r = t % 2
         kc = k
-        sp, b = apply(S, sp, b, a, model.L)
+        sp, b = apply_at(S, 0, sp, b, a, model.L)
         if t + 1 < T:  # the next step's cells are asked for (prefetch) while this step's change
-            nxt = feats[(t + 1) % 2]
-            k = extract(S, sp, b, sent, model.groups, nxt)
+            k = extract_at(S, 0, sp, b, sent, model.groups, feats, 1 - r)
             a1 = acts[t + 1]
             for i in range(k):
-                h = (nxt[i] & mask) + a1
+                h = (feats[1 - r, i] & mask) + a1
                 prefetch(W, h)
                 prefetch(U, h)
         for i in range(kc):
-            h = (cur[i] & mask) + a
+            h = (feats[r, i] & mask) + a
             W[h] += sign
             U[h] += sign * c
 

@@ -169,12 +169,20 @@ class LabelledParser:
         return heads, labels
 
     def _decode(self, sentences, enc, heads, labels):
+        from structkit.parse.projective import LIFT
+
         o = enc[0]
+        names = np.array(["_", *self.labels], dtype=object)   # label id -> name (0: "_")
+        # A sentence without a lifted label is what the pseudo-projective decoding gives back
+        # unchanged (no arc to move, no mark to drop): it is skipped for those (most sentences).
+        lifted = np.array([False] + [LIFT in x for x in self.labels])
+        skip_plain = DEPROJECTIVIZE is _deprojectivize and PSEUDO_PROJECTIVE_SCHEME == "head"
         H, D = [], []
         for i in range(len(sentences)):
+            ids = labels[o[i]:o[i + 1]]
             h = heads[o[i]:o[i + 1]].tolist()
-            d = [self.labels[x - 1] if x > 0 else "_" for x in labels[o[i]:o[i + 1]]]
-            if DEPROJECTIVIZE is not None:
+            d = names[ids].tolist()
+            if DEPROJECTIVIZE is not None and not (skip_plain and not lifted[ids].any()):
                 h, d = DEPROJECTIVIZE(h, d)
             H.append(h)
             D.append(d)

@@ -18,9 +18,9 @@ import zlib
 from structkit.jit import njit
 
 
-def unroll(name: str, params: str, hash_call: str, rows, env: dict, filename: str):
+def unroll(name: str, params: str, hash_call: str, rows, env: dict, filename: str, target: str = "out[k]"):
     """A numba kernel ``name(params)`` that writes the hash of each row's template into
-    ``out[k]``, k = 0, 1, ... in row order, and returns k.
+    ``target`` (``out[k]``, or e.g. ``out[r, k]``), k = 0, 1, ... in row order, and returns k.
 
     rows: (template id, gate, atom expressions); a row with a gate (an expression such as
     ``groups & 4``) is emitted only where the gate is true. ``hash_call`` formats one hash from
@@ -37,7 +37,7 @@ def unroll(name: str, params: str, hash_call: str, rows, env: dict, filename: st
             if g is not None:
                 lines.append(f"    if {g}:")
         indent = "    " if g is None else "        "
-        lines.append(f"{indent}out[k] = {hash_call.format(t=t, atoms=', '.join(atoms))}")
+        lines.append(f"{indent}{target} = {hash_call.format(t=t, atoms=', '.join(atoms))}")
         lines.append(f"{indent}k += 1")
     lines.append("    return k")
     src = "\n".join(lines)
