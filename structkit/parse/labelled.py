@@ -401,8 +401,13 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
         np.divide(U, np.float32(c), out=U)
         return np.subtract(W, U, out=W)
 
+    dev_enc = None   # dev encoded once (the vocabularies no longer grow)
+
     def score_dev(w: np.ndarray) -> dict:
-        H, D = parser.parse_sentences(dev_sents, W=w)
+        nonlocal dev_enc
+        if dev_enc is None:
+            dev_enc = parser.encode(dev_sents)
+        H, D = parser._decode(dev_sents, dev_enc, *parser.parse_encoded(dev_enc, W=w))
         return label_scores(dev_sents, H, D)
 
     def snapshot(w: np.ndarray) -> "_Cells":  # the best epoch's weights, kept as their nonzero cells
