@@ -109,6 +109,18 @@ def make_texts(src: str, folder: Path, n_files: int, tokens: int) -> int:
     return total
 
 
+def count_blocks(folder: Path) -> int:
+    """The blocks the parent cuts the folder's files into (the batch module's own cutter, at its
+    default size): what each worker is handed, and what the parent reads and writes one at a time."""
+    from structkit.io.blocks import BLOCK_BYTES, iter_blocks
+
+    n = 0
+    for f in sorted(folder.iterdir()):
+        with open(f, "rb") as fh:
+            n += sum(1 for _ in iter_blocks(fh, BLOCK_BYTES, True, str(f)))
+    return n
+
+
 def md5(path: Path) -> str:
     return hashlib.md5(path.read_bytes()).hexdigest()
 
@@ -131,7 +143,7 @@ def main() -> None:
         texts = tmp / "texts"
         texts.mkdir()
         n_tokens = make_texts(train, texts, 20, args.tokens)
-        res["folder"] = {"files": 20, "tokens": n_tokens}
+        res["folder"] = {"files": 20, "tokens": n_tokens, "blocks": count_blocks(texts)}
         print(f"folder of 20 text files, {n_tokens} tokens", flush=True)
         structkit("tag", "--model", pos_model, "--text", texts / "doc00.txt", "-j", "1")  # warm the cache
         outs = {}
@@ -183,22 +195,29 @@ def main() -> None:
           f"{res['machine']['commit']})", "",
           f"Folder of {f['files']} raw-text files, {f['tokens']} tokens, `structkit tag --text DIR` "
           "with a POS model (best of runs):", "",
-          "| run | wall (s) | load before | CPU s: parent | CPU s: workers | CPU s: total | parent's share |",
-          "|---|---|---|---|---|---|---|"]
+          "| run | wall (s) | load before | CPU s: parent | CPU s: workers | CPU s: total | parent's share | "
+          "CPU ms per block: parent | CPU ms per block: workers |",
+          "|---|---|---|---|---|---|---|---|---|"]
     for jobs in ("1", "2"):
         for run in f[f"jobs{jobs}_runs"]:
+            per_block = (f"{1000 * run['parent_cpu_seconds'] / f['blocks']:.1f} | "
+                         f"{1000 * sum(run['worker_cpu_seconds']) / f['blocks']:.1f}"
+                         if jobs != "1" and f.get("blocks") else "- | -")
             md.append(f"| --jobs {jobs} | {run['wall_seconds']} | {run['load_before']} | "
                       f"{run['parent_cpu_seconds']} | {', '.join(map(str, run['worker_cpu_seconds'])) or '-'} | "
-                      f"{run['total_cpu_seconds']} | {run['parent_share']} |")
-    md.append(f"| one command per file (shell loop) | {f['shell_loop_seconds']} | | | | | |")
+                      f"{run['total_cpu_seconds']} | {run['parent_share']} | {per_block} |")
+    md.append(f"| one command per file (shell loop) | {f['shell_loop_seconds']} | | | | | | | |")
     if "dask_local2_seconds" in f:
-        md.append(f"| --dask local:2 (cluster start included) | {f['dask_local2_seconds']} | | | | | |")
+        md.append(f"| --dask local:2 (cluster start included) | {f['dask_local2_seconds']} | | | | | | | |")
     md += ["", "Each --jobs run as it came (runs alternate between 1 and 2 jobs). Load: the 1-minute "
            "load average just before the run; a load above 0 means other work shared the cores, and a "
            "starved pool shows as workers' CPU seconds well below their wall time. CPU seconds of each "
            "process from /proc (sampled every 20 ms), the total from getrusage. With --jobs 1 the "
            "parent does all the work itself; with --jobs 2 its share is reading, cutting blocks and "
-           "writing.", "",
+           f"writing: per block ({f.get('blocks', '?')} blocks of about 1 MB, the batch module's "
+           "cutter), its CPU milliseconds against the workers' (their CPU seconds summed, over the "
+           "blocks) say whether it could hold them up: it keeps up while its time per block is well "
+           "under a worker's.", "",
            f"Speed-up from 1 to 2 jobs (best wall of each): {f['speedup_1_to_2']}x; outputs identical: {f['identical']}"
            + (f"; Dask output identical: {f['dask_identical']}" if "dask_identical" in f else "") + ".", "",
            "Peak RSS of the largest process, `structkit chunk` on CoNLL-2000 test:", "",

@@ -37,8 +37,12 @@ UD = "ud-english-partut/en_partut-ud-{}.conllu"
 PARSE_SNIPPET = r"""
 import hashlib, json, sys, time
 from structkit.config import resolve_data_path
-from structkit.parse.labelled import label_scores
-from structkit.parse.parser import DependencyParser, read_treebank
+try:
+    from structkit.parse.labelled import label_scores
+    from structkit.parse.parser import DependencyParser, read_treebank
+except ImportError:   # a tree from before the wings (structkit/tasks/), e.g. the issue's fdeef3d
+    from structkit.tasks.labelled import label_scores
+    from structkit.tasks.parser import DependencyParser, read_treebank
 p = DependencyParser.load(sys.argv[1])
 sets = {k: read_treebank(resolve_data_path(sys.argv[2].format(k))) for k in ("dev", "test")}
 out = {}
@@ -88,8 +92,10 @@ def one_round(tree: str, tmp: Path, tag: str) -> dict:
     model = tmp / f"{tag}.model"
     train = ["-m", "structkit", "train", "--task", "parse", "--train", resolve_data_path(UD.format("train")),
              "--dev", resolve_data_path(UD.format("dev")), "--model", str(model), "-q"]
+    load = round(os.getloadavg()[0], 2)
     cpu, rss, _ = _timed(tree, train, str(tmp))
-    row = {"train_cpu_seconds": cpu, "train_peak_rss_mb": rss, "model_checksum": header_checksum(model)}
+    row = {"load_before": load, "train_cpu_seconds": cpu, "train_peak_rss_mb": rss,
+           "model_checksum": header_checksum(model)}
     _, _, out = _timed(tree, ["-c", PARSE_SNIPPET, str(model), UD], str(tmp))
     row |= json.loads(out.strip().splitlines()[-1])
     test = resolve_data_path(UD.format("test"))
@@ -143,8 +149,10 @@ def main() -> int:
     dump_json(obj, out.with_suffix(".json"))
     sp = obj["speedup"]
     md = ["# The beam parser, old tree against new (issue 31)", "",
-          f"`{cmd}` ({m['date']}, new tree at commit {m['commit']}, {m['cores']} cores shared with other jobs; "
-          f"best of {args.repeat} interleaved rounds).", "",
+          f"`{cmd}` ({m['date']}, new tree at commit {m['commit']}, {m['cores']} cores; best of "
+          f"{args.repeat} interleaved rounds; 1-minute load average before each round's training: "
+          + ", ".join(f"{r.get('load_before', '?')}" for rr in zip(rows["old"], rows["new"]) for r in rr)
+          + ", old and new alternating).", "",
           "Training: `structkit train --task parse --train ud-english-partut/en_partut-ud-train.conllu "
           "--dev ud-english-partut/en_partut-ud-dev.conllu --model M -q` (the README's default parser: beam 8, "
           "8 epochs, dev selection), CPU = user + system seconds, peak RSS = /usr/bin/time's maximum resident "
