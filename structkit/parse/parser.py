@@ -269,6 +269,10 @@ class DependencyParser:
     @classmethod
     def load(cls, path: str, command: str | None = None):
         header, arrays = load_model(path, ("parse",), command, limits=_parser_limits)
+        # imported before the checks below: an error of structkit's own code while importing is a
+        # traceback, not a "damaged model file" (as it was once said of a good file)
+        from structkit.parse.labelled import LabelledParser
+
         try:
             config = ParserConfig(**header["config"])
             try:
@@ -276,8 +280,6 @@ class DependencyParser:
             except UserError as e:
                 raise ValueError(e.message) from None
             if header.get("kind") != "arc-standard":
-                from structkit.parse.labelled import LabelledParser
-
                 return LabelledParser.from_arrays(config, header, arrays)
             words = Vocab(unpack_strings("words", arrays))
             tags = Vocab(unpack_strings("tags", arrays))
