@@ -128,7 +128,7 @@ MUTATIONS = [
       ("tests/rerank/test_rerank.py", "tests/test_nbest.py"), "a substitution costs 2 in the word edit distance"),
     # ---- issue 25: the code of issues 19-24 (the first four were survivors) -------------------
     M("beam-s1-rightmost-label", "structkit/parse/beam.py",
-      "_row(S, LB, s1r1)", "_row(S, LB, s1l1)",
+      "_row(S, it, LB, s1r1)", "_row(S, it, LB, s1l1)",
       ("tests/parse/test_beam_features.py",), "a label template reads s1's leftmost child's label for its rightmost"),
     M("beam-max-violation-ties", "structkit/parse/beam.py",
       "if v >= vmax:", "if v > vmax:",
