@@ -60,11 +60,15 @@ def card_for_saves(card: dict | None) -> Iterator[None]:
         _CARD.reset(token)
 
 
-# Deflate level of saved models. Level 1 makes files within 1% of numpy's level 6 (float weights
-# barely compress at any level) in about a third of the time: 0.19 s against 0.6 s for the default
-# parser's 13 MB of arrays. _SCRATCH_SAVES: models written only to be read back in the same
-# process (a model card's scoring) are stored uncompressed.
+# Deflate levels of saved models: weights in float barely compress at any level, and numpy's level
+# 6 spends three times level 1's time on them (0.6 s against 0.19 s for the default parser's
+# 13 MB, files within 1% of each other); an array that compresses well (a table mostly of zeros,
+# the tokenizer's: 0.5 MB at 6 against 0.64 MB at 1) is cheap at either and gets 6. Which, is
+# told by level 1 on its first MB. _SCRATCH_SAVES: models written only to be read back in the
+# same process (a model card's scoring) are stored uncompressed.
 COMPRESS_LEVEL = 1
+COMPRESSIBLE_LEVEL = 6
+_PROBE_BYTES = 1 << 20
 _SCRATCH_SAVES: ContextVar[bool] = ContextVar("structkit_scratch_saves", default=False)
 
 
@@ -79,14 +83,29 @@ def scratch_saves() -> Iterator[None]:
         _SCRATCH_SAVES.reset(token)
 
 
-def write_npz(f, arrays: dict[str, np.ndarray], level: int | None = COMPRESS_LEVEL) -> None:
-    """The archive np.savez_compressed writes (one ``NAME.npy`` member per array, ZIP64 where
-    needed, never pickled), with deflate at ``level``; ``None`` stores members uncompressed."""
-    method = zipfile.ZIP_STORED if level is None else zipfile.ZIP_DEFLATED
-    with zipfile.ZipFile(f, mode="w", compression=method, compresslevel=level, allowZip64=True) as zf:
+def _level(data: bytes) -> int:
+    """COMPRESSIBLE_LEVEL for data that level 1 shrinks to under a quarter (on its first MB),
+    else COMPRESS_LEVEL."""
+    probe = data[:_PROBE_BYTES]
+    if len(probe) and len(zlib.compress(probe, 1)) < len(probe) // 4:
+        return COMPRESSIBLE_LEVEL
+    return COMPRESS_LEVEL
+
+
+def write_npz(f, arrays: dict[str, np.ndarray], compress: bool = True) -> None:
+    """The archive np.savez_compressed writes (one ``NAME.npy`` member per array, never
+    pickled), each member deflated at the level :func:`_level` chooses for it, or stored
+    uncompressed (``compress=False``)."""
+    import io
+
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with zipfile.ZipFile(f, mode="w", compression=method, allowZip64=True) as zf:
         for name, a in arrays.items():
-            with zf.open(name + ".npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(a), allow_pickle=False)
+            buf = io.BytesIO()
+            np.lib.format.write_array(buf, np.asanyarray(a), allow_pickle=False)
+            data = buf.getbuffer()
+            zf.writestr(name + ".npy", data, compresslevel=_level(data) if compress else None)
+            del data
 
 
 def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
@@ -104,7 +123,7 @@ def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray])
     # temporary file, so no half-written model is left and an existing one is unchanged.
     try:
         with atomic_output(path, "wb") as f:
-            write_npz(f, {_HEADER: blob, **arrays}, None if _SCRATCH_SAVES.get() else COMPRESS_LEVEL)
+            write_npz(f, {_HEADER: blob, **arrays}, compress=not _SCRATCH_SAVES.get())
     except OSError as e:
         raise UserError(f"cannot write the model: {e.strerror or e}", path) from None
 

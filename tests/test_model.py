@@ -116,6 +116,15 @@ def test_saves_deflate_and_scratch_saves_store(tagger, model_file, tmp_path):
         assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_DEFLATED}
 
 
+def test_deflate_level_follows_what_the_data_gives():
+    """Level 6 where level 1 shrinks an array's first MB to under a quarter (a table mostly of
+    zeros), level 1 for weights that barely compress (random floats)."""
+    assert model_mod._level(bytes(1 << 21)) == model_mod.COMPRESSIBLE_LEVEL
+    noise = np.random.default_rng(0).random(1 << 18, dtype=np.float32).tobytes()
+    assert model_mod._level(noise) == model_mod.COMPRESS_LEVEL
+    assert model_mod._level(b"") == model_mod.COMPRESS_LEVEL
+
+
 def test_save_model_writes_with_the_permissions_of_a_plain_file(tmp_path):
     path = tmp_path / "m.npz"
     save_model(str(path), {"task": "chunk"}, {"a": np.arange(3)})
