@@ -93,19 +93,19 @@ def _level(data: bytes) -> int:
 
 
 def write_npz(f, arrays: dict[str, np.ndarray], compress: bool = True) -> None:
-    """The archive np.savez_compressed writes (one ``NAME.npy`` member per array, never
-    pickled), each member deflated at the level :func:`_level` chooses for it, or stored
-    uncompressed (``compress=False``)."""
-    import io
-
+    """The archive np.savez_compressed writes (one ``NAME.npy`` member per array, streamed into
+    it as numpy does, never pickled), each member deflated at the level :func:`_level` chooses
+    from the array's first MB, or stored uncompressed (``compress=False``)."""
     method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     with zipfile.ZipFile(f, mode="w", compression=method, allowZip64=True) as zf:
         for name, a in arrays.items():
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.asanyarray(a), allow_pickle=False)
-            data = buf.getbuffer()
-            zf.writestr(name + ".npy", data, compresslevel=_level(data) if compress else None)
-            del data
+            a = np.asanyarray(a)
+            if not a.flags.c_contiguous:   # (model arrays are; a 0-d array keeps its shape)
+                a = np.ascontiguousarray(a)
+            if compress:   # the level of the member zf.open makes next
+                zf.compresslevel = _level(a.reshape(-1).view(np.uint8)[:_PROBE_BYTES].tobytes())
+            with zf.open(name + ".npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, a, allow_pickle=False)
 
 
 def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:

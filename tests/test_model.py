@@ -125,6 +125,21 @@ def test_deflate_level_follows_what_the_data_gives():
     assert model_mod._level(b"") == model_mod.COMPRESS_LEVEL
 
 
+def test_write_npz_keeps_every_array_as_numpy_would(tmp_path):
+    arrays = {"empty": np.zeros(0, np.float32), "scalar": np.float64(3.0), "text": np.array(["ab", "c"]),
+              "mask": np.ones((3, 2), bool), "transposed": np.arange(6).reshape(2, 3).T,
+              "zeros": np.zeros(1 << 19, np.float32)}
+    for compress in (True, False):
+        path = tmp_path / f"a{compress}.npz"
+        with open(path, "wb") as f:
+            model_mod.write_npz(f, arrays, compress=compress)
+        with np.load(path, allow_pickle=False) as z:
+            assert sorted(z.files) == sorted(arrays)
+            for k, a in arrays.items():
+                assert z[k].dtype == np.asarray(a).dtype and z[k].shape == np.shape(a)
+                assert np.array_equal(z[k], a)
+
+
 def test_save_model_writes_with_the_permissions_of_a_plain_file(tmp_path):
     path = tmp_path / "m.npz"
     save_model(str(path), {"task": "chunk"}, {"a": np.arange(3)})
