@@ -99,11 +99,12 @@ def write_npz(f, arrays: dict[str, np.ndarray], compress: bool = True) -> None:
     method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     with zipfile.ZipFile(f, mode="w", compression=method, allowZip64=True) as zf:
         for name, a in arrays.items():
-            a = np.asanyarray(a)
-            if not a.flags.c_contiguous:   # (model arrays are; a 0-d array keeps its shape)
-                a = np.ascontiguousarray(a)
-            if compress:   # the level of the member zf.open makes next
-                zf.compresslevel = _level(a.reshape(-1).view(np.uint8)[:_PROBE_BYTES].tobytes())
+            a = np.asanyarray(a)   # written as it is: C or Fortran order, or strided (as numpy does)
+            if compress:   # the level of the member zf.open makes next, from the first MB's items
+                k = max(1, _PROBE_BYTES // max(a.itemsize, 1))
+                contiguous = a.flags.c_contiguous or a.flags.f_contiguous
+                head = a.reshape(-1, order="A")[:k] if contiguous else np.asarray(a.flat[:k])
+                zf.compresslevel = _level(head.tobytes())
             with zf.open(name + ".npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, a, allow_pickle=False)
 

@@ -126,9 +126,11 @@ def test_deflate_level_follows_what_the_data_gives():
 
 
 def test_write_npz_keeps_every_array_as_numpy_would(tmp_path):
+    """Every kind of array comes back as from np.savez: empty, 0-d, strings, bool, Fortran order
+    (kept in Fortran order), strided."""
     arrays = {"empty": np.zeros(0, np.float32), "scalar": np.float64(3.0), "text": np.array(["ab", "c"]),
               "mask": np.ones((3, 2), bool), "transposed": np.arange(6).reshape(2, 3).T,
-              "zeros": np.zeros(1 << 19, np.float32)}
+              "strided": np.arange(24.0)[::3], "zeros": np.zeros(1 << 19, np.float32)}
     for compress in (True, False):
         path = tmp_path / f"a{compress}.npz"
         with open(path, "wb") as f:
@@ -138,6 +140,7 @@ def test_write_npz_keeps_every_array_as_numpy_would(tmp_path):
             for k, a in arrays.items():
                 assert z[k].dtype == np.asarray(a).dtype and z[k].shape == np.shape(a)
                 assert np.array_equal(z[k], a)
+            assert z["transposed"].flags.f_contiguous and not z["transposed"].flags.c_contiguous
 
 
 def test_save_model_writes_with_the_permissions_of_a_plain_file(tmp_path):
