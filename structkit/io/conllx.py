@@ -233,7 +233,7 @@ def _read(name: str, stream: IO[str]) -> Iterator[DepSentence]:
             sent.add(lineno, word, "_", pos, pos, "_", "_", "_")
             return
         tid, form, lemma, upos, xpos, feats, head, deprel = cols[:8]
-        if not (tid.isascii() and tid.isdigit()):   # (what _INT matches: most rows, no regex)
+        if not (tid.isascii() and tid.isdigit()):   # a plain ID (most rows) needs no regex
             if _EMPTY_NODE.fullmatch(tid):
                 return  # empty nodes belong to the enhanced graph, not the basic tree
             m = _RANGE.fullmatch(tid)
