@@ -693,16 +693,21 @@ def _path(hist_p, hist_a, t, j, out):
 
 
 @njit
-def _update(sent, model, acts, T, sign, c):
-    """W += sign * phi(acts[:T]) (U += sign * c * phi), replaying the actions from the start."""
+def _update(sent, model, acts, t0, T, sign, c):
+    """W += sign * phi(acts[t0:T]) (U += sign * c * phi), replaying the actions from the start
+    (the first t0 without features: ``beam_epoch`` passes the steps the gold and the predicted
+    sequence share, whose +phi and -phi cancel; W's cells are integers, so W is the same, and
+    U's are too, the same while below 2^24 in size, as float32 holds them exactly)."""
     n, W, U, mask = sent.n, model.W, model.U, model.mask
     S = np.zeros((1, N_ROWS, n + 2), dtype=np.int64)
     reset(S[0], n)
     feats = np.zeros((2, MAX_FEATS), dtype=np.int64)  # step t's features (row t % 2) and step t + 1's
     sp = 0
     b = 1
-    k = extract_at(S, 0, sp, b, sent, model.groups, feats, 0)
-    for t in range(T):
+    for t in range(t0):  # the steps both paths share: their changes cancel
+        sp, b = apply_at(S, 0, sp, b, acts[t], model.L)
+    k = extract_at(S, 0, sp, b, sent, model.groups, feats, t0 % 2)
+    for t in range(t0, T):
         a = acts[t]
         r = t % 2
         kc = k
@@ -741,8 +746,11 @@ def beam_epoch(X, gold_actions, order, trainable, model, search, c):
         if tmax >= 0:
             updates += 1
             _path(bufs.hist_p, bufs.hist_a, tmax, 0, path)
-            _update(sent, model, gold, tmax + 1, 1.0, c)
-            _update(sent, model, path, tmax + 1, -1.0, c)
+            t0 = 0   # the steps both share are not replayed
+            while t0 <= tmax and gold[t0] == path[t0]:
+                t0 += 1
+            _update(sent, model, gold, t0, tmax + 1, 1.0, c)
+            _update(sent, model, path, t0, tmax + 1, -1.0, c)
         c += 1.0
     return c, updates
 

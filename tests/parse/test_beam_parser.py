@@ -524,7 +524,9 @@ def test_max_violation_ties_from_zero_weights_take_the_last_step(B):
         return d
 
     np.testing.assert_array_equal(W, diff(2 * n - 1))
+    np.testing.assert_array_equal(U, diff(2 * n - 1))   # c = 1 at the update
     assert not np.array_equal(diff(2 * n - 1), diff(3))  # the first-mistake rule would update less
+    assert gold[:2] == top[:2]   # the two share two steps, which the kernel skips (they cancel)
 
 
 # ---- an accuracy floor for the default parser -------------------------------------------------
