@@ -189,8 +189,10 @@ class LabelledParser:
         return H, D
 
     def parse_sentences(self, sentences: list[DepSentence], beam: int | None = None, W=None,
-                        depth: int | None = None, path: str | None = None):
-        enc = self.encode(sentences, path=path)
+                        depth: int | None = None, path: str | None = None, enc=None):
+        """Heads and labels of the sentences (enc: their ``encode``, when already made)."""
+        if enc is None:
+            enc = self.encode(sentences, path=path)
         heads, labels = self.parse_encoded(enc, beam, W, depth)
         return self._decode(sentences, enc, heads, labels)
 
@@ -407,7 +409,7 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
         nonlocal dev_enc
         if dev_enc is None:
             dev_enc = parser.encode(dev_sents)
-        H, D = parser._decode(dev_sents, dev_enc, *parser.parse_encoded(dev_enc, W=w))
+        H, D = parser.parse_sentences(dev_sents, W=w, enc=dev_enc)
         return label_scores(dev_sents, H, D)
 
     def snapshot(w: np.ndarray) -> "_Cells":  # the best epoch's weights, kept as their nonzero cells
