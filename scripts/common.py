@@ -1,6 +1,7 @@
 """Helpers shared by the experiment and benchmark scripts: running the CLI, timing, machine info."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -63,6 +64,39 @@ def machine() -> dict:
                             text=True, cwd=ROOT).stdout.strip()
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
             "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+
+
+def numba_cache(state: str, how: str) -> dict:
+    """How numba's on-disk cache stood for a script's timed runs, for its JSON (``"numba_cache"``)
+    and, as ``["words"]``, for its report next to the times. structkit compiles its kernels on
+    first use and caches them on disk (structkit/jit.py: the package's __pycache__ folders, or
+    ``NUMBA_CACHE_DIR``), so a command's first run after installing (or after a kernel's source
+    changed) also compiles, which can take several times the warm run's time. ``state``: "warm"
+    (the kernels were compiled before the timing; ``how`` says by what), "cold" (compiled within
+    the timed run, e.g. under ``cold_numba_cache()``; ``how`` says so) or "not recorded" (an older
+    run that did not control it; ``how`` says what is known)."""
+    if state not in ("warm", "cold", "not recorded"):
+        raise ValueError(f"numba cache state {state!r}: warm, cold or not recorded")
+    return {"state": state, "how": how, "words": f"numba cache {state}: {how}"}
+
+
+@contextlib.contextmanager
+def cold_numba_cache():
+    """Within it, the commands this script starts (``structkit()``, ``measured()``, any subprocess
+    given ``os.environ``) use a new, empty ``NUMBA_CACHE_DIR``: each compiles every kernel it
+    calls, as the first run after installing does. The folder is removed on leaving."""
+    import tempfile
+
+    old = os.environ.get("NUMBA_CACHE_DIR")
+    with tempfile.TemporaryDirectory(prefix="structkit-cold-numba-") as d:
+        os.environ["NUMBA_CACHE_DIR"] = d
+        try:
+            yield d
+        finally:
+            if old is None:
+                os.environ.pop("NUMBA_CACHE_DIR", None)
+            else:
+                os.environ["NUMBA_CACHE_DIR"] = old
 
 
 def write_slice(src: str, dst: Path, n_sentences: int) -> Path:
