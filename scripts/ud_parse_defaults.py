@@ -34,7 +34,10 @@ machine's speed: budget = 52 s * (CPU seconds of the default run at 8 epochs her
 
 ``--test-chosen`` reads the chosen setting from the json, trains it once (--epochs E, the
 lift threshold set as in the grid), checks that its dev score equals the curve's, parses test
-once and stores that in the json and .md.
+once and stores that in the json and .md. ``--report-only`` rewrites the .md from the json.
+
+Both steps first train the default setting for one epoch on dev, untimed, so that every timed
+run has a warm numba cache (``NUMBA_CACHE``; each run records it in the json, the .md says it).
 """
 from __future__ import annotations
 
@@ -49,6 +52,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from common import numba_cache  # noqa: E402
 
 UD = "ud-english-partut/en_partut-ud-{}.conllu"
 OUT = ROOT / "results" / "ud-parse-defaults"
@@ -69,6 +75,8 @@ RUNS = {
 }
 AXES = ("beam", "hash_bits", "lift")
 SENSITIVITY = (0.75, 1.33, 2.0)   # the choice again with the budget times these (reported, not used)
+NUMBA_CACHE = numba_cache("warm", "the kernels compiled by an untimed 1-epoch run of the default setting on dev "
+                                  "before the step's runs")
 
 
 # ---------------------------------------------------------------- worker (one training run)
@@ -102,6 +110,31 @@ def worker(spec: dict) -> None:
         model.save(spec["model"])
     print(json.dumps({"curve": curve, "labels": model.info["labels"],
                       "selected_epoch": model.info.get("selected_epoch")}), flush=True)
+
+
+def warm_up(paths: dict) -> None:
+    """Untimed: the default setting trained for one epoch on dev (dev scored), so that the timed
+    runs find their kernels compiled (NUMBA_CACHE)."""
+    run_worker({"train": paths["dev"], "dev": paths["dev"], **DEFAULT, "epochs": 1})
+
+
+def cache_words(doc: dict) -> str:
+    """What the .md says of the numba cache of the grid's runs: each run's record, or, for runs
+    from before the script recorded it (no warm-up), what their first epochs show."""
+    runs = doc["runs"]
+    if runs and all(r.get("numba_cache") == NUMBA_CACHE for r in runs):
+        return NUMBA_CACHE["words"]
+    old = [r for r in runs if "numba_cache" not in r]
+    first = old[0] if old else None
+    same = [r for r in old[1:] if r["beam"] == first["beam"]] if first else []
+    if not first or not same:
+        return "numba cache not recorded for runs " + ", ".join(r["name"] for r in old)
+    lo = min(r["curve"][0]["cpu_seconds"] for r in same)
+    hi = max(r["curve"][0]["cpu_seconds"] for r in same)
+    return (f"numba cache not recorded (runs {', '.join(r['name'] for r in old)}: no warm-up; run `{first['name']}` "
+            f"came first and its first epoch ended {first['curve'][0]['cpu_seconds']} CPU s into its process, no "
+            f"later than the other beam-{first['beam']} runs' ({lo} to {hi}), which found its kernels compiled: "
+            "so it did not compile them either)")
 
 
 def run_worker(spec: dict) -> dict:
@@ -206,7 +239,7 @@ def write(doc: dict) -> None:
              "the best of epochs 1..E (what `train --dev` keeps), its cost the CPU seconds to the end of "
              "epoch E (reading, training, per-epoch dev scoring). Candidates over the time budget are out; "
              "the highest dev LAS wins, ties (two decimals) go to the cheaper (CPU seconds, then peak memory).",
-             ""]
+             "", f"CPU and wall seconds: {cache_words(doc)}.", ""]
     if b:
         lines += [f"Time budget: {b['reference_seconds']} s (results/ud-parse-depth.md) on the machine where "
                   f"the default command took {b['reference_default_seconds']} s; here the default's first 8 epochs "
@@ -254,7 +287,9 @@ def write(doc: dict) -> None:
                   f"dev of that model {t['dev']['uas']} / {t['dev']['las']} "
                   f"({'equal to' if t['dev_matches_curve'] else 'DIFFERENT from'} the curve's); training "
                   f"{t['process_wall_seconds']} s wall, {t['process_cpu_seconds']} CPU s, peak RSS "
-                  f"{t['peak_rss_mb']} MB."]
+                  f"{t['peak_rss_mb']} MB, " + (t["numba_cache"]["words"] if "numba_cache" in t else
+                  "numba cache not recorded (run after the grid, whose runs use the same kernels, with no "
+                  "warm-up of its own)") + "."]
         ref = Path(ROOT / "results" / "ud-parse.json")
         row = next((r for r in json.loads(ref.read_text()) if r.get("beam") == "default"), None) if ref.exists() else None
         if row is not None and t["setting"] == {**DEFAULT, "epochs": DEFAULT_EPOCHS}:
@@ -278,12 +313,14 @@ def grid(names: list[str], max_epochs: int) -> None:
     paths = {"train": resolve_data_path(UD.format("train"), must_exist=True),
              "dev": resolve_data_path(UD.format("dev"), must_exist=True)}
     todo = [(n, DEFAULT | RUNS[n]) for n in names]
+    if any(not any(r["name"] == n for r in doc["runs"]) for n, _ in todo):
+        warm_up(paths)
     while todo:
         name, s = todo.pop(0)
         if any(r["name"] == name for r in doc["runs"]):
             print(f"{name}: already in {OUT}.json, skipped", flush=True)
         else:
-            row = {"name": name, **s, **run_worker({**paths, **s, "epochs": max_epochs})}
+            row = {"name": name, **s, **run_worker({**paths, **s, "epochs": max_epochs}), "numba_cache": NUMBA_CACHE}
             doc["runs"].append(row)
             write(doc)
             print(json.dumps({k: row[k] for k in ("name", *AXES, "process_wall_seconds", "peak_rss_mb")}
@@ -311,6 +348,7 @@ def test_chosen() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         model = str(Path(tmp) / "chosen.model")
         spec = {**paths, **setting(c), "epochs": c["epochs"], "model": model}
+        warm_up(paths)
         res = run_worker(spec)
         parser = DependencyParser.load(model)
         scores = {}
@@ -325,7 +363,7 @@ def test_chosen() -> None:
                    "dev": scores["dev"], "test": scores["test"],
                    "dev_matches_curve": (scores["dev"]["uas"], scores["dev"]["las"]) == (c["dev_uas"], c["dev_las"]),
                    **{k: res[k] for k in ("process_wall_seconds", "process_cpu_seconds", "peak_rss_mb",
-                                          "selected_epoch")}}
+                                          "selected_epoch")}, "numba_cache": NUMBA_CACHE}
     write(doc)
     print(json.dumps(doc["test"], indent=2))
 
@@ -335,12 +373,15 @@ def main() -> None:
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--no-test", action="store_true", help="the dev-only grid (test is never read)")
     mode.add_argument("--test-chosen", action="store_true", help="test once, for the setting chosen on dev")
+    mode.add_argument("--report-only", action="store_true", help="rewrite the .md from the json")
     mode.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--max-epochs", type=int, default=16)
     ap.add_argument("--runs", default=",".join(RUNS), help=f"runs of the grid ({', '.join(RUNS)})")
     args = ap.parse_args()
     if args.worker:
         worker(json.loads(args.worker))
+    elif args.report_only:
+        write(load())
     elif args.no_test:
         names = [n for n in args.runs.split(",") if n]
         bad = [n for n in names if n not in RUNS]
