@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine, structkit, write_slice  # noqa: E402
+from common import RESULTS, dump_json, machine, numba_cache, structkit, write_slice  # noqa: E402
 
 TRAIN, TEST = "conll2000/train.txt", "conll2000/test.txt"
 
@@ -56,6 +56,11 @@ def capacity() -> dict:
         x.join()
     par = time.perf_counter() - t
     return {"two_thread_speedup": round(seq / par, 2), "load_average": round(os.getloadavg()[0], 2)}
+
+
+NUMBA_CACHE = numba_cache("warm", "untimed 1-epoch trainings on 300 sentences with --jobs 1 and --jobs 2 compiled "
+                                  "the kernels first; in-process, the first epoch also imports numba and loads the "
+                                  "kernels from that cache, as does each spawned worker of the process pool")
 
 
 def arrays_sha(path: Path) -> str:
@@ -148,7 +153,7 @@ def report(res: dict) -> str:
         "conll2000/test.txt. Written by `python scripts/bench_ipm.py` "
         f"({res['machine']['date']}, commit {res['machine']['commit']}, {res['machine']['cores']} cores, "
         f"{res['rounds']} rounds alternating the order; median and range; other work may share the "
-        "machine).",
+        f"machine). Times: {res.get('numba_cache', NUMBA_CACHE)['words']}.",
         "",
         "| | F1 | wall s (`structkit train`) | epochs s | identical across rounds |",
         "|---|---|---|---|---|",
@@ -205,7 +210,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         cli = cli_rounds(Path(d), args.rounds)
     mappers = {} if args.no_mappers else mapper_runs()
-    res = {"machine": machine(), "rounds": args.rounds, "capacity": [before, capacity()],
+    res = {"machine": machine(), "numba_cache": NUMBA_CACHE, "rounds": args.rounds, "capacity": [before, capacity()],
            "cli": {str(k): v for k, v in cli.items()}, "mappers": mappers}
     dump_json(res, Path(args.json))
     if not args.no_mappers:
