@@ -2,6 +2,7 @@
 the README's training command on UD English ParTUT with --dev, and parsing with its model.
 
     python scripts/bench_parser_speed.py OLD_TREE NEW_TREE [--repeat 2]
+    python scripts/bench_parser_speed.py --report-only
 
 Per tree and repeat (the trees alternate, so the machine's drift hits both alike):
 
@@ -16,7 +17,10 @@ Per tree and repeat (the trees alternate, so the machine's drift hits both alike
 
 Figures are the best of the repeats (CPU time, so other jobs on the machine count less than in
 wall time, but they still share its caches). The models of the two trees are compared by their
-header checksum, the parses by digest. Writes results/bench-beam.json/.md.
+header checksum, the parses by digest. Writes results/bench-beam.json/.md (``--report-only``:
+the .md from the .json). Every timing has a warm numba cache (``NUMBA_CACHE``, recorded in the
+JSON and said in the report): each tree first trains (one epoch on dev, with --dev) and parses
+untimed, compiling its kernels into its own cache.
 """
 from __future__ import annotations
 
@@ -29,9 +33,11 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine  # noqa: E402
+from common import RESULTS, dump_json, machine, numba_cache  # noqa: E402
 
 UD = "ud-english-partut/en_partut-ud-{}.conllu"
+NUMBA_CACHE = numba_cache("warm", "each tree's kernels compiled into its own cache by an untimed 1-epoch training on "
+                                  "dev (with --dev) and parse first")
 
 # Run inside the tree's process: load the model, time parse_sentences on dev + test.
 PARSE_SNIPPET = r"""
@@ -107,11 +113,16 @@ def one_round(tree: str, tmp: Path, tag: str) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old")
-    ap.add_argument("new")
+    ap.add_argument("old", nargs="?")
+    ap.add_argument("new", nargs="?")
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--out", default=str(RESULTS / "bench-beam"))
+    ap.add_argument("--report-only", action="store_true", help="rewrite OUT.md from OUT.json (no OLD NEW)")
     args = ap.parse_args()
+    if args.report_only:
+        return report(json.loads(Path(args.out).with_suffix(".json").read_text()), Path(args.out))
+    if not (args.old and args.new):
+        ap.error("OLD and NEW trees are needed (unless --report-only)")
     trees = {"old": str(Path(args.old).resolve()), "new": str(Path(args.new).resolve())}
     rows: dict[str, list[dict]] = {"old": [], "new": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -140,17 +151,27 @@ def main() -> int:
     same_parses = o["dev_digest"] == n["dev_digest"] and o["test_digest"] == n["test_digest"]
     m = machine()
     cmd = "python scripts/bench_parser_speed.py OLD NEW" + (f" --repeat {args.repeat}" if args.repeat != 2 else "")
-    obj = {"command": cmd, "machine": m, "trees": trees, "rounds": rows, "best": best,
+    obj = {"command": cmd, "machine": m, "numba_cache": NUMBA_CACHE, "trees": trees, "rounds": rows, "best": best,
            "same_model": same_model, "same_parses": same_parses,
            "speedup": {"train_cpu": round(o["train_cpu_seconds"] / n["train_cpu_seconds"], 2),
                        "parse_words_per_cpu_second": round(n["words_per_cpu_second"] / o["words_per_cpu_second"], 2),
                        "cli_parse_test_cpu": round(o["cli_parse_test_cpu_seconds"] / n["cli_parse_test_cpu_seconds"], 2)}}
     out = Path(args.out)
     dump_json(obj, out.with_suffix(".json"))
-    sp = obj["speedup"]
+    return report(obj, out)
+
+
+def report(obj: dict, out: Path) -> int:
+    """OUT.md from the JSON ``main`` wrote."""
+    cmd, m, rows, best, sp = obj["command"], obj["machine"], obj["rounds"], obj["best"], obj["speedup"]
+    o, same_model, same_parses = best["old"], obj["same_model"], obj["same_parses"]
+    repeat = len(rows["old"])
+    # an older JSON: the same warm-up (in the script since it was written), not recorded
+    cache = obj.get("numba_cache", numba_cache("warm", NUMBA_CACHE["how"] + "; not recorded by this older run, "
+                                                "but the script had this warm-up"))
     md = ["# The beam parser, old tree against new (issue 31)", "",
           f"`{cmd}` ({m['date']}, new tree at commit {m['commit']}, {m['cores']} cores; best of "
-          f"{args.repeat} interleaved rounds; 1-minute load average before each round's training: "
+          f"{repeat} interleaved rounds; 1-minute load average before each round's training: "
           + ", ".join(f"{r.get('load_before', '?')}" for rr in zip(rows["old"], rows["new"]) for r in rr)
           + ", old and new alternating).", "",
           "Training: `structkit train --task parse --train ud-english-partut/en_partut-ud-train.conllu "
@@ -159,7 +180,7 @@ def main() -> int:
           "set size. Parsing: `parse_sentences` with that model on dev + test "
           f"({o['parse_words']:,} words) in a warm process, words per CPU second; `structkit parse` of the test "
           "file: the whole command's CPU seconds (start-up, reading, writing included). LAS: CoNLL 2018 "
-          "(every word, universal label), gold UPOS.", "",
+          f"(every word, universal label), gold UPOS. Every timing: {cache['words']}.", "",
           "| tree | train CPU s | peak RSS MB (--dev) | parse words / CPU s | `structkit parse` test CPU s | dev LAS | test LAS |",
           "|---|---|---|---|---|---|---|"]
     for name in ("old", "new"):
