@@ -290,7 +290,10 @@ def main() -> None:
     md = ["# `structkit serve` on 127.0.0.1", "",
           f"One sentence of 20 tokens (`{SENTENCE}`); a UD POS tagger and the labelled beam parser "
           f"(beam 8) trained on UD English ParTUT; {os.cpu_count()} cores shared by the server and "
-          "the load generator (`python scripts/bench_serve.py`).", "",
+          "the load generator (`python scripts/bench_serve.py`). Every timing comes after the server's "
+          "start-up, which runs each model on a sentence (compiling numba's kernels, or reading them from "
+          "its cache), and after 50 untimed requests per endpoint: warm in-process, whatever the numba "
+          "cache held before (the start-up's own time is not measured here).", "",
           "## Latency, one client (keep-alive)", "",
           "| endpoint | requests | errors | p50 ms | p90 ms | p99 ms | mean ms |", "|---|---|---|---|---|---|---|"]
     what = {"/tag": "/tag (text: tokenise, tag, margins)", "/parse": "/parse (words + POS)",
