@@ -188,6 +188,86 @@ MUTATIONS = [
     M("margins-self", "structkit/sequence/search/viterbi.py",
       "if z != y and M[t, z] > other:", "if M[t, z] > other:",
       ("tests/sequence/test_margins.py", "tests/sequence/test_explain.py"), "a label's margin is taken against itself too (never above 0)"),
+    # ---- issue 38: the code of issues 27-29 (tokenizer, morphology, pipeline, Doc, rendering,
+    # cards, recipes, the CoNLL 2018 scorer); the first seven survived the suite before it ------
+    M("annotate-upos-xpos-swap", "structkit/pipeline/annotate.py",
+      "_set(s, k, {2: lemma, 3: upos, 4: xpos, 5: feats})", "_set(s, k, {2: lemma, 3: xpos, 4: upos, 5: feats})",
+      ("tests/pipeline/test_pipeline_expected.py",), "annotate writes XPOS into the UPOS column and UPOS into XPOS"),
+    M("pipeline-jackknife-sees-fold", "structkit/pipeline/train.py",
+      "write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)", "write_sentences(sents, path)",
+      ("tests/pipeline/test_pipeline_units.py",), "each jackknife fold's morph model is trained on the held-out fold too"),
+    M("tok-known-fold-off-by-one", "structkit/tokenizer/model.py",
+      "return [tables[k % folds] for k in range(len(paragraphs))]",
+      "return [tables[(k + 1) % folds] for k in range(len(paragraphs))]",
+      ("tests/tokenizer/test_tokenize_gold.py",), "a paragraph gets another fold's known-token table (its own tokens leak)"),
+    M("mwt-tie-split", "structkit/tokenizer/mwt.py",
+      "seen[form] = best if n > whole else (form,)", "seen[form] = best if n >= whole else (form,)",
+      ("tests/tokenizer/test_tokenize_gold.py",), "a form seen as often whole as split is remembered as split"),
+    M("doc-sentence-end", "structkit/doc.py",
+      "        s.end = pos\n", "        s.end = pos - 1\n",
+      ("tests/test_doc.py",), "a Doc read from CoNLL-U ends each sentence one character short"),
+    M("render-legend-unescaped", "structkit/rendering.py",
+      "f'{escape(typ, quote=False)}</span>')", "f'{typ}</span>')",
+      ("tests/test_doc.py",), "the legend writes a MISC span type into the HTML unescaped"),
+    M("ud-align-map-reversed", "structkit/eval/ud.py",
+      "to_gold = dict((s, g) for g, s in pairs)", "to_gold = dict(pairs)",
+      ("tests/test_eval_ud.py",), "eval --task ud maps gold words to system words where it means the reverse"),
+    M("annotate-row-line", "structkit/pipeline/annotate.py",
+      'sent.lines[sent.word_at[k]] = "\\t".join(row)', 'sent.lines[k] = "\\t".join(row)',
+      ("tests/pipeline/test_pipeline_expected.py",), "a word's new row is written over the k-th line (comments not skipped)"),
+    M("annotate-sent-id-blocks", "structkit/pipeline/annotate.py",
+      "int(m.group(2)) + sentences_before", "int(m.group(2)) + sentences_before - 1",
+      ("tests/pipeline/test_pipeline_expected.py",), "sentence ids of a later block repeat the last id of the block before"),
+    M("pipeline-keeps-worse-parser", "structkit/pipeline/train.py",
+      'kept = max(scores, key=lambda k: (scores[k]["las"], k == "jackknifed"))',
+      'kept = min(scores, key=lambda k: (scores[k]["las"], k == "jackknifed"))',
+      ("tests/pipeline/test_pipeline_units.py",), "the pipeline keeps the parser with the lower dev LAS"),
+    M("mwt-rule-case", "structkit/tokenizer/mwt.py",
+      "for a, b in zip(token.lower(), first.lower()):", "for a, b in zip(token, first):",
+      ("tests/tokenizer/test_tokenize_gold.py",), "the multiword edit rule's shared prefix is case-sensitive"),
+    M("tok-gold-sentence-end", "structkit/tokenizer/gold.py",
+      "        labels[last_end] = S\n", "        labels[last_end] = T\n",
+      ("tests/tokenizer/test_tokenize_gold.py",), "a sentence's last character is labelled a token end, not a sentence end"),
+    M("tok-gold-newpar", "structkit/tokenizer/gold.py",
+      "if cur is None or sent.new_par or len(cur.text) >= max_chars:",
+      "if cur is None or len(cur.text) >= max_chars:",
+      ("tests/tokenizer/test_tokenize_gold.py",), "# newpar no longer starts a paragraph of the training text"),
+    M("tok-known-at-end", "structkit/tokenizer/features.py",
+      "                if j + l > n:\n                    break\n                c = cps[j + l - 1]",
+      "                if j + l >= n:\n                    break\n                c = cps[j + l - 1]",
+      ("tests/tokenizer/test_tokenize_gold.py", "tests/tokenizer/test_tokenize_kernels.py"),
+      "a known token that ends the text is not looked up"),
+    M("morph-fold-own-lexicon", "structkit/morph/task.py",
+      "enc = encode(forms, tables, lambda k: folds[k % FOLDS], types, gold_t, gold_r)",
+      "enc = encode(forms, tables, lambda k: folds[(k + 1) % FOLDS], types, gold_t, gold_r)",
+      ("tests/morph/test_morph_folds.py",), "a training sentence looks its words up in a lexicon that holds them"),
+    M("morph-rule-lower-tie", "structkit/morph/rules.py",
+      "if k1 > k0:", "if k1 >= k0:",
+      ("tests/morph/test_morph_rules.py",), "a lemma rule lower-cases the form where keeping its case shares as much"),
+    M("morph-rule-add-end", "structkit/morph/rules.py",
+      "return k, (lower, i, lemma[:j], len(f) - i - k, lemma[j + k:])",
+      "return k, (lower, i, lemma[:j], len(f) - i - k, lemma[j + k + 1:])",
+      ("tests/morph/test_morph_rules.py",), "a lemma rule drops the first character it should add at the end"),
+    M("doc-join-space-after", "structkit/doc.py",
+      "elif sents[k - 1].tokens and not sents[k - 1].tokens[-1].space_after:",
+      "elif sents[k - 1].tokens and sents[k - 1].tokens[-1].space_after:",
+      ("tests/test_doc.py",), "sentences are joined by a space exactly where the last token has SpaceAfter=No"),
+    M("render-arc-levels-strict", "structkit/rendering.py",
+      "if min(bd, bh) >= lo and max(bd, bh) <= hi:", "if min(bd, bh) > lo and max(bd, bh) < hi:",
+      ("tests/test_doc.py",), "an arc sharing an end with a shorter one is drawn at its level (they overlap)"),
+    M("card-test-scored-on-dev", "structkit/card.py",
+      'card.setdefault(k, {})["scores"], made = score_model(task, path, p)',
+      'card.setdefault(k, {})["scores"], made = score_model(task, path, readable[0][1])',
+      ("tests/test_model_card.py",), "the card's test scores are the dev file's"),
+    M("recipe-no-seed", "structkit/recipes.py",
+      '{"seed": 0, **options}', "dict(options)",
+      ("tests/test_models_command.py",), "a recipe no longer records its seed (a rebuild may train another model)"),
+    M("ud-mlas-children-self", "structkit/eval/ud.py",
+      "nodes[nodes[i].head].children.append(i)", "nodes[i].children.append(i)",
+      ("tests/test_eval_ud.py",), "MLAS compares a word with itself instead of its functional children"),
+    M("ud-content-precision", "structkit/eval/ud.py",
+      "sum(1 for w in system if not content or w.content)", "sum(1 for w in system)",
+      ("tests/test_eval_ud.py",), "CLAS, MLAS and BLEX precision count every system word, not its content words"),
 ]
 
 
@@ -206,8 +286,12 @@ def make_copy(dst: Path, files: list[str]) -> None:
 
 
 def run_tests(copy: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
-    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+    # No corpus: every mutation must be caught by tests that need none (the corpus tests skip),
+    # so $STRUCTKIT_DATA is dropped and the data cache is an empty folder of the copy.
+    env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1",
+           "XDG_CACHE_HOME": str(copy / ".no-data-cache")}
     env.pop("STRUCTKIT_NO_CACHE", None)
+    env.pop("STRUCTKIT_DATA", None)
     try:
         p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                             *tests], cwd=copy, env=env, capture_output=True, text=True,
@@ -245,12 +329,13 @@ def check(m: Mutation, files: list[str], timeout: float) -> tuple[Mutation, str,
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", default="", help="run the mutations whose name contains this text")
+    ap.add_argument("--only", action="append", default=[],
+                    help="run the mutations whose name contains this text (repeatable)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=900, help="seconds per mutation")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
-    chosen = [m for m in MUTATIONS if args.only in m.name]
+    chosen = [m for m in MUTATIONS if not args.only or any(o in m.name for o in args.only)]
     if args.list:
         for m in chosen:
             print(f"{m.name:28} {m.file:32} {m.why}")

@@ -401,3 +401,36 @@ def test_notebook_load_nlp_repr_html(tmp_path, sk):
     assert isinstance(doc, Doc) and len(doc) >= 2 and doc.text == text
     _same_offsets(doc)
     _check_picture(doc._repr_html_(), doc.to_conllu())
+
+
+# ---- offsets and the legend, worked out by hand ---------------------------------------------------
+def test_sentence_offsets_of_a_doc_read_from_conllu():
+    """Without a raw text, ``doc.text`` is the ``# text`` of each sentence joined by a space (the
+    last token of the first has space after it): 'Vámonos al mar, ya.' is characters 0-19,
+    'Sí' 20-22."""
+    doc = Doc.from_conllu(HANDMADE)
+    assert doc.text == "Vámonos al mar, ya. Sí"
+    assert [(s.start, s.end) for s in doc.sents] == [(0, 19), (20, 22)]
+    assert [(t.form, t.start, t.end) for t in doc.sents[0].tokens] == [
+        ("Vámonos", 0, 7), ("al", 8, 10), ("mar", 11, 14), (",", 14, 15), ("ya", 16, 18), (".", 18, 19)]
+    # a sentence whose last token has SpaceAfter=No runs on into the next; a # newpar is a blank line
+    glued = ("# text = Hi!\n1\tHi\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No\n2\t!\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No\n\n"
+             "# text = Bye.\n1\tBye\t_\t_\t_\t_\t_\t_\t_\tSpaceAfter=No\n2\t.\t_\t_\t_\t_\t_\t_\t_\t_\n\n"
+             "# newpar\n# text = Go\n1\tGo\t_\t_\t_\t_\t_\t_\t_\t_\n\n")
+    doc = Doc.from_conllu(glued)
+    assert doc.text == "Hi!Bye.\n\nGo"
+    assert [(s.start, s.end) for s in doc.sents] == [(0, 3), (3, 7), (9, 11)]
+
+
+def test_the_legend_escapes_span_types_from_misc():
+    """A span type comes from MISC, which is the data's: in the legend as in the picture it is
+    text, never markup."""
+    evil = "<img src=x onerror=alert(1)>"
+    conllu = f"1\tAda\t_\t_\t_\t_\t_\t_\t_\tNER=B-{evil}\n2\tran\t_\t_\t_\t_\t_\t_\t_\tNER=O\n\n"
+    doc = Doc.from_conllu(conllu)
+    for html in (structkit.render(doc), doc._repr_html_(), structkit.render(doc, page=True)):
+        assert "<img" not in html
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    tree = ET.fromstring(structkit.render(doc))
+    legend = [(e.get("data-type"), "".join(e.itertext())) for e in tree.iter("span") if e.get("class") == "item"]
+    assert legend == [(evil, evil)]

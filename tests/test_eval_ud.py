@@ -107,6 +107,25 @@ def test_multiword_token_with_other_words_aligns_by_common_forms(tmp_path):
     assert r["uas"]["aligned_accuracy"] == pytest.approx(75.0)
 
 
+def test_heads_follow_the_alignment_where_word_indices_differ(tmp_path):
+    # The system leaves "don't" one word: its words after it sit one place earlier than gold's,
+    # so a system head must be mapped to the gold word it is aligned to, not read as a gold index.
+    system = conllu([
+        "1 I I PRON PRP _ 3 nsubj",
+        "2 don't do AUX VBP _ 3 aux",
+        "3 know know VERB VB _ 0 root",
+        "4 . . PUNCT . _ 3 punct",
+    ])
+    r = score(tmp_path, GOLD_DONT, system)
+    # Words: gold I do n't know . (5), system I don't know . (4); aligned I, know, . (3).
+    assert counts(r, "words") == (5, 4, 3, None)
+    # UAS: I -> know and know = root agree; "." hangs from know in the system and from n't in
+    # gold: 2 of the 3 aligned. (Read as gold indices, system head 3 would be gold "n't".)
+    assert counts(r, "uas") == (5, 4, 2, 3)
+    assert counts(r, "las") == (5, 4, 2, 3)
+    assert counts(r, "upos") == (5, 4, 3, 3)
+
+
 def test_sentence_boundary_error(tmp_path):
     gold = conllu(["1 Hi hi INTJ UH _ 0 root", "2 . . PUNCT . _ 1 punct"],
                   ["1 Go go VERB VB _ 0 root", "2 ! ! PUNCT . _ 1 punct"])

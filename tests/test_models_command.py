@@ -43,6 +43,8 @@ def test_builtin_recipes_name_registered_corpora_and_tasks():
         assert get(r.corpus).licence
         assert set(recipes.files(r)) >= {"train"}
     assert len(set(names)) == len(names)
+    # a recipe records its seed, so that a rebuild trains the same model
+    assert all(r.options.get("seed") == 0 for r in rs)
 
 
 def test_models_list(sk, tiny):

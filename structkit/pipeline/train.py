@@ -114,6 +114,15 @@ def parser_dev_scores(parser, dev) -> dict:
     return {k: round(v, 2) for k, v in label_scores(dev, H, D).items() if k in ("uas", "las")}
 
 
+def choose_parser(scores: dict[str, dict], trained: list[str]) -> str:
+    """Which parser the pipeline keeps: the one with the better dev LAS (``scores``: kind ->
+    its dev scores), the jackknifed one on a tie (it trained on what it will read); without dev
+    scores, the first (the only one) ``trained``."""
+    if scores:
+        return max(scores, key=lambda k: (scores[k]["las"], k == "jackknifed"))
+    return trained[0]
+
+
 def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None = None,
                    on_epoch=None, **_) -> PipelineModel:
     """Train the parts of ``config.parts`` on the treebank ``train_path`` (see the module
@@ -180,10 +189,7 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                                                 name, sha)
             if dev is not None:
                 scores[kind] = parser_dev_scores(parsers[kind], dev)
-        if scores:
-            kept = max(scores, key=lambda k: (scores[k]["las"], k == "jackknifed"))
-        else:
-            kept = next(iter(parsers))
+        kept = choose_parser(scores, list(parsers))
         model.parser = parsers[kept]
         info["parser_morphology"] = kept
         info["parser_dev"] = scores

@@ -26,6 +26,15 @@ def test_rules_generalise_over_endings():
     assert not applies(make_rule("houses", "house"), "")
 
 
+def test_lower_casing_only_where_it_shares_more():
+    """A rule lower-cases the form only where the lower-cased form shares more with the lemma:
+    on a tie the rule keeps the case, which also applies to forms whose lower-casing changes
+    their length (``applies``)."""
+    assert make_rule("Xyz", "yz") == (False, 1, "", 0, "")     # 'yz' either way: keep the case
+    assert make_rule("Walked", "walk") == (True, 0, "", 2, "")  # 'walk' only lower-cased
+    assert make_rule("went", "go") == (False, 0, "", 4, "go")   # nothing shared: replace it all
+
+
 def test_bad_rule_text_is_refused():
     for bad in ("", "K\t1\t\t2", "Q\t0\t\t0\t", "K\t-1\t\t0\t"):
         with pytest.raises(ValueError):

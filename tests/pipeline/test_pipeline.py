@@ -102,6 +102,14 @@ def test_options_of_the_pipeline_task_are_checked(tmp_path, sk):
 
 
 # ---- annotate ----------------------------------------------------------------------------------------
+# What the pipeline of the sample treebank scores on the sample's test text (131 words), measured
+# with these commands when this was written: tokens, words and sentences 100.00, UPOS 88.55, UFeats
+# 90.08, Lemmas 91.60, UAS 70.99, LAS 62.60, MLAS 50.00, BLEX 50.00. The floors are a few points
+# (a few words) under those: a column swapped, a word dropped or a fold leaked falls below them.
+SAMPLE_FLOORS = {"tokens": 99.0, "words": 99.0, "sentences": 99.0, "upos": 85.0, "ufeats": 86.0,
+                 "lemmas": 88.0, "uas": 66.0, "las": 58.0, "mlas": 44.0, "blex": 44.0}
+
+
 def test_annotate_writes_conllu_that_eval_ud_scores(models, sk, tmp_path):
     out = tmp_path / "out.conllu"
     r = sk("annotate", "-m", models["pipe"], models["raw"], "-o", out)
@@ -115,8 +123,8 @@ def test_annotate_writes_conllu_that_eval_ud_scores(models, sk, tmp_path):
     ev = sk("eval", "--task", "ud", UD / "test.conllu", out, "--json")
     assert ev.code == 0, ev.err
     scores = json.loads(ev.out)
-    for key in ("tokens", "words", "sentences", "upos", "ufeats", "lemmas", "uas", "las", "mlas", "blex"):
-        assert 0 <= scores[key]["f1"] <= 100
+    low = {k: scores[k]["f1"] for k, floor in SAMPLE_FLOORS.items() if scores[k]["f1"] < floor}
+    assert not low, low
     # the text survives: every sentence's # text is its stretch of the input
     raw = " ".join(models["raw"].read_text(encoding="utf-8").split())
     assert all(s.text in raw for s in doc.sents)
@@ -259,8 +267,13 @@ def test_parts_and_folds_from_a_config_file(tmp_path, sk):
     assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m2, "-q").code == 0
     info = _header(m2)["info"]
     assert info["parser_morphology"] == "jackknifed" and info["parser_dev"] == {} and info["jackknife_folds"] == 3
-    # no tokenizer: the English rules split the text
-    assert structkit.load(m2)(TEXT).sents[0].words[0].head is not None
+    # no tokenizer: the English rules split the text; the parser gives each sentence a tree
+    doc = structkit.load(m2)(TEXT)
+    assert [[w.form for w in s.words] for s in doc.sents] == [
+        ["The", "harbour", "master", "said", "the", "ferry", "would", "leave", "on", "Monday", "."],
+        ["The", "council", "met", "again", "."]]
+    for s in doc.sents:
+        assert [w.head for w in s.words].count(0) == 1 and all(0 <= w.head <= len(s) for w in s.words)
     cfg.write_text('task = "pipeline"\nparts = ["parse"]\n')
     m3 = tmp_path / "p.skm"
     assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m3, "-q").code == 0

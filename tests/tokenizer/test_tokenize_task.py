@@ -12,6 +12,7 @@ import pytest
 
 from clitools import assert_one_line_error, leftovers
 
+ROOT = Path(__file__).resolve().parents[2]
 WORDS = ["casa", "gatto", "mangia", "Roma", "vede", "il", "bello", "pane", "cane", "corre",
          "sole", "mare", "libro", "legge", "anno", "2020", "ieri", "oggi", "molto", "poco"]
 MWT = {"della": ("di", "la"), "del": ("di", "il"), "nel": ("in", "il"), "sulla": ("su", "la")}
@@ -160,8 +161,10 @@ def test_an_unknown_language_says_how_to_train_a_tokenizer():
 
 
 def test_on_a_real_treebank(corpus, tmp_path):
-    """Tamil TTB (400 training sentences): tokens, words and sentences against its test file
-    (measured with the defaults: 98.96, 95.10, 85.38; results/tokenize.md)."""
+    """Tamil TTB (400 training sentences, dev for the epoch): tokens, words and sentences F1
+    on its test file within a point of what `scripts/tokenize_experiments.py` measured with the
+    same defaults (results/tokenize.json: 99.89, 95.92 and 92.31 when this was written; a
+    paragraph that saw its own tokens in the known-token table fell to 81.40 sentences)."""
     from structkit.eval.tokenize import evaluate_tokenization
     from structkit.tasks import make_config
     from structkit.text.conllu import write_conllu
@@ -173,7 +176,9 @@ def test_on_a_real_treebank(corpus, tmp_path):
     with open(out, "w", encoding="utf-8") as f:
         write_conllu(model.sentences(raw_text(test)), f)
     r = evaluate_tokenization(test, str(out))
-    assert r["tokens"]["f1"] >= 98.5 and r["words"]["f1"] >= 94.0 and r["sentences"]["f1"] >= 80.0
+    measured = json.loads((ROOT / "results" / "tokenize.json").read_text())["treebanks"]["ud-tamil-ttb"]["scores"]
+    for key in ("tokens", "words", "sentences"):
+        assert r[key]["f1"] >= measured[key]["f1"] - 1.0, (key, r[key]["f1"], measured[key]["f1"])
 
 
 def test_dev_split_chooses_the_epoch_then_trains_on_everything(tmp_path):
@@ -217,8 +222,11 @@ def test_feature_groups_are_kept_in_the_model_and_checked(sk, trained, tmp_path)
     assert r.code == 0, r.err
     ruled = TokenizerModel.load(str(model))
     assert ruled.config.features == ("rules",) and ruled.tokenizer.feats == F.RULES
-    sents = list(ruled.sentences("Il gatto della casa mangia, poco. Oggi nel mare."))
-    assert sum(len(s.tokens) for s in sents) > 0
+    sents = list(ruled.sentences("il gatto della casa mangia, poco. oggi nel mare."))
+    assert [[(t.form, t.words) for t in s.tokens] for s in sents] == [
+        [("il", ("il",)), ("gatto", ("gatto",)), ("della", ("di", "la")), ("casa", ("casa",)),
+         ("mangia", ("mangia",)), (",", (",",)), ("poco", ("poco",)), (".", (".",))],
+        [("oggi", ("oggi",)), ("nel", ("in", "il")), ("mare", ("mare",)), (".", (".",))]]
     header, arrays = load_model(str(path), ("tokenize",))
     del header["config"]["features"]
     old = tmp_path / "old.model"

@@ -1,0 +1,52 @@
+"""The pipeline's training decisions, each checked against what it must be by definition:
+the jackknife (each fold analysed by a morph model that never saw it, trained on every other
+sentence) and the choice between the parser on gold and on jackknifed morphology."""
+from __future__ import annotations
+
+from conftest import FIXTURES
+
+TINY = FIXTURES / "tiny_ud" / "train.conllu"
+
+
+def test_each_fold_is_analysed_by_a_model_trained_on_exactly_the_other_folds(monkeypatch):
+    """A stand-in for the morph trainer records the sentences of the file each fold's model
+    is trained on; its analysis of a word names the model that made it."""
+    import structkit.morph.task as morph_task
+    from structkit.pipeline.train import jackknife, read_training
+
+    sents, _ = read_training(str(TINY))
+    ids = [next(line for line in s.lines if line.startswith("# sent_id")) for s in sents]
+    trained_on: list[set[str]] = []
+
+    class Model:
+        def __init__(self, k):
+            self.k = k
+
+        def analyse(self, words):
+            return [[(f"m{self.k}", "X", "X", "_") for _ in ws] for ws in words]
+
+    def fake_train(cfg, path, dev, *a, **kw):
+        assert dev is None     # the folds train without dev, for the full model's epochs
+        with open(path, encoding="utf-8") as f:
+            trained_on.append({line.strip() for line in f if line.startswith("# sent_id")})
+        return Model(len(trained_on) - 1)
+
+    monkeypatch.setattr(morph_task, "train_morph", fake_train)
+    folds = 3
+    analyses = jackknife(str(TINY), sents, folds, epochs=2)
+    assert len(trained_on) == folds
+    for k in range(folds):
+        assert trained_on[k] == {ids[i] for i in range(len(sents)) if i % folds != k}
+    for i, a in enumerate(analyses):
+        assert {w[0] for w in a} == {f"m{i % folds}"}, i   # fold i % folds's model, which lacks it
+
+
+def test_the_parser_kept_is_the_better_on_dev():
+    from structkit.pipeline.train import choose_parser
+
+    assert choose_parser({"gold": {"las": 80.0}, "jackknifed": {"las": 81.5}}, ["jackknifed", "gold"]) == "jackknifed"
+    assert choose_parser({"jackknifed": {"las": 79.0}, "gold": {"las": 80.0}}, ["jackknifed", "gold"]) == "gold"
+    # a tie goes to the parser trained on what it will read: predicted morphology
+    assert choose_parser({"gold": {"las": 80.0}, "jackknifed": {"las": 80.0}}, ["jackknifed", "gold"]) == "jackknifed"
+    # no dev: the one trained
+    assert choose_parser({}, ["gold"]) == "gold"
