@@ -10,10 +10,12 @@
   for D = 0, 1, 2; dev/test UAS. Writes results/ud-parse-lookahead.json/.md.
 
     python scripts/ud_parse_commands.py command|lookahead [--depths 0,1,2]
+    python scripts/ud_parse_commands.py command|lookahead --report-only    # the .md from the .json
 
 Scores: UAS/LAS under the CoNLL 2018 convention (every word, LAS on the universal DEPREL; the one
 of results/ud-parse.md) and UAS under the Penn Treebank one (UPOS PUNCT excluded). Gold UPOS.
-The numba cache is warmed first (a 1-epoch run on dev), so times are of a warm cache.
+The numba cache is warmed first (a 1-epoch run on dev with the same flags), so times are of a warm
+cache (``NUMBA_CACHE``, recorded in the JSON and said in the report).
 """
 from __future__ import annotations
 
@@ -26,11 +28,20 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine, structkit  # noqa: E402
+from common import RESULTS, dump_json, machine, numba_cache, structkit  # noqa: E402
 
 from structkit.config import resolve_data_path  # noqa: E402
 
 UD = "ud-english-partut/en_partut-ud-{}.conllu"
+NUMBA_CACHE = numba_cache("warm", "the kernels compiled by an untimed 1-epoch run on dev with the same flags first")
+# a .json from before the script recorded it: the same warm-up, except that `command`'s trained without --dev
+LEGACY_CACHE = {
+    "command": numba_cache("not recorded", "this older run's untimed 1-epoch warm-up on dev had no --dev, so it "
+                                           "compiled the training's kernels but not those only the dev scoring "
+                                           "uses: the cache held them only if earlier runs had left them"),
+    "lookahead": numba_cache("warm", NUMBA_CACHE["how"] + "; not recorded by this older run, but the script had "
+                                     "this warm-up"),
+}
 
 
 def timed_train(flags: list[str]) -> dict:
@@ -64,7 +75,7 @@ def warm(flags: list[str], tmp: Path) -> None:
 
 
 def run_command(tmp: Path) -> tuple[dict, list[str]]:
-    warm([], tmp)
+    warm(["--dev", resolve_data_path(UD.format("dev"))], tmp)   # dev scoring's kernels too
     model = tmp / "ud.model"
     flags = ["--task", "parse", "--train", resolve_data_path(UD.format("train")),
              "--dev", resolve_data_path(UD.format("dev")), "--model", str(model)]
@@ -73,8 +84,11 @@ def run_command(tmp: Path) -> tuple[dict, list[str]]:
     row["model_mb"] = round(model.stat().st_size / 2**20, 2)
     row["dev"], row["test"] = scores(model, "dev", tmp), scores(model, "test", tmp)
     print(json.dumps(row), flush=True)
-    obj = {"row": row}
-    r = row
+    return {"row": row}
+
+
+def command_md(obj: dict) -> list[str]:
+    r = obj["row"]
     md = ["# The README's default parser command on UD English ParTUT", "",
           f"`{r['command']}` (today's defaults: the beam parser, beam 8, 8 epochs), then "
           "`structkit parse` and `structkit eval --task parse --json` on dev and test.", "",
@@ -83,11 +97,12 @@ def run_command(tmp: Path) -> tuple[dict, list[str]]:
           f"| {r['train_wall_seconds']} | {r['train_cpu_seconds']} | {r['train_peak_rss_mb']} | {r['model_mb']} | "
           f"{r['dev']['uas']} | {r['dev']['las']} | {r['test']['uas']} | {r['test']['las']} | {r['test']['las_full']} |",
           "", "Peak RSS: /usr/bin/time's maximum resident set size of the `structkit train` process "
-          "(reading, training with dev scoring after each epoch, saving). CPU = user + system time."]
-    return obj, md
+          "(reading, training with dev scoring after each epoch, saving). CPU = user + system time. "
+          f"Train s: {obj.get('numba_cache', LEGACY_CACHE['command'])['words']}."]
+    return md
 
 
-def run_lookahead(tmp: Path, depths: list[int]) -> tuple[dict, list[str]]:
+def run_lookahead(tmp: Path, depths: list[int]) -> dict:
     rows = []
     for d in depths:
         flags = ["--algo", "lookahead", "--depth", str(d)]
@@ -101,18 +116,23 @@ def run_lookahead(tmp: Path, depths: list[int]) -> tuple[dict, list[str]]:
         row["dev"], row["test"] = scores(model, "dev", tmp), scores(model, "test", tmp)
         print(json.dumps(row), flush=True)
         rows.append(row)
+    return {"rows": rows}
+
+
+def lookahead_md(obj: dict) -> list[str]:
+    rows = obj["rows"]
     md = ["# The unlabelled lookahead parser on UD English ParTUT (train -> dev, test)", "",
           "`structkit train --task parse --algo lookahead --depth D --train ud-english-partut/en_partut-ud-train.conllu "
           "--model M` (no dev set; other settings default), then `structkit parse` and `structkit eval --task "
           "parse --json`. UAS: CoNLL 2018 convention (every word); PTB UAS: punctuation (UPOS PUNCT) "
-          "excluded. Gold UPOS.", "",
+          f"excluded. Gold UPOS. Train s: {obj.get('numba_cache', LEGACY_CACHE['lookahead'])['words']}.", "",
           "| depth | dev UAS | test UAS | dev PTB UAS | test PTB UAS | train s (wall) | train s (CPU) | peak RSS MB | model MB |",
           "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         md.append(f"| {r['depth']} | {r['dev']['uas']} | {r['test']['uas']} | {r['dev']['ptb_uas']} | "
                   f"{r['test']['ptb_uas']} | {r['train_wall_seconds']} | {r['train_cpu_seconds']} | "
                   f"{r['train_peak_rss_mb']} | {r['model_mb']} |")
-    return {"rows": rows}, md
+    return md
 
 
 def main() -> None:
@@ -120,18 +140,23 @@ def main() -> None:
     ap.add_argument("what", choices=("command", "lookahead"))
     ap.add_argument("--depths", default="0,1,2")
     ap.add_argument("--out", help="output prefix (default results/ud-parse-command or -lookahead)")
+    ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
     out = Path(args.out or RESULTS / ("ud-parse-command" if args.what == "command" else "ud-parse-lookahead"))
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.what == "command":
-            obj, md = run_command(Path(tmp))
-        else:
-            obj, md = run_lookahead(Path(tmp), [int(d) for d in args.depths.split(",")])
-    cmd = f"python scripts/ud_parse_commands.py {args.what}" + (
-        f" --depths {args.depths}" if args.what == "lookahead" and args.depths != "0,1,2" else "")
-    m = machine()
-    obj = {"command": cmd, "machine": m, **obj}
-    dump_json(obj, out.with_suffix(".json"))
+    if args.report_only:
+        obj = json.loads(out.with_suffix(".json").read_text())
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            if args.what == "command":
+                obj = run_command(Path(tmp))
+            else:
+                obj = run_lookahead(Path(tmp), [int(d) for d in args.depths.split(",")])
+        cmd = f"python scripts/ud_parse_commands.py {args.what}" + (
+            f" --depths {args.depths}" if args.what == "lookahead" and args.depths != "0,1,2" else "")
+        obj = {"command": cmd, "machine": machine(), "numba_cache": NUMBA_CACHE, **obj}
+        dump_json(obj, out.with_suffix(".json"))
+    cmd, m = obj["command"], obj["machine"]
+    md = command_md(obj) if args.what == "command" else lookahead_md(obj)
     md.insert(2, f"`{cmd}` ({m['date']}, commit {m['commit']}, {m['cores']} cores shared with other jobs: "
                  "wall times are upper bounds).\n")
     out.with_suffix(".md").write_text("\n".join(md) + "\n")
