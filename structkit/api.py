@@ -550,7 +550,8 @@ class Morph(_Estimator):
     def fit(self, X: PathLike, *, dev: PathLike | None = None,
             on_epoch: EpochCallback | None = None) -> Morph:
         """Train on a CoNLL-U treebank file (its LEMMA, UPOS, XPOS and FEATS are what is learnt);
-        with ``dev`` (a CoNLL-U file) the epoch with the best dev AllTags + Lemmas is kept.
+        with ``dev`` (a CoNLL-U file) the epoch with the best dev AllTags (all FEATS) + Lemmas is
+        kept (UPOS, XPOS and every FEATS key, not CoNLL 2018's universal features only).
         ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
         training and passes through unchanged, and the estimator keeps its previous model."""
         from structkit.morph.task import train_morph
@@ -613,7 +614,8 @@ class Morph(_Estimator):
 
     def score(self, X: PathLike) -> dict:
         """Analyse a CoNLL-U treebank file and score it against its own columns: the dict of
-        ``structkit eval --task morph --json`` (UPOS, XPOS, UFeats, AllTags, Lemmas)."""
+        ``structkit eval --task morph --json`` (UPOS, XPOS, UFeats, AllTags as CoNLL 2018 defines
+        it, ``alltags_full`` over all FEATS, Lemmas)."""
         from structkit.io.conllu import read_conllu
         from structkit.morph.evaluate import score_rows
 

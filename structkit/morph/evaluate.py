@@ -1,20 +1,18 @@
 """Scores of a morphological analysis on gold tokens: UPOS, XPOS, UFeats, AllTags and Lemmas
-accuracy, as the CoNLL 2018 shared task defines them (UFeats: the universal features only;
-AllTags: UPOS, XPOS and all FEATS together; a gold lemma ``_`` matches anything)."""
+accuracy as the CoNLL 2018 shared task defines them (``conll18_ud_eval.py`` v1.2: UFeats and
+AllTags keep only the universal features of FEATS, :data:`structkit.eval.ud.UNIVERSAL_FEATURES`;
+AllTags is UPOS, XPOS and those features together; a gold lemma ``_`` matches anything), and
+one figure of our own, ``alltags_full`` ("AllTags (all FEATS)"): UPOS, XPOS and every FEATS
+key, layered (``Number[psor]``) and language-specific ones included, all of which the tagger
+predicts. ``alltags_full`` (with Lemmas) is what morph training's dev selection uses."""
 from __future__ import annotations
 
 from structkit.errors import UserError
+from structkit.eval.ud import universal_feats
 
-UNIVERSAL_FEATURES = frozenset({
-    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number",
-    "Case", "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident",
-    "Polarity", "Person", "Polite"})
-METRICS = ("upos", "xpos", "ufeats", "alltags", "lemmas")
-NAMES = {"upos": "UPOS", "xpos": "XPOS", "ufeats": "UFeats", "alltags": "AllTags", "lemmas": "Lemmas"}
-
-
-def _ufeats(feats: str) -> str:
-    return "|".join(sorted(f for f in feats.split("|") if f.partition("=")[0] in UNIVERSAL_FEATURES))
+METRICS = ("upos", "xpos", "ufeats", "alltags", "alltags_full", "lemmas")
+NAMES = {"upos": "UPOS", "xpos": "XPOS", "ufeats": "UFeats", "alltags": "AllTags",
+         "alltags_full": "AllTags (all FEATS)", "lemmas": "Lemmas"}
 
 
 def _feats(feats: str) -> str:
@@ -26,10 +24,12 @@ def score_rows(gold: list, pred: list) -> dict:
     right = dict.fromkeys(METRICS, 0)
     for g, p in zip(gold, pred):
         up, xp = g[3] == p[3], g[4] == p[4]
+        uf = universal_feats(g[5]) == universal_feats(p[5])
         right["upos"] += up
         right["xpos"] += xp
-        right["ufeats"] += _ufeats(g[5]) == _ufeats(p[5])
-        right["alltags"] += up and xp and _feats(g[5]) == _feats(p[5])
+        right["ufeats"] += uf
+        right["alltags"] += up and xp and uf
+        right["alltags_full"] += up and xp and _feats(g[5]) == _feats(p[5])
         right["lemmas"] += g[2] == "_" or g[2] == p[2]
     n = max(len(gold), 1)
     return {k: 100.0 * v / n for k, v in right.items()} | {"words": len(gold)}
@@ -63,4 +63,6 @@ def evaluate_files(gold_path: str, pred_path: str) -> dict:
 
 
 def report(result: dict) -> str:
-    return "\n".join([f"{NAMES[k]:<8} {result[k]:6.2f}" for k in METRICS] + [f"words    {result['words']}"])
+    width = max(map(len, NAMES.values()))
+    return "\n".join([f"{NAMES[k]:<{width}} {result[k]:6.2f}" for k in METRICS]
+                     + [f"{'words':<{width}} {result['words']}"])

@@ -11,7 +11,10 @@ ambiguity classes the model learns from are those it meets later. Lemmatizer: a 
 averaged perceptron over edit rules (``structkit.morph.rules``), the candidates those seen with
 the form, else with its suffixes, plus identity and lower-casing; its features are the word's,
 the predicted tag's (in training, the tags the tagger gave in the same epoch) and whether the
-rule makes a lemma seen in training. With ``--dev`` the epoch with the best AllTags + Lemmas is kept.
+rule makes a lemma seen in training. With ``--dev`` the epoch with the best AllTags (all FEATS) +
+Lemmas is kept: AllTags over UPOS, XPOS and every FEATS key (``alltags_full`` of
+``structkit.morph.evaluate``, all of which the tagger predicts), not the CoNLL 2018 AllTags
+(universal features only).
 """
 from __future__ import annotations
 
@@ -310,7 +313,7 @@ def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray) -> di
             gold.append(row)
             i += 1
     r = score_rows(gold, pred)
-    r["select"] = r["alltags"] + r["lemmas"]
+    r["select"] = r["alltags_full"] + r["lemmas"]   # all FEATS, not CoNLL 2018's universal ones
     return r
 
 
@@ -404,4 +407,5 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
 
 
 def _dev_scores(dev: dict) -> dict:
-    return {k: round(v, 2) for k, v in dev.items() if k in ("upos", "xpos", "ufeats", "alltags", "lemmas")}
+    keep = ("upos", "xpos", "ufeats", "alltags", "alltags_full", "lemmas")
+    return {k: round(v, 2) for k, v in dev.items() if k in keep}

@@ -37,11 +37,13 @@ class MorphTask(Task):
     """UPOS, XPOS, FEATS and LEMMA of each word, learnt from a treebank."""
 
     def main_score(self) -> str:
-        return "alltags"
+        # dev selection keeps the best AllTags (all FEATS) + Lemmas (structkit.morph.task)
+        return "alltags_full"
 
     def dev_line(self, config, dev: dict) -> str:
         return (f"dev UPOS {dev['upos']:.2f}, XPOS {dev['xpos']:.2f}, UFeats {dev['ufeats']:.2f}, "
-                f"AllTags {dev['alltags']:.2f}, Lemmas {dev['lemmas']:.2f}")
+                f"AllTags {dev['alltags']:.2f}, AllTags (all FEATS) {dev['alltags_full']:.2f}, "
+                f"Lemmas {dev['lemmas']:.2f}")
 
     def trained(self, config, model) -> str:
         return f"{model.info['tags']} tags, {model.info['rules']} lemma rules"
@@ -51,7 +53,7 @@ class MorphTask(Task):
         kept = ""
         if info.get("selected_epoch") is not None:
             d = info["dev_scores"]
-            best = f"dev AllTags {d['alltags']:.2f}, Lemmas {d['lemmas']:.2f}"
+            best = f"dev AllTags (all FEATS) {d['alltags_full']:.2f}, Lemmas {d['lemmas']:.2f}"
             kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} "
             kept += (f"best on the held-out {info['dev_sentences']} ({best}), then {info['refit_epochs']} "
                      f"epochs on all {info['train_sentences']} sentences" if info.get("refit")
@@ -138,7 +140,8 @@ class MorphTask(Task):
 
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:
-        """UPOS, XPOS, UFeats, AllTags and Lemmas accuracy of PRED against GOLD (same words)."""
+        """UPOS, XPOS, UFeats, AllTags (CoNLL 2018: universal features), AllTags (all FEATS) and
+        Lemmas accuracy of PRED against GOLD (same words)."""
         from structkit.config import resolve_data_path
         from structkit.morph.evaluate import evaluate_files, report
 

@@ -51,8 +51,8 @@ class PipelineTask(Task):
         return f"{stats.get('part', '')}: {default_report(stats)}"
 
     def dev_line(self, config, dev: dict) -> str:
-        keys = [k for k in ("words", "sentences", "upos", "alltags", "lemmas", "uas", "las") if k in dev
-                and not (k == "words" and "uas" in dev)]   # the parser's "words" is a count
+        keys = [k for k in ("words", "sentences", "upos", "alltags", "alltags_full", "lemmas", "uas", "las")
+                if k in dev and not (k == "words" and "uas" in dev)]   # the parser's "words" is a count
         return "dev " + ", ".join(f"{k} {dev[k]:.2f}" for k in keys)
 
     def trained(self, config, model) -> str:
