@@ -4,6 +4,8 @@
                                                       # and the README blocks between the markers
     python scripts/readme_examples.py explain scores  # only these
     python scripts/readme_examples.py --check         # exit 1 when a README block differs from its file
+    python scripts/readme_examples.py --no-readme NAME  # results/examples only; then --sync-readme
+    python scripts/readme_examples.py --sync-readme     # copy every results/examples/NAME.txt into README.md
 
 Each example is a list of shell commands run with bash in a fresh temporary folder with a
 ``PATH`` whose ``structkit`` is this Python's; corpora (``conll2000/train.txt``) are found
@@ -16,6 +18,13 @@ start line; it runs on a free port, which the commands are pointed to and which 
 shows as the port written in the command (8080); it is stopped with SIGTERM at the end. In README.md the block between ``<!-- example: NAME -->`` and
 ``<!-- example: end -->`` is a ```` ```text ```` fence holding exactly results/examples/NAME.txt.
 
+numba's cache: an example's ``warm_up`` commands run first, not shown, so that the times it shows
+are with a warm cache (its kernels compiled). For an example marked ``cold``, running this script
+(not the tests) also runs its first command once more in a fresh folder with a new, empty
+``NUMBA_CACHE_DIR`` (every kernel compiled, as on the first run after installing) and writes
+both runs' times to results/examples/NAME.numba.json: the time the shown output prints, and the
+process's wall and CPU seconds.
+
 ``tests/test_readme_examples.py`` checks that every README block equals its file and runs the
 examples again: the sample-data ones always, the corpus ones when the corpus is found, except
 those in ``SLOW`` (``serve`` trains a parser on ParTUT first), which are compared as stored. Output is compared byte for byte except wall-clock times, which ``normalise`` replaces
@@ -25,6 +34,8 @@ directly followed by `` s``).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import re
 import signal
@@ -32,8 +43,12 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import cold_numba_cache, machine, numba_cache  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -47,6 +62,8 @@ class Example:
     corpora: tuple[str, ...] = ()             # corpus files the commands read ($STRUCTKIT_DATA or the cache)
     keep: dict = field(default_factory=dict)  # command index -> ("head" | "tail", n lines)
     server: str | None = None                 # shown first, run in the background (`structkit serve`)
+    warm_up: tuple[str, ...] = ()             # run first, not shown: the numba cache warm for the shown times
+    cold: bool = False                        # main() also times the first command with a cold cache
 
 
 SAMPLE_LA2 = ("structkit train --task chunk --train sample/chunk/train.txt --algo lookahead "
@@ -64,10 +81,15 @@ EXAMPLES: dict[str, Example] = {
     # "Choosing the epoch on dev": the --dev-split run with its per-epoch lines and summary.
     "dev-split": Example((DEV_SPLIT,), corpora=("conll2000/train.txt",), keep={0: ("tail", 3)}),
     # "Quickstart": train, chunk and conlleval's report on CoNLL-2000.
+    # The shipped sample's chunker and chunking compile the kernels of the shown commands (warm_up);
+    # main() also times the training with a cold cache (results/examples/quickstart.numba.json).
     "quickstart": Example(("structkit train --task chunk --train conll2000/train.txt --model chunk.model -v",
                            "structkit chunk --model chunk.model conll2000/test.txt -o chunked.txt",
                            "structkit eval --task chunk chunked.txt"),
-                          corpora=("conll2000/train.txt", "conll2000/test.txt"), keep={0: ("tail", 1)}),
+                          corpora=("conll2000/train.txt", "conll2000/test.txt"), keep={0: ("tail", 1)},
+                          warm_up=("structkit train --task chunk --train sample/chunk/train.txt --model warm.model",
+                                   "structkit chunk --model warm.model sample/chunk/test.txt -o warm.out"),
+                          cold=True),
 }
 
 PARTUT = "ud-english-partut/en_partut-ud-train.conllu"
@@ -127,6 +149,8 @@ def run(name: str, workdir: Path | None = None, done: set | None = None) -> str:
 
     server = None
     try:
+        for cmd in ex.warm_up:
+            sh(cmd)
         for cmd in ex.setup:
             if cmd not in done:
                 sh(cmd)
@@ -151,6 +175,55 @@ def run(name: str, workdir: Path | None = None, done: set | None = None) -> str:
                 server.wait()
         if own:
             tmp.cleanup()
+
+
+SUMMARY_TIME = re.compile(r", (\d+(?:\.\d+)?) s$")
+
+
+def timed_first_command(name: str, cold: bool) -> dict:
+    """The example's first command in a fresh folder (after its setup), as a user runs it: the time
+    its output prints last (the train summary's), and the process's wall and CPU seconds; ``cold``:
+    with a new, empty NUMBA_CACHE_DIR."""
+    import resource
+
+    ex = EXAMPLES[name]
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "PYTHONDONTWRITEBYTECODE")}
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    with tempfile.TemporaryDirectory(prefix="structkit-example-") as tmp:
+        for cmd in ex.setup:
+            subprocess.run(["bash", "-c", cmd], cwd=tmp, env=env, check=True, capture_output=True)
+        with cold_numba_cache() if cold else contextlib.nullcontext():
+            env_run = env | ({"NUMBA_CACHE_DIR": os.environ["NUMBA_CACHE_DIR"]} if cold else {})
+            c0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t0 = time.perf_counter()
+            p = subprocess.run(["bash", "-o", "pipefail", "-c", ex.commands[0] + " 2>&1"], cwd=tmp, env=env_run,
+                               stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        raise RuntimeError(f"example {name}: `{ex.commands[0]}` exited {p.returncode}:\n{p.stdout}{p.stderr}")
+    last = p.stdout.strip().splitlines()[-1]
+    m = SUMMARY_TIME.search(last)
+    return {"printed_seconds": float(m.group(1)) if m else None, "last_line": last,
+            "wall_seconds": round(wall, 2),
+            "cpu_seconds": round(c1.ru_utime + c1.ru_stime - c0.ru_utime - c0.ru_stime, 2)}
+
+
+def numba_record(name: str, shown: str) -> dict:
+    """results/examples/NAME.numba.json: the shown run's time (warm cache) and the first command
+    run again with a cold one."""
+    ex = EXAMPLES[name]
+    cold = timed_first_command(name, cold=True)
+    warm = timed_first_command(name, cold=False)
+    shown_last = next(line for line in shown.splitlines() if SUMMARY_TIME.search(line))
+    return {"example": name, "command": ex.commands[0], "machine": machine(),
+            "shown": {"printed_seconds": float(SUMMARY_TIME.search(shown_last).group(1)),
+                      "numba_cache": numba_cache("warm", "compiled by the example's warm-up commands, run "
+                                                         "first: " + "; ".join(ex.warm_up))},
+            "warm": warm | {"numba_cache": numba_cache("warm", "the same command again, after the shown run, "
+                                                               "in a fresh folder")},
+            "cold": cold | {"numba_cache": numba_cache("cold", "a new, empty NUMBA_CACHE_DIR: every kernel "
+                                                               "compiled, as on the first run after installing")}}
 
 
 def _start_server(cmd: str, workdir: Path, env: dict):
@@ -205,7 +278,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("names", nargs="*", help=f"examples to run (default: all: {', '.join(EXAMPLES)})")
     ap.add_argument("--check", action="store_true", help="compare README blocks with results/examples")
+    ap.add_argument("--no-readme", action="store_true",
+                    help="write results/examples only (README.md may be edited by others meanwhile)")
+    ap.add_argument("--sync-readme", action="store_true",
+                    help="only copy results/examples/NAME.txt into README.md's blocks (read and written at once)")
     args = ap.parse_args(argv)
+    if args.sync_readme:
+        text = README.read_text()
+        for name in EXAMPLES:
+            if _marker(name) in text:
+                text = replace_block(text, name, stored(name))
+        README.write_text(text)
+        return 0
     text = README.read_text()
     if args.check:
         blocks, bad = readme_blocks(text), 0
@@ -224,12 +308,18 @@ def main(argv=None) -> int:
                          "($STRUCTKIT_DATA or `structkit data fetch`)")
             out = run(name, Path(tmp), done)
             (EXAMPLES_DIR / f"{name}.txt").write_text(out)
+            if EXAMPLES[name].cold:
+                rec = numba_record(name, out)
+                (EXAMPLES_DIR / f"{name}.numba.json").write_text(json.dumps(rec, indent=2) + "\n")
+                print(f"results/examples/{name}.numba.json: shown {rec['shown']['printed_seconds']} s (warm); "
+                      f"again warm {rec['warm']['printed_seconds']} s, cold {rec['cold']['printed_seconds']} s")
             if _marker(name) in text:
                 text = replace_block(text, name, out)
             else:
                 print(f"README.md has no block {_marker(name)}: wrote results/examples/{name}.txt only")
             print(f"results/examples/{name}.txt:\n{out}")
-    README.write_text(text)
+    if not args.no_readme:
+        README.write_text(text)
     return 0
 
 
