@@ -77,7 +77,7 @@ def numba_cache(state: str, how: str) -> dict:
     run that did not control it; ``how`` says what is known)."""
     if state not in ("warm", "cold", "not recorded"):
         raise ValueError(f"numba cache state {state!r}: warm, cold or not recorded")
-    return {"state": state, "how": how, "words": f"numba cache {state}: {how}"}
+    return {"state": state, "how": how, "words": f"numba cache {state} ({how})"}
 
 
 @contextlib.contextmanager
