@@ -146,6 +146,7 @@ def main() -> None:
     if args.report_only:
         obj = json.loads(out.with_suffix(".json").read_text())
     else:
+        load = [round(x, 2) for x in os.getloadavg()]
         with tempfile.TemporaryDirectory() as tmp:
             if args.what == "command":
                 obj = run_command(Path(tmp))
@@ -153,12 +154,13 @@ def main() -> None:
                 obj = run_lookahead(Path(tmp), [int(d) for d in args.depths.split(",")])
         cmd = f"python scripts/ud_parse_commands.py {args.what}" + (
             f" --depths {args.depths}" if args.what == "lookahead" and args.depths != "0,1,2" else "")
-        obj = {"command": cmd, "machine": machine(), "numba_cache": NUMBA_CACHE, **obj}
+        obj = {"command": cmd, "machine": machine(), "numba_cache": NUMBA_CACHE, "loadavg_before": load, **obj}
         dump_json(obj, out.with_suffix(".json"))
     cmd, m = obj["command"], obj["machine"]
     md = command_md(obj) if args.what == "command" else lookahead_md(obj)
     md.insert(2, f"`{cmd}` ({m['date']}, commit {m['commit']}, {m['cores']} cores shared with other jobs: "
-                 "wall times are upper bounds).\n")
+                 "wall times are upper bounds" + (f"; load average before the run {obj['loadavg_before']}"
+                                                  if "loadavg_before" in obj else "") + ").\n")
     out.with_suffix(".md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
 
