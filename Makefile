@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph pipeline
+.PHONY: install demo test models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph official-eval pipeline
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,13 @@ morph:
 	$(BIN)/pip install --quiet -e '.[peers]'
 	$(BIN)/python scripts/morph_experiments.py
 	$(BIN)/python scripts/morph_experiments.py --peer
+
+# Issue 38: `eval --task morph` and `eval --task ud` against the CoNLL 2018 shared task's own
+# conll18_ud_eval.py v1.2 (taken from the stanza 1.0.0 wheel into build/official, never
+# committed) on Turkish IMST and Italian ParTUT: morph models and pipelines trained with the
+# defaults, their test output scored by both (results/official-eval.md; about 6 CPU minutes).
+official-eval:
+	$(BIN)/python scripts/official_eval.py
 
 # One target per experiment: each writes results/<name>.json and results/<name>.md.
 experiments: chunk pos ner
