@@ -7,10 +7,19 @@ For each treebank of ``scripts/tokenize_peer.py`` (train with dev for epoch sele
 alone where only dev and test are here: Finnish TDT, Chinese GSDSimp, English EWT),
 ``structkit train --task morph`` with its defaults runs as a process of its own, then
 ``structkit morph`` analyses the test file (gold tokens: the file itself, its LEMMA, UPOS, XPOS
-and FEATS overwritten), scored by ``structkit eval --task morph`` (UPOS, XPOS, UFeats, AllTags,
-Lemmas accuracy). Recorded: the scores, the model's dev scores, training wall seconds (inside
+and FEATS overwritten), scored by ``structkit eval --task morph`` (UPOS, XPOS, UFeats, AllTags
+and Lemmas accuracy as CoNLL 2018 defines them, UFeats and AllTags over the universal features
+only; and AllTags (all FEATS), over every FEATS key, which the tagger predicts and dev selection
+uses). Before the treebanks, one warm-up training (``WARMUP`` sentences of the first treebank,
+trained, then tagged) fills the numba cache, so that the training times are those of a warm
+cache; it runs first with an empty cache (a fresh ``NUMBA_CACHE_DIR``), then twice with the
+cache the runs use, and the CPU seconds of the cold and of the last (warm) run are recorded,
+their difference being what compiling costs a cold process.
+Recorded: the scores, the model's dev scores, training wall seconds (inside
 ``train``) and the training process's CPU seconds and peak RSS (``os.wait4``), the tagging
-process's CPU seconds and peak RSS, tags and rules in the model.
+process's CPU seconds and peak RSS, tags and rules in the model. The models and the predicted
+test files are kept in build/morph (``--keep``; UDPipe's predictions too), so that the test
+files can be scored again without training.
 
 ``--peer``: instead, UDPipe 1 (``ufal.udpipe``, the ``peers`` extra) trains its tagger and
 lemmatizer on the same files (method morphodita_parsito, tokenizer=none, parser=none, tagger
@@ -34,22 +43,56 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine, measured  # noqa: E402
+from common import cold_numba_cache, dump_json, machine, measured, numba_cache  # noqa: E402
 from tokenize_peer import TREEBANKS, _path  # noqa: E402
 
-METRICS = ("upos", "xpos", "ufeats", "alltags", "lemmas")
-NAMES = {"upos": "UPOS", "xpos": "XPOS", "ufeats": "UFeats", "alltags": "AllTags", "lemmas": "Lemmas"}
+METRICS = ("upos", "xpos", "ufeats", "alltags", "alltags_full", "lemmas")
+NAMES = {"upos": "UPOS", "xpos": "XPOS", "ufeats": "UFeats", "alltags": "AllTags",
+         "alltags_full": "AllTags (all FEATS)", "lemmas": "Lemmas"}
+WARMUP = 300    # sentences of the warm-up training (train and dev halves)
 
 
+def _head(src: str, dst: Path, start: int, n: int) -> Path:
+    """Sentences start..start+n of a CoNLL-U file, as read (comments included)."""
+    blocks = [b for b in Path(src).read_text(encoding="utf-8").split("\n\n") if b.strip()]
+    dst.write_text("".join(b.strip("\n") + "\n\n" for b in blocks[start:start + n]), encoding="utf-8")
+    return dst
 
-def run_one(name: str, tmp: str) -> dict:
+
+def warm_up(name: str, tmp: str) -> dict:
+    """One small training of the first treebank (WARMUP sentences: half for training, half for
+    dev), then tagging: first with an empty numba cache (``cold_numba_cache()``, a new one for
+    each of the two processes), then twice
+    with the cache the treebank runs use, the first of the two filling it (where a kernel
+    changed), the second measuring a warm process. The record of ``numba_cache("warm", ...)``
+    with the cold and warm runs' CPU seconds."""
+    import contextlib
+
+    train_stem = TREEBANKS[name][0]
+    train = _head(_path(name, train_stem), Path(tmp) / "warm-train.conllu", 0, WARMUP // 2)
+    dev = _head(_path(name, train_stem), Path(tmp) / "warm-dev.conllu", WARMUP // 2, WARMUP // 2)
+    runs = {}
+    model = Path(tmp) / "warm.model"
+    for kind in ("cold", "fill", "warm"):   # cold: training and tagging each with a cache of its own
+        with cold_numba_cache() if kind == "cold" else contextlib.nullcontext():
+            tr = measured(["train", "--task", "morph", "--train", train, "--dev", dev, "--model", model, "-q"])
+        with cold_numba_cache() if kind == "cold" else contextlib.nullcontext():
+            tg = measured(["morph", "-m", model, dev, "-o", Path(tmp) / "warm.conllu"])
+        runs[kind] = {"train_cpu_seconds": tr["cpu_seconds"], "tag_cpu_seconds": tg["cpu_seconds"]}
+    how = (f"the kernels compiled by an untimed warm-up training on {WARMUP} sentences of {name}'s training "
+           "file (half as dev), then tagging, run twice with the same cache first")
+    return numba_cache("warm", how) | {"warmup_sentences": WARMUP, "warmup_treebank": name,
+                                       "cold": runs["cold"], "warm": runs["warm"]}
+
+
+def run_one(name: str, keep: Path) -> dict:
     from structkit.morph.task import MorphModel
 
     train_stem, dev_stem, test_stem = TREEBANKS[name]
     train, test = _path(name, train_stem), _path(name, test_stem)
     dev = _path(name, dev_stem) if dev_stem else None
-    model = Path(tmp) / f"{name}.model"
-    pred = Path(tmp) / f"{name}.test.conllu"
+    model = keep / f"{name}.model"
+    pred = keep / f"{name}.test.conllu"
     tr = measured(["train", "--task", "morph", "--train", train, *(["--dev", dev] if dev else []),
                     "--model", model, "-q"])
     tg = measured(["morph", "-m", model, test, "-o", pred])
@@ -66,7 +109,7 @@ def run_one(name: str, tmp: str) -> dict:
             "model_mb": round(model.stat().st_size / 2**20, 2)}
 
 
-def peer_one(name: str, tmp: str) -> dict:
+def peer_one(name: str, keep: Path) -> dict:
     """UDPipe 1's tagger and lemmatizer on the same files (see the module docstring)."""
     import ufal.udpipe as u
 
@@ -82,20 +125,28 @@ def peer_one(name: str, tmp: str) -> dict:
     cpu, wall = time.process_time() - c0, time.perf_counter() - t0
     if err.occurred():
         return {"error": err.message}
-    path = Path(tmp) / f"{name}.udpipe"
+    path = keep / f"{name}.udpipe"
     path.write_bytes(data if isinstance(data, bytes) else data.encode("latin-1"))
     model = u.Model.load(str(path))
     pipe = u.Pipeline(model, "conllu", u.Pipeline.DEFAULT, u.Pipeline.NONE, "conllu")
     out = pipe.process(Path(test).read_text(encoding="utf-8"), err)
-    pred = Path(tmp) / f"{name}.udpipe.conllu"
+    pred = keep / f"{name}.udpipe.conllu"
     pred.write_text(out, encoding="utf-8")
     scores = evaluate_files(test, str(pred))
     return {"scores": {k: round(scores[k], 2) for k in METRICS}, "train_cpu_seconds": round(cpu, 1),
             "train_wall_seconds": round(wall, 1), "version": "{0.major}.{0.minor}.{0.patch}".format(u.Version.current())}
 
 
+def current(obj: dict) -> bool:
+    """Whether every row of results/morph.json has every metric of METRICS (rows written before
+    AllTags (all FEATS) was a metric of its own do not)."""
+    rows = list(obj.get("treebanks", {}).values()) + [p for p in obj.get("peer", {}).values() if "scores" in p]
+    return all(k in r["scores"] for r in rows for k in METRICS)
+
+
 def write_report(obj: dict, out: str) -> None:
     m = obj["machine"]
+    cache = obj.get("numba_cache")
     rows, peer_rows = [], []
     for name, r in obj["treebanks"].items():
         s = r["scores"]
@@ -118,13 +169,31 @@ def write_report(obj: dict, out: str) -> None:
         f"`{obj['command']}` ({m['date']}, commit {m['commit']}, {m['cpu']}, {m['cores']} cores shared "
         f"with other jobs; load average before the run {obj['loadavg_before']}).", "",
         "`structkit train --task morph --train T [--dev D]` with its defaults, then `structkit morph` on the "
-        "test file (gold tokens) and `structkit eval --task morph` (accuracy in %, over words; UFeats: "
-        "universal features only; AllTags: UPOS, XPOS and all FEATS; CoNLL 2018 definitions). "
+        "test file (gold tokens) and `structkit eval --task morph` (accuracy in %, over words). UPOS, XPOS, "
+        "UFeats, AllTags and Lemmas as the CoNLL 2018 shared task defines them (`conll18_ud_eval.py` v1.2: "
+        "UFeats and AllTags compare only the 21 universal features of FEATS, so a layered feature such as "
+        "`Number[psor]` or a language-specific one does not count; AllTags is UPOS, XPOS and those "
+        "features together; a gold lemma `_` matches anything; checked against the official script in "
+        "`results/official-eval.md`). AllTags (all FEATS) is not a CoNLL 2018 metric: UPOS, XPOS and "
+        "every FEATS key, all of which the tagger predicts; dev selection keeps the epoch with the best "
+        "AllTags (all FEATS) + Lemmas. "
         "* = trained on dev, no dev selection (only dev and test are here). Train s: wall seconds "
         "inside `train` (reading, features, epochs); CPU s: the whole training process (start-up and "
-        "numba included); peak MB: peak RSS of the training and of the tagging process.", "",
-        "| treebank | UPOS | XPOS | UFeats | AllTags | Lemmas | train s | CPU s | train peak MB | tag peak MB | tags | rules |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|", *rows,
+        "numba included); peak MB: peak RSS of the training and of the tagging process.", ""]
+    if cache:
+        c, w = cache["cold"], cache["warm"]
+        lines += [f"Training times with the {cache['words']}. The same warm-up with an empty cache (a fresh "
+                  f"NUMBA_CACHE_DIR for each process) took {c['train_cpu_seconds']:.1f} CPU s to train and {c['tag_cpu_seconds']:.1f} "
+                  f"to tag, against {w['train_cpu_seconds']:.1f} and {w['tag_cpu_seconds']:.1f} warm: a process "
+                  f"with a cold cache spends about {c['train_cpu_seconds'] - w['train_cpu_seconds']:.0f} CPU s more "
+                  "training and "
+                  f"{c['tag_cpu_seconds'] - w['tag_cpu_seconds']:.0f} more tagging (compiling).", ""]
+    else:
+        lines += ["Numba cache: not recorded by this run (warm or cold unknown).", ""]
+    lines += [
+        "| treebank | UPOS | XPOS | UFeats | AllTags | AllTags (all FEATS) | Lemmas | train s | CPU s | "
+        "train peak MB | tag peak MB | tags | rules |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows,
         "| mean | " + " | ".join(f"{mean[k]:.2f}" for k in METRICS) + " | | | | | | |", ""]
     if peer_rows:
         runs = sorted({(p["version"], p["run"]["machine"]["date"][:16], p["run"]["command"])
@@ -136,8 +205,8 @@ def write_report(obj: dict, out: str) -> None:
                   "ours / UDPipe's; ours is the whole `train` process, UDPipe's the training call "
                   "alone). UDPipe runs: " + "; ".join(f"UDPipe {v}, `{c}` (started {d})" for v, d, c in runs)
                   + ".", "",
-                  "| treebank | UPOS | XPOS | UFeats | AllTags | Lemmas | train CPU s (ratio) |",
-                  "|---|---|---|---|---|---|---|", *peer_rows, ""]
+                  "| treebank | UPOS | XPOS | UFeats | AllTags | AllTags (all FEATS) | Lemmas | train CPU s (ratio) |",
+                  "|---|---|---|---|---|---|---|---|", *peer_rows, ""]
         missing = [n for n in obj["treebanks"] if n not in obj["peer"]]
         if missing:
             lines += ["No UDPipe figures (its run had not finished): " + ", ".join(missing) + ".", ""]
@@ -146,11 +215,22 @@ def write_report(obj: dict, out: str) -> None:
     Path(out + ".md").write_text("\n".join(lines))
 
 
+def _update(path: Path, change) -> dict:
+    """Read results/morph.json as it is now, apply ``change`` and write it back (a --peer run
+    and a structkit run each touch only their own part)."""
+    obj = json.loads(path.read_text()) if path.exists() else {"treebanks": {}, "peer": {}}
+    change(obj)
+    dump_json(obj, path)
+    return obj
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=sorted(TREEBANKS), action="append")
     ap.add_argument("--peer", action="store_true", help="run UDPipe 1 (ufal.udpipe) instead of structkit")
     ap.add_argument("--out", default=str(ROOT / "results" / "morph"))
+    ap.add_argument("--keep", default=str(ROOT / "build" / "morph"),
+                    help="folder for the models and predicted test files")
     ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
     if args.report_only:
@@ -162,27 +242,36 @@ def main() -> int:
         except ImportError:
             raise SystemExit("--peer needs ufal.udpipe: pip install -e '.[peers]'")
     names = args.only or list(TREEBANKS)
-    old = Path(args.out + ".json")
-    obj = json.loads(old.read_text()) if old.exists() else {"treebanks": {}, "peer": {}}
+    path = Path(args.out + ".json")
+    keep = Path(args.keep)
+    keep.mkdir(parents=True, exist_ok=True)
     command = ("python scripts/morph_experiments.py" + "".join(f" --only {n}" for n in args.only or [])
                + (" --peer" if args.peer else ""))
     run = {"command": command, "machine": machine(), "loadavg_before": [round(x, 2) for x in os.getloadavg()]}
-    if not args.peer:
-        obj |= run
-        obj["treebanks"] = {n: r for n, r in obj.get("treebanks", {}).items() if n not in names}
-    with tempfile.TemporaryDirectory() as tmp:
+    if args.peer:   # UDPipe's figures are kept apart, each with its own run's facts
         for name in names:
-            if args.peer:   # UDPipe's figures are kept apart, each with its own run's facts
-                obj.setdefault("peer", {})[name] = p = peer_one(name, tmp) | {"run": run}
-                print(name, "UDPipe 1:", p, flush=True)
-                dump_json(obj, old)
-            else:
-                obj["treebanks"][name] = r = run_one(name, tmp)
-                print(name, r["scores"], f"{r['train_seconds']} s", f"{r['train_peak_mb']} MB", flush=True)
-    obj["treebanks"] = {n: obj["treebanks"][n] for n in TREEBANKS if n in obj["treebanks"]}
-    dump_json(obj, old)
-    if "machine" in obj:   # structkit's rows exist (a --peer run alone has only UDPipe's)
+            p = peer_one(name, keep) | {"run": run}
+            print(name, "UDPipe 1:", p, flush=True)
+            _update(path, lambda o: o.setdefault("peer", {}).__setitem__(name, p))
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            run["numba_cache"] = warm_up(names[0], tmp)
+        print("warm-up:", run["numba_cache"], flush=True)
+        rows = {}
+        for name in names:
+            rows[name] = r = run_one(name, keep)
+            print(name, r["scores"], f"{r['train_seconds']} s", f"{r['train_peak_mb']} MB", flush=True)
+
+        def ours(o: dict) -> None:
+            o |= run
+            old = {n: r for n, r in o.get("treebanks", {}).items() if n not in names}
+            o["treebanks"] = {n: (rows | old)[n] for n in TREEBANKS if n in rows or n in old}
+        _update(path, ours)
+    obj = json.loads(path.read_text())
+    if "machine" in obj and current(obj):   # structkit's rows exist (a --peer run alone has only UDPipe's)
         write_report(obj, args.out)
+    elif "machine" in obj:
+        print(f"{args.out}.md not rewritten: some rows of {path} predate AllTags (all FEATS); rerun them")
     return 0
 
 
