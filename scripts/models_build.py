@@ -60,7 +60,7 @@ def main() -> None:
 
     chosen = [recipes.get(n) for n in args.names]
     os.makedirs(args.out_dir, exist_ok=True)
-    rows = []
+    rows, load = [], [round(x, 2) for x in os.getloadavg()]
     for r in chosen:
         out = os.path.join(args.out_dir, r.default_output())
         recipes.build(r, out, say=lambda *a, **k: None)   # untimed: the numba cache warm (NUMBA_CACHE)
@@ -80,7 +80,7 @@ def main() -> None:
         rows.append(row)
         print(f"{r.name}: test {row['test']}, trained in {row['train_wall_seconds']:.1f} s "
               f"({row['train_cpu_seconds']:.1f} s CPU)")
-    obj = {"machine": machine(), "numba_cache": NUMBA_CACHE, "models": rows}
+    obj = {"machine": machine(), "numba_cache": NUMBA_CACHE, "loadavg_before": load, "models": rows}
     dump_json(obj, res.with_suffix(".json"))
     report(obj, res)
 
@@ -92,7 +92,9 @@ def report(obj: dict, res: Path) -> None:
              f"{m['cores']} cores shared with other jobs: wall times are noisy, CPU times are "
              "the process's own). Scores are the model cards' (the task's command on the file, then "
              "`structkit eval`); build = training + scoring dev and test + writing. Times: "
-             f"{obj.get('numba_cache', LEGACY_CACHE)['words']}.", "",
+             f"{obj.get('numba_cache', LEGACY_CACHE)['words']}"
+             + (f"; load average before the run {obj['loadavg_before']}, which inflates CPU times too"
+                if "loadavg_before" in obj else "") + ".", "",
              "| recipe | corpus (licence) | dev | test | train wall s | train CPU s | build wall s | model MB |",
              "|---|---|---|---|---:|---:|---:|---:|"]
     for row in rows:
