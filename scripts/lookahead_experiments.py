@@ -42,7 +42,9 @@ NUMBA_CACHE = numba_cache("warm", "the tuning runs, in worker processes, compile
                                   "which is not tuned, by an untimed training on 50 sentences first")
 # what the report says for a JSON from before the script recorded it (the same tuning, no brute warm-up)
 LEGACY_CACHE = ("train s and test s: numba cache warm (the tuning runs, in worker processes, compiled and cached "
-                "the kernels before the final runs were timed); brute s: numba cache not recorded (the brute-force "
+                "the kernels before the final runs were timed; not recorded by this older run but read from the "
+                "script's code, which tuned before the final runs then as now); brute s: numba cache not recorded "
+                "(the brute-force "
                 "search is not tuned and this older run did not warm it, so its first brute row also loaded or "
                 "compiled its kernels)")
 
