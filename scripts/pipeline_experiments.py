@@ -449,15 +449,17 @@ def write_report(obj: dict, out: str) -> None:
                                  + f" | {p['train_cpu_seconds']:.0f} | {p.get('parser_morphology')} | "
                                  + " / ".join(f"{k} {v['las']:.2f}" for k, v in sorted(dev.items())) + " |")
             cold = ours["cold"]
+            n = len(ours["seeds"])
+            outs = len({ours["per_seed"][str(s)]["output_sha256"] for s in ours["seeds"]})
+            segs = len({ours["per_seed"][str(s)]["segmentation_sha256"] for s in ours["seeds"]})
             checks.append(f"{name}: cold and warm seed-0 models annotate the test "
                           + ("identically" if ours["cold_warm_same_output"] else "DIFFERENTLY")
                           + f" (the cold training left {cold['numba_cache_files_after']} files in the empty cache)"
-                          + (("; the seeds' outputs all differ" if ours["seeds_give_different_outputs"]
-                              else "; SOME SEEDS GIVE THE SAME OUTPUT")
-                             + ("" if ours["seeds_give_different_segmentations"]
-                                else " (the tokenization and sentence splits are the same for all seeds: "
-                                     "the differences are in the tags, lemmas and trees)")
-                             if len(ours["seeds"]) > 1 else ""))
+                          + ((f"; the {n} seeds give {outs} different outputs"
+                              + (f", {segs} different tokenizations and sentence splits" if 1 < segs < n else "")
+                              + (" (the same tokenization and sentence splits for every seed: the "
+                                 "differences are in the tags, lemmas and trees)" if segs == 1 else ""))
+                             if n > 1 else ""))
         bad = [lab for lab, x in (("structkit", ours), ("UDPipe 1", peer)) if not x or "error" in x]
         if bad:
             below.append(f"{name}: no comparison ({', '.join(bad)} not run or failed)")
@@ -529,8 +531,11 @@ def write_report(obj: dict, out: str) -> None:
         "what a fresh install pays; Python's own bytecode cache is not cleared), *warm* is seed 0 "
         "trained again right after, the folder filled by the cold run (the kernels loaded, not "
         "compiled). The two seed-0 models are checked to annotate the test identically (under "
-        "*Checks*). The min-max row gives the warm trainings of the three seeds. UDPipe 1 is compiled "
-        "C++ with nothing to warm: its one training is in both columns.", "",
+        "*Checks*). The min-max row gives the warm trainings of the seeds. UDPipe 1 is compiled "
+        "C++ with nothing to warm: its one training is in both columns. The load average before "
+        "each training is under *Runs*: on this machine, shared with other jobs, CPU seconds grow "
+        "with the load (caches and cores shared), so figures from runs at different loads (ours and "
+        "UDPipe's were separate runs) compare only roughly.", "",
         "Words per second: gold test words over the time to annotate the whole raw text with the model "
         "already loaded, one thread (UDPipe: `Pipeline.process`; structkit: seed 0's model, "
         "`structkit.load(model).to_conllu(text)` after a warm-up call on the first paragraph, warm "
