@@ -148,7 +148,8 @@ def write_report(obj: dict, out: str) -> None:
     m = obj["machine"]
     cache = obj.get("numba_cache")
     rows, peer_rows = [], []
-    for name, r in obj["treebanks"].items():
+    for name in [n for n in TREEBANKS if n in obj["treebanks"]]:   # the JSON's keys are sorted
+        r = obj["treebanks"][name]
         s = r["scores"]
         rows.append(f"| {name}{'' if r['dev'] else '*'} | " + " | ".join(f"{s[k]:.2f}" for k in METRICS)
                     + f" | {r['train_seconds']:.1f} | {r['train_cpu_seconds']:.1f} | {r['train_peak_mb']:.0f} | "
