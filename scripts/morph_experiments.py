@@ -197,15 +197,18 @@ def write_report(obj: dict, out: str) -> None:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows,
         "| mean | " + " | ".join(f"{mean[k]:.2f}" for k in METRICS) + " | | | | | | |", ""]
     if peer_rows:
-        runs = sorted({(p["version"], p["run"]["machine"]["date"][:16], p["run"]["command"])
+        runs = sorted({(p["version"], p["run"]["machine"]["date"][:16], p["run"]["command"],
+                        str(p["run"].get("loadavg_before", "not recorded")))
                        for p in obj["peer"].values() if "run" in p})
         lines += ["## Against UDPipe 1", "",
                   "Each cell is structkit / UDPipe 1 (tagger and lemmatizer, default options, "
                   "tokenizer=none, parser=none; dev as heldout data where there is dev), both "
                   "scored as above on the same test file. Train: CPU seconds of training (ratio "
                   "ours / UDPipe's; ours is the whole `train` process, UDPipe's the training call "
-                  "alone). UDPipe runs: " + "; ".join(f"UDPipe {v}, `{c}` (started {d})" for v, d, c in runs)
-                  + ".", "",
+                  "alone; CPU seconds grow with the machine's load, which varied during both runs: the load average "
+                  "before each is given). UDPipe "
+                  "runs: " + "; ".join(f"UDPipe {v}, `{c}` (started {d}, load average before it {la})"
+                                       for v, d, c, la in runs) + ".", "",
                   "| treebank | UPOS | XPOS | UFeats | AllTags | AllTags (all FEATS) | Lemmas | train CPU s (ratio) |",
                   "|---|---|---|---|---|---|---|---|", *peer_rows, ""]
         missing = [n for n in obj["treebanks"] if n not in obj["peer"]]
