@@ -6,7 +6,7 @@ the tag dictionary's ambiguity class, and the lower-cased forms (window +-2), su
 shapes and ambiguity classes of the neighbours (+-1), with two form bigrams; and suffixes 1-6
 and prefixes 1-4 again, each joined with whether the tag dictionary knows the word
 (``hide_unknown``), so that an unknown word's affixes have weights of their own, learnt from
-the words new to their fold (on dev, mean AllTags over the 8 treebanks 80.44 -> 80.91;
+the words new to their fold (on dev, mean AllTags with all FEATS over the 8 treebanks 80.44 -> 80.91;
 results/morph-dev.md). Only raw text is read: a word unseen in training still has its
 affixes, shape and neighbours. A token's features are one row of a fixed-width uint64 matrix,
 the kernels' ``feats``.
