@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -122,20 +123,22 @@ def test_a_signal_stops_the_shard_threads_of_parameter_mixing(monkeypatch):
 
     real = ipm._run_kernel
     calls = []
+    lock = threading.Lock()
 
     def wrapped(*args):
-        calls.append(1)
+        with lock:   # the shards call this from two threads: each call gets its own number
+            calls.append(1)
+            n = len(calls)
         out = real(*args)
-        if len(calls) == 2:
-            os.kill(os.getpid(), signal.SIGINT)
-        if len(calls) >= 2:  # the sample's pieces are tiny: give the main thread its turn to react
+        if n == 2:   # (reading len(calls) here instead raced: the other shard's calls could
+            os.kill(os.getpid(), signal.SIGINT)   # pass 2 before either looked, and none sent it)
+        if n >= 2:  # the sample's pieces are tiny: give the main thread its turn to react
             ipm.STOP.wait(2)  # (a bound; the main thread sets STOP when it gets the signal)
         return out
 
     monkeypatch.setattr(ipm, "_run_kernel", wrapped)
     monkeypatch.setattr(pieces, "MAX_SENTENCES", 1)
     n_sentences = open(os.path.join(CHUNK, "train.txt")).read().strip().count("\n\n") + 1
-    import threading
 
     with pytest.raises(KeyboardInterrupt):
         _train_tagger("perceptron", jobs=2)
