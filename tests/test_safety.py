@@ -268,8 +268,11 @@ def test_numba_cache_falls_back_with_one_notice(monkeypatch, capsys):
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_signals_remove_temporary_files(model_file, tmp_path, sig):
     out = tmp_path / "out.txt"
+    # the command takes over a signal only where it has the default handler (a SIGHUP that
+    # nohup told it to ignore stays ignored): give it the default, whatever ran the tests
     p = subprocess.Popen(sk_cmd("chunk", "--model", model_file, "-", "-o", out), stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sk_env())
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=sk_env(),
+                         preexec_fn=lambda: signal.signal(sig, signal.SIG_DFL))
     p.stdin.write(Path(CHUNK_TEST).read_bytes())
     p.stdin.flush()  # and left open: the command waits for more input, its output open
     deadline = time.monotonic() + 60
