@@ -5,7 +5,8 @@ and of its predictions on held-out data.
     python scripts/model_fingerprints.py --out before.json      # on the old tree
     python scripts/model_fingerprints.py --out after.json --compare before.json
 
-Training runs on slices of the real corpora (``$STRUCTKIT_DATA``), so it takes a minute or two.
+Training runs on slices of the real corpora (``$STRUCTKIT_DATA``), and the raw-text families
+(tokenizer, morph model, pipeline) on UD Tamil TTB, so it takes a few minutes.
 """
 from __future__ import annotations
 
@@ -41,6 +42,18 @@ RUNS = [
      "ud-english-partut/en_partut-ud-dev.conllu", ["--epochs", "3"]),
 ]
 RERANK = ("reranker", "hyporadise/train_atis.json", "hyporadise/test_atis.json", ["--features", "all"])
+# The raw-text families on UD Tamil TTB (train, dev; its test file): name, task, the command and
+# its input ("raw": the test file's raw text, "gold": the test file), extra command flags. The
+# pipeline's file holds its parts' files, whose headers carry the card's time: its fingerprint is
+# its outputs (CoNLL-U and JSON), not its bytes.
+UD = ("ud-tamil-ttb/ta_ttb-ud-train.conllu", "ud-tamil-ttb/ta_ttb-ud-dev.conllu",
+      "ud-tamil-ttb/ta_ttb-ud-test.conllu")
+RAW_TEXT = [
+    ("tokenizer", "tokenize", "tokenize", "raw", []),
+    ("morph", "morph", "morph", "gold", []),
+    ("pipeline", "pipeline", "annotate", "raw", []),
+    ("pipeline-json", "pipeline", "annotate", "raw", ["--format", "json"]),
+]
 TAG_COMMAND = {"pos": "tag", "chunk": "chunk", "ner": "ner", "parse": "parse"}
 
 
@@ -82,6 +95,7 @@ def main() -> int:
                          "train_wall_seconds": round(wall, 2)}
             print(f"{name:22} {out[name]['weights'][:16]} {out[name]['predictions'][:16]} {wall:.1f} s",
                   flush=True)
+        _raw_text_runs(t, args.only, out)
         name, train, test, flags = RERANK
         if args.only not in name:
             Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
@@ -94,6 +108,31 @@ def main() -> int:
         print(f"{name:22} {out[name]['weights'][:16]} {out[name]['predictions'][:16]} {wall:.1f} s")
     Path(args.out).write_text(json.dumps(out, indent=2) + "\n")
     return _compare(out, args.compare)
+
+
+def _raw_text_runs(t: Path, only: str, out: dict) -> None:
+    """Tokenizer, morph model and pipeline of UD Tamil TTB, trained with their defaults."""
+    from structkit.config import resolve_data_path
+    from structkit.tokenizer.task import raw_text
+
+    train, dev, test = (resolve_data_path(p) for p in UD)
+    raw = t / "ta.txt"
+    raw.write_text(raw_text(test), encoding="utf-8")
+    models: dict[str, Path] = {}
+    for name, task, command, given, flags in RAW_TEXT:
+        if only not in name:
+            continue
+        model = models.get(task)
+        wall = 0.0
+        if model is None:
+            model = models[task] = t / f"{task}.skm"
+            wall, _ = structkit("train", "--task", task, "--train", train, "--dev", dev, "--model", model,
+                                "--seed", "1", "-q")
+        pred = t / f"{name}.pred"
+        structkit(command, "-m", model, raw if given == "raw" else test, "-o", pred, *flags)
+        weights = header_checksum(model) if task != "pipeline" else "-"
+        out[name] = {"weights": weights, "predictions": sha(pred), "train_wall_seconds": round(wall, 2)}
+        print(f"{name:22} {weights[:16]} {out[name]['predictions'][:16]} {wall:.1f} s", flush=True)
 
 
 def _compare(out: dict, path: str | None) -> int:
