@@ -628,13 +628,13 @@ def _run_parser(sv: Served, sents: list[Sent]) -> int:
 def _run_pipeline(sv: Served, sents: list[Sent]) -> None:
     """A pipeline model's morph model and parser over the sentences' words (the one path of
     `structkit annotate`: ``structkit.pipeline.annotate``)."""
-    from structkit.io.conll import Sentence
+    from structkit.io.document import Sentence
     from structkit.pipeline.annotate import annotate_sentences
 
     conllu = []
     for s in sents:
         rows = [[str(i + 1), w, "_", "_", "_", "_", "_", "_", "_", "_"] for i, w in enumerate(s.words)]
-        conllu.append(Sentence(rows, 1, ["\t".join(r) for r in rows], list(range(len(rows)))))
+        conllu.append(Sentence.from_lines(rows, ["\t".join(r) for r in rows], list(range(len(rows)))))
     with sv.lock:
         try:
             annotate_sentences(sv.est.model, conllu, sv.name)

@@ -1,12 +1,12 @@
-"""CoNLL-U for the sequence tasks: read a treebank's word rows as token rows, keep every other
-line verbatim, and write a file back with one column filled in.
+"""CoNLL-U for the commands that fill columns: which file is CoNLL-U, which column a task's
+labels are in, a prediction written into a column of the lines as read (``write_tagged``,
+``write_parsed``), raw text as sentences to fill (``read_raw_text``) and the parser's view of a
+sentence (``dep_view``).
 
-A sentence read here is a ``structkit.io.conll.Sentence`` whose ``rows`` are its syntactic
-words (10 columns each) and whose ``lines`` are all its lines as read, comments, multiword
-ranges and empty nodes included, so that tagging changes nothing but the predicted column.
-The checks are those of the UD format that a tagger depends on: ten tab-separated columns,
-word IDs 1..n in order, ranges that start at the next word and end inside the sentence, empty
-nodes in their place (``5.1`` after word 5), and a ``# text`` that the tokens spell.
+The sentences are ``structkit.io.document.Sentence`` as its one reader, ``read_conllu``, gives
+them: ``rows`` are the syntactic words (10 columns each) and ``lines`` all lines as read,
+comments, multiword ranges and empty nodes included, so that tagging changes nothing but the
+predicted column.
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import Sentence, key_value  # noqa: F401 (key_value: read from here too)
+from structkit.io.document import Sentence as DocSentence
+from structkit.io.document import read_conllu, surface_text  # noqa: F401 (the one reader; read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
 
 if TYPE_CHECKING:
@@ -24,9 +26,7 @@ if TYPE_CHECKING:
 
 NAMES = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 KEYED = ("feats", "misc")    # columns of Key=Value pairs joined by '|'
-_WORD = re.compile(r"[1-9][0-9]*")
 _RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
-_EMPTY = re.compile(r"([0-9]+)\.([1-9][0-9]*)")
 _ID = re.compile(r"[0-9]+(?:[-.][0-9]+)?")
 
 
@@ -54,141 +54,6 @@ def put_label(field: str, key: str, label: str) -> str:
         return set_key(field, key, label)
     items = [] if field == "_" else [x for x in field.split("|") if x.partition("=")[0] != key]
     return "|".join(items) or "_"
-
-
-def surface_text(lines: Sequence[str]) -> str:
-    """The text a sentence's rows spell: surface tokens (a range's form in place of its words)
-    joined by a space unless MISC says ``SpaceAfter=No``."""
-    out: list[str] = []
-    skip_to = 0
-    for line in lines:
-        if line.startswith("#"):
-            continue
-        cols = line.split("\t")
-        m = _RANGE.fullmatch(cols[0])
-        if m:
-            skip_to = int(m.group(2))
-        elif _WORD.fullmatch(cols[0]):
-            if int(cols[0]) <= skip_to:
-                continue
-        else:
-            continue  # an empty node is not in the text
-        out.append(cols[1])
-        if key_value(cols[9], "SpaceAfter") != "No":
-            out.append(" ")
-    return "".join(out).rstrip(" ")
-
-
-class _Sentence:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.line_numbers: list[int] = []
-        self.rows: list[list[str]] = []
-        self.word_at: list[int] = []
-        self.range_end = 0        # the last word a range seen so far covers
-        self.range_line = 0
-        self.next_empty = 1       # the next empty-node index after the current word
-        self.first_line = 0
-
-    def add(self, name: str, lineno: int, line: str) -> None:
-        if line.startswith("#"):
-            if self.rows:
-                raise UserError("a comment line inside a sentence (comments go before its first "
-                                "token row)", name, lineno)
-            self._keep(lineno, line)
-            return
-        cols = line.split("\t")
-        if len(cols) != 10:
-            if "\r" in line:
-                from structkit.io.conll import cr_only_error
-                raise cr_only_error(name, lineno)
-            raise UserError(f"expected 10 tab-separated columns (CoNLL-U), found {len(cols)}",
-                            name, lineno)
-        if not self.first_line:
-            self.first_line = lineno
-        tid, n = cols[0], len(self.rows)
-        if _WORD.fullmatch(tid):
-            if int(tid) != n + 1:
-                raise UserError(f"word ID {tid} out of sequence: expected {n + 1}", name, lineno)
-            if not cols[1]:
-                raise UserError(f"word {tid} has an empty FORM", name, lineno)
-            self.word_at.append(len(self.lines))
-            self.rows.append(cols)
-            self.next_empty = 1
-        elif (m := _RANGE.fullmatch(tid)) is not None:
-            first, last = int(m.group(1)), int(m.group(2))
-            if first != n + 1 or last <= first:
-                raise UserError(f"multiword token {tid} must start at the next word ID {n + 1} "
-                                f"and cover at least two words", name, lineno)
-            self.range_end, self.range_line = last, lineno
-        elif (m := _EMPTY.fullmatch(tid)) is not None:
-            after, k = int(m.group(1)), int(m.group(2))
-            if after != n or k != self.next_empty:
-                where = f"after word {n}" if n else "before the first word"
-                raise UserError(f"empty node {tid} out of place: it comes {where}, where the next "
-                                f"empty node is {n}.{self.next_empty}", name, lineno)
-            self.next_empty += 1
-        else:
-            raise UserError(f"ID {tid!r} is not a word ID, a range (3-4) or an empty node (5.1)",
-                            name, lineno)
-        self._keep(lineno, line)
-
-    def _keep(self, lineno: int, line: str) -> None:
-        self.lines.append(line)
-        self.line_numbers.append(lineno)
-
-    def finish(self, name: str, check_text: bool) -> Sentence:
-        n = len(self.rows)
-        if not n:
-            raise UserError("a sentence with comments but no words", name, self.line_numbers[0])
-        if self.range_end > n:
-            raise UserError(f"multiword token ends at word {self.range_end}, past the sentence's "
-                            f"last word {n}", name, self.range_line)
-        if check_text:
-            for line, lineno in zip(self.lines, self.line_numbers):
-                if line.startswith("# text = ") or line.rstrip() == "# text =":
-                    want = line[len("# text = "):].strip()
-                    got = surface_text(self.lines)
-                    if got != want:
-                        i = next((k for k, (a, b) in enumerate(zip(got, want)) if a != b),
-                                 min(len(got), len(want)))
-                        raise UserError(f"# text does not match the tokens: it has "
-                                        f"{want[i:i + 20]!r} where the tokens spell "
-                                        f"{got[i:i + 20]!r} (character {i + 1})", name, lineno)
-        # first_line is where the sentence's lines begin (its first comment, if any), so that
-        # Sentence.line_of(k) = first_line + word_at[k] is word k's line
-        return Sentence(self.rows, self.line_numbers[0], self.lines, self.word_at)
-
-
-def read_conllu(path: str, stream: IO | Iterable | None = None,
-                digest: "hashlib._Hash | None" = None, check_text: bool = True) -> Iterator[Sentence]:
-    """Stream the sentences of a CoNLL-U (or CoNLL-X) file as token rows of its words.
-
-    Malformed input is a UserError naming the file and line. ``digest``, if given, is updated
-    with each line (a model records a checksum of its training data)."""
-    name = display_name(path)
-    if stream is None:
-        with open_input(path) as f:
-            yield from read_conllu(path, f, digest, check_text)
-        return
-    sent = _Sentence()
-    count = 0
-    for lineno, line in iter_lines(name, stream):
-        if digest is not None:
-            digest.update(line.encode("utf-8"))
-            digest.update(b"\n")
-        if not line.strip():
-            if sent.lines:
-                yield sent.finish(name, check_text)
-                count += 1
-                sent = _Sentence()
-            continue
-        sent.add(name, lineno, line)
-    if sent.lines:
-        yield sent.finish(name, check_text)
-        count += 1
-    if count == 0:
-        raise UserError("empty file: no sentences found", name)
 
 
 def write_tagged(sentences: Iterable[Sentence], predictions: Iterable[Sequence[str]], out: IO[str],
@@ -321,7 +186,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
                 if "-" not in cols[0]:
                     word_at.append(i)
                     rows.append(cols)
-        yield Sentence(rows, 1, lines, word_at)
+        yield DocSentence.from_lines(rows, lines, word_at, 1)
     if n == 0:
         raise UserError("empty input: no text to tag", name)
 

@@ -45,7 +45,7 @@ def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[st
 
 def _parse_conllu(parser, tagger, name: str, it, depth, out: IO[str], batch: int = 2048,
                   **kw) -> tuple[int, int]:
-    """Parse the CoNLL-U sentences ``it`` (``structkit.io.conll.Sentence`` with their lines)."""
+    """Parse the CoNLL-U sentences ``it`` (``structkit.io.document.Sentence``)."""
     from structkit.io.conllu import dep_view, write_parsed
 
     words = count = 0
@@ -54,10 +54,8 @@ def _parse_conllu(parser, tagger, name: str, it, depth, out: IO[str], batch: int
         parsed = list(tag_then_parse(parser, views, name, tagger, depth=depth, batch=batch, **kw))
         if tagger is not None:  # the tags go into the CoNLL-U lines too
             for raw, v in zip(chunk, views):
-                for k, i in enumerate(raw.word_at):
-                    cols = raw.lines[i].split("\t")
-                    cols[3], cols[4] = v.upos[k], v.xpos[k]
-                    raw.lines[i] = "\t".join(cols)
+                for k in range(len(raw)):
+                    raw.set_columns(k, {3: v.upos[k], 4: v.xpos[k]})
         for _, heads, deprels in parsed:
             write_parsed(chunk, heads, deprels, out)
         words += sum(len(v) for v in views)

@@ -17,21 +17,13 @@ BATCH = 1024   # sentences analysed and parsed at a time
 _SENT_ID = re.compile(rb'(?m)^(# sent_id = |\{"sent_id": )([0-9]+)')
 
 
-def _set(sent, k: int, values: dict[int, str]) -> None:
-    """Set columns of word ``k`` of a CoNLL-U sentence (its row and its line)."""
-    row = sent.rows[k]
-    for c, v in values.items():
-        row[c] = v
-    sent.lines[sent.word_at[k]] = "\t".join(row)
-
-
 def annotate_sentences(model, sents: list, name: str = "-", beam: int | None = None) -> None:
     """Fill LEMMA, UPOS, XPOS, FEATS (the morph part) and HEAD, DEPREL (the parser) of
-    CoNLL-U sentences (``structkit.io.conll.Sentence`` with their lines), in place."""
+    CoNLL-U sentences (``structkit.io.document.Sentence``), in place."""
     if model.morph is not None and sents:
         for s, analysis in zip(sents, model.morph.analyse([[r[1] for r in s.rows] for s in sents])):
             for k, (lemma, upos, xpos, feats) in enumerate(analysis):
-                _set(s, k, {2: lemma, 3: upos, 4: xpos, 5: feats})
+                s.set_columns(k, {2: lemma, 3: upos, 4: xpos, 5: feats})
     if model.parser is not None and sents:
         from structkit.io.conllu import dep_view
 
@@ -44,7 +36,7 @@ def annotate_sentences(model, sents: list, name: str = "-", beam: int | None = N
             for h, d in zip(heads, deprels if deprels is not None else [None] * len(heads)):
                 s = sents[k]
                 for i in range(len(s.rows)):
-                    _set(s, i, {6: str(h[i]), 7: d[i] if d is not None else "_"})
+                    s.set_columns(i, {6: str(h[i]), 7: d[i] if d is not None else "_"})
                 k += 1
 
 

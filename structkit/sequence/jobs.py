@@ -106,10 +106,8 @@ def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:
 
     if batch[0].lines is not None and (not text or fmt == "conllu"):
         for s, ms in zip(batch, margins):
-            for i, m in zip(s.word_at, ms):
-                cols = s.lines[i].split("\t")
-                cols[9] = set_key(cols[9], "Margin", f"{m:.3f}")
-                s.lines[i] = "\t".join(cols)
+            for k, (row, m) in enumerate(zip(s.rows, ms)):
+                s.set_columns(k, {9: set_key(row[9], "Margin", f"{m:.3f}")})
         write_tagged(batch, labels, out, column, key)
         return
     rows = ([[r[1]] for r in s.rows] if text else s.rows for s in batch)
