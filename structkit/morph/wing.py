@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from structkit import rawtext
 from structkit.errors import UserError
 from structkit.tasks import CommandOption, Task, register
 
@@ -22,13 +23,7 @@ _OPTIONS = (
                   "when every candidate agrees) and LemmaMargin= (the chosen edit rule's score minus the "
                   "best other candidate rule's). Small margins are the doubtful analyses; `structkit "
                   "explain -m MODEL FILE` shows why.", bool),
-    CommandOption(("--text",), "Input is raw text: tokenised (UD English conventions, or --tokenizer) "
-                  "and split into sentences, then analysed into CoNLL-U.", bool),
-    CommandOption(("--no-split",), "With --text: each line is one sentence.", bool),
-    CommandOption(("--lang",), "With --text: the tokenizer's language (rules: en).", default="en",
-                  show_default=True),
-    CommandOption(("--tokenizer", "tokenizer_path"), "With --text: a tokenizer trained with `structkit "
-                  "train --task tokenize` (any language), instead of the rules of --lang."),
+    *rawtext.options("Then analysed into CoNLL-U."),
 )
 
 
@@ -120,23 +115,10 @@ class MorphTask(Task):
                   no_split: bool = False, lang: str = "en", tokenizer_path: str | None = None):
         from structkit.morph.jobs import MorphJob
 
-        if not text and (no_split or tokenizer_path):
-            raise UserError(f"{'--no-split' if no_split else '--tokenizer'} goes with --text")
         protect = [model_path]
-        tokenizer = None
-        if tokenizer_path:   # a learnt tokenizer stands for the language's rules
-            from structkit.tasks import tasks
-
-            tok = next(t for t in tasks() if t.output == "tokens")
-            tokenizer = tok.load(tokenizer_path, f"{command} --tokenizer").tokenizer
-            protect.append(tokenizer_path)
-        elif text:
-            from structkit.text.tokenize import get_tokenizer
-
-            get_tokenizer(lang)   # an unknown language is an error before any input is read
-            tokenizer = lang
+        raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
         model = self.load(model_path, command)
-        return MorphJob(model, scores, tokenizer, "lines" if no_split else "auto"), protect
+        return MorphJob(model, scores, raw.tokenizer if raw else None, raw.split if raw else "auto"), protect
 
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from structkit import rawtext
 from structkit.errors import UserError
 from structkit.tasks import CommandOption, Task, register, tasks
 
@@ -21,13 +22,7 @@ _OPTIONS = (
     CommandOption(("--beam",), "Beam width of a beam parser (default: the width trained with).", int),
     CommandOption(("--tagger", "tagger_path"), "POS-tag the words first with this tagger model "
                   "(`structkit train --task pos`); needed with --text."),
-    CommandOption(("--text",), "Input is raw text: tokenised, split into sentences (a blank line "
-                  "ends a paragraph), tagged with --tagger and parsed; output CoNLL-U.", bool),
-    CommandOption(("--no-split",), "With --text: each line is one sentence.", bool),
-    CommandOption(("--lang",), "With --text: the tokenizer's language (rules: en).", default="en",
-                  show_default=True),
-    CommandOption(("--tokenizer", "tokenizer_path"), "With --text: a tokenizer trained with `structkit "
-                  "train --task tokenize` (any language), instead of the rules of --lang."),
+    *rawtext.options("Then tagged with --tagger and parsed; output CoNLL-U."),
 )
 
 
@@ -69,36 +64,25 @@ class ParseTask(Task):
                   no_split: bool = False, lang: str = "en", tokenizer_path: str | None = None):
         from structkit.parse.jobs import ParseJob
 
-        if not text and (no_split or tokenizer_path):
-            raise UserError(f"{'--no-split' if no_split else '--tokenizer'} goes with --text")
         if text and not tagger_path:
             raise UserError(f"{command} --text needs --tagger: raw text has no POS tags, which the "
                             "parser reads (a tagger trained with `structkit train --task pos`)")
-        tokenizer = None
-        if text:  # the language's rules, or a learnt tokenizer instead; an error before any input
-            from structkit.text.tokenize import get_tokenizer
-
-            if not tokenizer_path:
-                get_tokenizer(lang)
-                tokenizer = lang
+        protect = [model_path]
+        raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
         parser = self.load(model_path, command)
         beam = self.check_search_options(parser, model_path, depth, beam)
         tagger = None
-        protect = [model_path]
         if tagger_path:
             pos = next(t for t in tasks() if t.provides_pos)
             tagger = pos.load(tagger_path, f"{command} --tagger")
             protect.append(tagger_path)
-        if tokenizer_path:
-            tok = next(t for t in tasks() if t.output == "tokens")
-            tokenizer = tok.load(tokenizer_path, f"{command} --tokenizer").tokenizer
-            protect.append(tokenizer_path)
         if tagger is not None:  # its tags must be ones the parser knows (structkit.pipeline.compat)
             from structkit.pipeline.compat import check_models
 
             check_models(tagger, parser, f"--tagger {tagger_path}", f"the parser {model_path}",
                          input_has_morph=not text)
-        return ParseJob(parser, tagger, depth, beam, tokenizer, "lines" if no_split else "auto"), protect
+        return ParseJob(parser, tagger, depth, beam, raw.tokenizer if raw else None,
+                        raw.split if raw else "auto"), protect
 
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
         """UAS and LAS (both conventions), root, complete match and the per-label table of

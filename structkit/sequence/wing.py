@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from structkit import rawtext
 from structkit.errors import UserError
 from structkit.tasks import SEQUENCE, CommandOption, Task, register
 
@@ -12,16 +13,10 @@ _FILES = ("\n\nFILES may be files, folders (read recursively; see --glob) or '-'
           "standard input.")
 
 _OPTIONS = (
-    CommandOption(("--text",), "Input is raw text: tokenised (UD English conventions) and split into "
-                  "sentences; a blank line ends a paragraph.", bool),
-    CommandOption(("--no-split",), "With --text: each line is one sentence.", bool),
+    *rawtext.options("Then tagged."),
     CommandOption(("--format", "fmt"), "With --text: 'word label' rows (conll, the default) or CoNLL-U "
                   "with # sent_id, # text and SpaceAfter=No (conllu; pipe it to `structkit parse`).",
                   choices=("conll", "conllu")),
-    CommandOption(("--lang",), "With --text: the tokenizer's language (rules: en).", default="en",
-                  show_default=True),
-    CommandOption(("--tokenizer", "tokenizer_path"), "With --text: a tokenizer trained with `structkit "
-                  "train --task tokenize` (any language), instead of the rules of --lang."),
     CommandOption(("--columns",), "Name the input columns, e.g. 'word,pos' or 'word,pos,label'."),
     CommandOption(("--depth",), "Lookahead depth for history-based models (default: the depth trained "
                   "with).", int),
@@ -131,10 +126,12 @@ class SequenceTask(Task):
 
         from structkit.sequence.jobs import TagJob
 
-        if not text and (no_split or fmt or tokenizer_path):
-            raise UserError(f"{'--no-split' if no_split else '--format' if fmt else '--tokenizer'} goes with --text")
+        if not text and fmt:
+            raise UserError("--format goes with --text")
         if text and columns:
             raise UserError("--columns does not apply to --text (raw text has no columns)")
+        protect = [model_path]
+        raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
         # The collector would scan the model's objects (and numba's) over and over while they
         # are built; frozen, they are never scanned again, nor torn down one by one at exit.
         gc.disable()
@@ -144,16 +141,8 @@ class SequenceTask(Task):
             gc.freeze()
             gc.enable()
         self.check_search_options(tagger, model_path, depth)
-        protect = [model_path]
-        if tokenizer_path:  # a learnt tokenizer stands for the language's rules
-            from structkit.tasks import get_task
-
-            lang = get_task("tokenize").load(tokenizer_path, f"{command} --tokenizer").tokenizer
-            protect.append(tokenizer_path)
-        elif text:
-            from structkit.text.tokenize import get_tokenizer
-            get_tokenizer(lang)  # an unknown language is an error before any input is read
-        job = TagJob(tagger, columns, text, "lines" if no_split else "auto", fmt, lang, depth, scores)
+        job = TagJob(tagger, columns, text, raw.split if raw else "auto", fmt, raw.tokenizer if raw else lang,
+                     depth, scores)
         return job, protect
 
     def evaluate(self, files: tuple[str, ...], label_column: str | None = None,
