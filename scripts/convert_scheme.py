@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from structkit.eval.schemes import SCHEMES, convert, detect_scheme
+from structkit.spans import SCHEMES, convert, detect_scheme
 
 
 def read_blocks(lines):

@@ -358,7 +358,7 @@ class Tagger(_Estimator):
                                     f"string, got {lab!r}"[:300])
                 _check_surrogates(lab, f"{what}: sentence {i + 1}, label {k + 1}")
             if _spans(config.task):
-                from structkit.eval.schemes import bad_label
+                from structkit.spans import bad_label
                 k = bad_label(labels, None)
                 if k is not None:
                     raise UserError(f"{what}: sentence {i + 1}, token {k + 1}: unknown label "
@@ -516,7 +516,7 @@ class Tagger(_Estimator):
                     raise UserError(f"score: sentence {i + 1} has {len(p)} tokens but {len(g)} "
                                     "gold labels")
         if _spans(task):
-            from structkit.eval.schemes import bad_label
+            from structkit.spans import bad_label
             for i, g in enumerate(gold):
                 k = bad_label(g, None)
                 if k is not None:

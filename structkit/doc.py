@@ -1,4 +1,5 @@
-"""A document as Python objects: sentences of surface tokens and syntactic words.
+"""A document as Python objects, the public face of ``structkit.io.document``: sentences of
+surface tokens and syntactic words, read from CoNLL-U and written back exactly.
 
 ``Doc.from_conllu(text)`` reads CoNLL-U (as a treebank or ``structkit annotate`` writes it) and
 ``doc.to_conllu()`` writes it back: every line of a UD file comes back exactly, comments,
@@ -11,13 +12,6 @@ objects are plain and editable (``word.head = 3`` changes what ``to_conllu`` wri
             print(tok.form, tok.start, tok.end, [w.form for w in tok.words])
         for w in sent.words:                # syntactic words, the ten CoNLL-U columns
             print(w.id, w.form, w.lemma, w.upos, w.xpos, w.feats, w.head, w.deprel, w.margins)
-
-A missing value (``_`` in the file) is None on the objects (``head`` is an int, or None), and
-None is written back as ``_``. ``doc.text`` is the sentences' ``# text`` joined as the file's
-``SpaceAfter=No`` and ``# newpar``/``# newdoc`` say (or the raw text a pipeline read, when
-given), and each token's ``start``/``end`` are offsets into it: ``doc.text[tok.start:tok.end] ==
-tok.form``. Margins are the ``...Margin=`` keys of MISC that ``--scores`` writes (``Margin``
-of a tagger, ``TokMargin``/``SentMargin`` of the tokenizer), as floats.
 
 ``_repr_html_`` (what Jupyter shows) and ``structkit.render(doc)`` draw the analysis with the
 renderer of the ``structkit serve`` page (``structkit.rendering``).

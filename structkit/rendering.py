@@ -239,7 +239,7 @@ def view_of_sentence(sent: Any, spans: dict[str, tuple[str, dict[tuple[str, str]
     when every word has a head, a row of phrases per MISC key of ``spans`` (key -> (its
     scheme, colours by (key, type)): ``NER=B-PER`` as ``structkit tag --label-column
     misc.NER`` writes it), and its multiword tokens as spans (``data-model="token"``)."""
-    from structkit.eval.schemes import phrases
+    from structkit.spans import phrases
 
     words = sent.words
     parsed = bool(words) and all(w.head is not None for w in words)
@@ -272,8 +272,7 @@ SPAN_KEYS = ("NER",)   # MISC keys drawn as phrases when a document has them
 def _span_keys(doc: Any, keys: Iterable[str]) -> dict[str, tuple[str, dict[tuple[str, str], str]]]:
     """For each MISC key of ``keys`` that the document's words have: the scheme of its labels
     (IOB2, IOBES, ...) and a colour per (key, type)."""
-    from structkit.eval.chunks import split_tag
-    from structkit.eval.schemes import detect_scheme
+    from structkit.spans import detect_scheme, split_tag
 
     out = {}
     for key in keys:

@@ -626,10 +626,9 @@ def _run_parser(sv: Served, sents: list[Sent]) -> int:
 
 
 def _run_pipeline(sv: Served, sents: list[Sent]) -> None:
-    """A pipeline model's morph model and parser over the sentences' words (the one path of
-    `structkit annotate`: ``structkit.pipeline.annotate``)."""
+    """A pipeline model's morph model and parser over the sentences' words (its components, as
+    `structkit annotate` runs them: ``structkit.components``)."""
     from structkit.io.document import Sentence
-    from structkit.pipeline.annotate import annotate_sentences
 
     conllu = []
     for s in sents:
@@ -637,7 +636,7 @@ def _run_pipeline(sv: Served, sents: list[Sent]) -> None:
         conllu.append(Sentence.from_lines(rows, ["\t".join(r) for r in rows], list(range(len(rows)))))
     with sv.lock:
         try:
-            annotate_sentences(sv.est.model, conllu, sv.name)
+            sv.est.chain.process(conllu, sv.name)
         except UserError as e:
             raise RequestError(400, f"model {sv.name}: {e}") from None
     for s, c in zip(sents, conllu):
@@ -645,13 +644,13 @@ def _run_pipeline(sv: Served, sents: list[Sent]) -> None:
         s.labels[sv.name] = [r[3] for r in c.rows]
         if s.predicted_pos is None:
             s.predicted_pos = [r[3] for r in c.rows]
-        if sv.est.model.parser is not None:
+        if "head" in sv.est.chain.provides:
             s.heads = [int(r[6]) for r in c.rows]
             s.deprels = [r[7] for r in c.rows]
 
 
 def _spans(sv: Served, labels: list[str]) -> list[tuple[str, int, int]]:
-    from structkit.eval.schemes import phrases
+    from structkit.spans import phrases
 
     return phrases(labels, sv.meta.get("scheme") or "iob2")
 
@@ -1054,12 +1053,12 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
 def _check_chain(models: list[Served], conllu: bool) -> None:
     """A 400 (one line) when the POS model that feeds the parser gives tags it does not know,
     or when the parser reads FEATS and LEMMA that neither that model nor the input has
-    (``structkit.pipeline.compat``)."""
+    (``structkit.tagsets``)."""
     parser = next((m for m in models if m.kind.output == "tree"), None)
     pos = next((m for m in sorted(models, key=lambda m: m.kind.serve_order) if m.kind.provides_pos), None)
     if parser is None or pos is None:
         return
-    from structkit.pipeline.compat import check_models
+    from structkit.tagsets import check_models
 
     try:
         check_models(pos.model, parser.model, f"model {pos.name}", f"parser {parser.name}", conllu)

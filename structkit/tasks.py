@@ -61,6 +61,7 @@ class Task:
     doc: str = ""                    # its --help text (default: ``help``)
     options: tuple[CommandOption, ...] = ()   # its own options, after -m and FILES
     model_noun: str = ""             # what -m/--model takes: "a parser" (default: any model)
+    chains: bool = False             # -m can be given several times: the models run in a chain
     endpoint: str | None = None      # `structkit serve` answers POST /ENDPOINT (None: not served)
     estimator: str = ""              # "module:Class" of the API estimator the server runs
     serve_order: int = 1             # where it runs in a server pipeline (lower first)
@@ -137,6 +138,17 @@ class Task:
         another task included: ``tasks``, this one's by default, are those the caller takes)."""
         raise NotImplementedError
 
+    def components(self, model, path: str | None = None, **options) -> list:
+        """The pipeline components (``structkit.components``) a loaded model makes, for
+        `annotate -m` and ``structkit.load([...])``; none (the default): its models cannot be
+        chained."""
+        return []
+
+    @property
+    def chainable(self) -> bool:
+        """Whether its models are pipeline components (it defines :meth:`components`)."""
+        return type(self).components is not Task.components
+
     def describe(self, model) -> dict:
         """What the server says of a model (``GET /models``) besides its name, task, algorithm
         and training data; ``needs_pos`` (labels models: it reads a POS tag per token),
@@ -176,7 +188,8 @@ class Task:
     def model_help(self) -> str:
         """The command's help for -m/--model."""
         if self.model_noun:
-            return f"{self.model_noun.capitalize()} trained with `structkit train --task {self.name}`."
+            more = " Repeat -m to chain models in order." if self.chains else ""
+            return f"{self.model_noun.capitalize()} trained with `structkit train --task {self.name}`.{more}"
         return "A model trained with `structkit train`."
 
     def batch(self) -> bool:

@@ -14,7 +14,8 @@ import subprocess
 import pytest
 
 from structkit.eval.accuracy import token_accuracy
-from structkit.eval.chunks import ChunkCounter, chunks, conlleval, split_tag
+from structkit.eval.chunks import ChunkCounter, conlleval
+from structkit.spans import chunks, split_tag
 
 
 def counts(score):

@@ -12,8 +12,8 @@ import pytest
 from clitools import assert_one_line_error
 
 from structkit.eval.chunks import conlleval
-from structkit.eval.schemes import (SCHEMES, PhraseCounter, bad_label, convert, detect_scheme,
-                                    encode, phrases)
+from structkit.eval.schemes import PhraseCounter
+from structkit.spans import SCHEMES, bad_label, convert, detect_scheme, encode, phrases
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NER_TRAIN = FIXTURES / "ner_train.txt"

@@ -172,7 +172,7 @@ def test_ner_spans_from_tokens(server, api_models):
     labels = api_models["ner"].predict(tokens)[0]
     assert [t["labels"]["ner"] for t in s["tokens"]] == labels
     assert "scores" not in s["tokens"][0]
-    from structkit.eval.schemes import phrases
+    from structkit.spans import phrases
 
     assert [(sp["type"], sp["start"], sp["end"]) for sp in s["spans"]] == phrases(labels, "iob2")
     assert any(sp["type"] == "PER" for sp in s["spans"])  # the sample model learnt these names
@@ -201,7 +201,7 @@ def test_chunk_reads_pos_from_pairs_or_from_the_pos_model(server, api_models):
     s = out["sentences"][0]
     assert [t["labels"]["chunk"] for t in s["tokens"]] == labels
     assert [t["input_pos"] for t in s["tokens"]] == [p for _, p in pairs]
-    from structkit.eval.schemes import phrases
+    from structkit.spans import phrases
 
     assert [(sp["type"], sp["start"], sp["end"]) for sp in s["spans"]] == phrases(labels, "iob2")
     assert ("NP", 0, 2) in [(sp["type"], sp["start"], sp["end"]) for sp in s["spans"]]

@@ -38,7 +38,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
     Chunk and NER labels may be in IOB1, IOB2, IOBES or BILOU (--scheme; detected from the gold
     labels by default, and named in the report). IOB1/IOB2 are scored exactly as conlleval;
     IOBES/BILOU phrases are read by the same start/end rules and scored on exact matches."""
-    from structkit.eval.schemes import SCHEMES
+    from structkit.spans import SCHEMES
 
     scheme = scheme.lower()
     if scheme not in ("auto",) + SCHEMES:

@@ -36,5 +36,6 @@ def task_command(task) -> click.Command:
     for o in reversed(task.options):
         fn = _option(o)(fn)
     fn = click.argument("files", nargs=-1)(fn)
-    fn = click.option("-m", "--model", "model_path", required=True, help=task.model_help())(fn)
+    fn = click.option("-m", "--model", "model_path", required=True, multiple=task.chains,
+                      help=task.model_help())(fn)
     return click.command(task.command, help=task.doc or task.help, short_help=task.help)(fn)

@@ -16,64 +16,12 @@ default mode (not ``-r``) rather than a "clean" span-matching F1:
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-__all__ = ["TypeCounts", "ChunkScore", "ChunkCounter", "conlleval", "chunks", "split_tag",
-           "first_bad_tag"]
+from structkit.spans import end_of_chunk, split_tag, start_of_chunk
 
-# The tags whose phrases conlleval reads as intended: O, and B-/I-/E- with a type.
-_PHRASE_TAG = re.compile(r"^(O|[BIE]-.+)$")
-
-
-def first_bad_tag(tags: Sequence[str]) -> int | None:
-    """Index of the first tag that is not O or B-/I-/E-TYPE, or None when all are."""
-    for k, tag in enumerate(tags):
-        if not _PHRASE_TAG.match(tag):
-            return k
-    return None
-
-
-def split_tag(tag: str) -> tuple[str, str]:
-    """Split ``tag`` into (prefix, type) at the first ``-``; no ``-`` means the empty type."""
-    prefix, dash, kind = tag.partition("-")
-    if not dash:
-        return tag, ""
-    # conlleval tests the type for Perl truth, and the string "0" is false in Perl: a type
-    # spelled "0" is treated as no type at all.
-    if kind == "0":
-        kind = ""
-    return prefix, kind
-
-
-def _end_of_chunk(prev: str, tag: str, prev_type: str, kind: str) -> bool:
-    """Whether a phrase open at the previous token ends before the current one."""
-    if prev in ("B", "I") and tag in ("B", "O"):
-        return True
-    if prev == "E" and tag in ("E", "I", "O"):
-        return True
-    # Any prefix other than O ends its phrase when the type changes; conlleval also
-    # exempts the prefix ".", so we do too.
-    if prev != "O" and prev != "." and prev_type != kind:
-        return True
-    # Bracket tags always mark one-token phrases.
-    return prev in ("[", "]")
-
-
-def _start_of_chunk(prev: str, tag: str, prev_type: str, kind: str) -> bool:
-    """Whether a phrase starts at the current token, given the previous one."""
-    if tag == "B" and prev in ("B", "I", "O"):
-        return True
-    # IOB1: I- opens a phrase after O; IOE: I- or E- opens one after an E- or O.
-    if tag == "I" and prev in ("O", "E"):
-        return True
-    if tag == "E" and prev in ("E", "O"):
-        return True
-    if tag != "O" and tag != "." and prev_type != kind:
-        return True
-    return tag in ("[", "]")
-
+__all__ = ["TypeCounts", "ChunkScore", "ChunkCounter", "conlleval"]
 
 def _pct(num: int, den: int) -> float:
     # Same expression order as conlleval (100*num/den) so the doubles, and hence the
@@ -228,8 +176,8 @@ class ChunkCounter:
         self._step("O", "", "O", "")
 
     def _step(self, c: str, ct: str, g: str, gt: str) -> None:
-        end_c = _end_of_chunk(self._last_c, c, self._last_ct, ct)
-        end_g = _end_of_chunk(self._last_g, g, self._last_gt, gt)
+        end_c = end_of_chunk(self._last_c, c, self._last_ct, ct)
+        end_g = end_of_chunk(self._last_g, g, self._last_gt, gt)
         if self._in_correct:
             if end_c and end_g and self._last_gt == self._last_ct:
                 self._in_correct = False
@@ -237,8 +185,8 @@ class ChunkCounter:
                 self._correct[self._last_ct] = self._correct.get(self._last_ct, 0) + 1
             elif end_c != end_g or gt != ct:
                 self._in_correct = False
-        start_c = _start_of_chunk(self._last_c, c, self._last_ct, ct)
-        start_g = _start_of_chunk(self._last_g, g, self._last_gt, gt)
+        start_c = start_of_chunk(self._last_c, c, self._last_ct, ct)
+        start_g = start_of_chunk(self._last_g, g, self._last_gt, gt)
         if start_c and start_g and gt == ct:
             self._in_correct = True
         if start_c:
@@ -288,31 +236,3 @@ def conlleval(gold: Iterable[Sequence[str]], pred: Iterable[Sequence[str]]) -> C
         except ValueError as exc:
             raise ValueError(f"sentence {i}: {exc}") from None
     return counter.score()
-
-
-def chunks(tags: Sequence[str]) -> list[tuple[str, int, int]]:
-    """Phrases of one sentence as (type, start, end-exclusive), by conlleval's rules.
-
-    There is one span per phrase conlleval counts. A span ends where conlleval's end rule
-    fires, or where the next phrase starts if that comes first (possible only with unusual
-    tag mixes such as ``I-X`` followed by ``[-X``).
-    """
-    spans: list[tuple[str, int, int]] = []
-    open_at: int | None = None
-    open_type = ""
-    prev, prev_type = "O", ""
-    n = len(tags)
-    for i in range(n + 1):
-        # Position n is the sentence boundary, an O that closes whatever is open.
-        tag, kind = split_tag(tags[i]) if i < n else ("O", "")
-        if open_at is not None and _end_of_chunk(prev, tag, prev_type, kind):
-            spans.append((open_type, open_at, i))
-            open_at = None
-        if i < n and _start_of_chunk(prev, tag, prev_type, kind):
-            if open_at is not None:
-                spans.append((open_type, open_at, i))
-            open_at, open_type = i, kind
-        prev, prev_type = tag, kind
-    if open_at is not None:
-        spans.append((open_type, open_at, n))
-    return spans

@@ -6,7 +6,8 @@ import itertools
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
-from structkit.eval.chunks import ChunkCounter, first_bad_tag
+from structkit.eval.chunks import ChunkCounter
+from structkit.spans import first_bad_tag
 from structkit.io.conll import read_conll
 from structkit.io.files import display_name
 
@@ -24,7 +25,7 @@ def check_labels(task: str, labels: list[str], path: str, first_line: int,
                             "(IOB1, IOB2 or IOE, as conlleval reads them)",
                             display_name(path), first_line + k)
         return
-    from structkit.eval.schemes import bad_label
+    from structkit.spans import bad_label
 
     k = bad_label(labels, scheme)
     if k is not None:
@@ -110,7 +111,8 @@ class SchemeScorer:
     scheme needs is reported)."""
 
     def __init__(self, scheme: str = "auto") -> None:
-        from structkit.eval.schemes import PhraseCounter, SchemeDetector, make_counter
+        from structkit.eval.schemes import PhraseCounter, make_counter
+        from structkit.spans import SchemeDetector
 
         self.given = scheme_arg(scheme)
         self.detector = SchemeDetector()

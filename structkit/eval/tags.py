@@ -133,7 +133,7 @@ def conllu_label_triples(task: str, gold_path: str, pred_path: str, label_column
                          ) -> Iterator[tuple[list[str], list[str], list[str]]]:
     """(words, gold, predicted) per sentence from the ``label_column`` of two CoNLL-U files,
     for chunk and ner scoring."""
-    from structkit.eval.schemes import bad_label
+    from structkit.spans import bad_label
 
     get = _label_getter(label_column)
     for gs, ps in aligned(gold_path, pred_path):

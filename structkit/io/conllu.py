@@ -154,11 +154,12 @@ def is_conllu_file(path: str, by_rows: bool = True) -> bool:
 
 
 def read_raw_text(path: str, lang: str = "en", split: str = "auto",
-                  stream: IO | None = None) -> Iterator[Sentence]:
+                  stream: IO | None = None, allow_empty: bool = False) -> Iterator[Sentence]:
     """Raw text tokenised and split into sentences (``structkit.text``), each as the CoNLL-U
     sentence ``structkit.text.conllu.write_conllu`` writes for it (``# sent_id``, ``# text``,
     multiword tokens, ``SpaceAfter=No``): tagging then fills a column, as for a treebank.
-    ``split="lines"`` takes each line as one sentence. Streamed: one paragraph at a time."""
+    ``split="lines"`` takes each line as one sentence. Streamed: one paragraph at a time. A
+    text with no words is an error, unless ``allow_empty`` (an empty document, no sentences)."""
     import io
 
     from structkit.text.conllu import write_conllu
@@ -168,7 +169,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
     name = display_name(path)
     if stream is None:
         with open_input(path) as f:
-            yield from read_raw_text(path, lang, split, f)
+            yield from read_raw_text(path, lang, split, f, allow_empty)
         return
     lines = (line + "\n" for _, line in iter_lines(name, stream))
     n = 0
@@ -187,7 +188,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
                     word_at.append(i)
                     rows.append(cols)
         yield DocSentence.from_lines(rows, lines, word_at, 1)
-    if n == 0:
+    if n == 0 and not allow_empty:
         raise UserError("empty input: no text to tag", name)
 
 

@@ -203,6 +203,20 @@ class Token:
         return f"Token({self.form!r}, {self.start}, {self.end}, words={[w.form for w in self.words]})"
 
 
+def _built(name: str, doc: str) -> property:
+    """A sentence's list ``name`` (tokens, comments, empty nodes), its objects built from its
+    lines first (``Sentence._materialize``); setting it builds them too, then replaces it."""
+    def get(self):
+        self._materialize()
+        return getattr(self, name)
+
+    def put(self, value) -> None:
+        self._materialize()
+        setattr(self, name, value)
+
+    return property(get, put, doc=doc)
+
+
 class Sentence:
     """A sentence: its comment lines (``# ...``, verbatim), surface ``tokens``, syntactic
     ``words``, ``empty_nodes``, and ``start``/``end`` in ``doc.text``.
@@ -321,35 +335,10 @@ class Sentence:
         self._tokens, self._comments, self._empty_nodes, self._layout = tokens, comments, empties, layout
         self._rows = self._lines = self._word_at = None
 
-    @property
-    def tokens(self) -> list[Token]:
-        self._materialize()
-        return self._tokens  # type: ignore[return-value]
-
-    @tokens.setter
-    def tokens(self, value: list[Token]) -> None:
-        self._materialize()
-        self._tokens = value
-
-    @property
-    def comments(self) -> list[str]:
-        self._materialize()
-        return self._comments  # type: ignore[return-value]
-
-    @comments.setter
-    def comments(self, value: list[str]) -> None:
-        self._materialize()
-        self._comments = value
-
-    @property
-    def empty_nodes(self) -> list[tuple[int, EmptyNode]]:
-        self._materialize()
-        return self._empty_nodes  # type: ignore[return-value]
-
-    @empty_nodes.setter
-    def empty_nodes(self, value: list[tuple[int, EmptyNode]]) -> None:
-        self._materialize()
-        self._empty_nodes = value
+    # the objects of a sentence read from a file are built when first asked for
+    tokens = _built("_tokens", "Its surface tokens.")
+    comments = _built("_comments", "Its comment lines (``# ...``), verbatim.")
+    empty_nodes = _built("_empty_nodes", "Its empty nodes: (k, node), the node after word k (0: first).")
 
     @property
     def words(self) -> list[Word]:

@@ -118,11 +118,11 @@ def _named(names: list[str], n: int) -> list[str]:
 
 # ---- explanations ----------------------------------------------------------------------------------
 def explanations(model, words: list[str], only: int | None = None):
-    """``structkit.sequence.explain.TokenExplanation`` s for each word and each predicted part
+    """``structkit.explanation.TokenExplanation`` s for each word and each predicted part
     (the word shown as ``form [PART]``), in word order."""
     from structkit.morph import kernels as K
     from structkit.morph.rules import apply_rule
-    from structkit.sequence.explain import Push, TokenExplanation
+    from structkit.explanation import Push, TokenExplanation
 
     if not words:
         return

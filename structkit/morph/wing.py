@@ -61,6 +61,11 @@ class MorphTask(Task):
 
         return MorphModel.load(path, command, tasks)
 
+    def components(self, model, path: str | None = None, **options) -> list:
+        from structkit.morph.component import Morph
+
+        return [Morph(model, path)]
+
     def describe(self, model) -> dict:
         from structkit.morph.explain import predicted_parts
 

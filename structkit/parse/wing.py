@@ -43,6 +43,11 @@ class ParseTask(Task):
 
         return DependencyParser.load(path, command=command)
 
+    def components(self, model, path: str | None = None, beam: int | None = None, **options) -> list:
+        from structkit.parse.component import Parser
+
+        return [Parser(model, path, beam)]
+
     def describe(self, model) -> dict:
         labels = list(getattr(model, "labels", []) or [])
         return {"labels": labels, "labelled": bool(labels), "pos_column": model.config.pos,
@@ -76,8 +81,8 @@ class ParseTask(Task):
             pos = next(t for t in tasks() if t.provides_pos)
             tagger = pos.load(tagger_path, f"{command} --tagger")
             protect.append(tagger_path)
-        if tagger is not None:  # its tags must be ones the parser knows (structkit.pipeline.compat)
-            from structkit.pipeline.compat import check_models
+        if tagger is not None:  # its tags must be ones the parser knows (structkit.tagsets)
+            from structkit.tagsets import check_models
 
             check_models(tagger, parser, f"--tagger {tagger_path}", f"the parser {model_path}",
                          input_has_morph=not text)

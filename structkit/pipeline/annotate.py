@@ -1,66 +1,19 @@
-"""Running a pipeline on raw text: tokenise and split into sentences (the pipeline's tokenizer,
-or a language's rules), analyse each word (morph: LEMMA, UPOS, XPOS, FEATS) and parse (HEAD,
-DEPREL); out come CoNLL-U sentences (``# sent_id``, ``# text``, multiword token lines,
-``SpaceAfter=No``) or one JSON object per sentence. The one path of `structkit annotate` (its
-batch job, ``AnnotateJob``), ``structkit.load(...)(text)`` and the server's pipeline models."""
+"""Writing what a pipeline (``structkit.components.Chain``) makes of raw text:
+CoNLL-U sentences (``# sent_id``, ``# text``, multiword token lines, ``SpaceAfter=No``) or one
+JSON object per sentence, and `structkit annotate`'s batch job (``AnnotateJob``), which runs a
+chain over each block of its input as ``structkit.load(...)(text)`` runs it over a text."""
 from __future__ import annotations
 
 import io
 import json
 import re
 from dataclasses import dataclass
-from typing import IO, Iterable, Iterator
+from typing import IO, Iterable
 
 from structkit.io.batchjob import Job
 
 BATCH = 1024   # sentences analysed and parsed at a time
 _SENT_ID = re.compile(rb'(?m)^(# sent_id = |\{"sent_id": )([0-9]+)')
-
-
-def annotate_sentences(model, sents: list, name: str = "-", beam: int | None = None) -> None:
-    """Fill LEMMA, UPOS, XPOS, FEATS (the morph part) and HEAD, DEPREL (the parser) of
-    CoNLL-U sentences (``structkit.io.document.Sentence``), in place."""
-    if model.morph is not None and sents:
-        for s, analysis in zip(sents, model.morph.analyse([[r[1] for r in s.rows] for s in sents])):
-            for k, (lemma, upos, xpos, feats) in enumerate(analysis):
-                s.set_columns(k, {2: lemma, 3: upos, 4: xpos, 5: feats})
-    if model.parser is not None and sents:
-        from structkit.io.conllu import dep_view
-
-        views = [dep_view(s, name) for s in sents]
-        for v in views:
-            v.heads = None
-        kw = {"beam": beam} if beam is not None else {}
-        k = 0
-        for batch, heads, deprels in model.parser.parse_batches(views, name, **kw):
-            for h, d in zip(heads, deprels if deprels is not None else [None] * len(heads)):
-                s = sents[k]
-                for i in range(len(s.rows)):
-                    s.set_columns(i, {6: str(h[i]), 7: d[i] if d is not None else "_"})
-                k += 1
-
-
-def tokenizer_of(model, lang: str = "en"):
-    """What tokenises the text: the pipeline's tokenizer, else the rules of ``lang``."""
-    if model.tokenizer is not None:
-        return model.tokenizer.tokenizer
-    from structkit.text.tokenize import get_tokenizer
-
-    get_tokenizer(lang)
-    return lang
-
-
-def annotate_stream(model, name: str, stream: IO, tokenizer, split: str = "auto",
-                    beam: int | None = None) -> Iterator[list]:
-    """The annotated sentences of raw text ``stream``, ``BATCH`` at a time."""
-    import itertools
-
-    from structkit.io.conllu import read_raw_text
-
-    it = read_raw_text(name, tokenizer, split, stream=stream)
-    while chunk := list(itertools.islice(it, BATCH)):
-        annotate_sentences(model, chunk, name, beam)
-        yield chunk
 
 
 def to_conllu(sents: Iterable, out: IO[str]) -> None:
@@ -105,18 +58,14 @@ class _Context:
 
 
 class AnnotateJob(Job):
-    """`structkit annotate`: a block of raw text in, its annotated sentences out (CoNLL-U or
-    JSON lines)."""
+    """`structkit annotate`: a block of raw text in, what the pipeline ``chain`` makes of it out
+    (CoNLL-U or JSON lines)."""
 
     cut_lines = True
 
-    def __init__(self, model, fmt: str = "conllu", lang: str = "en", split: str = "auto",
-                 beam: int | None = None):
-        self.model = model
+    def __init__(self, chain, fmt: str = "conllu"):
+        self.chain = chain
         self.fmt = fmt
-        self.tokenizer = tokenizer_of(model, lang)
-        self.split = split
-        self.beam = beam
 
     def sniff(self, name: str, head: bytes) -> _Context:
         return _Context()
@@ -136,7 +85,7 @@ class AnnotateJob(Job):
         out = io.StringIO()
         words = count = 0
         write = to_json_lines if self.fmt == "json" else to_conllu
-        for chunk in annotate_stream(self.model, name, io.BytesIO(data), self.tokenizer, self.split, self.beam):
+        for chunk in self.chain.sentences(io.BytesIO(data), name, BATCH):
             write(chunk, out)
             words += sum(len(s.rows) for s in chunk)
             count += len(chunk)

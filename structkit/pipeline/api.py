@@ -1,9 +1,9 @@
 """The Python face of a pipeline: ``nlp = structkit.load("xx.skm")``, ``doc = nlp("Some
 text.")`` (a ``structkit.Doc``), ``nlp.pipe(texts, jobs=N)``.
 
-``structkit.load`` also chains separate model files (``tokenizer=``, ``tagger=`` a morph or POS
-model, ``parser=``), checked as `structkit annotate`, `parse --text --tagger` and the server
-check them: parts whose tag sets do not fit are refused in one line (``UserError``)."""
+``structkit.load`` also chains separate model files (``load([tok, morph, parser])``, or
+``tokenizer=``, ``tagger=`` a morph or POS model, ``parser=``) into one pipeline
+(``structkit.components``), checked as `structkit annotate -m A -m B` checks them."""
 from __future__ import annotations
 
 import io
@@ -11,40 +11,23 @@ import os
 from typing import Any, Iterable, Iterator
 
 from structkit.errors import UserError
-
-
-class _PosAnalyser:
-    """A POS tagger in a morph model's place: its tags as UPOS and XPOS, no FEATS or LEMMA."""
-
-    def __init__(self, tagger: Any):
-        self.tagger = tagger
-        self.info = getattr(tagger, "info", {})
-
-    def analyse(self, sentences: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
-        from structkit.io.conll import Sentence
-
-        rows = [Sentence([[w] for w in s], 0) for s in sentences]
-        out = []
-        for _, labels in self.tagger.tag_batches(rows, "-", text=True):
-            out += [[("_", t, t, "_") for t in tags] for tags in labels]
-        return out
+from structkit.io.document import Doc
+from structkit.model import model_task
+from structkit.components import Chain, chain
+from structkit.pipeline.model import PipelineModel
 
 
 class Pipeline:
-    """A loaded pipeline: call it on text for a ``structkit.Doc``."""
+    """A loaded pipeline (``structkit.components.Chain``): call it on text for a
+    ``structkit.Doc``. ``model``: the pipeline model file's parts, when it was loaded from one."""
 
-    def __init__(self, model: Any, path: str | None = None, lang: str = "en"):
-        from structkit.pipeline.annotate import tokenizer_of
-
-        self.model = model
+    def __init__(self, chain: Chain, path: str | None = None, model: Any = None):
+        self.chain = chain
         self.path = path
-        self.tokenizer = tokenizer_of(model, lang)
-        if model.parser is not None and model.morph is None:
-            raise UserError("this pipeline has a parser but no morph model or tagger: raw text has no "
-                            "POS tags for it to read", path)
+        self.model = model
 
     def __repr__(self) -> str:
-        return f"<Pipeline {', '.join(self.model.parts()) or 'rules'}{f' from {self.path}' if self.path else ''}>"
+        return f"<Pipeline {', '.join(self.parts)}{f' from {self.path}' if self.path else ''}>"
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Pipeline":
@@ -56,39 +39,37 @@ class Pipeline:
 
     @property
     def parts(self) -> list[str]:
-        return list(self.model.parts())
+        """The kind of each component, in order (``rules:en`` for a language's rules)."""
+        return [c.kind for c in self.chain.components]
+
+    @property
+    def components(self) -> list:
+        return list(self.chain.components)
 
     @property
     def info(self) -> dict:
-        return self.model.info
+        return self.model.info if self.model is not None else {}
 
     def to_conllu(self, text: str) -> str:
         """The CoNLL-U analysis of ``text`` (as `structkit annotate` writes it)."""
-        from structkit.pipeline.annotate import annotate_stream, to_conllu
+        from structkit.pipeline.annotate import BATCH, to_conllu
 
         if not isinstance(text, str):
             raise UserError(f"expected text as a str, got {type(text).__name__}")
         out = io.StringIO()
-        if not text.strip():
-            return ""
-        for chunk in annotate_stream(self.model, "<text>", io.BytesIO(text.encode("utf-8")), self.tokenizer):
+        for chunk in self.chain.sentences(io.BytesIO(text.encode("utf-8")), "<text>", BATCH):
             to_conllu(chunk, out)
         return out.getvalue()
 
-    def __call__(self, text: str):
+    def __call__(self, text: str) -> Doc:
         """The analysis of ``text``: a ``structkit.Doc`` whose token offsets point into it."""
-        from structkit.doc import Doc
-
-        conllu = self.to_conllu(text)
-        if not conllu:
-            return Doc([], text)
-        return Doc.from_conllu(conllu, text=text)
+        if not isinstance(text, str):
+            raise UserError(f"expected text as a str, got {type(text).__name__}")
+        return self.chain(text)
 
     def pipe(self, texts: Iterable[str], jobs: int | str | None = 1, chunk: int = 16) -> Iterator:
         """A ``Doc`` for each text, in order; ``jobs`` processes (forked: the model is shared),
         ``"auto"`` for every core."""
-        from structkit.doc import Doc
-
         n = _jobs(jobs)
         if isinstance(texts, str):
             raise UserError("pipe takes an iterable of texts; call the pipeline on a single text")
@@ -135,43 +116,29 @@ def _annotate(text: str) -> str:
     return _WORKER.to_conllu(text)
 
 
-def load(path: str | os.PathLike | None = None, *, tokenizer: str | os.PathLike | None = None,
-         tagger: str | os.PathLike | None = None, parser: str | os.PathLike | None = None,
-         lang: str = "en") -> Pipeline:
-    """A pipeline: the model file ``path`` (`structkit train --task pipeline`), or separate
-    models chained (``tokenizer``; ``tagger``, a morph or POS model; ``parser``), refused in
-    one line when their tag sets do not fit. Without a tokenizer the rules of ``lang`` split
-    the text."""
+def load(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
+         tokenizer: str | os.PathLike | None = None, tagger: str | os.PathLike | None = None,
+         parser: str | os.PathLike | None = None, lang: str = "en") -> Pipeline:
+    """A pipeline: the model file ``path`` (`structkit train --task pipeline`), or a list of
+    model files chained in order as `annotate -m A -m B` chains them (a tokenizer, a morph model
+    or POS tagger, a parser, or a pipeline file), or the same named (``tokenizer``, ``tagger``,
+    ``parser``). A chain that does not fit (a model reading what nothing before it gives, tag
+    sets that do not match) is refused in one line (``UserError``). Without a tokenizer the
+    rules of ``lang`` split the text."""
     from structkit.config import resolve_data_path
-    from structkit.pipeline.compat import check_models
-    from structkit.pipeline.model import PipelineConfig, PipelineModel
 
-    if path is not None:
-        if any(x is not None for x in (tokenizer, tagger, parser)):
-            raise UserError("load: give a pipeline model file, or tokenizer=, tagger=, parser= (not both)")
-        p = resolve_data_path(os.fspath(path), must_exist=True)
-        return Pipeline(PipelineModel.load(p), p, lang)
-    if all(x is None for x in (tokenizer, tagger, parser)):
-        raise UserError("load: give a pipeline model file (`structkit train --task pipeline`), or "
-                        "tokenizer=, tagger=, parser=")
-    model = PipelineModel(PipelineConfig())
-    from structkit.model import model_task
-    from structkit.tasks import get_task
-
-    if tokenizer is not None:
-        p = resolve_data_path(os.fspath(tokenizer), must_exist=True)
-        model.tokenizer = get_task("tokenize").load(p, "load(tokenizer=...)")
-    upstream = None
-    if tagger is not None:
-        tp = resolve_data_path(os.fspath(tagger), must_exist=True)
-        if model_task(tp) == "morph":
-            model.morph = get_task("morph").load(tp, "load(tagger=...)")
-        else:
-            model.morph = _PosAnalyser(get_task("pos").load(tp, "load(tagger=...)"))
-        upstream = tp
-    if parser is not None:
-        pp = resolve_data_path(os.fspath(parser), must_exist=True)
-        model.parser = get_task("parse").load(pp, "load(parser=...)")
-        if model.morph is not None:
-            check_models(model.morph, model.parser, upstream, pp)
-    return Pipeline(model, None, lang)
+    named = [x for x in (tokenizer, tagger, parser) if x is not None]
+    if path is not None and named:
+        raise UserError("load: give a pipeline model file or a list of model files, or tokenizer=, "
+                        "tagger=, parser= (not both)")
+    if path is None and not named:
+        raise UserError("load: give a pipeline model file (`structkit train --task pipeline`), a list "
+                        "of model files, or tokenizer=, tagger=, parser=")
+    paths = named if path is None else [path] if isinstance(path, (str, os.PathLike)) else list(path)
+    if not paths or not all(isinstance(p, (str, os.PathLike)) for p in paths):
+        raise UserError("load: expected model file paths")
+    paths = [resolve_data_path(os.fspath(p), must_exist=True) for p in paths]
+    if len(paths) == 1 and model_task(paths[0]) == "pipeline":
+        model = PipelineModel.load(paths[0], "load")
+        return Pipeline(Chain(model.components(paths[0]), lang), paths[0], model)
+    return Pipeline(chain(paths, "load", lang), None)

@@ -1,5 +1,5 @@
 """A pipeline model: a tokenizer, a morphological tagger and lemmatizer and a parser in one
-file (each optional), with the tag sets each part gives and reads (``structkit.pipeline.compat``).
+file (each optional), with the tag sets each part gives and reads (``structkit.tagsets``).
 
 The file is a structkit model file (``structkit.model``: one archive, a JSON header, a checksum)
 whose arrays are the parts' own model files, byte for byte (``part_tokenize``, ``part_morph``,
@@ -79,21 +79,31 @@ class PipelineModel:
         return {k: v for k, v in (("tokenize", self.tokenizer), ("morph", self.morph), ("parse", self.parser))
                 if v is not None}
 
+    def components(self, path: str | None = None, beam: int | None = None) -> list:
+        """The parts as pipeline components (``structkit.components``), in order, each made by
+        its task; a part is named as the file's part (``it.skm:parse``)."""
+        from structkit.tasks import get_task
+
+        out: list = []
+        for name, part in self.parts().items():
+            out += get_task(name).components(part, f"{path}:{name}" if path else None, beam=beam)
+        return out
+
     def facts(self) -> dict:
-        """What each part gives or reads (``structkit.pipeline.compat``)."""
-        from structkit.pipeline.compat import morph_facts, parser_facts, tagger_facts
+        """What each part gives or reads (``structkit.tagsets``)."""
+        from structkit.tagsets import morph_facts, parser_facts, tagger_facts
 
         out: dict = {}
-        if self.morph is not None:   # a morph model, or a POS tagger in its place (structkit.load)
+        if self.morph is not None:   # a morph model, or a POS tagger in its place
             out["morph"] = morph_facts(self.morph) if hasattr(self.morph, "tables") else \
-                tagger_facts(self.morph.tagger)
+                tagger_facts(self.morph)
         if self.parser is not None:
             out["parse"] = parser_facts(self.parser)
         return out
 
     def check(self, path: str = "the pipeline") -> None:
         """Refuse a pipeline whose parts do not fit together (one line)."""
-        from structkit.pipeline.compat import check_chain
+        from structkit.tagsets import check_chain
 
         f = self.facts()
         if "parse" in f and "morph" in f:

@@ -11,6 +11,9 @@ from structkit.tasks import CommandOption, Task, register
 _HELP = """Annotate raw text with a pipeline model (`structkit train --task pipeline`): tokenise
 and split it into sentences with the pipeline's tokenizer (or the rules of --lang when it has
 none), fill LEMMA, UPOS, XPOS and FEATS with its morph model and HEAD and DEPREL with its parser.
+-m can be given several times to chain models trained apart, in order: a tokenizer (first), a
+morph model or POS tagger, a parser, or a pipeline (-m tok.skm -m morph.skm -m parser.skm); a
+model that reads what nothing before it gives, or tags a parser was not trained on, is refused.
 Output: CoNLL-U (# sent_id, # text, multiword token lines, SpaceAfter=No) or, with --format
 json, one JSON object per sentence (JSON lines). FILES may be files, folders (read
 recursively; see --glob) or '-'; none is standard input. A blank line ends a paragraph."""
@@ -77,6 +80,9 @@ class PipelineTask(Task):
 
         return PipelineModel.load(path, command, tasks)
 
+    def components(self, model, path: str | None = None, beam: int | None = None, **options) -> list:
+        return model.components(path, beam)
+
     def describe(self, model) -> dict:
         return {"labels": model.labels, "parts": sorted(model.parts()), "needs_pos": False,
                 "scores": False, "explain": False, "facts": model.facts()}
@@ -93,28 +99,14 @@ class PipelineTask(Task):
                          f"{json.dumps(info.get('parser_dev'))}")
         return lines
 
-    def check_search_options(self, model, path: str, depth: int | None = None,
-                             beam: int | None = None) -> int | None:
-        if depth is not None:
-            raise UserError("--depth does not apply to pipeline models", path)
-        if beam is not None:
-            if model.parser is None:
-                raise UserError("--beam: this pipeline has no parser", path)
-            from structkit.parse.parser import check_search_options
-
-            return check_search_options(model.parser, None, beam, path)[1]
-        return None
-
-    def batch_job(self, model_path: str, command: str, fmt: str = "conllu", no_split: bool = False,
-                  lang: str = "en", beam: int | None = None):
+    def batch_job(self, model_path: str | tuple[str, ...], command: str, fmt: str = "conllu",
+                  no_split: bool = False, lang: str = "en", beam: int | None = None):
+        """A job that runs the chain of the -m models (each a component or a pipeline file)."""
         from structkit.pipeline.annotate import AnnotateJob
+        from structkit.components import chain
 
-        model = self.load(model_path, command)
-        beam = self.check_search_options(model, model_path, None, beam)
-        if model.parser is not None and model.morph is None:
-            raise UserError("this pipeline has a parser but no morph model: raw text has no POS tags "
-                            "for it to read", model_path)
-        return AnnotateJob(model, fmt, lang, "lines" if no_split else "auto", beam), [model_path]
+        paths = [model_path] if isinstance(model_path, str) else list(model_path)
+        return AnnotateJob(chain(paths, command, lang, "lines" if no_split else "auto", beam), fmt), paths
 
     def model_input(self, gold_path: str, folder: str) -> str:
         """`annotate` reads raw text: the treebank's, rebuilt as the tokenizer's card reads it."""
@@ -131,6 +123,6 @@ class PipelineTask(Task):
 
 register(PipelineTask("pipeline", "structkit.pipeline.train", "PipelineConfig", "train_pipeline", "none",
                       command="annotate", output="analysis", estimator="structkit.pipeline.api:Pipeline", doc=_HELP, options=_OPTIONS,
-                      model_noun="a pipeline",
+                      model_noun="a pipeline", chains=True,
                       help="Annotate raw text with a pipeline model: tokens, sentences, LEMMA, "
                            "UPOS, XPOS, FEATS, HEAD and DEPREL (CoNLL-U or JSON)."))

@@ -15,33 +15,12 @@ with their weights.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterator
 
 import numpy as np
 
 from structkit.errors import UserError
-
-
-@dataclass
-class Push:
-    name: str      # feature name, or "transition A -> B"
-    weight: float  # its weight for the label minus its weight for the runner-up
-
-
-@dataclass
-class TokenExplanation:
-    index: int           # 1-based
-    word: str
-    label: str
-    runner_up: str | None
-    margin: float        # best score with label minus best score with the runner-up at this token
-    pushes: list[Push]   # every contribution, strongest first (positive: towards the label)
-    # history-based lookahead models: the best continuation the search found after the label
-    # (and after the runner-up), the next labels in decoding order; None for Viterbi models
-    continuation: list[str] | None = None
-    runner_up_continuation: list[str] | None = None
-    right_to_left: bool = False
+from structkit.explanation import Push, TokenExplanation
 
 
 def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | None = None,

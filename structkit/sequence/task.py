@@ -110,7 +110,7 @@ class TaggerConfig:
                                                         takers=takers))
             setattr(self, name, stored)
         if self.scheme is not None:
-            from structkit.eval.schemes import SCHEMES
+            from structkit.spans import SCHEMES
 
             scheme = str(self.scheme).lower()
             if scheme not in ("auto",) + SCHEMES:
@@ -728,7 +728,7 @@ def label_scheme(task: str, corpus: Corpus, name: str | None, given: str | None 
     labels (a UserError when they mix IOBES and BILOU prefixes)."""
     if task not in ("chunk", "ner"):
         return None
-    from structkit.eval.schemes import SchemeDetector
+    from structkit.spans import SchemeDetector
 
     if given is not None:
         from structkit.eval.files import check_labels

@@ -69,6 +69,17 @@ class SequenceTask(Task):
 
         return SequenceTagger.load(path, command=command, tasks=tasks or (self.name,))
 
+    def components(self, model, path: str | None = None, **options) -> list:
+        """A POS tagger's tags are UPOS and XPOS in a pipeline; chunk and ner models make no
+        component (their labels are no CoNLL-U column)."""
+        from structkit.sequence.component import Tagger
+
+        return [Tagger(model, path)] if self.provides_pos else []
+
+    @property
+    def chainable(self) -> bool:
+        return self.provides_pos
+
     def describe(self, model) -> dict:
         # margins: max-marginals for Viterbi models, the decision margin for history-based ones
         info = getattr(model, "info", {}) or {}

@@ -34,7 +34,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.sequence.explain import Push, TokenExplanation
+from structkit.explanation import Push, TokenExplanation
 from structkit.tokenizer import features as F
 from structkit.tokenizer.model import NEG, LearntTokenizer
 

@@ -52,6 +52,11 @@ class TokenizeTask(Task):
 
         return TokenizerModel.load(path, command)
 
+    def components(self, model, path: str | None = None, **options) -> list:
+        from structkit.components import Tokenizer
+
+        return [Tokenizer(model, path)]
+
     def batch(self) -> bool:
         return False
 

@@ -84,11 +84,18 @@ def test_round_trip_and_damage(models, tmp_path, sk):
     assert_one_line_error(sk("annotate", "-m", bad, models["raw"]), str(bad))
 
 
-def test_a_model_of_another_task_is_refused(models, sk):
-    assert_one_line_error(sk("annotate", "-m", models["parser"], models["raw"]), "trained for task 'parse'")
+def test_a_model_of_another_task_is_refused(models, sk, tmp_path):
+    """`annotate` and ``structkit.load`` take the models a pipeline is made of (a parser alone
+    then lacks the POS it reads); `parse` takes no pipeline; a chunker is no component."""
+    assert_one_line_error(sk("annotate", "-m", models["parser"], models["raw"]), "reads UPOS")
     assert_one_line_error(sk("parse", "-m", models["pipe"], str(UD / "test.conllu")), "pipeline")
-    with pytest.raises(structkit.UserError, match="trained for task 'pos'"):
-        structkit.load(models["ud_pos"])
+    chunker = tmp_path / "chunk.skm"
+    r = sk("train", "--task", "chunk", "--train", sample_dir() / "chunk" / "train.txt", "--epochs", "1",
+           "--model", chunker, "-q")
+    assert r.code == 0, r.err
+    assert_one_line_error(sk("annotate", "-m", chunker, models["raw"]), "a chunk model cannot be part")
+    with pytest.raises(structkit.UserError, match="a chunk model cannot be part"):
+        structkit.load([models["pipe"], chunker])
 
 
 def test_options_of_the_pipeline_task_are_checked(tmp_path, sk):
@@ -205,7 +212,7 @@ def test_a_parser_that_reads_feats_after_a_pos_tagger_is_refused_on_text(models,
 
 def test_compat_threshold():
     from structkit.errors import UserError
-    from structkit.pipeline.compat import check_chain
+    from structkit.tagsets import check_chain
 
     ud = sorted("ADJ ADP ADV AUX CCONJ DET INTJ NOUN NUM PART PRON PROPN PUNCT SCONJ SYM VERB X".split())
     parser = {"column": "upos", "pos": ud, "feats": False, "lemmas": False}
@@ -277,7 +284,7 @@ def test_parts_and_folds_from_a_config_file(tmp_path, sk):
     cfg.write_text('task = "pipeline"\nparts = ["parse"]\n')
     m3 = tmp_path / "p.skm"
     assert sk("train", "--config", cfg, "--train", UD / "train.conllu", "--model", m3, "-q").code == 0
-    assert_one_line_error(sk("annotate", "-m", m3, "-", stdin=TEXT.encode()), "no morph model")
+    assert_one_line_error(sk("annotate", "-m", m3, "-", stdin=TEXT.encode()), "reads UPOS")
 
 
 def test_dask_gives_the_serial_output(models, sk, tmp_path):

@@ -151,12 +151,12 @@ def test_annotate_in_many_blocks_numbers_the_sentences_on(tiny_model, tmp_path):
     the sentence ids run on across the blocks, and every sentence is the treebank's."""
     from structkit.batch import collect_inputs, run
     from structkit.pipeline.annotate import AnnotateJob
-    from structkit.pipeline.model import PipelineModel
+    from structkit.components import chain
 
     raw = tmp_path / "long.txt"
     raw.write_text(TEXT * 6, encoding="utf-8")
     out = tmp_path / "out.conllu"
-    run(AnnotateJob(PipelineModel.load(str(tiny_model))), collect_inputs([str(raw)]), output=str(out),
+    run(AnnotateJob(chain([str(tiny_model)])), collect_inputs([str(raw)]), output=str(out),
         block_bytes=100)
     doc = structkit.Doc.from_conllu(out.read_text(encoding="utf-8"))
     assert [s.sent_id for s in doc.sents] == [str(k) for k in range(1, 19)]

@@ -1,0 +1,196 @@
+"""The component contract: every model that analyses a document is a component, and a pipeline
+is a list of them, checked when it is built.
+
+A component says which layers of a document it reads (``requires``) and which it writes
+(``provides``), from ``LAYERS``: the text; the sentences, tokens and words a tokenizer makes;
+the LEMMA, UPOS, XPOS and FEATS columns; HEAD and DEPREL. It is called on a ``structkit.Doc``
+(``component(doc) -> doc``, ``component.pipe(docs)``); inside, it works on a batch of sentences
+at a time (``process``), each held as its CoNLL-U lines (``structkit.io.document.Sentence``),
+so that a pipeline streams a file of any size without building a ``Doc`` of it.
+
+A task says which components its models make (``Task.components``): a tokenizer (here, and a
+language's rules), a morph model (LEMMA, UPOS, XPOS, FEATS: ``structkit.morph.component``), a POS
+tagger (its tags as UPOS and XPOS: ``structkit.sequence.component``), a parser (HEAD, DEPREL:
+``structkit.parse.component``). A pipeline model file (`train --task pipeline`) is the list of
+its parts. ``chain`` builds a pipeline from model files in the order given (`annotate -m A -m B`,
+``structkit.load([A, B])``) and refuses, in one line, a component whose ``requires`` nothing
+before it provides, a tokenizer after the first place, or a parser that cannot read the tags
+the model before it gives (``structkit.tagsets``).
+"""
+from __future__ import annotations
+
+import io
+from typing import IO, Any, Iterable, Iterator
+
+from structkit.errors import UserError
+from structkit.io.conllu import read_raw_text
+from structkit.io.document import Doc, Sentence
+from structkit.text.tokenize import get_tokenizer
+
+LAYERS = ("text", "sentences", "tokens", "words", "lemma", "upos", "xpos", "feats", "head", "deprel")
+
+
+class Component:
+    """A model that reads some layers of a document and writes others."""
+
+    kind = ""                                # the task of its model file
+    noun = "a model"
+    requires: frozenset[str] = frozenset()
+    provides: frozenset[str] = frozenset()
+
+    def __init__(self, model: Any, path: str | None = None):
+        self.model = model
+        self.path = path
+
+    @property
+    def name(self) -> str:
+        return self.path or f"the {self.kind} model"
+
+    def facts(self) -> dict | None:
+        """The tags it gives (``structkit.tagsets``), for the parts after it to be checked."""
+        return None
+
+    def check_upstream(self, upstream: "Component | None") -> None:
+        """Refuse (one line) the component before it when its output cannot be read here."""
+
+    def process(self, sents: list[Sentence], name: str = "-") -> None:
+        """Fill this component's layers of a batch of sentences, in place."""
+        raise NotImplementedError
+
+    def __call__(self, doc: Doc) -> Doc:
+        self.process(doc.sents, "<doc>")
+        return doc
+
+    def pipe(self, docs: Iterable[Doc]) -> Iterator[Doc]:
+        for doc in docs:
+            yield self(doc)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+class Tokenizer(Component):
+    """Text into sentences, tokens and words: a trained tokenizer, or the rules of a language
+    (``model`` is then the language's code)."""
+
+    kind = "tokenize"
+    noun = "a tokenizer"
+    requires = frozenset({"text"})
+    provides = frozenset({"sentences", "tokens", "words"})
+
+    def __init__(self, model: Any, path: str | None = None, split: str = "auto"):
+        super().__init__(model, path)
+        self.split = split
+        if isinstance(model, str):
+            get_tokenizer(model)   # an unknown language is refused now
+            self.kind = f"rules:{model}"
+        self.tokenize = model if isinstance(model, str) else model.tokenizer
+
+    def sentences(self, stream: IO, name: str = "-") -> Iterator[Sentence]:
+        """The sentences of a raw-text stream, one paragraph at a time (an empty text has none)."""
+        return read_raw_text(name, self.tokenize, self.split, stream=stream, allow_empty=True)
+
+    def __call__(self, doc: Doc | str) -> Doc:
+        text = doc if isinstance(doc, str) else doc.text
+        if not isinstance(text, str):
+            raise UserError(f"expected text as a str, got {type(text).__name__}")
+        sents = list(self.sentences(io.BytesIO(text.encode("utf-8")), "<text>"))
+        return Doc(sents, text)
+
+    def process(self, sents: list[Sentence], name: str = "-") -> None:
+        raise UserError(f"{self.name}: a tokenizer reads text, not sentences")
+
+
+class Chain:
+    """A pipeline: a tokenizer, then the components that analyse its sentences, in order."""
+
+    def __init__(self, components: list[Component], lang: str = "en"):
+        comps = list(components)
+        if not comps or not isinstance(comps[0], Tokenizer):
+            comps.insert(0, Tokenizer(lang))
+        provided = set(comps[0].provides) | {"text"}
+        for k, c in enumerate(comps[1:], 1):
+            if isinstance(c, Tokenizer):
+                raise UserError(f"{c.name}: a tokenizer can only come first in a pipeline")
+            missing = [x for x in LAYERS if x in c.requires - provided]
+            if missing:
+                raise UserError(f"{c.name}: {c.noun} reads {', '.join(m.upper() for m in missing)}, "
+                                f"which no model before it in the pipeline gives"
+                                f" (give a morph model or POS tagger before it)", None)
+            c.check_upstream(_last_giving(comps[1:k], c.requires - {"words"}))
+            provided |= c.provides
+        self.components = comps
+        self.provides = frozenset(provided)
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return self.components[0]   # type: ignore[return-value]
+
+    @property
+    def analysers(self) -> list[Component]:
+        return self.components[1:]
+
+    def process(self, sents: list[Sentence], name: str = "-") -> None:
+        for c in self.analysers:
+            c.process(sents, name)
+
+    def sentences(self, stream: IO, name: str = "-", batch: int = 1024) -> Iterator[list[Sentence]]:
+        """The analysed sentences of a raw-text stream, ``batch`` at a time."""
+        import itertools
+
+        it = self.tokenizer.sentences(stream, name)
+        while chunk := list(itertools.islice(it, batch)):
+            self.process(chunk, name)
+            yield chunk
+
+    def __call__(self, doc: Doc | str) -> Doc:
+        """The analysis of a text (or of a ``Doc``'s text, when it has no sentences yet; else of
+        its sentences, in place)."""
+        if isinstance(doc, Doc) and doc.sents:
+            self.process(doc.sents, "<doc>")
+            return doc
+        text = doc if isinstance(doc, str) else doc.text
+        if not isinstance(text, str):
+            raise UserError(f"expected text as a str, got {type(text).__name__}")
+        stream = io.BytesIO(text.encode("utf-8"))
+        return Doc([s for chunk in self.sentences(stream, "<text>") for s in chunk], text)
+
+    def __repr__(self) -> str:
+        return "<Chain " + " -> ".join(c.kind for c in self.components) + ">"
+
+
+def _last_giving(before: list[Component], layers: frozenset) -> Component | None:
+    for c in reversed(before):
+        if c.provides & layers:
+            return c
+    return None
+
+
+def components_of(path: str, command: str | None = None, beam: int | None = None) -> list[Component]:
+    """The components in a model file (one, or a pipeline file's parts), made by its task
+    (``Task.components``). A model whose task makes none is refused in one line."""
+    from structkit.model import model_task
+    from structkit.tasks import get_task, tasks
+
+    name = model_task(path)
+    task = get_task(name) if name in {t.name for t in tasks()} else None
+    if task is None or not task.chainable:
+        kinds = ", ".join(t.name for t in tasks() if t.chainable)
+        raise UserError(f"a {name or 'unknown'} model cannot be part of a pipeline (these can: {kinds})", path)
+    model = task.load(path, command, tasks=(name,))
+    return task.components(model, path, beam=beam)
+
+
+def chain(paths: Iterable[str], command: str | None = None, lang: str = "en", split: str = "auto",
+          beam: int | None = None) -> Chain:
+    """The pipeline of the model files ``paths``, in order (each one a component or a pipeline)."""
+    comps: list[Component] = []
+    for p in paths:
+        comps += components_of(p, command, beam)
+    if beam is not None and not any("head" in c.provides for c in comps):
+        raise UserError("--beam: this pipeline has no parser")
+    if comps and isinstance(comps[0], Tokenizer):
+        comps[0].split = split
+    else:
+        comps.insert(0, Tokenizer(lang, None, split))
+    return Chain(comps, lang)

@@ -1,0 +1,103 @@
+"""Components trained apart and chained (`annotate -m A -m B -m C`, ``structkit.load([...])``).
+
+A tokenizer, a morph model and a parser are each trained on the hand-written treebank
+(``tests/fixtures/tiny_ud``), which they learn by heart; chained, they must give the treebank's
+own analysis, typed into ``test_pipeline_expected.EXPECTED``. Chains that cannot work are
+refused in one line: a parser with nothing before it giving the POS it reads, a tokenizer after
+the first place, a tagger whose tags the parser never saw, a parser reading FEATS after a model
+that gives none. Each model trains in about a second; no corpus is needed.
+"""
+from __future__ import annotations
+
+import pytest
+
+import structkit
+from clitools import assert_one_line_error
+from test_pipeline_expected import EXPECTED, TEXT, TINY, WORDS
+
+
+@pytest.fixture(scope="module")
+def parts(tmp_path_factory):
+    """Each part trained apart with its task's defaults, and two POS taggers (UPOS, XPOS)."""
+    from structkit.cli import main
+
+    folder = tmp_path_factory.mktemp("parts")
+    runs = {"tok": ["--task", "tokenize"], "morph": ["--task", "morph"], "parse": ["--task", "parse"],
+            "upos": ["--task", "pos"], "xpos": ["--task", "pos", "--label-column", "xpos"]}
+    out = {}
+    for name, args in runs.items():
+        out[name] = folder / f"{name}.skm"
+        with pytest.raises(SystemExit) as ei:
+            main(["train", *args, "--train", str(TINY), "--model", str(out[name]), "-q"])
+        assert ei.value.code in (0, None), name
+    out["raw"] = folder / "in.txt"
+    out["raw"].write_text(TEXT, encoding="utf-8")
+    return out
+
+
+def test_annotate_chains_models_trained_apart(parts, sk):
+    r = sk("annotate", "-m", parts["tok"], "-m", parts["morph"], "-m", parts["parse"], parts["raw"])
+    assert r.code == 0, r.err
+    assert r.out == EXPECTED
+
+
+def test_load_chains_a_list_of_model_files(parts):
+    nlp = structkit.load([parts["tok"], parts["morph"], parts["parse"]])
+    assert nlp.parts == ["tokenize", "morph", "parse"]
+    doc = nlp(TEXT)
+    assert doc.to_conllu() == EXPECTED
+    assert [[(w.form, w.lemma, w.upos, w.xpos, w.feats, w.head, w.deprel) for w in s.words]
+            for s in doc.sents] == WORDS
+    named = structkit.load(tokenizer=parts["tok"], tagger=parts["morph"], parser=parts["parse"])
+    assert named.to_conllu(TEXT) == EXPECTED
+
+
+def test_each_component_is_called_on_a_doc(parts):
+    """``component(doc) -> doc``: the tokenizer makes the sentences, then each later component
+    fills its own columns and nothing else."""
+    tok, morph, parser = structkit.load([parts["tok"], parts["morph"], parts["parse"]]).components
+    doc = tok(TEXT)
+    assert [[w.form for w in s.words] for s in doc.sents] == [[w[0] for w in s] for s in WORDS]
+    assert all(w.upos is None and w.head is None for w in doc.words)
+    doc = morph(doc)
+    assert [(w.lemma, w.upos, w.xpos) for w in doc.words] == [w[1:4] for s in WORDS for w in s]
+    assert all(w.head is None for w in doc.words)
+    doc = parser(doc)
+    assert [(w.head, w.deprel) for w in doc.words] == [w[5:7] for s in WORDS for w in s]
+    assert morph.requires == {"words"} and {"lemma", "upos", "xpos", "feats"} <= morph.provides
+    assert "words" in parser.requires and parser.provides == {"head", "deprel"}
+
+
+def test_a_pos_tagger_can_stand_before_the_parser_where_their_tags_agree(parts, sk):
+    """The UPOS tagger's tags are the parser's: the chain runs on CoNLL-U columns it fills
+    (UPOS and XPOS both get the tagger's tag); only FEATS-reading is then refused on text."""
+    r = sk("annotate", "-m", parts["tok"], "-m", parts["upos"], parts["raw"])
+    assert r.code == 0, r.err
+    rows = [ln.split("\t") for ln in r.out.splitlines() if ln and not ln.startswith("#") and "-" not in
+            ln.split("\t")[0]]
+    assert [(x[1], x[3], x[4]) for x in rows] == [(w[0], w[2], w[2]) for s in WORDS for w in s]
+
+
+@pytest.mark.parametrize("order, expect", [
+    (("parse",), "reads UPOS, which no model before it"),
+    (("tok", "parse"), "reads UPOS, which no model before it"),
+    (("tok", "parse", "morph"), "reads UPOS, which no model before it"),
+    (("morph", "tok"), "a tokenizer can only come first"),
+    (("tok", "xpos", "parse"), "tag sets do not match"),
+    (("tok", "upos", "parse"), "reads FEATS and LEMMA"),
+])
+def test_a_chain_that_cannot_work_is_refused_in_one_line(parts, sk, order, expect):
+    args = [x for name in order for x in ("-m", parts[name])]
+    assert_one_line_error(sk("annotate", *args, parts["raw"]), expect)
+    with pytest.raises(structkit.UserError, match=expect.split(",")[0]) as ei:
+        structkit.load([parts[name] for name in order])
+    assert "\n" not in str(ei.value)
+
+
+def test_an_empty_text_is_an_empty_document_on_every_path(parts, sk, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    r = sk("annotate", "-m", parts["tok"], "-m", parts["morph"], "-m", parts["parse"], empty)
+    assert (r.code, r.out) == (0, "")
+    nlp = structkit.load([parts["tok"], parts["morph"], parts["parse"]])
+    assert nlp.to_conllu("\n\n") == "" and len(nlp("")) == 0
