@@ -173,10 +173,13 @@ def components_of(path: str, command: str | None = None, beam: int | None = None
     from structkit.tasks import get_task, tasks
 
     name = model_task(path)
+    if name is None:   # not a readable model file: the pipeline's loader says what is wrong
+        get_task("pipeline").load(path, command)
     task = get_task(name) if name in {t.name for t in tasks()} else None
     if task is None or not task.chainable:
         kinds = ", ".join(t.name for t in tasks() if t.chainable)
-        raise UserError(f"a {name or 'unknown'} model cannot be part of a pipeline (these can: {kinds})", path)
+        what = f"a {name} model" if name else "this file"
+        raise UserError(f"{what} cannot be part of a pipeline (these can: {kinds})", path)
     model = task.load(path, command, tasks=(name,))
     return task.components(model, path, beam=beam)
 

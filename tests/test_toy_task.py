@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from structkit import tasks
+from structkit.components import Component
 from structkit.errors import UserError
 from structkit.io.batchjob import Job
 from structkit.tasks import CommandOption, Task
@@ -134,6 +135,18 @@ class ToyEstimator:
         return [self.model.tag([w if isinstance(w, str) else w[0] for w in s]) for s in X]
 
 
+class ToyComponent(Component):
+    """The toy in a pipeline (`annotate -m`, ``structkit.load([...])``): its tag as XPOS."""
+
+    kind, noun = "toy", "a toy tagger"
+    requires, provides = frozenset({"words"}), frozenset({"xpos"})
+
+    def process(self, sents, name: str = "-") -> None:
+        for s in sents:
+            for k, tag in enumerate(self.model.tag([r[1] for r in s.rows])):
+                s.set_columns(k, {4: tag})
+
+
 @dataclass(frozen=True)
 class ToyTask(Task):
     def config_type(self) -> type:
@@ -150,6 +163,9 @@ class ToyTask(Task):
 
     def load(self, path, command=None, tasks=None):
         return load_toy(path, command, tasks)
+
+    def components(self, model, path=None, **options):
+        return [ToyComponent(model, path)]
 
     def batch_job(self, model_path, command, lower=False):
         model = self.load(model_path, command)
@@ -257,6 +273,31 @@ def test_toy_task_trains_runs_evaluates_batches_through_the_cli(toy, tmp_path):
         rows = read_rows(tmp_path / "outs" / (src.stem + ".conll"))
         assert [row[0] for s in rows for row in s] == words
         assert [row[1] for s in rows for row in s] == expected(train_rows, words)
+
+
+def test_toy_task_is_a_component_of_a_chain(toy, tmp_path):
+    """`annotate -m toy` (the English rules, then the toy) and ``structkit.load([toy])`` put
+    the toy's tags in XPOS; a parser cannot come after it (it gives no UPOS)."""
+    import structkit
+
+    m = tmp_path / "toy.npz"
+    assert cli("train", "--task", "toy", "--train", CHUNK / "train.txt", "--model", m).exit_code == 0
+    raw = tmp_path / "in.txt"
+    raw.write_text("The economy grew zzzunseen .\n", encoding="utf-8")
+    r = cli("annotate", "-m", m, raw)
+    assert r.exit_code == 0, (r.output, r.exception)
+    rows = [ln.split("\t") for ln in r.output.splitlines() if ln and not ln.startswith("#")]
+    words = ["The", "economy", "grew", "zzzunseen", "."]
+    want = expected(read_rows(CHUNK / "train.txt"), words)
+    assert [(x[1], x[3], x[4]) for x in rows] == [(w, "_", t) for w, t in zip(words, want)]
+    doc = structkit.load([m])("The economy grew zzzunseen .")
+    assert [w.xpos for w in doc.words] == want
+    parser = tmp_path / "parser.skm"
+    ud = ROOT / "structkit" / "data" / "sample" / "ud"
+    assert cli("train", "--task", "parse", "--train", ud / "train.conllu", "--epochs", "1", "--model",
+               parser, "-q").exit_code == 0
+    r = cli("annotate", "-m", m, "-m", parser, raw)
+    assert r.exit_code != 0 and "reads UPOS, which no model before it" in str(r.exception or r.output)
 
 
 def test_toy_task_is_served(toy, tmp_path):
