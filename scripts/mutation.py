@@ -218,7 +218,7 @@ MUTATIONS = [
     M("annotate-row-line", "structkit/io/document.py",
       'self._lines[self._word_at[k]] = "\\t".join(row)', 'self._lines[k] = "\\t".join(row)',
       ("tests/pipeline/test_pipeline_expected.py",), "a word's new columns are written over the k-th line (comments not skipped)"),
-    M("annotate-sent-id-blocks", "structkit/pipeline/annotate.py",
+    M("annotate-sent-id-blocks", "structkit/io/batchjob.py",
       "int(m.group(2)) + sentences_before", "int(m.group(2)) + sentences_before - 1",
       ("tests/pipeline/test_pipeline_expected.py",), "sentence ids of a later block repeat the last id of the block before"),
     # ---- issue 39: the component contract -------------------------------------------------------

@@ -236,6 +236,16 @@ class _Estimator:
         self._fitted()
         return copy.deepcopy(getattr(self, "_card", None))
 
+    def _start_fit(self, config: Any, X: Any, y: Any, dev: Any, on_epoch: EpochCallback | None,
+                   train_files: Callable) -> tuple[EpochCallback, Any]:
+        """The epoch recorder of a fit, and the fitted estimator when ``X`` (with no ``y``) and
+        ``dev`` are files (trained as `structkit train` trains; else None: data in memory)."""
+        _check_callback(on_epoch)
+        record = self._recorder(on_epoch)
+        if _is_path(X) and y is None and (dev is None or _is_path(dev)):
+            return record, self._fit_files(train_files, config, X, dev, record)
+        return record, None
+
     def _fit_files(self, train: Callable, config: Any, X: PathLike, dev: PathLike | None,
                    record: EpochCallback) -> Any:
         """Train from files exactly as ``structkit train`` does with the same options (the model
@@ -410,10 +420,9 @@ class Tagger(_Estimator):
         from structkit.sequence.task import train_tagger, train_tagger_on
 
         config = self._new_config(train=X if y is None else None)
-        _check_callback(on_epoch)
-        record = self._recorder(on_epoch)
-        if _is_path(X) and y is None and (dev is None or _is_path(dev)):
-            return self._fit_files(train_tagger, config, X, dev, record)
+        record, fitted = self._start_fit(config, X, y, dev, on_epoch, train_tagger)
+        if fitted is not None:
+            return fitted
         corpus, name, sha = self._corpus(config, _plain(X), y, "X")
         dev_corpus = None
         if dev is not None:
@@ -707,16 +716,14 @@ class Parser(_Estimator):
             *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
             on_epoch: EpochCallback | None = None) -> Parser:
         """Train on a CoNLL-X/CoNLL-U file, or on sentences ``X`` (words, (word, pos) tuples or
-        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch.
-        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
-        training and passes through unchanged, and the estimator keeps its previous model."""
+        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch;
+        ``on_epoch`` as in :meth:`Tagger.fit`."""
         from structkit.parse.parser import train_parser, train_parser_on
 
         config = self._new_config()
-        _check_callback(on_epoch)
-        record = self._recorder(on_epoch)
-        if _is_path(X) and heads is None and (dev is None or _is_path(dev)):
-            return self._fit_files(train_parser, config, X, dev, record)
+        record, fitted = self._start_fit(config, X, heads, dev, on_epoch, train_parser)
+        if fitted is not None:
+            return fitted
         sents, name, sha = self._treebank(X, heads, "X")
         dev_sents = None
         if dev is not None:
@@ -855,16 +862,13 @@ class Reranker(_Estimator):
             on_epoch: EpochCallback | None = None) -> Reranker:
         """Train on an n-best file, or on utterances ``X`` (dicts with ``hypotheses`` and
         ``reference``, or hypothesis lists with references ``y``); with ``dev`` the epoch of
-        lowest dev WER is kept.
-        ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
-        training and passes through unchanged, and the estimator keeps its previous model."""
+        lowest dev WER is kept; ``on_epoch`` as in :meth:`Tagger.fit`."""
         from structkit.rerank.task import train_on, train_reranker
 
         config = self._new_config()
-        _check_callback(on_epoch)
-        record = self._recorder(on_epoch)
-        if _is_path(X) and y is None and (dev is None or _is_path(dev)):
-            return self._fit_files(train_reranker, config, X, dev, record)
+        record, fitted = self._start_fit(config, X, y, dev, on_epoch, train_reranker)
+        if fitted is not None:
+            return fitted
         train = _nbest_set(X, y, config.window, "X")
         dev_set = None
         if dev is not None:

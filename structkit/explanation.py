@@ -52,3 +52,17 @@ def report_lines(e: TokenExplanation, top: int = 5, token: int | None = None) ->
         if ps:
             lines.append(f"      {what}: " + ", ".join(f"{p.name} {p.weight:+.3f}" for p in ps))
     return lines
+
+
+def transition_pushes(T, prev: int, y: int, r: int, nxt: int, name) -> list[Push]:
+    """What the first-order transitions push for label ``y`` over the runner-up ``r`` at a
+    token between labels ``prev`` and ``nxt`` (``T[a, b]``: the weight of a -> b; ``name``
+    gives a label's name)."""
+    out = []
+    d = float(T[prev, y] - T[prev, r])
+    if d:
+        out.append(Push(f"transition {name(prev)} -> {name(y)} (not -> {name(r)})", d))
+    d = float(T[y, nxt] - T[r, nxt])
+    if d:
+        out.append(Push(f"transition {name(y)} -> {name(nxt)} (not {name(r)} -> {name(nxt)})", d))
+    return out

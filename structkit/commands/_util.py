@@ -2,7 +2,9 @@
 options and run, JSON-safe numbers. No task is named here."""
 from __future__ import annotations
 
+import functools
 import sys
+from dataclasses import dataclass, fields
 
 import click
 
@@ -153,9 +155,32 @@ def finite(obj):
 
 
 # ---- tagging and parsing collections --------------------------------------------------------
+@dataclass(frozen=True)
+class BatchOptions:
+    """The batch options of a command, as one object (``batch_options`` makes it from the
+    command line; ``run_batch`` checks and uses it)."""
+
+    output: str | None = None
+    output_dir: str | None = None
+    pattern: str | None = None
+    skip_existing: bool = False
+    keep_going: bool = False
+    jobs: str | None = None
+    dask_address: str | None = None
+    shared_fs: bool = False
+    quiet: bool = False
+
+
 def batch_options(fn):
-    """Inputs and outputs for collections, cores and clusters: the same for tag, chunk, ner
-    and parse (``structkit.batch``)."""
+    """Inputs and outputs for collections, cores and clusters, the same for every batch
+    command (``structkit.batch``): the command gets them as one ``batch`` (``BatchOptions``)."""
+    names = [f.name for f in fields(BatchOptions)]
+
+    @functools.wraps(fn)
+    def command(*args, **kwargs):
+        batch = BatchOptions(**{k: kwargs.pop(k) for k in names})
+        return fn(*args, batch=batch, **kwargs)
+
     opts = [
         click.option("-o", "--output", type=str,
                      help="Write one stream here instead of standard output (several files: "
@@ -184,14 +209,17 @@ def batch_options(fn):
         click.option("-q", "--quiet", is_flag=True, help="No progress bar on a terminal."),
     ]
     for o in reversed(opts):
-        fn = o(fn)
-    return fn
+        command = o(command)
+    return command
 
 
-def run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
-               dask_address, shared_fs, quiet, protect) -> None:
-    """The batch run behind tag/chunk/ner/parse: checks the options, runs, reports failures."""
+def run_batch(job, files, batch: BatchOptions, protect) -> None:
+    """The batch run behind every batch command: checks the options, runs, reports failures."""
     from structkit.batch import collect_inputs, parse_jobs, run
+
+    output, output_dir, skip_existing, keep_going, dask_address, shared_fs = (
+        batch.output, batch.output_dir, batch.skip_existing, batch.keep_going, batch.dask_address,
+        batch.shared_fs)
 
     if output and output_dir:
         raise UserError("give -o/--output (one stream) or --output-dir (one file per input), not both")
@@ -202,11 +230,11 @@ def run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going
         raise UserError("--skip-existing goes with --output-dir")
     if shared_fs and not (dask_address and output_dir):
         raise UserError("--shared-fs goes with --dask and --output-dir")
-    n = parse_jobs(jobs)
-    inputs = collect_inputs(list(files), pattern)
+    n = parse_jobs(batch.jobs)
+    inputs = collect_inputs(list(files), batch.pattern)
     if dask_address and any(i.path == "-" for i in inputs):
         raise UserError("--dask reads files, not standard input")
-    show = progress_enabled(quiet)
+    show = progress_enabled(batch.quiet)
 
     def report(e: UserError) -> None:
         click.echo(f"structkit: error: {e}", err=True)

@@ -20,13 +20,11 @@ def _option(o):
 def task_command(task) -> click.Command:
     """`structkit COMMAND` for ``task`` (``task.command``)."""
     if task.batch():
-        def command(model_path, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
-                    dask_address, shared_fs, quiet, **options):
+        def command(model_path, files, batch, **options):
             import gc
 
             job, protect = task.batch_job(model_path, task.command, **options)
-            run_batch(job, files, output, output_dir, pattern, skip_existing, keep_going, jobs,
-                      dask_address, shared_fs, quiet, protect)
+            run_batch(job, files, batch, protect)
             gc.freeze()  # a quick exit: nothing left for the collector to scan
         fn = batch_options(command)
     else:

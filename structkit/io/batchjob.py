@@ -3,9 +3,28 @@ an input file into output bytes. The tasks' jobs live in their wings; the runner
 blocks, executors, ordered atomic outputs) in ``structkit.batch``."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 EXTENSIONS = {"conllu": ".conllu", "conll": ".conll", "conllx": ".conllx", "json": ".jsonl"}
+_SENT_ID = re.compile(rb'(?m)^(# sent_id = |\{"sent_id": )([0-9]+)(?=$|[,}])')
+
+
+def continue_document(text: str, first: bool) -> str:
+    """The CoNLL-U of a block of raw text: a block after the first continues the document
+    (no ``# newdoc`` at its start)."""
+    if not first and text.startswith("# newdoc\n"):
+        return text[len("# newdoc\n"):]
+    return text
+
+
+def count_on(data: bytes, sentences_before: int) -> bytes:
+    """The sentence ids of a block's output (``# sent_id = N``, or JSON lines'
+    ``{"sent_id": N``), numbered from 1 in each block, counted on from the sentences of the
+    blocks before."""
+    if not sentences_before:
+        return data
+    return _SENT_ID.sub(lambda m: m.group(1) + b"%d" % (int(m.group(2)) + sentences_before), data)
 
 
 class StdinContext:

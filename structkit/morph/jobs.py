@@ -4,13 +4,11 @@ FEATS of every word filled by the model (each column the model does not predict 
 as read), and with ``--scores`` each part's margin in MISC."""
 from __future__ import annotations
 
-import re
 from itertools import islice
 
-from structkit.io.batchjob import Job
+from structkit.io.batchjob import Job, continue_document, count_on
 
 BLOCK = 2000   # sentences analysed at a time
-_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
 
 
 class MorphContext:
@@ -93,11 +91,9 @@ class MorphJob(Job):
             tokens += sum(len(s.rows) for s in block)
             sentences += len(block)
         text = out.getvalue()
-        if self.text is not None and not first and text.startswith("# newdoc\n"):
-            text = text[len("# newdoc\n"):]  # a block after the first continues the document
+        if self.text is not None:
+            text = continue_document(text, first)
         return text.encode("utf-8"), tokens, sentences
 
     def fix_block(self, data: bytes, ctx, sentences_before: int) -> bytes:
-        if self.text is not None and sentences_before:
-            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
-        return data
+        return count_on(data, sentences_before) if self.text is not None else data

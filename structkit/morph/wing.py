@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from structkit import rawtext
 from structkit.errors import UserError
-from structkit.tasks import CommandOption, Task, register
+from structkit.tasks import CommandOption, Task, register, two_files
 
 _HELP = """Analyse CoNLL-U with a model trained by `structkit train --task morph`: fill each word's
 LEMMA, UPOS, XPOS and FEATS (a column the model does not predict, '_' throughout its training
@@ -129,15 +129,9 @@ class MorphTask(Task):
                  **options) -> tuple[dict, str]:
         """UPOS, XPOS, UFeats, AllTags (CoNLL 2018: universal features), AllTags (all FEATS) and
         Lemmas accuracy of PRED against GOLD (same words)."""
-        from structkit.config import resolve_data_path
         from structkit.morph.evaluate import evaluate_files, report
 
-        if model_path or other:
-            raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task "
-                            f"{self.name}")
-        if len(files) != 2:
-            raise UserError(f"eval --task {self.name} takes two CoNLL-U files, GOLD PRED; got {len(files)}")
-        result = evaluate_files(*(resolve_data_path(f, must_exist=True) for f in files))
+        result = evaluate_files(*two_files(self.name, files, model_path, other))
         return result, report(result)
 
 

@@ -3,12 +3,10 @@ a block of CoNLL-U (written back as CoNLL-U), CoNLL-X / `word POS` rows, or raw 
 tagged and written as CoNLL-U) in, parsed sentences out."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from structkit.io.batchjob import Job
+from structkit.io.batchjob import Job, continue_document, count_on
 
-_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
 
 
 @dataclass
@@ -55,11 +53,9 @@ class ParseJob(Job):
         tokens, sentences = parse_stream(self.parser, self.tagger, name, io.BytesIO(data), ctx.conllu,
                                          out, self.depth, self.beam, self.text, self.split)
         text = out.getvalue()
-        if self.text is not None and not first and text.startswith("# newdoc\n"):
-            text = text[len("# newdoc\n"):]  # a block after the first continues the document
+        if self.text is not None:
+            text = continue_document(text, first)
         return text.encode("utf-8"), tokens, sentences
 
     def fix_block(self, data: bytes, ctx: ParseContext, sentences_before: int) -> bytes:
-        if self.text is not None and sentences_before:  # sentence ids count on from the blocks before
-            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
-        return data
+        return count_on(data, sentences_before) if self.text is not None else data

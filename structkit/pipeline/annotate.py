@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import io
 import json
-import re
 from dataclasses import dataclass
 from typing import IO, Iterable
 
-from structkit.io.batchjob import Job
+from structkit.io.batchjob import Job, continue_document, count_on
 
 BATCH = 1024   # sentences analysed and parsed at a time
-_SENT_ID = re.compile(rb'(?m)^(# sent_id = |\{"sent_id": )([0-9]+)')
 
 
 def to_conllu(sents: Iterable, out: IO[str]) -> None:
@@ -90,11 +88,7 @@ class AnnotateJob(Job):
             words += sum(len(s.rows) for s in chunk)
             count += len(chunk)
         text = out.getvalue()
-        if not first and text.startswith("# newdoc\n"):
-            text = text[len("# newdoc\n"):]  # a block after the first continues the document
-        return text.encode("utf-8"), words, count
+        return continue_document(text, first).encode("utf-8"), words, count
 
     def fix_block(self, data: bytes, ctx, sentences_before: int) -> bytes:
-        if sentences_before:  # sentence ids count on from the blocks before
-            return _SENT_ID.sub(lambda m: m.group(1) + b"%d" % (int(m.group(2)) + sentences_before), data)
-        return data
+        return count_on(data, sentences_before)

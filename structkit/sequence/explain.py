@@ -20,7 +20,7 @@ from typing import Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.explanation import Push, TokenExplanation
+from structkit.explanation import Push, TokenExplanation, transition_pushes
 
 
 def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | None = None,
@@ -79,14 +79,7 @@ def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | No
                     pushes.append(Push(tagger.features.feature_name(int(f)), d))
             prev = int(ids[t - 1]) if t else L
             nxt = int(ids[t + 1]) if t + 1 < n else L
-            name = lambda k: "<S>" if k == L else tagger.labels[k]  # noqa: E731
-            for a, b_y, b_r in ((prev, y, r),):
-                d = float(T[a, b_y] - T[a, b_r])
-                if d:
-                    pushes.append(Push(f"transition {name(a)} -> {name(b_y)} (not -> {name(b_r)})", d))
-            d = float(T[y, nxt] - T[r, nxt])
-            if d:
-                pushes.append(Push(f"transition {name(y)} -> {name(nxt)} (not {name(r)} -> {name(nxt)})", d))
+            pushes += transition_pushes(T, prev, y, r, nxt, lambda k: "<S>" if k == L else tagger.labels[k])
         pushes.sort(key=lambda p: -abs(p.weight))
         yield TokenExplanation(t + 1, words[t], tagger.labels[y],
                                tagger.labels[r] if r is not None else None,

@@ -2,10 +2,9 @@
 CoNLL columns, CoNLL-U or raw text in, tagged rows out."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from structkit.io.batchjob import Job
+from structkit.io.batchjob import Job, continue_document, count_on
 
 
 @dataclass
@@ -14,7 +13,6 @@ class TagContext:
     n_columns: int | None
 
 
-_SENT_ID = re.compile(rb"(?m)^# sent_id = ([0-9]+)$")
 
 
 class TagJob(Job):
@@ -88,14 +86,12 @@ class TagJob(Job):
             else:
                 write_conll(batch, labels, out)
         text = out.getvalue()
-        if self.text and self.fmt == "conllu" and not first and text.startswith("# newdoc\n"):
-            text = text[len("# newdoc\n"):]  # a block after the first continues the document
+        if self.text and self.fmt == "conllu":
+            text = continue_document(text, first)
         return text.encode("utf-8"), tokens, sentences
 
     def fix_block(self, data: bytes, ctx: TagContext, sentences_before: int) -> bytes:
-        if self.text and self.fmt == "conllu" and sentences_before:
-            return _SENT_ID.sub(lambda m: b"# sent_id = %d" % (int(m.group(1)) + sentences_before), data)
-        return data
+        return count_on(data, sentences_before) if self.text and self.fmt == "conllu" else data
 
 
 def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:

@@ -34,7 +34,7 @@ from typing import IO, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.explanation import Push, TokenExplanation
+from structkit.explanation import Push, TokenExplanation, transition_pushes
 from structkit.tokenizer import features as F
 from structkit.tokenizer.model import NEG, LearntTokenizer
 
@@ -312,13 +312,7 @@ def explain_char(tok, d: Decisions, i: int, prep, index: int, word: str,
     n = len(d.labels)
     prev = int(d.labels[i - 1]) if i else L
     nxt = int(d.labels[i + 1]) if i + 1 < n else L
-    name = lambda k: "<S>" if k == L else "NTSW"[k]  # noqa: E731
-    w = float(T[prev, y] - T[prev, r])
-    if w:
-        pushes.append(Push(f"transition {name(prev)} -> {name(y)} (not -> {name(r)})", w))
-    w = float(T[y, nxt] - T[r, nxt])
-    if w:
-        pushes.append(Push(f"transition {name(y)} -> {name(nxt)} (not {name(r)} -> {name(nxt)})", w))
+    pushes += transition_pushes(T, prev, y, r, nxt, lambda k: "<S>" if k == L else "NTSW"[k])
     rest = margin - sum(p.weight for p in pushes)
     if abs(rest) > 1e-9 * (1.0 + abs(margin)):
         pushes.append(Push("the other characters' labels (the runner-up's best sequence differs "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.tasks import CommandOption, Task, register
+from structkit.tasks import CommandOption, Task, register, two_files
 
 _HELP = """Tokenize raw text with a tokenizer trained by `structkit train --task tokenize`: tokens,
 multiword tokens and sentences, written as CoNLL-U with # text, SpaceAfter=No and range lines
@@ -123,15 +123,9 @@ class TokenizeTask(Task):
                  **options) -> tuple[dict, str]:
         """Tokens, words and sentences of GOLD PRED (CoNLL-U), aligned by their characters as
         the CoNLL 2018 shared task does."""
-        from structkit.config import resolve_data_path
         from structkit.eval.tokenize import evaluate_tokenization, report
 
-        if model_path or other:
-            raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task "
-                            f"{self.name}")
-        if len(files) != 2:
-            raise UserError(f"eval --task {self.name} takes two CoNLL-U files, GOLD PRED; got {len(files)}")
-        result = evaluate_tokenization(*(resolve_data_path(f, must_exist=True) for f in files))
+        result = evaluate_tokenization(*two_files(self.name, files, model_path, other))
         return result, report(result)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.tasks import Task, register
+from structkit.tasks import Task, register, two_files
 
 NOTHING_TO_TRAIN = ("--task ud only scores parsed CoNLL-U against gold (structkit eval --task ud "
                     "GOLD.conllu SYSTEM.conllu): it has no model to train")
@@ -46,15 +46,9 @@ class UDTask(Task):
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:
         """GOLD SYSTEM (CoNLL-U): the CoNLL 2018 shared task's metrics."""
-        from structkit.config import resolve_data_path
         from structkit.eval.ud import evaluate_ud, report
 
-        if model_path or other:
-            raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task "
-                            f"{self.name}")
-        if len(files) != 2:
-            raise UserError(f"eval --task {self.name} takes two CoNLL-U files, GOLD SYSTEM; got {len(files)}")
-        result = evaluate_ud(*(resolve_data_path(f, must_exist=True) for f in files))
+        result = evaluate_ud(*two_files(self.name, files, model_path, other, "GOLD SYSTEM"))
         return result, report(result)
 
 
