@@ -23,6 +23,7 @@ CHUNK = "conll2000/train.txt"
 TEST = "conll2000/test.txt"
 UD_TRAIN = "ud-english-partut/en_partut-ud-train.conllu"
 UD_DEV = "ud-english-partut/en_partut-ud-dev.conllu"
+TA = ("ud-tamil-ttb/ta_ttb-ud-train.conllu", "ud-tamil-ttb/ta_ttb-ud-dev.conllu", "ud-tamil-ttb/ta_ttb-ud-test.conllu")
 
 
 def commands(tmp: Path) -> list[tuple[str, list[str]]]:
@@ -49,6 +50,10 @@ def commands(tmp: Path) -> list[tuple[str, list[str]]]:
                                                  "--model", str(tmp / "beam.npz"), "--epochs", "3"]),
         ("beam parse ParTUT dev (beam model)", ["parse", "--model", str(tmp / "beam.npz"), UD_DEV,
                                                 "-o", str(tmp / "out.conllu")]),
+        ("train pipeline, Tamil TTB (defaults)", ["train", "--task", "pipeline", "--train", TA[0], "--dev", TA[1],
+                                                  "--model", str(tmp / "ta.skm")]),
+        ("annotate Tamil test raw text x5 (pipeline)", ["annotate", "-m", str(tmp / "ta.skm"), str(tmp / "ta.txt"),
+                                                        "-o", str(tmp / "ta.conllu")]),
     ]
 
 
@@ -77,6 +82,11 @@ def main() -> int:
             run(tree, ["train", "--task", "chunk", "--train", str(t / "chunk3000.txt"), "--model",
                        str(t / "tagger.npz"), "--epochs", "1"])
         run(args.new, ["train", "--task", "chunk", "--train", CHUNK, "--model", str(t / "tagger.npz")])
+        # the pipeline model that both trees annotate with (its file format is the same in both)
+        run(args.new, ["train", "--task", "pipeline", "--train", TA[0], "--dev", TA[1], "--model", str(t / "ta.skm")])
+        from structkit.tokenizer.task import raw_text
+
+        (t / "ta.txt").write_text("\n\n".join([raw_text(resolve_data_path(TA[2]))] * 5), encoding="utf-8")
         rows = []
         for name, cmd in commands(t):
             trees = (args.old, args.new)

@@ -42,7 +42,8 @@ class CommandOption:
 class Task:
     """A task as the front-ends see it.
 
-    Training: its config class and training function (named in ``module``), the learner it uses
+    Training: its config class and training function (``config_type``, ``train_function``:
+    methods, so that a wing imports them only when asked), the learner it uses
     by default (the config class's ``algo`` default; tests/test_configs.py checks they agree)
     and the config-file spellings of fields whose Python names differ (``lambda`` is ``lam``).
     Running: the command that runs its models (``structkit COMMAND``, with ``help``), the
@@ -51,9 +52,6 @@ class Task:
     task has (the defaults say the task does not do it, or are the common case)."""
 
     name: str
-    module: str
-    config_class: str
-    trainer: str
     default_algo: str
     aliases: tuple[tuple[str, str], ...] = ()
     command: str | None = None       # `structkit COMMAND` runs its models (None: no command)
@@ -74,10 +72,12 @@ class Task:
 
     # ---- training ------------------------------------------------------------------------------
     def config_type(self) -> type:
-        return getattr(importlib.import_module(self.module), self.config_class)
+        """Its config dataclass (a wing imports it here, when first asked)."""
+        raise NotImplementedError
 
     def train_function(self):
-        return getattr(importlib.import_module(self.module), self.trainer)
+        """Its training function, ``train(config, train_path, dev_path, on_epoch, ...)``."""
+        raise NotImplementedError
 
     def keys(self) -> list[str]:
         """The option keys this task takes (config-file spelling)."""

@@ -180,7 +180,7 @@ class ToyTask(Task):
         return {"task": self.name, "accuracy": acc, "tokens": len(pairs)}, f"accuracy {acc:.2f} ({len(pairs)} tokens)"
 
 
-TOY = ToyTask("toy", __name__, "ToyConfig", "train_toy", "counts", command="toytag",
+TOY = ToyTask("toy", "counts", command="toytag",
               help="Tag each word with its most frequent training tag (a toy task).", endpoint="toy",
               estimator=f"{__name__}:ToyEstimator",
               options=(CommandOption(("--lower",), "Tag each word's lower-case form.", bool),))

@@ -31,6 +31,16 @@ _OPTIONS = (
 class MorphTask(Task):
     """UPOS, XPOS, FEATS and LEMMA of each word, learnt from a treebank."""
 
+    def config_type(self) -> type:
+        from structkit.morph.task import MorphConfig
+
+        return MorphConfig
+
+    def train_function(self):
+        from structkit.morph.task import train_morph
+
+        return train_morph
+
     def main_score(self) -> str:
         # dev selection keeps the best AllTags (all FEATS) + Lemmas (structkit.morph.task)
         return "alltags_full"
@@ -135,7 +145,7 @@ class MorphTask(Task):
         return result, report(result)
 
 
-register(MorphTask("morph", "structkit.morph.task", "MorphConfig", "train_morph", "perceptron",
+register(MorphTask("morph", "perceptron",
                    command="morph", output="analyses", doc=_HELP, options=_OPTIONS,
                    endpoint="morph", estimator="structkit.api:Morph", serve_order=0, explains=True,
                    model_noun="a morphological tagger",

@@ -30,6 +30,16 @@ _OPTIONS = (
 class ParseTask(Task):
     """Dependency parsing: CoNLL-X, CoNLL-U or `word POS` rows in, a tree per sentence out."""
 
+    def config_type(self) -> type:
+        from structkit.parse.parser import ParserConfig
+
+        return ParserConfig
+
+    def train_function(self):
+        from structkit.parse.parser import train_parser
+
+        return train_parser
+
     def main_score(self) -> str:
         return "uas"
 
@@ -100,7 +110,7 @@ class ParseTask(Task):
         return evaluate_parse_files(*(resolve_data_path(f, must_exist=True) for f in files))
 
 
-register(ParseTask("parse", "structkit.parse.parser", "ParserConfig", "train_parser", "beam",
+register(ParseTask("parse", "beam",
                    command="parse", endpoint="parse", estimator="structkit.api:Parser", serve_order=2,
                    output="tree", help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: "
                                        "heads and labels.", doc=_HELP, options=_OPTIONS, model_noun="a parser"))

@@ -33,6 +33,16 @@ _OPTIONS = (
 class PipelineTask(Task):
     """A tokenizer, a morph model and a parser, trained together and run on raw text."""
 
+    def config_type(self) -> type:
+        from structkit.pipeline.model import PipelineConfig
+
+        return PipelineConfig
+
+    def train_function(self):
+        from structkit.pipeline.train import train_pipeline
+
+        return train_pipeline
+
     def main_score(self) -> str:
         return "las"
 
@@ -121,7 +131,7 @@ class PipelineTask(Task):
         return get_task("ud").evaluate(files, **options)
 
 
-register(PipelineTask("pipeline", "structkit.pipeline.train", "PipelineConfig", "train_pipeline", "none",
+register(PipelineTask("pipeline", "none",
                       command="annotate", output="analysis", estimator="structkit.pipeline.api:Pipeline", doc=_HELP, options=_OPTIONS,
                       model_noun="a pipeline", chains=True,
                       help="Annotate raw text with a pipeline model: tokens, sentences, LEMMA, "

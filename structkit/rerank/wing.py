@@ -22,6 +22,16 @@ _OPTIONS = (
 class RerankTask(Task):
     """Reranking the n-best lists of a speech recogniser: one hypothesis chosen per utterance."""
 
+    def config_type(self) -> type:
+        from structkit.rerank.task import RerankConfig
+
+        return RerankConfig
+
+    def train_function(self):
+        from structkit.rerank.task import train_reranker
+
+        return train_reranker
+
     def main_score(self) -> str:
         return "wer"
 
@@ -109,7 +119,7 @@ class RerankTask(Task):
         return res, wer_report(res)
 
 
-register(RerankTask("rerank", "structkit.rerank.task", "RerankConfig", "train_reranker", "loss-perceptron",
+register(RerankTask("rerank", "loss-perceptron",
                     (("lambda", "lam"),), command="rerank", output="choice", doc=_HELP, options=_OPTIONS,
                     model_noun="a reranker",
                     help="Choose one hypothesis per utterance from n-best lists with a trained reranker."))

@@ -32,6 +32,16 @@ _OPTIONS = (
 class SequenceTask(Task):
     """A chain-model tagging task: CoNLL columns or CoNLL-U in, one label per token out."""
 
+    def config_type(self) -> type:
+        from structkit.sequence.task import TaggerConfig
+
+        return TaggerConfig
+
+    def train_function(self):
+        from structkit.sequence.task import train_tagger
+
+        return train_tagger
+
     def choose_algo(self, train_path: str | None) -> str | None:
         from structkit.config import resolve_data_path
         from structkit.sequence.task import default_algo
@@ -213,7 +223,7 @@ _TASKS = {
 assert tuple(_TASKS) == SEQUENCE
 
 for _name, (_command, _help, _labels) in _TASKS.items():
-    register(SequenceTask(_name, "structkit.sequence.task", "TaggerConfig", "train_tagger", "perceptron",
+    register(SequenceTask(_name, "perceptron",
                           command=_command, help=_help, doc=_help + _FILES, options=_OPTIONS,
                           endpoint=_command, estimator="structkit.api:Tagger",
                           mixes=True, explains=True, eval_options=("label_column", "model_path", "other"),

@@ -29,6 +29,16 @@ _OPTIONS = (
 class TokenizeTask(Task):
     """Tokens, multiword tokens and sentences of raw text, learnt from a treebank."""
 
+    def config_type(self) -> type:
+        from structkit.tokenizer.task import TokenizeConfig
+
+        return TokenizeConfig
+
+    def train_function(self):
+        from structkit.tokenizer.task import train_tokenizer
+
+        return train_tokenizer
+
     def main_score(self) -> str:
         return "words"
 
@@ -129,7 +139,7 @@ class TokenizeTask(Task):
         return result, report(result)
 
 
-register(TokenizeTask("tokenize", "structkit.tokenizer.task", "TokenizeConfig", "train_tokenizer", "pa",
+register(TokenizeTask("tokenize", "pa",
                       command="tokenize", output="tokens", doc=_HELP, options=_OPTIONS,
                       model_noun="a tokenizer", explains=True,
                       help="Tokenize raw text (tokens, multiword tokens, sentences) with a trained tokenizer."))

@@ -52,4 +52,4 @@ class UDTask(Task):
         return result, report(result)
 
 
-register(UDTask("ud", __name__, "UDEvalConfig", "", "none"))
+register(UDTask("ud", "none"))
