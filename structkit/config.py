@@ -68,3 +68,15 @@ def load_config(path: str) -> dict[str, Any]:
     check_all(raw, path)  # the kinds the config classes declare: one message with the CLI and API
     raw["data"] = {k: resolve_data_path(str(v)) for k, v in data.items()}
     return raw
+
+
+def two_files(task: str, files: tuple[str, ...], model_path: str | None, other: str | None,
+              what: str = "GOLD PRED") -> tuple[str, str]:
+    """`eval --task TASK GOLD PRED` of a task that scores two CoNLL-U files and takes no model:
+    the two paths, resolved (a UserError for anything else given)."""
+    if model_path or other:
+        raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task {task}")
+    if len(files) != 2:
+        raise UserError(f"eval --task {task} takes two CoNLL-U files, {what}; got {len(files)}")
+    gold, pred = (resolve_data_path(f, must_exist=True) for f in files)
+    return gold, pred

@@ -224,20 +224,6 @@ _TASKS: dict[str, Task] = {}
 _loaded = False
 
 
-def two_files(task: str, files: tuple[str, ...], model_path: str | None, other: str | None,
-              what: str = "GOLD PRED") -> tuple[str, str]:
-    """`eval --task TASK GOLD PRED` of a task that scores two CoNLL-U files and takes no model:
-    the two paths, resolved (a UserError for anything else given)."""
-    from structkit.config import resolve_data_path
-
-    if model_path or other:
-        raise UserError(f"{'--model' if model_path else '--compare'} does not apply to eval --task {task}")
-    if len(files) != 2:
-        raise UserError(f"eval --task {task} takes two CoNLL-U files, {what}; got {len(files)}")
-    gold, pred = (resolve_data_path(f, must_exist=True) for f in files)
-    return gold, pred
-
-
 def _registry() -> dict[str, Task]:
     global _loaded
     if not _loaded:

@@ -749,7 +749,7 @@ def test_listening_on_all_interfaces_warns(sk, model_files, monkeypatch):
     (bound here to 127.0.0.1 and stopped at once: the test opens nothing to the network)."""
     import uvicorn
 
-    import structkit.serve as sv
+    import structkit.serve.server as sv   # where serve() looks bind_socket up
 
     real_bind = sv.bind_socket
     monkeypatch.setattr(sv, "bind_socket", lambda host, port: real_bind("127.0.0.1", 0))

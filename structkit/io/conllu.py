@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
@@ -172,9 +173,12 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
             yield from read_raw_text(path, lang, split, f, allow_empty)
         return
     lines = (line + "\n" for _, line in iter_lines(name, stream))
-    n = 0
+    n = cut = 0
+    prev_cut = False
     for sent in iter_sentences(lines, lang, split):
         n += 1
+        cut += sent.cut and not prev_cut   # a run of cut pieces is one sentence of the text
+        prev_cut = sent.cut
         buf = io.StringIO()
         write_conllu([sent], buf, start=n)
         # What read_conllu would make of these lines, without re-checking what was just written:
@@ -188,6 +192,11 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
                     word_at.append(i)
                     rows.append(cols)
         yield DocSentence.from_lines(rows, lines, word_at, 1)
+    if cut:   # as the server warns for the same text
+        from structkit.text.base import MAX_SENTENCE_TOKENS as most
+
+        sys.stderr.write(f"structkit: warning: {name}: {cut} sentence(s) of the text had over {most} tokens: "
+                         f"each was cut into pieces of at most {most} tokens\n")
     if n == 0 and not allow_empty:
         raise UserError("empty input: no text to tag", name)
 

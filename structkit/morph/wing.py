@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from structkit import rawtext
 from structkit.errors import UserError
-from structkit.tasks import CommandOption, Task, register, two_files
+from structkit.config import two_files
+from structkit.tasks import CommandOption, Task, register
 
 _HELP = """Analyse CoNLL-U with a model trained by `structkit train --task morph`: fill each word's
 LEMMA, UPOS, XPOS and FEATS (a column the model does not predict, '_' throughout its training

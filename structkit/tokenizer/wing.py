@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.tasks import CommandOption, Task, register, two_files
+from structkit.config import two_files
+from structkit.tasks import CommandOption, Task, register
 
 _HELP = """Tokenize raw text with a tokenizer trained by `structkit train --task tokenize`: tokens,
 multiword tokens and sentences, written as CoNLL-U with # text, SpaceAfter=No and range lines

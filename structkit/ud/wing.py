@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.tasks import Task, register, two_files
+from structkit.config import two_files
+from structkit.tasks import Task, register
 
 NOTHING_TO_TRAIN = ("--task ud only scores parsed CoNLL-U against gold (structkit eval --task ud "
                     "GOLD.conllu SYSTEM.conllu): it has no model to train")

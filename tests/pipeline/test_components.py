@@ -101,3 +101,21 @@ def test_an_empty_text_is_an_empty_document_on_every_path(parts, sk, tmp_path):
     assert (r.code, r.out) == (0, "")
     nlp = structkit.load([parts["tok"], parts["morph"], parts["parse"]])
     assert nlp.to_conllu("\n\n") == "" and len(nlp("")) == 0
+
+
+def test_a_long_sentence_is_cut_with_a_warning_on_every_path(parts, sk, tmp_path, capsys):
+    """As the server does: a sentence of over 1,000 tokens is cut into pieces of at most 1,000,
+    and stderr says so in one line (it was silent in annotate)."""
+    long = tmp_path / "long.txt"
+    long.write_text("word " * 2500 + "\n", encoding="utf-8")
+    r = sk("annotate", "-m", parts["tok"], long)
+    assert r.code == 0, r.err
+    sizes = [len([ln for ln in block.splitlines() if ln and not ln.startswith("#")])
+             for block in r.out.split("\n\n") if block.strip()]
+    assert sizes == [1000, 1000, 500]
+    assert r.err.splitlines() == [f"structkit: warning: {long}: 1 sentence(s) of the text had over 1000 tokens: "
+                                  "each was cut into pieces of at most 1000 tokens"]
+    capsys.readouterr()
+    doc = structkit.load([parts["tok"]])("word " * 2500)
+    assert [len(s.words) for s in doc.sents] == [1000, 1000, 500]
+    assert "1 sentence(s) of the text had over 1000 tokens" in capsys.readouterr().err

@@ -1,0 +1,209 @@
+"""A request's answer written out: each sentence as JSON (tokens with their labels, scores and
+explanations, spans, and with ``render`` its picture and the span colours:
+``structkit.rendering``, the one renderer of the page, notebooks and ``render()``) or as
+CoNLL-U.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from structkit.serve.inputs import Sent
+from structkit.serve.registry import Served
+
+
+def _spans(sv: Served, labels: list[str]) -> list[tuple[str, int, int]]:
+    from structkit.spans import phrases
+
+    return phrases(labels, sv.meta.get("scheme") or "iob2")
+
+
+def _dumps(obj: Any) -> bytes:
+    # as Starlette's JSONResponse writes it
+    return json.dumps(obj, ensure_ascii=False, allow_nan=False, indent=None,
+                      separators=(",", ":")).encode("utf-8")
+
+
+def to_json(sents: list[Sent], models: list[Served], scores: bool, explain: bool,
+            warnings: list[str], render: bool = False) -> dict:
+    colours = span_colours(models) if render else None
+    out: dict = {"models": [{"name": m.name, "task": m.task} for m in models]}
+    if colours is not None:
+        out["legend"] = _legend(colours)
+    out["sentences"] = [_sentence_json(s, models, scores, explain, colours, k)
+                        for k, s in enumerate(sents)]
+    out["warnings"] = warnings
+    return out
+
+
+def span_colours(models: list[Served]) -> dict[tuple[str, str], str]:
+    """The colour of each (span model, type) of a request: the palette over the types of its
+    span models (their labels without the B-/I- prefix), in the request's order."""
+    from structkit.rendering import span_colours as colours
+
+    def types(sv: Served) -> list[str]:
+        labels = sv.meta.get("labels") or []
+        return [re.sub(r"^[BIESLU]-", "", str(x)) for x in labels if str(x) != "O"]
+
+    return colours((sv.name, types(sv)) for sv in models if sv.kind.spans)
+
+
+def _legend(colours: dict[tuple[str, str], str]) -> list[dict]:
+    return [{"model": m, "type": t, "colour": c} for (m, t), c in colours.items()]
+
+
+def _tip(s: Sent, i: int, models: list[Served]) -> str:
+    """The plain-text tip of word ``i`` (the SVG's <title>): form, id, offsets, each model's
+    label (with margin, runner-up and top features when explained), head and label."""
+    lines = [f"{s.words[i]}  #{i + 1} [{s.starts[i]}-{s.ends[i]})"]
+    analysis = getattr(s, "analysis", None)   # a pipeline model's (lemma, upos, xpos, feats)
+    if analysis is not None:
+        lines += [f"{k}: {v}" for k, v in zip(("lemma", "upos", "xpos", "feats"), analysis[i]) if v != "_"]
+    for sv in models:
+        if sv.kind.output == "tree":
+            if s.heads is not None:
+                lines.append(f"{sv.name}: head {s.heads[i]}, {s.deprels[i]}")
+            continue
+        labels = s.labels.get(sv.name)
+        if labels is None:
+            continue
+        if sv.kind.output == "analyses":   # a morph model: each part, with its margin
+            ms = (s.scores.get(sv.name) or [None] * (i + 1))[i] or {}
+            lines.append(f"{sv.name}: " + ", ".join(
+                f"{k} {v}" + (f" ({ms[k]:.2f})" if ms.get(k) is not None else "") for k, v in labels[i].items()))
+            continue
+        line = f"{sv.name}: {labels[i]}"
+        ex = (s.explanations.get(sv.name) or [None] * (i + 1))[i]
+        margins = s.scores.get(sv.name)
+        if ex and ex.get("runner_up") is not None:
+            m = ex.get("margin")
+            line += f", runner-up {ex['runner_up']}, margin {'-' if m is None else f'{m:.3f}'}"
+            if ex.get("for"):
+                line += f"\n  for {labels[i]}: " + ", ".join(f"{f} {w:+.2f}" for f, w in ex["for"])
+            if ex.get("against"):
+                line += f"\n  for {ex['runner_up']}: " + ", ".join(f"{f} {w:.2f}" for f, w in ex["against"])
+        elif margins is not None and margins[i] is not None:
+            line += f", margin {margins[i]:.3f}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], str]):
+    """What the picture of a sentence shows: its words, the first POS model's tags under them
+    (else the input's POS), the parser's arcs, one row of spans per span model, then a row of
+    its multiword tokens."""
+    from structkit.rendering import MULTIWORD_COLOUR, View, ViewSpan, ViewWord
+
+    tags = s.tagger_pos()   # the first POS model's of the request, else the input's
+    if s.predicted_pos is None and s.analyses and "upos" in s.analyses[0]:
+        tags = [a["upos"] for a in s.analyses]   # else a morph model's UPOS
+    words = [ViewWord(w, None if tags is None else tags[i],
+                      None if s.heads is None else s.heads[i],
+                      None if s.deprels is None else s.deprels[i], _tip(s, i, models))
+             for i, w in enumerate(s.words)]
+    spans, row = [], 0
+    for sv in models:
+        if not sv.kind.spans:
+            continue
+        for typ, a, b in _spans(sv, s.labels[sv.name]):
+            text = s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]
+            spans.append(ViewSpan(row, a, b, typ, sv.name, colours.get((sv.name, typ), "#5b6673"),
+                                  f'{sv.name}: {typ} "{text}"'))
+        row += 1
+    if s.multiword:   # a row of the multiword tokens, as a Doc's picture has
+        for m in s.multiword:
+            spans.append(ViewSpan(row, m["first"] - 1, m["last"], m["form"], "token", MULTIWORD_COLOUR,
+                                  f"token {m['form']!r}: " + " ".join(s.words[m["first"] - 1:m["last"]])))
+        row += 1
+    return View(s.text, words, spans, row)
+
+
+def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
+                   colours: dict | None = None, k: int = 0) -> dict:
+    toks = []
+    for i, w in enumerate(s.words):
+        t: dict = {"id": i + 1, "form": w, "start": s.starts[i], "end": s.ends[i]}
+        if s.pos is not None:
+            t["input_pos"] = s.pos[i]
+        t["labels"] = {name: lab[i] for name, lab in s.labels.items()}
+        if scores:
+            t["scores"] = {name: (m[i] if m is not None else None) for name, m in s.scores.items()}
+        if explain:
+            t["explanations"] = {name: (e[i] if e is not None else None)
+                                 for name, e in s.explanations.items()}
+        if s.analysis is not None:
+            t.update(zip(("lemma", "upos", "xpos", "feats"), s.analysis[i]))
+        if s.heads is not None:
+            t["head"] = s.heads[i]
+            t["deprel"] = s.deprels[i]
+        toks.append(t)
+    spans = []
+    for sv in models:
+        if sv.kind.spans:
+            for typ, a, b in _spans(sv, s.labels[sv.name]):
+                spans.append({"model": sv.name, "task": sv.task, "type": typ, "start": a,
+                              "end": b, "char_start": s.starts[a], "char_end": s.ends[b - 1],
+                              "text": s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]})
+    sent = {"text": s.text, "tokens": toks, "spans": spans}
+    if s.multiword:
+        sent["multiword"] = s.multiword
+    if colours is not None:
+        from structkit.rendering import sentence_svg
+
+        sent["svg"] = sentence_svg(sentence_view(s, models, colours), k)
+    return sent
+
+
+CONLLU_PART = {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5}   # an analysis's parts: their CoNLL-U columns
+
+
+def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
+    """CoNLL-U: the input's lines (CoNLL-U in) or fresh ones, with each model's column filled
+    where ``structkit tag`` would put it and HEAD/DEPREL from the parser."""
+    from structkit.io.conllu import put_label
+
+    buf = []
+    for k, s in enumerate(sents):
+        if s.conllu is not None:
+            lines = list(s.conllu.lines)
+            word_at = list(s.conllu.word_at)
+            rows = [list(r) for r in s.conllu.rows]
+        else:
+            lines = [f"# sent_id = {first + k}", f"# text = {' '.join(s.text.split())}"]
+            word_at, rows = [], []
+            mwt = {m["first"]: m for m in s.multiword}
+            for i, w in enumerate(s.words):
+                m = mwt.get(i + 1)
+                if m is not None:
+                    last_space = s.space_after[m["last"] - 1] if s.space_after else True
+                    lines.append(f"{m['first']}-{m['last']}\t{m['form']}\t_\t_\t_\t_\t_\t_\t_\t"
+                                 + ("_" if last_space else "SpaceAfter=No"))
+                inside = any(mm["first"] <= i + 1 <= mm["last"] for mm in s.multiword)
+                space = True if inside else (s.space_after[i] if s.space_after else True)
+                word_at.append(len(lines))
+                lines.append("")
+                pos = s.pos[i] if s.pos else "_"
+                rows.append([str(i + 1), w, "_", "_", pos, "_", "_", "_", "_",
+                             "_" if space else "SpaceAfter=No"])
+        for sv in models:
+            if sv.kind.output == "analyses" and sv.name in s.labels:
+                for r, a in zip(rows, s.labels[sv.name]):
+                    for part, v in a.items():
+                        r[CONLLU_PART[part]] = v
+                continue
+            if sv.kind.output != "labels" or sv.name not in s.labels:
+                continue
+            column, key = sv.model.output_column()   # as structkit tag writes it (write_tagged)
+            for r, lab in zip(rows, s.labels[sv.name]):
+                r[column] = put_label(r[column], key, lab) if key else lab
+        if s.analysis is not None:
+            for r, a in zip(rows, s.analysis):
+                r[2:6] = a
+        if s.heads is not None:
+            for r, h, d in zip(rows, s.heads, s.deprels):
+                r[6], r[7] = str(h), d
+        for at, r in zip(word_at, rows):
+            lines[at] = "\t".join(r)
+        buf.append("\n".join(lines) + "\n\n")
+    return "".join(buf)
