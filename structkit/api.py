@@ -206,6 +206,11 @@ class _Estimator:
         opts = ", ".join(f"{k}={v!r}" for k, v in self._options.items())
         return f"{self._what}({opts}){'' if self._model is None else ' [trained]'}"
 
+    @property
+    def model_(self) -> Any:
+        """The trained model (a UserError before ``fit`` or ``load``): what the server runs."""
+        return self._fitted()
+
     def _fitted(self) -> Any:
         if self._model is None:
             raise UserError(f"this {self._what} is not trained: call fit() first, or "

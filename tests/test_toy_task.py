@@ -128,7 +128,8 @@ class ToyEstimator:
     def load(cls, path) -> ToyEstimator:
         return cls(load_toy(str(path)))
 
-    def _fitted(self) -> ToyModel:
+    @property
+    def model_(self) -> ToyModel:
         return self.model
 
     def predict(self, X, scores: bool = False) -> list:

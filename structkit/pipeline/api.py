@@ -34,7 +34,8 @@ class Pipeline:
         """The pipeline model file ``path`` (what ``structkit.load(path)`` gives)."""
         return load(path)
 
-    def _fitted(self) -> Any:   # what the server asks of an estimator: the loaded model
+    @property
+    def model_(self) -> Any:   # what the server asks of an estimator: the loaded model
         return self.model
 
     @property

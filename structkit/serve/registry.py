@@ -33,7 +33,7 @@ class Served:
 
     @property
     def model(self) -> Any:
-        return self.est._fitted()
+        return self.est.model_
 
     @property
     def kind(self) -> Any:

@@ -74,7 +74,7 @@ def test_a_model_with_too_many_labels_is_refused(sk, model, tmp_path):
     import structkit
     from structkit.parse.labelled import MAX_LABELS, LabelledParser
 
-    p = structkit.Parser.load(model)._fitted()
+    p = structkit.Parser.load(model).model_
     n = MAX_LABELS + 1
     W = np.zeros((1 << p.config.hash_bits) + 2 * n + 1, dtype=np.float32)
     path = tmp_path / "big.model"

@@ -223,7 +223,7 @@ def test_mix_is_the_mean_in_shard_order():
 
 # ---- the option: API, command line, config -------------------------------------------------------
 def _weights(tagger):
-    m = tagger._fitted()
+    m = tagger.model_
     return [m.weights.W, m.weights.T]
 
 

@@ -370,7 +370,7 @@ def test_small_blocks_continue_ids_and_the_document(models, tmp_path, make):
     from structkit.tokenizer.task import TokenizerModel
 
     tok = TokenizerModel.load(str(models["tok"])).tokenizer
-    tagger = structkit.Tagger.load(models["pos"])._fitted()
+    tagger = structkit.Tagger.load(models["pos"]).model_
     job = (TagJob(tagger, text=True, fmt="conllu", lang=tok) if make == "tag" else
            ParseJob(DependencyParser.load(str(models["parse"])), tagger, text=tok))
     path = str(_inputs(tmp_path / "in")[0])
