@@ -175,10 +175,12 @@ def pipeline_tokenizers(served: dict[str, Served], tokenizers: Tokenizers) -> No
     """Each pipeline model's tokenizer, named as the model, among the tokenizers (after the
     --tokenizer ones: the first of all is the default)."""
     for sv in served.values():
-        tok = sv.est.model.tokenizer if sv.kind.output == "analysis" else None
-        if tok is not None and sv.name not in tokenizers.models:
+        chain = getattr(sv.est, "chain", None)   # a pipeline (structkit.components.Chain)
+        tok = chain.tokenizer.model if chain is not None else None
+        if tok is not None and not isinstance(tok, str) and sv.name not in tokenizers.models:
+            info = getattr(sv.model, "info", {}) or {}   # the model's own card: its training file
             meta = {"name": sv.name, "kind": "model", "task": sv.task, "algorithm": tok.config.algo,
-                    "train_file": tok.info.get("train_file"), "train_sha256": tok.info.get("train_sha256")}
+                    "train_file": info.get("train_file"), "train_sha256": info.get("train_sha256")}
             tokenizers.models[sv.name] = ServedTokenizer(sv.name, sv.path, tok.tokenizer, meta)
 
 

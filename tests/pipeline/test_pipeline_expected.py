@@ -229,3 +229,18 @@ def test_the_picture_draws_the_expected_words_tags_and_arcs(tiny_model):
         assert s["roots"] == [i for i, w in enumerate(words, 1) if w[5] == 0]
     # the same picture in a notebook
     assert re.sub(r"\s+", " ", doc._repr_html_()) == re.sub(r"\s+", " ", structkit.render(doc))
+
+
+def test_the_servers_tokenizer_of_a_pipeline_is_described_by_the_models_card(tiny_model):
+    """/models lists a pipeline's tokenizer with the training file and checksum of the
+    pipeline's own card (it named the tokenizer part's file and no checksum)."""
+    import hashlib
+
+    from structkit.serve import Tokenizers, load_models, pipeline_tokenizers
+
+    served = load_models([f"tiny={tiny_model}"])
+    toks = Tokenizers()
+    pipeline_tokenizers(served, toks)
+    meta = toks.models["tiny"].meta
+    assert meta["train_file"].endswith("train.conllu")
+    assert meta["train_sha256"] == hashlib.sha256(TINY.read_bytes()).hexdigest()
