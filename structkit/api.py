@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from structkit.api_io import load_conll, load_conllx  # re-exported: their home is api_io
 from structkit.errors import UserError
 
 if TYPE_CHECKING:
@@ -814,16 +814,10 @@ class Parser(_Estimator):
 
 
 # ---- reranking ---------------------------------------------------------------------------------
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    raise TypeError(f"{type(o).__name__} is not JSON data")
-
-
 def _nbest_set(X: Any, y: Sequence[str] | None, window: int, what: str) -> NbestSet:
     """An NbestSet from a file, an NbestSet, or a list of utterances: dicts of the JSON-lines
     layout (hypotheses, reference, id, group) or plain lists of hypothesis strings."""
-    from structkit.io.nbest import NbestSet, _read_jsonl, assign_groups, read_nbest
+    from structkit.io.nbest import NbestSet, from_utterances, read_nbest
 
     if _is_path(X):
         if y is not None:
@@ -836,22 +830,7 @@ def _nbest_set(X: Any, y: Sequence[str] | None, window: int, what: str) -> Nbest
     _check_pairs(X, y, what, unit="utterances")
     if len(X) == 0:
         raise UserError(f"{what}: no utterances")
-    lines = []
-    for i, u in enumerate(X):
-        obj = dict(u) if isinstance(u, dict) else {"hypotheses": u}
-        if y is not None:
-            obj["reference"] = y[i]
-        try:
-            lines.append((i + 1, json.dumps(obj, default=_json_default)))
-        except (TypeError, ValueError) as e:
-            raise UserError(f"{what}: utterance {i + 1}: {e}") from None
-    try:
-        ns = _read_jsonl(what, lines)
-    except UserError as e:  # the message names the utterance; Python data has no lines
-        raise UserError(e.message, what) from None
-    for u in ns.utterances:
-        u.line = None
-    return assign_groups(ns, window)
+    return from_utterances(X, y, window, what)
 
 
 class Reranker(_Estimator):
@@ -917,38 +896,3 @@ class Reranker(_Estimator):
 
         path = check_path(path, "path", "Reranker.load")
         return cls._of(RerankModel.load(path), path)
-
-
-# ---- reading files into Python data ------------------------------------------------------------
-def load_conll(path: PathLike, columns: str | None = None) -> tuple[list[list[tuple[str, ...]]],
-                                                                     list[list[str]]]:
-    """A labelled CoNLL column file as (X, y): token tuples without the label, label lists
-    (``columns`` names the columns as ``--columns`` does, e.g. ``"word,pos,-,label"``)."""
-    from structkit.io.conll import Columns, read_conll
-
-    p = _resolve(path, "path", "load_conll")
-    if columns is not None and not isinstance(columns, str):
-        raise UserError(f"load_conll: columns must be a str such as 'word,pos,label', got "
-                        f"{type(columns).__name__}")
-    X, y = [], []
-    for s in read_conll(p):
-        c = Columns.parse(columns) if columns else Columns.default(len(s.rows[0]), labelled=True)
-        if c.label is None or c.max_index() >= len(s.rows[0]):
-            raise UserError(f"expected a label column ({c.to_spec(len(s.rows[0]))})", p, s.first_line)
-        keep = [i for i in (c.word, c.pos) if i is not None]
-        X.append([tuple(r[i] for i in keep) for r in s.rows])
-        y.append([r[c.label] for r in s.rows])
-    return X, y
-
-
-def load_conllx(path: PathLike) -> tuple[list[list[tuple[str, str]]], list[list[int] | None]]:
-    """A CoNLL-X/CoNLL-U (or `word POS`) file as (X, heads): (word, pos) tuples (the parser's
-    POS: XPOS, else UPOS) and head lists (None for a sentence without heads)."""
-    from structkit.io.conllx import read_conllx
-    from structkit.parse.parser import pos_column
-
-    X, heads = [], []
-    for s in read_conllx(_resolve(path, "path", "load_conllx")):
-        X.append(list(zip(s.words, pos_column(s, "xpos"))))
-        heads.append(s.heads)
-    return X, heads

@@ -426,3 +426,40 @@ def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
             raise UserError(f"{fn}: {name} has more lists than the {count} sentences")
     _flush(out, "out", fn)
     return count
+
+
+# ---- reading files into Python data ------------------------------------------------------------
+def load_conll(path: str | os.PathLike, columns: str | None = None) -> tuple[list[list[tuple[str, ...]]],
+                                                                     list[list[str]]]:
+    """A labelled CoNLL column file as (X, y): token tuples without the label, label lists
+    (``columns`` names the columns as ``--columns`` does, e.g. ``"word,pos,-,label"``)."""
+    from structkit.config import resolve_data_path
+    from structkit.io.conll import Columns, read_conll
+
+    p = resolve_data_path(check_path(path, "path", "load_conll"), must_exist=True)
+    if columns is not None and not isinstance(columns, str):
+        raise UserError(f"load_conll: columns must be a str such as 'word,pos,label', got "
+                        f"{type(columns).__name__}")
+    X, y = [], []
+    for s in read_conll(p):
+        c = Columns.parse(columns) if columns else Columns.default(len(s.rows[0]), labelled=True)
+        if c.label is None or c.max_index() >= len(s.rows[0]):
+            raise UserError(f"expected a label column ({c.to_spec(len(s.rows[0]))})", p, s.first_line)
+        keep = [i for i in (c.word, c.pos) if i is not None]
+        X.append([tuple(r[i] for i in keep) for r in s.rows])
+        y.append([r[c.label] for r in s.rows])
+    return X, y
+
+
+def load_conllx(path: str | os.PathLike) -> tuple[list[list[tuple[str, str]]], list[list[int] | None]]:
+    """A CoNLL-X/CoNLL-U (or `word POS`) file as (X, heads): (word, pos) tuples (the parser's
+    POS: XPOS, else UPOS) and head lists (None for a sentence without heads)."""
+    from structkit.config import resolve_data_path
+    from structkit.io.conllx import read_conllx
+    from structkit.parse.parser import pos_column
+
+    X, heads = [], []
+    for s in read_conllx(resolve_data_path(check_path(path, "path", "load_conllx"), must_exist=True)):
+        X.append(list(zip(s.words, pos_column(s, "xpos"))))
+        heads.append(s.heads)
+    return X, heads

@@ -32,6 +32,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -457,3 +458,32 @@ def read_chosen(path: str, n: int) -> list[str]:
     if len(out) != n:
         raise UserError(f"has {len(out)} lines but the n-best input has {n} utterances", where)
     return out
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    raise TypeError(f"{type(o).__name__} is not JSON data")
+
+
+def from_utterances(X: Sequence, y: Sequence[str] | None, window: int, what: str) -> NbestSet:
+    """The NbestSet of utterances given as Python data (``structkit.Reranker``): dicts of the
+    JSON-lines layout (hypotheses, reference, id, group) or plain lists of hypothesis strings,
+    with the references ``y`` (or None), checked as a JSON-lines file is; errors name ``what``
+    and the utterance."""
+    lines = []
+    for i, u in enumerate(X):
+        obj = dict(u) if isinstance(u, dict) else {"hypotheses": u}
+        if y is not None:
+            obj["reference"] = y[i]
+        try:
+            lines.append((i + 1, json.dumps(obj, default=_json_default)))
+        except (TypeError, ValueError) as e:
+            raise UserError(f"{what}: utterance {i + 1}: {e}") from None
+    try:
+        ns = _read_jsonl(what, lines)
+    except UserError as e:  # the message names the utterance; Python data has no lines
+        raise UserError(e.message, what) from None
+    for u in ns.utterances:
+        u.line = None
+    return assign_groups(ns, window)
