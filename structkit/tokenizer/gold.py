@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from structkit.errors import UserError
-from structkit.io.files import iter_lines, open_input
+from structkit.io.document import read_conllu
 
 LABELS = ("N", "T", "S", "W")
 N, T, S, W = range(4)
@@ -69,64 +69,16 @@ def _text_comment(comment: str) -> str | None:
 
 
 def read_sentences(path: str) -> Iterator[GoldSentence]:
-    """The sentences of a CoNLL-U file: text, tokens (multiword tokens with their words)."""
-    with open_input(path) as stream:
-        comments: list[tuple[int, str]] = []
-        rows: list[tuple[int, list[str]]] = []
-        first = 0
-        new_par = False
-
-        def flush():
-            text = next((t for _, c in comments if (t := _text_comment(c)) is not None), None)
-            if text is None:
-                raise UserError("sentence has no '# text = ...' comment (a tokenizer learns from "
-                                "the raw text)", path, first)
-            tokens: list[tuple[str, tuple[str, ...]]] = []
-            k = 0
-            while k < len(rows):
-                line, cols = rows[k]
-                ident = cols[0]
-                if "." in ident:
-                    k += 1
-                    continue
-                if "-" in ident:
-                    try:
-                        a, b = (int(x) for x in ident.split("-"))
-                    except ValueError:
-                        raise UserError(f"bad multiword token ID {ident!r}", path, line) from None
-                    words = []
-                    k += 1
-                    while k < len(rows) and "-" not in rows[k][1][0] and len(words) < b - a + 1:
-                        if "." not in rows[k][1][0]:
-                            words.append(rows[k][1][1])
-                        k += 1
-                    tokens.append((cols[1], tuple(words)))
-                    continue
-                tokens.append((cols[1], (cols[1],)))
-                k += 1
-            return GoldSentence(text, first, tokens, new_par)
-
-        for lineno, line in iter_lines(path, stream):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                if rows:
-                    yield flush()
-                    new_par = False
-                comments, rows = [], []
-                continue
-            if not comments and not rows:
-                first = lineno
-            if line.startswith("#"):
-                if line.startswith(("# newpar", "# newdoc")):
-                    new_par = True
-                comments.append((lineno, line))
-                continue
-            cols = line.split("\t")
-            if len(cols) != 10:
-                raise UserError(f"expected 10 tab-separated CoNLL-U columns, got {len(cols)}", path, lineno)
-            rows.append((lineno, cols))
-        if rows:
-            yield flush()
+    """The sentences of a CoNLL-U file (read and checked by the one reader,
+    ``structkit.io.document.read_conllu``): text, tokens (multiword tokens with their words)."""
+    for s in read_conllu(path, check_text=False):
+        text = next((t for c in s.comments if (t := _text_comment(c)) is not None), None)
+        if text is None:
+            raise UserError("sentence has no '# text = ...' comment (a tokenizer learns from "
+                            "the raw text)", path, s.first_line)
+        tokens = [(t.form, tuple(w.form for w in t.words)) for t in s.tokens]
+        new_par = any(c.startswith(("# newpar", "# newdoc")) for c in s.comments)
+        yield GoldSentence(text, s.first_line, tokens, new_par)
 
 
 def sentence_labels(sent: GoldSentence, path: str) -> list[int]:
