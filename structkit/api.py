@@ -738,11 +738,11 @@ class Parser(_Estimator):
                                                                                 name, sha), name, record)
 
     def _input(self, X: Any) -> tuple[Iterable[DepSentence], str]:
-        from structkit.io.conllx import read_conllx
+        from structkit.io.conllu import read_trees
 
         if _is_path(X):
             path = _resolve(X)
-            return read_conllx(path), path
+            return read_trees(path), path
         return _dep_sentences(X, None, "X"), "X"
 
     def predict(self, X: PathLike | Sequence[Sequence[Token]], *,
@@ -778,14 +778,14 @@ class Parser(_Estimator):
         ``structkit eval --task parse --json`` (UAS and LAS under both conventions, root,
         complete match, the per-label table)."""
         from structkit.eval.attachment import AttachmentCounter, scoring_tags
-        from structkit.io.conllx import read_conllx
+        from structkit.io.conllu import read_trees
 
         model = self._fitted()
         if _is_path(X):
             if heads is not None:
                 raise UserError("score: a treebank file carries its own heads; pass heads only with lists")
             path = _resolve(X)
-            gold = list(read_conllx(path))
+            gold = list(read_trees(path))
             for s in gold:
                 if s.heads is None:
                     raise UserError("gold file has no heads (the HEAD column is '_')", path, s.first_line)

@@ -328,11 +328,12 @@ def test_bad_input_is_one_line_naming_file_and_line(tmp_path, sk):
     # Other characters: the system has "knew".
     assert_one_line_error(run(GOLD_DONT.replace("4\tknow", "4\tknew")),
                           "system.conllu:1: the text differs from the gold file's")
-    # Two roots; no heads at all (a 2-column `word POS` file is not CoNLL-U with a tree).
+    # Two roots; `word POS` rows in a .conllu file (read as CoNLL-U by the one reader: it was
+    # read as a 2-column file, then refused for having no HEAD).
     assert_one_line_error(run(GOLD_DONT.replace("\t3\tpunct", "\t0\troot")),
                           "system.conllu:1: not a tree: 2 tokens have head 0")
     assert_one_line_error(run("I PRON\ndon't AUX\nknow VERB\n. PUNCT\n"),
-                          "system.conllu:1: no HEAD in this sentence")
+                          "system.conllu:1: expected 10 tab-separated columns (CoNLL-U), found 1")
     assert_one_line_error(sk("eval", "--task", "ud", gold), "takes two CoNLL-U files")
     assert_one_line_error(sk("eval", "--task", "ud", "--label-column", "xpos", gold, gold),
                           "--label-column does not apply")

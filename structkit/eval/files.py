@@ -203,7 +203,7 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
     ``"task": "parse"`` and ``AttachmentCounter.score(full=True)``, the text report).
     """
     from structkit.eval.attachment import AttachmentCounter, format_report, scoring_tags
-    from structkit.io.conllx import read_conllx
+    from structkit.io.conllu import read_trees
 
     gname, pname = display_name(gold_path), display_name(pred_path)
 
@@ -214,7 +214,7 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
 
     counter = AttachmentCounter()
     end = object()
-    for gs, ps in itertools.zip_longest(read_conllx(gold_path), read_conllx(pred_path),
+    for gs, ps in itertools.zip_longest(read_trees(gold_path), read_trees(pred_path),
                                         fillvalue=end):
         if gs is end:
             raise UserError(f"the prediction file has more sentences than the gold file "

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from structkit.errors import UserError
-from structkit.io.conllx import DepSentence, read_conllx
+from structkit.io.conllu import read_trees
+from structkit.io.conllx import DepSentence
 from structkit.io.files import display_name
 
 __all__ = ["evaluate_tokenization", "report", "METRICS", "Segmentation", "load_segmentation",
@@ -75,7 +76,7 @@ def load_segmentation(path: str, keep: bool = False) -> Segmentation:
     seg = Segmentation(display_name(path))
     parts: list[str] = []
     n = 0                       # characters so far
-    for sent in read_conllx(path):
+    for sent in read_trees(path):
         if keep:
             seg.read.append(sent)
         ranges = {first: (last, form) for first, last, form in sent.multiword}

@@ -206,6 +206,18 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
 _HEAD = re.compile(r"-?[0-9]+")
 
 
+def read_trees(path: str) -> Iterator["DepSentence"]:
+    """The dependency trees of a file, as a parser reads them: CoNLL-U (named .conllu, or with UD
+    comments) through the one CoNLL-U reader (``read_conllu``, then ``dep_view``); CoNLL-X and
+    `word POS` files through ``structkit.io.conllx.read_conllx``."""
+    if path != "-" and is_conllu_file(path, by_rows=False):
+        name = display_name(path)
+        return (dep_view(s, name) for s in read_conllu(path, check_text=False))
+    from structkit.io.conllx import read_conllx
+
+    return read_conllx(path)
+
+
 def dep_view(sentence: Sentence, path: str = "-") -> "DepSentence":
     """What a parser reads from a CoNLL-U sentence read by ``read_conllu``: a
     ``structkit.io.conllx.DepSentence`` of its syntactic words (FORM, LEMMA, UPOS, XPOS,

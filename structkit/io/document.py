@@ -684,4 +684,4 @@ def read_conllu(path: str, stream: IO | Iterable | None = None,
         yield _checked(name, lines, numbers, check_text)
         count += 1
     if count == 0:
-        raise UserError("empty file: no sentences found", name)
+        raise UserError("empty file: no sentences found", name, 1)

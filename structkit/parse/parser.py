@@ -17,7 +17,7 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.io.conllx import DepSentence, read_conllx
+from structkit.io.conllx import DepSentence
 from structkit.learn.pieces import sum_in_pieces
 from structkit.parse.vocab import SPECIAL, Vocab, pos_column
 from structkit.vocab import pack_strings, unpack_strings
@@ -315,10 +315,10 @@ def read_treebank(path: str, digest=None) -> list[DepSentence]:
     """All sentences of a CoNLL-X/CoNLL-U file with heads (training or development data). A
     CoNLL-U tree must have exactly one root, as the UD guidelines require (CoNLL-X allows
     several; the arc-standard oracle skips and counts those)."""
-    from structkit.io.conllu import is_conllu_file
+    from structkit.io.conllu import is_conllu_file, read_trees
     from structkit.io.conllx import check_tree
 
-    sents = list(read_conllx(path))
+    sents = list(read_trees(path))
     single_root = path != "-" and is_conllu_file(path, by_rows=False)
     for s in sents:
         if s.heads is None:

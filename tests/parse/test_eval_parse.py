@@ -210,7 +210,7 @@ def test_head_out_of_range_names_file_and_line(tmp_path, files):
     bad = [*PRED2[:3], (")", "PUNCT", "-RRB-", 7, "punct")]
     pred = write(tmp_path, "bad.conllu", ud(PRED1, bad))
     msg = error(gold, pred)
-    assert msg.startswith(f"{pred}:11: HEAD 7 of token 4 is out of range")
+    assert msg.startswith(f"{pred}:11: HEAD 7 of word 4 is out of range")
     # the same in the gold file
     badgold = write(tmp_path, "badgold.conllu", ud(GOLD1, bad))
     assert error(badgold, files[1]).startswith(f"{badgold}:11: HEAD 7")
