@@ -20,6 +20,7 @@ the model before it gives (``structkit.tagsets``).
 from __future__ import annotations
 
 import io
+import itertools
 from typing import IO, Any, Iterable, Iterator
 
 from structkit.errors import UserError
@@ -28,6 +29,7 @@ from structkit.io.document import Doc, Sentence
 from structkit.text.tokenize import get_tokenizer
 
 LAYERS = ("text", "sentences", "tokens", "words", "lemma", "upos", "xpos", "feats", "head", "deprel")
+_TAGS = {"lemma", "upos", "xpos", "feats"}
 
 
 class Component:
@@ -114,9 +116,9 @@ class Chain:
                 raise UserError(f"{c.name}: a tokenizer can only come first in a pipeline")
             missing = [x for x in LAYERS if x in c.requires - provided]
             if missing:
+                hint = " (give a morph model or POS tagger before it)" if set(missing) <= _TAGS else ""
                 raise UserError(f"{c.name}: {c.noun} reads {', '.join(m.upper() for m in missing)}, "
-                                f"which no model before it in the pipeline gives"
-                                f" (give a morph model or POS tagger before it)", None)
+                                f"which no model before it in the pipeline gives{hint}")
             c.check_upstream(_last_giving(comps[1:k], c.requires - {"words"}))
             provided |= c.provides
         self.components = comps
@@ -136,8 +138,6 @@ class Chain:
 
     def sentences(self, stream: IO, name: str = "-", batch: int = 1024) -> Iterator[list[Sentence]]:
         """The analysed sentences of a raw-text stream, ``batch`` at a time."""
-        import itertools
-
         it = self.tokenizer.sentences(stream, name)
         while chunk := list(itertools.islice(it, batch)):
             self.process(chunk, name)
@@ -169,12 +169,12 @@ def _last_giving(before: list[Component], layers: frozenset) -> Component | None
 def components_of(path: str, command: str | None = None, beam: int | None = None) -> list[Component]:
     """The components in a model file (one, or a pipeline file's parts), made by its task
     (``Task.components``). A model whose task makes none is refused in one line."""
-    from structkit.model import model_task
+    from structkit.model import load_model, model_task
     from structkit.tasks import get_task, tasks
 
     name = model_task(path)
-    if name is None:   # not a readable model file: the pipeline's loader says what is wrong
-        get_task("pipeline").load(path, command)
+    if name is None:   # not a readable model file: the loader says what is wrong
+        load_model(path, None, command)
     task = get_task(name) if name in {t.name for t in tasks()} else None
     if task is None or not task.chainable:
         kinds = ", ".join(t.name for t in tasks() if t.chainable)
