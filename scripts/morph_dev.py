@@ -85,8 +85,8 @@ XTRANS = ("transitions also score the previous XPOS with each part of the tag: a
 
 def _apply(changes: dict) -> tuple[dict, dict]:
     """Set the module settings; the config fields to pass and the old settings to restore."""
-    import structkit.morph.features as features
-    import structkit.morph.lexicon as lexicon
+    import structkit.lattice.features as features
+    import structkit.lattice.lexicon as lexicon
     import structkit.morph.task as task
 
     mods = {"features": features, "lexicon": lexicon, "task": task}
@@ -112,7 +112,7 @@ def oracle(train_path: str, dev_path: str, hold: bool) -> dict:
     """The share of dev words whose gold tag is among their candidates (all; unknown words)."""
     from structkit.learn.selection import split_every
     from structkit.morph import task as T
-    from structkit.morph.lexicon import Lexicon
+    from structkit.lattice.lexicon import Lexicon
 
     tr = T.read_treebank(train_path)
     if hold:

@@ -598,7 +598,7 @@ class Morph(_Estimator):
         sentence, margins a dict per word of each part's margin, as ``structkit morph --scores``
         gives it (inf where every candidate agrees)."""
         from structkit.morph.explain import predicted_parts, score
-        from structkit.morph.rules import apply_rule
+        from structkit.lattice.rules import apply_rule
 
         model = self._fitted()
         words = self._words(X)

@@ -2,7 +2,7 @@
 model's analyses, for each predicted part: UPOS, XPOS and FEATS of the joint tag, and the lemma.
 
 A part's margin is between max-marginals over the sentence's candidate lattice
-(``structkit.morph.margins``): the best tag sequence whose tag at the word has the predicted
+(``structkit.lattice.margins``): the best tag sequence whose tag at the word has the predicted
 value of the part, minus the best whose tag there has another value (inf when every candidate
 agrees). The lemma's is the lemmatizer's: the chosen edit rule's score minus the best other
 candidate rule's. An explanation names the runner-up (the tag of the best sequence with another
@@ -56,7 +56,7 @@ def _part_values(model) -> dict[str, np.ndarray]:
 
 
 def lemma_inputs(model, tags, enc):
-    from structkit.morph.features import lemma_features
+    from structkit.lattice.features import lemma_features
 
     t = model.tables
     return lemma_features(enc.feats, t.tag_vals[tags], t.upos_vals[tags])
@@ -64,7 +64,7 @@ def lemma_inputs(model, tags, enc):
 
 def score(model, sentences: list[list[str]]) -> Scored:
     """Analyse ``sentences`` (lists of forms) with every part's margin and runner-up."""
-    from structkit.morph.margins import class_margins, corpus_max_marginals
+    from structkit.lattice.margins import class_margins, corpus_max_marginals
 
     tags, rules, enc = model.predict_ids(sentences)
     t = model.tables
@@ -120,8 +120,8 @@ def _named(names: list[str], n: int) -> list[str]:
 def explanations(model, words: list[str], only: int | None = None):
     """``structkit.explanation.TokenExplanation`` s for each word and each predicted part
     (the word shown as ``form [PART]``), in word order."""
-    from structkit.morph import kernels as K
-    from structkit.morph.rules import apply_rule
+    from structkit.lattice import kernels as K
+    from structkit.lattice.rules import apply_rule
     from structkit.explanation import Push, TokenExplanation
 
     if not words:

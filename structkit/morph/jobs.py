@@ -21,7 +21,7 @@ def write_analysed(model, sents, out, scores: bool = False) -> None:
     ``scores`` their margins set in MISC: LemmaMargin, UPOSMargin, XPOSMargin, FeatsMargin)."""
     from structkit.io.conllu import set_key
     from structkit.morph.explain import MISC_KEYS, PARTS, margin_text, predicted_parts, score
-    from structkit.morph.rules import apply_rule
+    from structkit.lattice.rules import apply_rule
 
     forms = [[r[1] for r in s.rows] for s in sents]
     if scores:

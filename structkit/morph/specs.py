@@ -1,6 +1,6 @@
 """The morph wing's learner spec (``SPECS``), registered by :mod:`structkit.learn.registry` (it
 names this module in ``WINGS``): the averaged structured perceptron over hashed weights that
-trains the morphological tagger and the lemmatizer (``structkit.morph.kernels``)."""
+trains the morphological tagger and the lemmatizer (``structkit.lattice.kernels``)."""
 from __future__ import annotations
 
 from structkit.learn.spec import LearnerSpec, param

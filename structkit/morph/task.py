@@ -1,14 +1,14 @@
 """The morph task: a morphological tagger (UPOS, XPOS and FEATS as one joint tag) and a
 lemmatizer, trained together from a UD treebank into one model file.
 
-Tagger: an averaged structured perceptron over hashed weights (``structkit.morph.kernels``),
+Tagger: an averaged structured perceptron over hashed weights (``structkit.lattice.kernels``),
 first-order Viterbi over each sentence's lattice of candidate tags. The candidates of a word
 are the tags the training data gives its form (the tag dictionary), else the tags of the words
 that share its suffixes, its lower-cased form, its class (numbers, punctuation), at most
 ``MAX_CANDIDATES``. Training sees the dictionary as new text does: built over 5 folds, each
 fold's words looked up in the other four (jackknifing), so that the unknown-word candidates and
 ambiguity classes the model learns from are those it meets later. Lemmatizer: a multiclass
-averaged perceptron over edit rules (``structkit.morph.rules``), the candidates those seen with
+averaged perceptron over edit rules (``structkit.lattice.rules``), the candidates those seen with
 the form, else with its suffixes, plus identity and lower-casing; its features are the word's,
 the predicted tag's (in training, the tags the tagger gave in the same epoch) and whether the
 rule makes a lemma seen in training. With ``--dev`` the epoch with the best AllTags (all FEATS) +
@@ -25,9 +25,9 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.learn import selection
-from structkit.morph.features import TypeTable, hide_unknown, lemma_features, tag_features, value
-from structkit.morph.lexicon import Lexicon, base_rules
-from structkit.morph.rules import apply_rule, make_rule, parse_rule, rule_text
+from structkit.lattice.features import TypeTable, hide_unknown, lemma_features, tag_features, value
+from structkit.lattice.lexicon import Lexicon, base_rules
+from structkit.lattice.rules import apply_rule, make_rule, parse_rule, rule_text
 
 LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
 MAX_CANDIDATES = 20
@@ -191,7 +191,7 @@ class MorphModel:
     def predict_ids(self, sentences: list[list[str]], enc: Encoded | None = None,
                     weights=None) -> tuple[np.ndarray, np.ndarray, Encoded]:
         """Tag ids and rule ids of every word of ``sentences`` (lists of forms)."""
-        from structkit.morph.kernels import classify, tag_corpus
+        from structkit.lattice.kernels import classify, tag_corpus
 
         W_tag, W_lem = weights if weights is not None else (self.W_tag, self.W_lem)
         t = self.tables
@@ -228,7 +228,7 @@ class MorphModel:
         def flat(d):
             return {k: [x for kv in sorted(c.items()) for x in kv] for k, c in d.items()}
 
-        from structkit.morph.features import layout
+        from structkit.lattice.features import layout
 
         header = {"task": "morph", "config": selection.header_config(vars(self.config)), "info": self.info,
                   "layout": layout(),
@@ -247,7 +247,7 @@ class MorphModel:
         from structkit.model import load_model
 
         header, arrays = load_model(path, tasks or ("morph",), command, limits=_limits)
-        from structkit.morph.features import check_layout
+        from structkit.lattice.features import check_layout
 
         check_layout(header, path)
         try:
@@ -322,7 +322,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
     """Train a tagger and lemmatizer on the treebank ``train_path`` (see the module docstring)."""
     from structkit.io.files import display_name
     from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
-    from structkit.morph import kernels as K
+    from structkit.lattice import kernels as K
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)

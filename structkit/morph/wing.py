@@ -100,7 +100,7 @@ class MorphTask(Task):
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         """The model's facts, then its ``top`` most frequent tags and lemma rules (those whose
         text contains ``pattern``). Its weights are hashed: they have no feature names to show."""
-        from structkit.morph.rules import parse_rule
+        from structkit.lattice.rules import parse_rule
 
         info, t = model.info, model.tables
         lines = [f"# morph model: {len(t.tags)} tags, {len(t.rules)} lemma rules, {len(t.lexicon.form_tags)} "

@@ -174,9 +174,9 @@ def lattice_explanations(tagger, words: list[str], only: int | None = None):
     runner-up (of the best sequence with another class at the word: max-marginals), the
     margin and the feature columns that push each way (named as the morph tagger names
     them); what is left of the margin is the transitions and the other words' labels."""
-    from structkit.morph import kernels as K
+    from structkit.lattice import kernels as K
     from structkit.morph.names import feature_names
-    from structkit.morph.margins import lattice_margins
+    from structkit.lattice.margins import lattice_margins
 
     if not words:
         return

@@ -1,20 +1,20 @@
 """Sequence labelling with a label set too large for a dense ``features x labels`` table (lemmas,
 full morphological tags: thousands of labels): the morph wing's candidate lattice with hashed
-weights (``structkit.morph.kernels``), for a sequence task (``train --task pos --label-column
+weights (``structkit.lattice.kernels``), for a sequence task (``train --task pos --label-column
 lemma``).
 
 Memory does not grow with the label set: the weights are one hashed table of ``2^LATTICE_BITS``
 slots (a feature value with a class), and each word scores only its candidates: the classes seen
 with its form in training, else those of its lower-cased form, its word class (numbers,
-punctuation) and its suffixes, at most ``MAX_CANDIDATES`` (``structkit.morph.lexicon``; jackknifed
+punctuation) and its suffixes, at most ``MAX_CANDIDATES`` (``structkit.lattice.lexicon``; jackknifed
 over 5 folds in training, so the candidates and ambiguity classes it learns from are those new
-text gets). Features are the morph tagger's (``structkit.morph.features``: the form, affixes,
+text gets). Features are the morph tagger's (``structkit.lattice.features``: the form, affixes,
 shape, neighbours and ambiguity class), labels form a first-order chain, the learner is the
 averaged structured perceptron (``kernels.tag_epoch``) whatever ``--algo`` says (the model's
 info says so), trained serially (``--jobs``/``--dask`` parameter mixing does not apply).
 
 The classes are the labels themselves, or, when the labels are mostly the word changed by an
-edit rule (lemmas: far fewer rules than labels), the edit rules (``structkit.morph.rules``): then
+edit rule (lemmas: far fewer rules than labels), the edit rules (``structkit.lattice.rules``): then
 a word never seen in training still gets a label its suffix rules make of it, which no label
 list could hold.
 """
@@ -65,7 +65,7 @@ class Lattice:
 
     def __init__(self, config, classes: list[str], rules: bool, lexicon, W: np.ndarray,
                  columns, n_columns: int, info: dict | None = None):
-        from structkit.morph.rules import parse_rule
+        from structkit.lattice.rules import parse_rule
 
         super().__init__(config, Unnamed(lexicon.form_tags), classes, None, columns, n_columns, info)
         self.rules = rules
@@ -89,7 +89,7 @@ class Lattice:
     # ---- encoding and decoding -------------------------------------------------------------------
     def candidates(self, form: str, lex=None) -> tuple[list[int], bool]:
         """The candidate classes of ``form`` (most frequent first) and whether it is known."""
-        from structkit.morph.rules import applies
+        from structkit.lattice.rules import applies
 
         cands, known = (lex or self.lexicon).tags(form)
         if self.rules:
@@ -105,7 +105,7 @@ class Lattice:
     def encode_words(self, words: list[str], offsets: np.ndarray, lexicons=None, gold=None):
         """(feats, cand_ptr, cands) of the words; ``lexicons(k)``: the lexicon sentence k's words
         are looked up in (training: its fold's); ``gold``: class ids added to the candidates."""
-        from structkit.morph.features import TypeTable, hide_unknown, tag_features, value
+        from structkit.lattice.features import TypeTable, hide_unknown, tag_features, value
 
         n = len(words)
         lists, amb, known = [], np.empty(n, dtype=np.uint64), np.zeros(n, dtype=bool)
@@ -133,7 +133,7 @@ class Lattice:
         return feats, cand_ptr, cands
 
     def decode(self, feats, offsets, cand_ptr, cands, W=None) -> np.ndarray:
-        from structkit.morph.kernels import tag_corpus
+        from structkit.lattice.kernels import tag_corpus
 
         out = np.zeros(feats.shape[0], dtype=np.int64)
         if out.size:
@@ -143,7 +143,7 @@ class Lattice:
 
     def label_of(self, c: int, form: str) -> str:
         if self.rules:
-            from structkit.morph.rules import apply_rule
+            from structkit.lattice.rules import apply_rule
 
             return apply_rule(self.rule_objs[c], form) or "_"
         return self.labels[c]
@@ -155,7 +155,7 @@ class Lattice:
         labels = [lab[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
         if not margins:
             return labels
-        from structkit.morph.margins import lattice_margins
+        from structkit.lattice.margins import lattice_margins
 
         m = np.zeros(len(words))
         runner = np.zeros(len(words), dtype=np.int64)
@@ -192,7 +192,7 @@ class Lattice:
 
         arrays = {"W_hashed": self.W.astype(np.float32)}
         arrays.update(pack_strings("labels", self.labels))
-        from structkit.morph.features import layout
+        from structkit.lattice.features import layout
 
         header = {"task": self.config.task, "kind": self.kind, "layout": layout(),
                   "config": selection.header_config(asdict(self.config)),
@@ -209,10 +209,10 @@ class Lattice:
         from collections import Counter, defaultdict
 
         from structkit.io.conll import Columns
-        from structkit.morph.lexicon import Lexicon
+        from structkit.lattice.lexicon import Lexicon
         from structkit.vocab import unpack_strings
 
-        from structkit.morph.features import check_layout
+        from structkit.lattice.features import check_layout
 
         check_layout(header, path)
         try:
@@ -284,10 +284,10 @@ def train_lattice(cls: type, config, corpus, dev, full, on_epoch, train_name: st
     dev selection and refit are the shared ones."""
     from structkit.learn import selection
     from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
-    from structkit.morph import kernels as K
-    from structkit.morph.lexicon import Lexicon
-    from structkit.morph.lexicon import base_rules
-    from structkit.morph.rules import make_rule, rule_text
+    from structkit.lattice import kernels as K
+    from structkit.lattice.lexicon import Lexicon
+    from structkit.lattice.lexicon import base_rules
+    from structkit.lattice.rules import make_rule, rule_text
 
     check_lattice_budget(train_name, dense_mb, budget)
     words, labels, offsets = corpus.words, corpus.labels, corpus.offsets

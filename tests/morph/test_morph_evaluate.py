@@ -93,7 +93,7 @@ def test_dev_selection_uses_all_feats(files):
     became CoNLL 2018's: the predictions above, every lemma the form itself (identity rule):
     Lemmas 3/6 (4 kitap, 5 hızlı, and 6 whose gold lemma is '_'), so select = 200/6 + 300/6."""
     from structkit.io.conllu import read_conllu
-    from structkit.morph.lexicon import base_rules
+    from structkit.lattice.lexicon import base_rules
     from structkit.morph.task import _score
 
     sents = list(read_conllu(str(files[0]), check_text=False))

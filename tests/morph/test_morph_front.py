@@ -90,7 +90,7 @@ def test_the_names_of_the_feature_columns_are_real(trained):  # noqa: F811
     read, and there is a name for every column (the layout of features.tag_features)."""
     from structkit.morph.explain import score, tag_feature_names
     from structkit.morph.names import _own_values, lemma_feature_names
-    from structkit.morph.features import value
+    from structkit.lattice.features import value
     from structkit.morph.task import MorphModel
 
     model = MorphModel.load(str(trained))

@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from structkit.morph import kernels as K
+from structkit.lattice import kernels as K
 
 M64 = (1 << 64) - 1
 

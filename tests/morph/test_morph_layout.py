@@ -8,7 +8,7 @@ from test_morph_task import data, trained  # noqa: F401 (the small inflecting tr
 
 from structkit.errors import UserError
 from structkit.model import load_model, save_model
-from structkit.morph.features import layout
+from structkit.lattice.features import layout
 from structkit.morph.task import MorphModel
 
 

@@ -1,4 +1,4 @@
-"""The margin kernels (``structkit.morph.margins``) against brute force on random small lattices:
+"""The margin kernels (``structkit.lattice.margins``) against brute force on random small lattices:
 each candidate's max-marginal is the best score of the candidate sequences through it, the
 joint margins and runner-ups follow, and the lemma classifier's margin is the score of its
 choice minus the best other candidate's."""
@@ -9,8 +9,8 @@ import itertools
 import numpy as np
 import pytest
 
-from structkit.morph import kernels as K
-from structkit.morph.margins import class_margins, corpus_max_marginals, lattice_margins, max_marginals
+from structkit.lattice import kernels as K
+from structkit.lattice.margins import class_margins, corpus_max_marginals, lattice_margins, max_marginals
 from test_morph_kernels import random_problem, sequence_score, slot
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from structkit.morph.rules import IDENTITY, applies, apply_rule, make_rule, parse_rule, rule_text
+from structkit.lattice.rules import IDENTITY, applies, apply_rule, make_rule, parse_rule, rule_text
 
 
 @pytest.mark.parametrize("form, lemma", [

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from structkit.morph.features import word_class
-from structkit.morph.rules import IDENTITY, LOWER, applies
+from structkit.lattice.features import word_class
+from structkit.lattice.rules import IDENTITY, LOWER, applies
 
 MAX_SUFFIX = 5
 ENRICH = 0          # guessed tags (from the suffixes) added to a known form's dictionary tags ...

@@ -1,4 +1,4 @@
-"""Margins over a candidate-tag lattice (``structkit.morph.kernels``' model: hashed emissions of
+"""Margins over a candidate-tag lattice (``structkit.lattice.kernels``' model: hashed emissions of
 each candidate, first-order transitions, no end score): for every token, the max-marginal of each
 of its candidates (the best sequence's score with that candidate there), from which ``--scores``
 takes the margin (the predicted tag's max-marginal minus the best other's) and ``explain`` the
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.jit import njit
-from structkit.morph import kernels as K
+from structkit.lattice import kernels as K
 
 
 @njit

@@ -1,7 +1,7 @@
 """Numba kernels of the morphological tagger and the lemmatizer over hashed weights.
 
 A weight is ``W[slot(f, c)]``, the slot a 64-bit hash of a feature value ``f`` (uint64, made
-by ``structkit.morph.features``) and a class id ``c``, masked to the table's size. Each token
+by ``structkit.lattice.features``) and a class id ``c``, masked to the table's size. Each token
 has a fixed number of feature values (a row of ``feats``) and a list of candidate classes
 (CSR: ``cand_ptr``, ``cands``); nothing is scored outside a token's candidates.
 
