@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structkit.errors import UserError
+from structkit.named import Table
 
 
 @dataclass(frozen=True)
@@ -68,28 +69,11 @@ def _builtin() -> list[Recipe]:
     return out
 
 
-_RECIPES: dict[str, Recipe] = {}
-
-
-def _table() -> dict[str, Recipe]:
-    if not _RECIPES:
-        for r in _builtin():
-            _RECIPES[r.name] = r
-    return _RECIPES
-
-
-def recipes() -> list[Recipe]:
-    """Every recipe, in listing order."""
-    return list(_table().values())
-
-
-def register(recipe: Recipe) -> None:
-    """Add a recipe (one of the same name is replaced): for plugins and tests."""
-    _table()[recipe.name] = recipe
-
-
-def unregister(name: str) -> None:
-    _table().pop(name, None)
+_TABLE: Table[Recipe] = Table(_builtin)
+_table = _TABLE.items
+recipes = _TABLE.all          # every one, in listing order
+register = _TABLE.register   # add one (a later one with the same name replaces it): plugins, tests
+unregister = _TABLE.unregister
 
 
 def get(name: str) -> Recipe:

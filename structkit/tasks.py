@@ -42,8 +42,8 @@ class CommandOption:
 class Task:
     """A task as the front-ends see it.
 
-    Training: its config class and training function (``config_type``, ``train_function``:
-    methods, so that a wing imports them only when asked), the learner it uses
+    Training: its config class and training function (``training()``: a method, so that a
+    wing imports them only when asked), the learner it uses
     by default (the config class's ``algo`` default; tests/test_configs.py checks they agree)
     and the config-file spellings of fields whose Python names differ (``lambda`` is ``lam``).
     Running: the command that runs its models (``structkit COMMAND``, with ``help``), the
@@ -71,13 +71,16 @@ class Task:
     eval_options: tuple[str, ...] = ()   # options of `eval` it takes besides --json (label_column, ...)
 
     # ---- training ------------------------------------------------------------------------------
-    def config_type(self) -> type:
-        """Its config dataclass (a wing imports it here, when first asked)."""
+    def training(self) -> tuple[type, Any]:
+        """Its config dataclass and training function, ``train(config, train_path, dev_path,
+        on_epoch, ...)`` (a wing imports them here, when first asked)."""
         raise NotImplementedError
 
+    def config_type(self) -> type:
+        return self.training()[0]
+
     def train_function(self):
-        """Its training function, ``train(config, train_path, dev_path, on_epoch, ...)``."""
-        raise NotImplementedError
+        return self.training()[1]
 
     def keys(self) -> list[str]:
         """The option keys this task takes (config-file spelling)."""

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from structkit.errors import UserError
+from structkit.named import Table
 
 NLTK = "https://raw.githubusercontent.com/nltk/nltk_data/gh-pages/packages/corpora"
 NLTK_PINNED = ("https://raw.githubusercontent.com/nltk/nltk_data/"
@@ -246,28 +247,11 @@ def _builtin() -> tuple[Corpus, ...]:
     )
 
 
-_CORPORA: dict[str, Corpus] = {}
-
-
-def _table() -> dict[str, Corpus]:
-    if not _CORPORA:
-        for c in _builtin():
-            _CORPORA[c.name] = c
-    return _CORPORA
-
-
-def corpora() -> list[Corpus]:
-    """The registered corpora, in listing order."""
-    return list(_table().values())
-
-
-def register(corpus: Corpus) -> None:
-    """Add a corpus (a later one with the same name replaces it): for plugins and tests."""
-    _table()[corpus.name] = corpus
-
-
-def unregister(name: str) -> None:
-    _table().pop(name, None)
+_TABLE: Table[Corpus] = Table(_builtin)
+_table = _TABLE.items
+corpora = _TABLE.all          # every one, in listing order
+register = _TABLE.register   # add one (a later one with the same name replaces it): plugins, tests
+unregister = _TABLE.unregister
 
 
 # ---- Universal Dependencies ---------------------------------------------------------------------

@@ -32,15 +32,10 @@ _OPTIONS = (
 class MorphTask(Task):
     """UPOS, XPOS, FEATS and LEMMA of each word, learnt from a treebank."""
 
-    def config_type(self) -> type:
-        from structkit.morph.task import MorphConfig
+    def training(self) -> tuple:
+        from structkit.morph.task import MorphConfig, train_morph
 
-        return MorphConfig
-
-    def train_function(self):
-        from structkit.morph.task import train_morph
-
-        return train_morph
+        return MorphConfig, train_morph
 
     def main_score(self) -> str:
         # dev selection keeps the best AllTags (all FEATS) + Lemmas (structkit.morph.task)

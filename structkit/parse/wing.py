@@ -30,15 +30,10 @@ _OPTIONS = (
 class ParseTask(Task):
     """Dependency parsing: CoNLL-X, CoNLL-U or `word POS` rows in, a tree per sentence out."""
 
-    def config_type(self) -> type:
-        from structkit.parse.parser import ParserConfig
+    def training(self) -> tuple:
+        from structkit.parse.parser import ParserConfig, train_parser
 
-        return ParserConfig
-
-    def train_function(self):
-        from structkit.parse.parser import train_parser
-
-        return train_parser
+        return ParserConfig, train_parser
 
     def main_score(self) -> str:
         return "uas"

@@ -33,15 +33,10 @@ _OPTIONS = (
 class PipelineTask(Task):
     """A tokenizer, a morph model and a parser, trained together and run on raw text."""
 
-    def config_type(self) -> type:
-        from structkit.pipeline.model import PipelineConfig
+    def training(self) -> tuple:
+        from structkit.pipeline.train import PipelineConfig, train_pipeline
 
-        return PipelineConfig
-
-    def train_function(self):
-        from structkit.pipeline.train import train_pipeline
-
-        return train_pipeline
+        return PipelineConfig, train_pipeline
 
     def main_score(self) -> str:
         return "las"

@@ -22,15 +22,10 @@ _OPTIONS = (
 class RerankTask(Task):
     """Reranking the n-best lists of a speech recogniser: one hypothesis chosen per utterance."""
 
-    def config_type(self) -> type:
-        from structkit.rerank.task import RerankConfig
+    def training(self) -> tuple:
+        from structkit.rerank.task import RerankConfig, train_reranker
 
-        return RerankConfig
-
-    def train_function(self):
-        from structkit.rerank.task import train_reranker
-
-        return train_reranker
+        return RerankConfig, train_reranker
 
     def main_score(self) -> str:
         return "wer"

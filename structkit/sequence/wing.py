@@ -32,15 +32,10 @@ _OPTIONS = (
 class SequenceTask(Task):
     """A chain-model tagging task: CoNLL columns or CoNLL-U in, one label per token out."""
 
-    def config_type(self) -> type:
-        from structkit.sequence.task import TaggerConfig
+    def training(self) -> tuple:
+        from structkit.sequence.task import TaggerConfig, train_tagger
 
-        return TaggerConfig
-
-    def train_function(self):
-        from structkit.sequence.task import train_tagger
-
-        return train_tagger
+        return TaggerConfig, train_tagger
 
     def choose_algo(self, train_path: str | None) -> str | None:
         from structkit.config import resolve_data_path

@@ -30,15 +30,10 @@ _OPTIONS = (
 class TokenizeTask(Task):
     """Tokens, multiword tokens and sentences of raw text, learnt from a treebank."""
 
-    def config_type(self) -> type:
-        from structkit.tokenizer.task import TokenizeConfig
+    def training(self) -> tuple:
+        from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
 
-        return TokenizeConfig
-
-    def train_function(self):
-        from structkit.tokenizer.task import train_tokenizer
-
-        return train_tokenizer
+        return TokenizeConfig, train_tokenizer
 
     def main_score(self) -> str:
         return "words"
