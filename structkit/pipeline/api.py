@@ -10,10 +10,10 @@ import io
 import os
 from typing import Any, Iterable, Iterator
 
+from structkit.components import Chain, chain
 from structkit.errors import UserError
 from structkit.io.document import Doc
 from structkit.model import model_task
-from structkit.components import Chain, chain
 from structkit.pipeline.model import PipelineModel
 
 
