@@ -10,6 +10,7 @@ import click
 
 from structkit.errors import UserError
 
+
 def progress_enabled(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
