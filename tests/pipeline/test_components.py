@@ -119,3 +119,19 @@ def test_a_long_sentence_is_cut_with_a_warning_on_every_path(parts, sk, tmp_path
     doc = structkit.load([parts["tok"]])("word " * 2500)
     assert [len(s.words) for s in doc.sents] == [1000, 1000, 500]
     assert "1 sentence(s) of the text had over 1000 tokens" in capsys.readouterr().err
+
+
+def test_components_run_in_the_order_given(parts, sk):
+    """Later components write over earlier ones: a UPOS tagger then the morph model leaves the
+    morph model's XPOS (the treebank's NNS, VBP...), the other way round the tagger's tag (NOUN,
+    VERB...) in both UPOS and XPOS."""
+    r = sk("annotate", "-m", parts["tok"], "-m", parts["upos"], "-m", parts["morph"], parts["raw"])
+    assert r.code == 0, r.err
+    rows = [ln.split("\t") for ln in r.out.splitlines() if ln and not ln.startswith("#") and "-" not in
+            ln.split("\t")[0]]
+    assert [(x[3], x[4]) for x in rows] == [(w[2], w[3]) for s in WORDS for w in s]
+    r = sk("annotate", "-m", parts["tok"], "-m", parts["morph"], "-m", parts["upos"], parts["raw"])
+    assert r.code == 0, r.err
+    rows = [ln.split("\t") for ln in r.out.splitlines() if ln and not ln.startswith("#") and "-" not in
+            ln.split("\t")[0]]
+    assert [(x[2], x[3], x[4]) for x in rows] == [(w[1], w[2], w[2]) for s in WORDS for w in s]
