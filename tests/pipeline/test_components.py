@@ -64,6 +64,7 @@ def test_each_component_is_called_on_a_doc(parts):
     assert all(w.head is None for w in doc.words)
     doc = parser(doc)
     assert [(w.head, w.deprel) for w in doc.words] == [w[5:7] for s in WORDS for w in s]
+    assert parser(morph(tok(TEXT))).to_conllu() == EXPECTED   # what nlp(TEXT) gives
     assert morph.requires == {"words"} and {"lemma", "upos", "xpos", "feats"} <= morph.provides
     assert "words" in parser.requires and parser.provides == {"head", "deprel"}
 
