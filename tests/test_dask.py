@@ -34,6 +34,14 @@ def cluster(tmp_path_factory):
         os.environ[KILL_ENV] = old
 
 
+@pytest.fixture(autouse=True)
+def both_workers(cluster):
+    """Each test starts with both workers up: a worker killed by the test before is restarted by
+    its nanny, and a job scattered while it is away lives on the other worker only, so killing
+    that one too lost it (failed once in CI: 'lose scattered data, which can't be recovered')."""
+    cluster[0].wait_for_workers(2, timeout=120)
+
+
 @pytest.fixture(scope="module")
 def chunker():
     from structkit.sequence.task import TaggerConfig, train_tagger
