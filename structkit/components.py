@@ -19,8 +19,12 @@ the model before it gives (``structkit.tagsets``).
 """
 from __future__ import annotations
 
+import concurrent.futures as cf
 import io
 import itertools
+import multiprocessing
+import os
+import signal
 from typing import IO, Any, Iterable, Iterator
 
 from structkit.errors import UserError
@@ -63,9 +67,10 @@ class Component:
         self.process(doc.sents, "<doc>")
         return doc
 
-    def pipe(self, docs: Iterable[Doc]) -> Iterator[Doc]:
-        for doc in docs:
-            yield self(doc)
+    def pipe(self, docs: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
+        """``self(doc)`` of each doc, in order; ``jobs`` processes (forked: the model is shared;
+        "auto" for every core)."""
+        return fork_map(self, docs, jobs, chunk)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -155,6 +160,10 @@ class Chain:
         stream = io.BytesIO(text.encode("utf-8"))
         return Doc([s for chunk in self.sentences(stream, "<text>") for s in chunk], text)
 
+    def pipe(self, docs: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
+        """The analysis of each text (or Doc), in order; ``jobs`` as in :meth:`Component.pipe`."""
+        return fork_map(self, docs, jobs, chunk)
+
     def __repr__(self) -> str:
         return "<Chain " + " -> ".join(c.kind for c in self.components) + ">"
 
@@ -197,3 +206,48 @@ def chain(paths: Iterable[str], command: str | None = None, lang: str = "en", sp
     else:
         comps.insert(0, Tokenizer(lang, None, split))
     return Chain(comps, lang)
+
+
+# ---- many documents on every core -------------------------------------------------------------
+def n_jobs(jobs: Any) -> int:
+    """``jobs`` of ``pipe``: 1..1024, or "auto"/None for every core."""
+    if jobs is None or jobs == "auto":
+        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if type(jobs) is not int or not 1 <= jobs <= 1024:
+        raise UserError(f"jobs must be an integer in 1..1024 or 'auto', got {jobs!r}")
+    return jobs
+
+
+def ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+_CALL: Any = None   # what a forked worker calls (set before the fork)
+
+
+def _call(x: Any) -> Any:
+    return _CALL(x)
+
+
+def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator:
+    """``fn(x)`` of each item, in order, in ``jobs`` forked processes (``fn`` and its models are
+    shared, not pickled; the first item runs here first, so numba's kernels are loaded once,
+    before the fork). Items and results travel by pickle."""
+    global _CALL
+    n = n_jobs(jobs)
+    if isinstance(items, (str, Doc)):
+        raise UserError("pipe takes an iterable of texts or Docs; call it on a single one")
+    if n == 1:
+        yield from map(fn, items)
+        return
+    items = list(items)
+    bad = next((x for x in items if not isinstance(x, (str, Doc))), None)
+    if bad is not None:
+        raise UserError(f"pipe takes texts (str) or Docs, got {type(bad).__name__}")
+    if not items:
+        return
+    yield fn(items[0])
+    _CALL = fn
+    with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
+                                initializer=ignore_sigint) as pool:
+        yield from pool.map(_call, items[1:], chunksize=max(1, chunk))

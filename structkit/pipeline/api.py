@@ -68,53 +68,10 @@ class Pipeline:
             raise UserError(f"expected text as a str, got {type(text).__name__}")
         return self.chain(text)
 
-    def pipe(self, texts: Iterable[str], jobs: int | str | None = 1, chunk: int = 16) -> Iterator:
+    def pipe(self, texts: Iterable[str], jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
         """A ``Doc`` for each text, in order; ``jobs`` processes (forked: the model is shared),
-        ``"auto"`` for every core."""
-        n = _jobs(jobs)
-        if isinstance(texts, str):
-            raise UserError("pipe takes an iterable of texts; call the pipeline on a single text")
-        if n == 1:
-            for t in texts:
-                yield self(t)
-            return
-        import concurrent.futures as cf
-        import multiprocessing
-
-        global _WORKER
-        _WORKER = self
-        texts = list(texts)
-        for t in texts:
-            if not isinstance(t, str):
-                raise UserError(f"expected texts as str, got {type(t).__name__}")
-        self.to_conllu("Warm up.")   # numba's kernels loaded once, before the fork
-        with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
-                                    initializer=_ignore_sigint) as pool:
-            for t, conllu in zip(texts, pool.map(_annotate, texts, chunksize=max(1, chunk))):
-                yield Doc.from_conllu(conllu, text=t) if conllu else Doc([], t)
-
-
-_WORKER: Pipeline | None = None
-
-
-def _jobs(jobs: Any) -> int:
-    """``jobs`` of ``pipe``: 1..1024, or "auto"/None for every core."""
-    if jobs is None or jobs == "auto":
-        return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    if type(jobs) is not int or not 1 <= jobs <= 1024:
-        raise UserError(f"jobs must be an integer in 1..1024 or 'auto', got {jobs!r}")
-    return jobs
-
-
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _annotate(text: str) -> str:
-    assert _WORKER is not None
-    return _WORKER.to_conllu(text)
+        ``"auto"`` for every core (``structkit.components.fork_map``)."""
+        return self.chain.pipe(texts, jobs, chunk)
 
 
 def load(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,

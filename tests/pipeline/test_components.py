@@ -136,3 +136,19 @@ def test_components_run_in_the_order_given(parts, sk):
     rows = [ln.split("\t") for ln in r.out.splitlines() if ln and not ln.startswith("#") and "-" not in
             ln.split("\t")[0]]
     assert [(x[2], x[3], x[4]) for x in rows] == [(w[1], w[2], w[2]) for s in WORDS for w in s]
+
+
+def test_components_pipe_docs_through_forked_processes(parts):
+    """``component.pipe(docs, jobs=2)``: each Doc analysed as the component alone does it, in
+    order (the first in this process, the others in two forked workers)."""
+    nlp = structkit.load([parts["tok"], parts["morph"], parts["parse"]])
+    tok, morph, parser = nlp.components
+    texts = [TEXT, "The dogs cannot sleep.\n", TEXT]
+    docs = list(parser.pipe(morph.pipe(tok.pipe(texts, jobs=2), jobs=2), jobs=2))
+    third = EXPECTED[EXPECTED.index("# sent_id = 3"):].replace("# sent_id = 3", "# sent_id = 1")
+    assert [d.to_conllu() for d in docs] == [EXPECTED, "# newdoc\n# newpar\n" + third, EXPECTED]
+    assert [d.to_conllu() for d in nlp.chain.pipe(texts, jobs=2)] == [d.to_conllu() for d in docs]
+    with pytest.raises(structkit.UserError, match="jobs must be"):
+        list(tok.pipe(texts, jobs=0))
+    with pytest.raises(structkit.UserError, match="pipe takes texts"):
+        list(nlp.pipe([TEXT, ["not", "text"]], jobs=2))
