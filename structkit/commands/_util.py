@@ -218,37 +218,34 @@ def run_batch(job, files, batch: BatchOptions, protect) -> None:
     """The batch run behind every batch command: checks the options, runs, reports failures."""
     from structkit.batch import collect_inputs, parse_jobs, run
 
-    output, output_dir, skip_existing, keep_going, dask_address, shared_fs = (
-        batch.output, batch.output_dir, batch.skip_existing, batch.keep_going, batch.dask_address,
-        batch.shared_fs)
-
-    if output and output_dir:
+    b = batch
+    if b.output and b.output_dir:
         raise UserError("give -o/--output (one stream) or --output-dir (one file per input), not both")
-    if output_dir == "-":  # made a folder named '-'
+    if b.output_dir == "-":  # made a folder named '-'
         raise UserError("--output-dir is a folder (one output file per input); standard output "
                         "('-') is -o -, or no -o")
-    if skip_existing and not output_dir:
+    if b.skip_existing and not b.output_dir:
         raise UserError("--skip-existing goes with --output-dir")
-    if shared_fs and not (dask_address and output_dir):
+    if b.shared_fs and not (b.dask_address and b.output_dir):
         raise UserError("--shared-fs goes with --dask and --output-dir")
-    n = parse_jobs(batch.jobs)
-    inputs = collect_inputs(list(files), batch.pattern)
-    if dask_address and any(i.path == "-" for i in inputs):
+    n = parse_jobs(b.jobs)
+    inputs = collect_inputs(list(files), b.pattern)
+    if b.dask_address and any(i.path == "-" for i in inputs):
         raise UserError("--dask reads files, not standard input")
-    show = progress_enabled(batch.quiet)
+    show = progress_enabled(b.quiet)
 
     def report(e: UserError) -> None:
         click.echo(f"structkit: error: {e}", err=True)
 
-    if dask_address:
+    if b.dask_address:
         from structkit.distributed import run_dask
 
-        summary = run_dask(job, inputs, dask_address, output=output, output_dir=output_dir,
-                           keep_going=keep_going, skip_existing=skip_existing, shared_fs=shared_fs,
+        summary = run_dask(job, inputs, b.dask_address, output=b.output, output_dir=b.output_dir,
+                           keep_going=b.keep_going, skip_existing=b.skip_existing, shared_fs=b.shared_fs,
                            progress=show, protect=protect, on_error=report)
     else:
-        summary = run(job, inputs, output=output, output_dir=output_dir, jobs=n, keep_going=keep_going,
-                      skip_existing=skip_existing, progress=show, protect=protect, on_error=report)
+        summary = run(job, inputs, output=b.output, output_dir=b.output_dir, jobs=n, keep_going=b.keep_going,
+                      skip_existing=b.skip_existing, progress=show, protect=protect, on_error=report)
     if summary.skipped and show:
         say(f"{summary.skipped} of {summary.files} files skipped (output already there)", True)
     if summary.failed:

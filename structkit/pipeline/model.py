@@ -91,12 +91,11 @@ class PipelineModel:
 
     def facts(self) -> dict:
         """What each part gives or reads (``structkit.tagsets``)."""
-        from structkit.tagsets import morph_facts, parser_facts, tagger_facts
+        from structkit.tagsets import morph_facts, parser_facts
 
         out: dict = {}
-        if self.morph is not None:   # a morph model, or a POS tagger in its place
-            out["morph"] = morph_facts(self.morph) if hasattr(self.morph, "tables") else \
-                tagger_facts(self.morph)
+        if self.morph is not None:
+            out["morph"] = morph_facts(self.morph)
         if self.parser is not None:
             out["parse"] = parser_facts(self.parser)
         return out
@@ -107,7 +106,7 @@ class PipelineModel:
 
         f = self.facts()
         if "parse" in f and "morph" in f:
-            check_chain(f["morph"], f["parse"], f"the morph model of {path}", f"its parser")
+            check_chain(f["morph"], f["parse"], f"the morph model of {path}", "its parser")
 
     def save(self, path: str) -> None:
         from dataclasses import asdict
