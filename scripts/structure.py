@@ -26,6 +26,8 @@ TOP = ("commands", "cli", "__main__", "structkit")
 # Where a task's name may not be tested (``task == "parse"``, ``task in ("pos", ...)``).
 NO_TASK_NAMES = ("cli", "commands", "api", "serve", "batch", "dump", "card")
 TASK_NAMES = {"pos", "chunk", "ner", "parse", "rerank", "tokenize", "morph"}  # ("pipeline" is also an endpoint)
+# The kinds of output the server once switched on (a task's ``Serving`` now runs and shows them).
+OUTPUT_KINDS = {"tree", "analyses", "analysis", "labels", "choice"}
 MAX_KERNEL_ARGS = 12
 
 
@@ -143,7 +145,7 @@ def kernels(mods: dict[str, Path]) -> list[tuple[str, str, int]]:
 
 def _names_a_task(node: ast.AST) -> bool:
     if isinstance(node, ast.Constant):
-        return node.value in TASK_NAMES
+        return node.value in TASK_NAMES or node.value in OUTPUT_KINDS
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return any(_names_a_task(e) for e in node.elts)
     return False

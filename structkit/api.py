@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from structkit.api_io import load_conll, load_conllx  # re-exported: their home is api_io
 from structkit.errors import UserError
+from structkit.serving import serves
+from structkit.tasks import SEQUENCE
 
 if TYPE_CHECKING:
     from structkit.io.conll import Sentence
@@ -171,7 +173,7 @@ def _spans(task: str) -> bool:
     """Whether ``task``'s labels are phrases in a B-/I- scheme (checked as such)."""
     from structkit.tasks import get_task
 
-    return get_task(task).spans
+    return "scheme" in get_task(task).eval_options
 
 
 def _data_digest(rows: Iterable[list[str]]) -> str:
@@ -300,6 +302,7 @@ class _Estimator:
 
 
 # ---- tagging -----------------------------------------------------------------------------------
+@serves(*SEQUENCE)
 class Tagger(_Estimator):
     """A sequence labeller (POS tagging, chunking, NER), trained like ``structkit train``.
 
@@ -309,8 +312,6 @@ class Tagger(_Estimator):
     _what = "Tagger"
 
     def __init__(self, task: str = "pos", **options: Any) -> None:
-        from structkit.tasks import SEQUENCE
-
         if not isinstance(task, str) or task not in SEQUENCE:
             raise UserError(f"Tagger: task must be one of {', '.join(SEQUENCE)}, got {task!r}"[:200])
         super().__init__(**options)
@@ -554,6 +555,7 @@ class Tagger(_Estimator):
 
 
 # ---- morphology --------------------------------------------------------------------------------
+@serves("morph")
 class Morph(_Estimator):
     """A morphological tagger and lemmatizer (UPOS, XPOS, FEATS and LEMMA of each word), trained
     like ``structkit train --task morph`` on a CoNLL-U treebank; options: epochs, seed,
@@ -690,6 +692,7 @@ def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[DepSe
     return out
 
 
+@serves("parse")
 class Parser(_Estimator):
     """An arc-standard dependency parser with lookahead search, trained like ``structkit train
     --task parse``; options: algo, epochs, depth, margin, seed, hash_bits, pos (see

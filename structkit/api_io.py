@@ -328,7 +328,7 @@ def load_tokenizer(tokenizer: Any, fn: str):
         raise UserError(f"{fn}: tokenizer must be the path of a tokenizer model (`structkit train "
                         f"--task tokenize`) or a loaded one, got {_kind(tokenizer)}")
     from structkit.config import resolve_data_path
-    from structkit.tasks import tasks
+    from structkit.tokenizer.wing import TOKENIZE as task
 
     path = resolve_data_path(check_path(tokenizer, "tokenizer", fn), must_exist=True)
     try:
@@ -339,7 +339,6 @@ def load_tokenizer(tokenizer: Any, fn: str):
     hit = _TOKENIZER_CACHE.get(key) if key is not None else None
     if hit is not None:
         return hit
-    task = next(t for t in tasks() if t.output == "tokens")
     try:
         model = task.load(path)
     except UserError as e:

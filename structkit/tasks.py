@@ -17,6 +17,7 @@ from typing import Any
 
 from structkit.errors import UserError
 from structkit.learn.spec import alternatives
+from structkit.serving import Serving
 
 SEQUENCE = ("pos", "chunk", "ner")  # the chain-model tasks (structkit/sequence): one constant
 WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wing",
@@ -46,10 +47,10 @@ class Task:
     wing imports them only when asked), the learner it uses
     by default (the config class's ``algo`` default; tests/test_configs.py checks they agree)
     and the config-file spellings of fields whose Python names differ (``lambda`` is ``lam``).
-    Running: the command that runs its models (``structkit COMMAND``, with ``help``), the
-    server endpoint (``POST /ENDPOINT``) and the API estimator (``"module:Class"``) that
-    serves them. The methods below are the rest of the protocol; a wing overrides those its
-    task has (the defaults say the task does not do it, or are the common case)."""
+    Running: the command that runs its models (``structkit COMMAND``, with ``help``) and how
+    the server runs them (``structkit.serving``). The methods below are the rest of the
+    protocol; a wing overrides those its task has (the defaults say the task does not do it,
+    or are the common case)."""
 
     name: str
     default_algo: str
@@ -60,15 +61,11 @@ class Task:
     options: tuple[CommandOption, ...] = ()   # its own options, after -m and FILES
     model_noun: str = ""             # what -m/--model takes: "a parser" (default: any model)
     chains: bool = False             # -m can be given several times: the models run in a chain
-    endpoint: str | None = None      # `structkit serve` answers POST /ENDPOINT (None: not served)
-    estimator: str = ""              # "module:Class" of the API estimator the server runs
-    serve_order: int = 1             # where it runs in a server pipeline (lower first)
-    output: str = "labels"           # what its models give: "labels" (one per token), "tree", ...
-    provides_pos: bool = False       # its labels are the POS tags later models read (parse --tagger)
-    spans: bool = False              # its labels are phrases in a B-/I- scheme (chunk, ner)
+    serving: Serving | None = None   # how `structkit serve` runs its models (None: not served)
     mixes: bool = False              # trains the shards of parameter mixing (train --dask)
     explains: bool = False           # `structkit explain` covers its models (Task.explanations)
-    eval_options: tuple[str, ...] = ()   # options of `eval` it takes besides --json (label_column, ...)
+    eval_options: tuple[str, ...] = ()   # options of `eval` it takes besides --json (label_column,
+    #                                      scheme: its labels are phrases in a B-/I- scheme, ...)
 
     # ---- training ------------------------------------------------------------------------------
     def training(self) -> tuple[type, Any]:

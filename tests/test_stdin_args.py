@@ -210,7 +210,7 @@ def _cases(world, words: tuple, param) -> list[tuple[list, bytes | None, list | 
             return [(["eval", "--task", task, "--model", "-", world["gold"][task], world["outputs"][task]],
                      models[task].read_bytes(), None)]
         if name == "other":
-            task, _ = _task_with(world, lambda t: "other" in t.eval_options and t.spans)
+            task, _ = _task_with(world, lambda t: "other" in t.eval_options and "scheme" in t.eval_options)
             out = world["outputs"][task]
             return [(["eval", "--task", task, out, "--compare", "-"], out.read_bytes(),
                      ["eval", "--task", task, out, "--compare", out])]
@@ -308,7 +308,7 @@ def test_eval_scores_the_prediction_piped_in_for_every_task(world, here, sk):
 
 
 def test_eval_conlleval_layout_on_stdin_and_errors_name_stdin(world, here, sk):
-    spans = [n for n, t in world["tasks"].items() if t.spans and n in world["outputs"]]
+    spans = [n for n, t in world["tasks"].items() if "scheme" in t.eval_options and n in world["outputs"]]
     assert spans
     task = spans[0]
     out = world["outputs"][task].read_bytes()

@@ -1,6 +1,6 @@
 """The shape of the code (``scripts/structure.py`` measures it): no import circles, no import
-running up a layer, no numba kernel with more than 12 arguments, no task name tested in the
-front-ends, and a ``cli.py`` that holds only the entry point. Each rule is checked on the tree
+running up a layer, no numba kernel with more than 12 arguments, no task name or output kind
+tested in the front-ends, and a ``cli.py`` that holds only the entry point. Each rule is checked on the tree
 and, so that the check itself can fail, on a small tree that breaks it."""
 from __future__ import annotations
 
@@ -65,11 +65,12 @@ def test_the_rules_catch_a_tree_that_breaks_them(tmp_path):
                 return a
             """,
         "jit.py": "def njit(**kw):\n    return lambda f: f\n",
-        "serve.py": "def route(sv):\n    if sv.task == 'parse':\n        return 1\n",
+        "serve.py": "def route(sv):\n    if sv.task == 'parse':\n        return 1\n"
+                    "    if sv.kind.output == 'tree':\n        return 2\n",
     })
     r = structure.measure(root)
     assert r["circles"] == [["structkit.io.a", "structkit.io.b"]]
     assert r["upward_imports"] == [("structkit.io.b", "structkit.parse.p")]
     assert r["kernels_over_limit"] == [("structkit.parse.p", "k", 13)]
-    assert [(m, line) for m, line, _ in r["task_name_tests"]] == [("structkit.serve", 2)]
+    assert [(m, line) for m, line, _ in r["task_name_tests"]] == [("structkit.serve", 2), ("structkit.serve", 4)]
     assert r["cli_lines"] == 401

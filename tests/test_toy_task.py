@@ -19,6 +19,7 @@ from structkit import tasks
 from structkit.components import Component
 from structkit.errors import UserError
 from structkit.io.batchjob import Job
+from structkit.serving import Serving, serves
 from structkit.tasks import CommandOption, Task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,6 +119,7 @@ class ToyJob(Job):
         return "".join(out).encode("utf-8"), tokens, sentences
 
 
+@serves("toy")
 class ToyEstimator:
     """What the server runs: ``load(path)``, ``predict(X)`` and the model."""
 
@@ -182,8 +184,7 @@ class ToyTask(Task):
 
 
 TOY = ToyTask("toy", "counts", command="toytag",
-              help="Tag each word with its most frequent training tag (a toy task).", endpoint="toy",
-              estimator=f"{__name__}:ToyEstimator",
+              help="Tag each word with its most frequent training tag (a toy task).", serving=Serving("toy"),
               options=(CommandOption(("--lower",), "Tag each word's lower-case form.", bool),))
 
 

@@ -46,7 +46,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
     from structkit.tasks import get_task
 
     t = get_task(task)
-    if scheme != "auto" and not t.spans:
+    if scheme != "auto" and "scheme" not in t.eval_options:
         raise UserError(f"--scheme applies to eval --task {_span_tasks()}, not {task}")
     if label_column is not None and "label_column" not in t.eval_options:
         raise UserError(f"--label-column does not apply to eval --task {task}")
@@ -65,4 +65,4 @@ def _span_tasks() -> str:
     """The tasks whose labels are phrases ('chunk or ner')."""
     from structkit.tasks import tasks
 
-    return " or ".join(t.name for t in tasks() if t.spans)
+    return " or ".join(t.name for t in tasks() if "scheme" in t.eval_options)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from structkit import rawtext
 from structkit.errors import UserError
 from structkit.config import two_files
+from structkit.morph.serving import MorphServing
 from structkit.tasks import CommandOption, Task, register
 
 _HELP = """Analyse CoNLL-U with a model trained by `structkit train --task morph`: fill each word's
@@ -142,7 +143,8 @@ class MorphTask(Task):
 
 
 register(MorphTask("morph", "perceptron",
-                   command="morph", output="analyses", doc=_HELP, options=_OPTIONS,
-                   endpoint="morph", estimator="structkit.api:Morph", serve_order=0, explains=True,
+                   command="morph", doc=_HELP, options=_OPTIONS,
+                   serving=MorphServing("morph", order=0, provides=frozenset({"lemma", "upos", "xpos", "feats"})),
+                   explains=True,
                    model_noun="a morphological tagger",
                    help="Fill LEMMA, UPOS, XPOS and FEATS of CoNLL-U with a trained tagger and lemmatizer."))

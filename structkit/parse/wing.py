@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from structkit import rawtext
 from structkit.errors import UserError
-from structkit.tasks import CommandOption, Task, register, tasks
+from structkit.parse.serving import ParseServing
+from structkit.tasks import CommandOption, Task, get_task, register
 
 _HELP = """Parse CoNLL-X or CoNLL-U files (or `word POS` columns): CoNLL-U comes back as CoNLL-U
 with HEAD and DEPREL predicted and every other line and column as read; other input as
@@ -83,7 +84,7 @@ class ParseTask(Task):
         beam = self.check_search_options(parser, model_path, depth, beam)
         tagger = None
         if tagger_path:
-            pos = next(t for t in tasks() if t.provides_pos)
+            pos = get_task("pos")   # a POS model of `train --task pos`
             tagger = pos.load(tagger_path, f"{command} --tagger")
             protect.append(tagger_path)
         if tagger is not None:  # its tags must be ones the parser knows (structkit.tagsets)
@@ -106,6 +107,6 @@ class ParseTask(Task):
 
 
 register(ParseTask("parse", "beam",
-                   command="parse", endpoint="parse", estimator="structkit.api:Parser", serve_order=2,
-                   output="tree", help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: "
+                   command="parse", serving=ParseServing("parse", order=2, provides=frozenset({"head", "deprel"})),
+                   help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: "
                                        "heads and labels.", doc=_HELP, options=_OPTIONS, model_noun="a parser"))

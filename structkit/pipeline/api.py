@@ -15,8 +15,10 @@ from structkit.errors import UserError
 from structkit.io.document import Doc
 from structkit.model import model_task
 from structkit.pipeline.model import PipelineModel
+from structkit.serving import serves
 
 
+@serves("pipeline")
 class Pipeline:
     """A loaded pipeline (``structkit.components.Chain``): call it on text for a
     ``structkit.Doc``. ``model``: the pipeline model file's parts, when it was loaded from one."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structkit.errors import UserError
+from structkit.pipeline.serving import PipelineServing
 from structkit.tasks import CommandOption, Task, register
 
 _HELP = """Annotate raw text with a pipeline model (`structkit train --task pipeline`): tokenise
@@ -127,7 +128,9 @@ class PipelineTask(Task):
 
 
 register(PipelineTask("pipeline", "none",
-                      command="annotate", output="analysis", estimator="structkit.pipeline.api:Pipeline", doc=_HELP, options=_OPTIONS,
+                      command="annotate", doc=_HELP, options=_OPTIONS,
+                      serving=PipelineServing(provides=frozenset({"tags", "lemma", "upos", "xpos", "feats",
+                                                                  "head", "deprel"})),
                       model_noun="a pipeline", chains=True,
                       help="Annotate raw text with a pipeline model: tokens, sentences, LEMMA, "
                            "UPOS, XPOS, FEATS, HEAD and DEPREL (CoNLL-U or JSON)."))

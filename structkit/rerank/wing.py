@@ -115,6 +115,6 @@ class RerankTask(Task):
 
 
 register(RerankTask("rerank", "loss-perceptron",
-                    (("lambda", "lam"),), command="rerank", output="choice", doc=_HELP, options=_OPTIONS,
+                    (("lambda", "lam"),), command="rerank", doc=_HELP, options=_OPTIONS,
                     model_noun="a reranker",
                     help="Choose one hypothesis per utterance from n-best lists with a trained reranker."))

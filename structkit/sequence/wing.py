@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from structkit import rawtext
 from structkit.errors import UserError
+from structkit.serving import Serving, SpanServing
 from structkit.tasks import SEQUENCE, CommandOption, Task, register
 
 _FILES = ("\n\nFILES may be files, folders (read recursively; see --glob) or '-'; none is "
@@ -31,6 +32,11 @@ _OPTIONS = (
 @dataclass(frozen=True)
 class SequenceTask(Task):
     """A chain-model tagging task: CoNLL columns or CoNLL-U in, one label per token out."""
+
+    @property
+    def tags_pos(self) -> bool:
+        """Its labels are the POS tags later models read (a parser's --tagger)."""
+        return self.serving is not None and "tags" in self.serving.provides
 
     def training(self) -> tuple:
         from structkit.sequence.task import TaggerConfig, train_tagger
@@ -79,11 +85,11 @@ class SequenceTask(Task):
         component (their labels are no CoNLL-U column)."""
         from structkit.sequence.component import Tagger
 
-        return [Tagger(model, path)] if self.provides_pos else []
+        return [Tagger(model, path)] if self.tags_pos else []
 
     @property
     def chainable(self) -> bool:
-        return self.provides_pos
+        return self.tags_pos
 
     def describe(self, model) -> dict:
         # margins: max-marginals for Viterbi models, the decision margin for history-based ones
@@ -97,7 +103,7 @@ class SequenceTask(Task):
                 "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
                 "scores": True, "explain": True,
                 # its labels are POS tags later models may read (not a pos model of lemmas or a FEATS key)
-                "gives_pos": self.provides_pos and key is None and NAMES[column] in ("upos", "xpos")}
+                "gives_pos": self.tags_pos and key is None and NAMES[column] in ("upos", "xpos")}
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         if getattr(model, "kind", None) == "lattice":
@@ -192,7 +198,7 @@ class SequenceTask(Task):
         if label_column is not None and not conllu:
             raise UserError("--label-column is for CoNLL-U files (GOLD PRED); in column files the "
                             "label is the last column")
-        if conllu and self.provides_pos:
+        if conllu and self.tags_pos:
             from structkit.eval.tags import evaluate_conllu_pos
 
             return evaluate_conllu_pos(*paths, label_column or "upos", known)
@@ -206,20 +212,19 @@ class SequenceTask(Task):
         return evaluate_files(task, paths, known, scheme)
 
 
-# name: (command, its help, what the server and the front-ends know of its labels)
+# name: (command, its help, how the server runs its models, the eval options of phrase labels)
 _TASKS = {
     "pos": ("tag", "POS-tag CoNLL files (or --text); writes each row plus the predicted tag.",
-            {"serve_order": 0, "provides_pos": True}),
+            Serving("tag", order=0, provides=frozenset({"tags"})), ()),
     "chunk": ("chunk", "Chunk CoNLL files (word POS [gold]); writes each row plus the predicted chunk tag.",
-              {"serve_order": 1, "spans": True}),
+              SpanServing("chunk"), ("scheme",)),
     "ner": ("ner", "Find named entities in CoNLL files; writes each row plus the predicted tag.",
-            {"serve_order": 1, "spans": True}),
+            SpanServing("ner"), ("scheme",)),
 }
 assert tuple(_TASKS) == SEQUENCE
 
-for _name, (_command, _help, _labels) in _TASKS.items():
+for _name, (_command, _help, _serving, _scheme) in _TASKS.items():
     register(SequenceTask(_name, "perceptron",
                           command=_command, help=_help, doc=_help + _FILES, options=_OPTIONS,
-                          endpoint=_command, estimator="structkit.api:Tagger",
-                          mixes=True, explains=True, eval_options=("label_column", "model_path", "other"),
-                          **_labels))
+                          serving=_serving, mixes=True, explains=True,
+                          eval_options=("label_column", "model_path", "other") + _scheme))

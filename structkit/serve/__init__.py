@@ -33,7 +33,7 @@ names are handed on here (``from structkit.serve import answer``).
 from __future__ import annotations
 
 from structkit.serve.app import LOCAL_NAMES, HostGuard, create_app, openapi, release_memory
-from structkit.serve.inference import TOP_FEATURES, WARM_TEXT, answer, infer, run, warm_up
+from structkit.serve.inference import WARM_TEXT, answer, infer, run, warm_up
 from structkit.serve.inputs import (Options, Sent, check_request, decode_body, parse_request,
                                     read_sentences)
 from structkit.serve.limits import (BIG_BYTES, CHUNK_WORDS, MAX_BYTES, MAX_CONNECTIONS,
@@ -42,13 +42,13 @@ from structkit.serve.limits import (BIG_BYTES, CHUNK_WORDS, MAX_BYTES, MAX_CONNE
 from structkit.serve.registry import (Served, ServedTokenizer, Tokenizers, endpoints, load_models,
                                       load_tokenizers, pipeline_tokenizers)
 from structkit.serve.server import bind_socket, guarded_protocol, serve
-from structkit.serve.views import CONLLU_PART, sentence_view, span_colours, to_conllu, to_json
+from structkit.serve.views import sentence_view, span_colours, to_conllu, to_json
 
 __all__ = ["MAX_BYTES", "TIMEOUT", "MAX_SENTENCE_WORDS", "MAX_WORDS", "PIECE_CHARS", "CHUNK_WORDS",
            "BIG_BYTES", "READ_TIMEOUT", "MAX_CONNECTIONS", "RequestError", "Cancelled", "Job",
            "FairLock", "endpoints", "Served", "load_models", "ServedTokenizer", "Tokenizers",
            "load_tokenizers", "pipeline_tokenizers", "Sent", "Options", "parse_request",
            "decode_body", "check_request", "read_sentences", "to_json", "span_colours",
-           "sentence_view", "CONLLU_PART", "to_conllu", "TOP_FEATURES", "WARM_TEXT", "run", "infer",
+           "sentence_view", "to_conllu", "WARM_TEXT", "run", "infer",
            "answer", "warm_up", "release_memory", "openapi", "LOCAL_NAMES", "HostGuard",
            "create_app", "guarded_protocol", "bind_socket", "serve"]

@@ -178,6 +178,17 @@ def _from_conllu(data: str, job: Job | None = None) -> list[Sent]:
     return out
 
 
+def parses(sv: Served) -> bool:
+    """Whether the model gives a tree (a request runs at most one)."""
+    return "head" in sv.serving.provides
+
+
+def tags_pos(sv: Served) -> bool:
+    """Whether the model's labels are the POS tags a parser after it reads (`/parse`'s
+    "tagger", as `parse --tagger`), not a whole analysis."""
+    return sv.serving.provides == {"tags"}
+
+
 # ---- request bodies ------------------------------------------------------------------------
 @dataclass
 class Options:
@@ -264,7 +275,7 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
     if fmt not in ("json", "conllu"):
         raise RequestError(400, f'format must be "json" or "conllu", got {fmt!r}')
 
-    from structkit.tasks import get_task, tasks
+    from structkit.tasks import tasks
 
     def named(name: str, task: str | None = None) -> Served:
         sv = served.get(name)
@@ -285,7 +296,7 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
             if len(set(names)) != len(names):
                 raise RequestError(400, "models names a model twice")
             models = [named(x) for x in names]
-            if sum(m.kind.output == "tree" for m in models) > 1:
+            if sum(parses(m) for m in models) > 1:
                 raise RequestError(400, "a pipeline has at most one parser")
     else:
         if body.get("models") is not None:
@@ -303,9 +314,10 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
                                         "name one in \"model\"")
             models = [served[of_task[0]]]
         if body.get("tagger") is not None:
-            if get_task(task).output != "tree":
+            if not parses(models[0]):
                 raise RequestError(400, "tagger goes with /parse (POS tags for the parser)")
-            models.insert(0, named(body["tagger"], next(t.name for t in tasks() if t.provides_pos)))
+            models.insert(0, named(body["tagger"], next(t.name for t in tasks() if t.serving is not None
+                                                        and t.serving.provides == {"tags"})))
     _check_chain(models, body.get("conllu") is not None)
     tokenizer = None
     if body.get("text") is not None:
@@ -318,8 +330,8 @@ def _check_chain(models: list[Served], conllu: bool) -> None:
     """A 400 (one line) when the POS model that feeds the parser gives tags it does not know,
     or when the parser reads FEATS and LEMMA that neither that model nor the input has
     (``structkit.tagsets``)."""
-    parser = next((m for m in models if m.kind.output == "tree"), None)
-    pos = next((m for m in sorted(models, key=lambda m: m.kind.serve_order) if m.kind.provides_pos), None)
+    parser = next((m for m in models if parses(m)), None)
+    pos = next((m for m in sorted(models, key=lambda m: m.serving.order) if tags_pos(m)), None)
     if parser is None or pos is None:
         return
     from structkit.tagsets import check_models

@@ -18,7 +18,7 @@ def endpoints() -> dict[str, str]:
     """Each served task's endpoint: {"tag": "pos", ...} (from the task registry)."""
     from structkit.tasks import tasks
 
-    return {t.endpoint: t.name for t in tasks() if t.endpoint}
+    return {t.serving.endpoint: t.name for t in tasks() if t.serving is not None and t.serving.endpoint}
 
 
 @dataclass
@@ -27,7 +27,7 @@ class Served:
     name: str
     path: str
     task: str
-    est: Any                      # structkit.api.Tagger or structkit.api.Parser
+    est: Any                      # the API estimator: structkit.api.Tagger, ... (structkit.serving.serves)
     meta: dict
     lock: FairLock = field(default_factory=FairLock)
 
@@ -41,6 +41,11 @@ class Served:
         from structkit.tasks import get_task
 
         return get_task(self.task)
+
+    @property
+    def serving(self) -> Any:
+        """How the server runs the model (``structkit.serving.Serving``)."""
+        return self.kind.serving
 
 
 def _split_spec(spec: str, flag: str = "--model") -> tuple[str, str]:
@@ -61,11 +66,13 @@ def _split_spec(spec: str, flag: str = "--model") -> tuple[str, str]:
 
 def load_models(specs: list[str]) -> dict[str, Served]:
     """Load each ``--model`` once (UserError for a missing, damaged or unsuitable file)."""
-    import importlib
-
+    import structkit.api  # (the API estimators register what they serve: structkit.serving.serves)
+    import structkit.pipeline.api
     from structkit.config import resolve_data_path
     from structkit.model import model_task
+    from structkit.serving import estimator_of
     from structkit.tasks import tasks
+    from structkit.tokenizer.wing import TOKENIZE
 
     if not specs:
         raise UserError("give at least one --model")
@@ -75,12 +82,11 @@ def load_models(specs: list[str]) -> dict[str, Served]:
         if name in served:
             raise UserError(f"two models are named {name!r}: name them with --model NAME=PATH")
         path = resolve_data_path(path, must_exist=True)
-        # a task with an endpoint, or a whole pipeline (an estimator, no endpoint: POST
-        # /pipeline runs it)
-        takes = [t for t in tasks() if t.endpoint or t.estimator]
+        # a task the server runs (with an endpoint, or a whole pipeline: POST /pipeline runs it)
+        takes = [t for t in tasks() if t.serving is not None]
         of = model_task(path)
         task = next((t for t in takes if t.name == of), None)
-        if task is None and any(t.name == of and t.output == "tokens" for t in tasks()):
+        if task is None and of == TOKENIZE.name:
             raise UserError("a tokenizer model: give it with --tokenizer (it tokenises the text of "
                             "requests), not --model", path)
         if task is None:  # not a model, or one of a task not served: the loader says which
@@ -93,8 +99,7 @@ def load_models(specs: list[str]) -> dict[str, Served]:
                                     "models)", e.path) from None
                 raise
             task = next(t for t in takes if t.name == loaded.config.task)  # (read after all)
-        module, _, cls = task.estimator.partition(":")
-        est = getattr(importlib.import_module(module), cls).load(path)
+        est = estimator_of(task.name).load(path)
         served[name] = Served(name, path, task.name, est, {})
         served[name].meta = _metadata(served[name])
     return served
@@ -153,9 +158,8 @@ class Tokenizers:
 def load_tokenizers(specs: list[str]) -> Tokenizers:
     """Load each ``--tokenizer`` once (UserError for a missing, damaged or other model)."""
     from structkit.config import resolve_data_path
-    from structkit.tasks import tasks
+    from structkit.tokenizer.wing import TOKENIZE as task
 
-    task = next(t for t in tasks() if t.output == "tokens")
     models: dict[str, ServedTokenizer] = {}
     for spec in specs:
         name, path = _split_spec(spec, "--tokenizer")

@@ -6,17 +6,10 @@ CoNLL-U.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from structkit.serve.inputs import Sent
 from structkit.serve.registry import Served
-
-
-def _spans(sv: Served, labels: list[str]) -> list[tuple[str, int, int]]:
-    from structkit.spans import phrases
-
-    return phrases(labels, sv.meta.get("scheme") or "iob2")
 
 
 def _dumps(obj: Any) -> bytes:
@@ -42,11 +35,7 @@ def span_colours(models: list[Served]) -> dict[tuple[str, str], str]:
     span models (their labels without the B-/I- prefix), in the request's order."""
     from structkit.rendering import span_colours as colours
 
-    def types(sv: Served) -> list[str]:
-        labels = sv.meta.get("labels") or []
-        return [re.sub(r"^[BIESLU]-", "", str(x)) for x in labels if str(x) != "O"]
-
-    return colours((sv.name, types(sv)) for sv in models if sv.kind.spans)
+    return colours((sv.name, types) for sv in models for types in [sv.serving.span_types(sv)] if types)
 
 
 def _legend(colours: dict[tuple[str, str], str]) -> list[dict]:
@@ -61,31 +50,7 @@ def _tip(s: Sent, i: int, models: list[Served]) -> str:
     if analysis is not None:
         lines += [f"{k}: {v}" for k, v in zip(("lemma", "upos", "xpos", "feats"), analysis[i]) if v != "_"]
     for sv in models:
-        if sv.kind.output == "tree":
-            if s.heads is not None:
-                lines.append(f"{sv.name}: head {s.heads[i]}, {s.deprels[i]}")
-            continue
-        labels = s.labels.get(sv.name)
-        if labels is None:
-            continue
-        if sv.kind.output == "analyses":   # a morph model: each part, with its margin
-            ms = (s.scores.get(sv.name) or [None] * (i + 1))[i] or {}
-            lines.append(f"{sv.name}: " + ", ".join(
-                f"{k} {v}" + (f" ({ms[k]:.2f})" if ms.get(k) is not None else "") for k, v in labels[i].items()))
-            continue
-        line = f"{sv.name}: {labels[i]}"
-        ex = (s.explanations.get(sv.name) or [None] * (i + 1))[i]
-        margins = s.scores.get(sv.name)
-        if ex and ex.get("runner_up") is not None:
-            m = ex.get("margin")
-            line += f", runner-up {ex['runner_up']}, margin {'-' if m is None else f'{m:.3f}'}"
-            if ex.get("for"):
-                line += f"\n  for {labels[i]}: " + ", ".join(f"{f} {w:+.2f}" for f, w in ex["for"])
-            if ex.get("against"):
-                line += f"\n  for {ex['runner_up']}: " + ", ".join(f"{f} {w:.2f}" for f, w in ex["against"])
-        elif margins is not None and margins[i] is not None:
-            line += f", margin {margins[i]:.3f}"
-        lines.append(line)
+        lines += sv.serving.tip(sv, s, i)
     return "\n".join(lines)
 
 
@@ -104,9 +69,9 @@ def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], 
              for i, w in enumerate(s.words)]
     spans, row = [], 0
     for sv in models:
-        if not sv.kind.spans:
+        if not sv.serving.span_types(sv):
             continue
-        for typ, a, b in _spans(sv, s.labels[sv.name]):
+        for typ, a, b in sv.serving.spans(sv, s):
             text = s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]
             spans.append(ViewSpan(row, a, b, typ, sv.name, colours.get((sv.name, typ), "#5b6673"),
                                   f'{sv.name}: {typ} "{text}"'))
@@ -140,11 +105,10 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
         toks.append(t)
     spans = []
     for sv in models:
-        if sv.kind.spans:
-            for typ, a, b in _spans(sv, s.labels[sv.name]):
-                spans.append({"model": sv.name, "task": sv.task, "type": typ, "start": a,
-                              "end": b, "char_start": s.starts[a], "char_end": s.ends[b - 1],
-                              "text": s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]})
+        for typ, a, b in sv.serving.spans(sv, s):
+            spans.append({"model": sv.name, "task": sv.task, "type": typ, "start": a,
+                          "end": b, "char_start": s.starts[a], "char_end": s.ends[b - 1],
+                          "text": s.text[s.starts[a] - s.offset:s.ends[b - 1] - s.offset]})
     sent = {"text": s.text, "tokens": toks, "spans": spans}
     if s.multiword:
         sent["multiword"] = s.multiword
@@ -155,14 +119,9 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
     return sent
 
 
-CONLLU_PART = {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5}   # an analysis's parts: their CoNLL-U columns
-
-
 def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
     """CoNLL-U: the input's lines (CoNLL-U in) or fresh ones, with each model's column filled
     where ``structkit tag`` would put it and HEAD/DEPREL from the parser."""
-    from structkit.io.conllu import put_label
-
     buf = []
     for k, s in enumerate(sents):
         if s.conllu is not None:
@@ -187,16 +146,7 @@ def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
                 rows.append([str(i + 1), w, "_", "_", pos, "_", "_", "_", "_",
                              "_" if space else "SpaceAfter=No"])
         for sv in models:
-            if sv.kind.output == "analyses" and sv.name in s.labels:
-                for r, a in zip(rows, s.labels[sv.name]):
-                    for part, v in a.items():
-                        r[CONLLU_PART[part]] = v
-                continue
-            if sv.kind.output != "labels" or sv.name not in s.labels:
-                continue
-            column, key = sv.model.output_column()   # as structkit tag writes it (write_tagged)
-            for r, lab in zip(rows, s.labels[sv.name]):
-                r[column] = put_label(r[column], key, lab) if key else lab
+            sv.serving.fill(sv, s, rows)   # its columns, as its command writes them
         if s.analysis is not None:
             for r, a in zip(rows, s.analysis):
                 r[2:6] = a

@@ -135,7 +135,7 @@ class TokenizeTask(Task):
         return result, report(result)
 
 
-register(TokenizeTask("tokenize", "pa",
-                      command="tokenize", output="tokens", doc=_HELP, options=_OPTIONS,
+TOKENIZE = register(TokenizeTask("tokenize", "pa",
+                      command="tokenize", doc=_HELP, options=_OPTIONS,
                       model_noun="a tokenizer", explains=True,
                       help="Tokenize raw text (tokens, multiword tokens, sentences) with a trained tokenizer."))

@@ -1,0 +1,48 @@
+"""How ``structkit serve`` runs a morph model (``structkit.serving``): an analysis per word."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from structkit.io.conll import Sentence
+from structkit.serving import CONLLU_PART, Serving, explanation_json, margin, predict
+
+
+@dataclass(frozen=True)
+class MorphServing(Serving):
+    """A morph model's output is an analysis per word (a dict of CoNLL-U parts: lemma, upos,
+    xpos, feats): its labels are those dicts, its scores a dict of margins per word, its
+    explanations a dict per part; the first such model's analyses are what a parser after it
+    reads."""
+
+    def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
+        scores = scores and sv.meta["scores"]
+        out = predict(sv, [list(s.words) for s in sents], scores=scores)
+        for s, res in zip(sents, out):
+            analyses, margins = res if scores else (res, None)
+            s.labels[sv.name] = analyses
+            s.scores[sv.name] = None if margins is None else [{p: margin(m) for p, m in d.items()}
+                                                                for d in margins]
+            if s.analyses is None:
+                s.analyses = analyses
+            if explain:
+                s.explanations[sv.name] = self._per_part(sv, s) if sv.meta["explain"] else None
+        return 0
+
+    def _per_part(self, sv, s) -> list[dict]:
+        per: list[dict] = [{} for _ in s.words]
+        for e in sv.kind.explanations(sv.model, Sentence([[w] for w in s.words], 1), "<request>", text=True):
+            per[e.index - 1][e.word.rsplit("[", 1)[-1].rstrip("]").lower()] = explanation_json(e)
+        return per
+
+    def tip(self, sv, s, i: int) -> list[str]:
+        labels = s.labels.get(sv.name)
+        if labels is None:
+            return []
+        ms = (s.scores.get(sv.name) or [None] * (i + 1))[i] or {}
+        return [f"{sv.name}: " + ", ".join(f"{k} {v}" + (f" ({ms[k]:.2f})" if ms.get(k) is not None else "")
+                                           for k, v in labels[i].items())]
+
+    def fill(self, sv, s, rows: list[list[str]]) -> None:
+        for r, a in zip(rows, s.labels.get(sv.name) or ()):
+            for part, v in a.items():
+                r[CONLLU_PART[part]] = v
