@@ -8,7 +8,7 @@ The pipeline, the same whatever runs the blocks:
 2. ``iter_blocks`` cuts each input into blocks of whole sentences (about 1 MB, cut after a
    blank line, each block starting with a non-blank line), read as bytes: memory is a few
    blocks per worker, whatever the size of the input.
-3. A *job* (``structkit.io.batchjob.Job``: the task's, ``Task.batch_job``) turns one block into
+3. A *job* (``structkit.io.batchjob.Job``: the task's, ``Command.batch_job``) turns one block into
    output bytes. A block's result does
    not depend on where the blocks were cut: what must be the same for the whole file (CoNLL-U
    or columns, the column count) is decided once from its first block (``job.sniff``).

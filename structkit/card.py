@@ -107,17 +107,18 @@ def score_model(task, model_path: str, gold_path: str) -> tuple[dict, bool]:
     what the task's ``model_input`` makes of it (the raw text, for a tokenizer; then the second
     value is True)."""
     with tempfile.TemporaryDirectory(prefix="structkit-card-") as folder:
-        given = task.model_input(gold_path, folder)
+        command = task.command
+        given = command.model_input(gold_path, folder)
         out = os.path.join(folder, "predicted")
-        if task.batch():
+        if command.batched:
             from structkit.batch import collect_inputs, run
 
-            job, protect = task.batch_job(model_path, task.command)
+            job, protect = command.batch_job(task, model_path, command.name)
             summary = run(job, collect_inputs([given]), output=out, jobs=1, protect=protect)
             if summary.failed:
                 raise UserError(f"could not score the model on {gold_path}")
         else:
-            task.run(model_path, (given,), output=out)
+            command.run(task, model_path, (given,), output=out)
         result, _ = task.evaluate((gold_path, out), **_eval_options(task, model_path))
     return _numbers(result), given != gold_path
 
@@ -134,11 +135,12 @@ def _eval_options(task, model_path: str) -> dict:
 def scorable(task) -> bool:
     """Whether the task's models can be scored by its command and `eval` (a task without
     either, such as a new one being built, gets a card without dev/test scores from eval)."""
-    from structkit.tasks import Task
+    from structkit.tasks import Command, Task
 
-    return bool(task.command) and type(task).evaluate is not Task.evaluate \
-        and (not task.batch() or type(task).batch_job is not Task.batch_job) \
-        and (task.batch() or type(task).run is not Task.run)
+    command = task.command
+    return command is not None and type(task).evaluate is not Task.evaluate \
+        and (not command.batched or type(command).batch_job is not Command.batch_job) \
+        and (command.batched or type(command).run is not Command.run)
 
 
 # ---- making the card -------------------------------------------------------------------------------
@@ -204,7 +206,7 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
             on_epoch(epoch, stats)
 
     wall0, cpu0 = time.perf_counter(), _cpu()
-    model = (trainer or task.train_function())(config, train_path, dev_path, record, **train_kw)
+    model = (trainer or task.training.train_function())(config, train_path, dev_path, record, **train_kw)
     wall, cpu = time.perf_counter() - wall0, _cpu() - cpu0
     info = getattr(model, "info", {}) or {}
     data = {"train": data_facts(given.get("train") or train_path or "<in memory>", train_path,
@@ -240,7 +242,7 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
                 card.setdefault(k, {})["scores"], made = score_model(task, path, p)
             options = _eval_options(task, path)
         card["scoring_seconds"] = round(time.perf_counter() - t0, 3)
-        card["scored_with"] = (f"structkit {task.command} -m MODEL {'TEXT' if made else 'FILE'} > OUTPUT, "
+        card["scored_with"] = (f"structkit {task.command.name} -m MODEL {'TEXT' if made else 'FILE'} > OUTPUT, "
                                f"then structkit eval --task {task.name}"
                                + "".join(f" --{k.replace('_', '-')} {v}" for k, v in options.items())
                                + " FILE OUTPUT"

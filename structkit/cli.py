@@ -18,7 +18,7 @@ class _Group(click.Group):
     def list_commands(self, ctx) -> list[str]:
         from structkit.tasks import tasks
 
-        return sorted({*self.commands, *(t.command for t in tasks() if t.command)})
+        return sorted({*self.commands, *(t.command.name for t in tasks() if t.command)})
 
     def get_command(self, ctx, name: str):
         if name in self.commands:
@@ -26,7 +26,7 @@ class _Group(click.Group):
         from structkit.tasks import tasks
 
         for t in tasks():
-            if t.command == name:
+            if t.command is not None and t.command.name == name:
                 from structkit.commands.run import task_command
 
                 return task_command(t)

@@ -179,14 +179,14 @@ def components_of(path: str, command: str | None = None, beam: int | None = None
     """The components in a model file (one, or a pipeline file's parts), made by its task
     (``Task.components``). A model whose task makes none is refused in one line."""
     from structkit.model import load_model, model_task
-    from structkit.tasks import get_task, tasks
+    from structkit.tasks import chainable, get_task, tasks
 
     name = model_task(path)
     if name is None:   # not a readable model file: the loader says what is wrong
         load_model(path, None, command)
     task = get_task(name) if name in {t.name for t in tasks()} else None
-    if task is None or not task.chainable:
-        kinds = ", ".join(t.name for t in tasks() if t.chainable)
+    if task is None or not chainable(task):
+        kinds = ", ".join(t.name for t in tasks() if chainable(t))
         what = f"a {name} model" if name else "this file"
         raise UserError(f"{what} cannot be part of a pipeline (these can: {kinds})", path)
     model = task.load(path, command, tasks=(name,))

@@ -21,11 +21,11 @@ def iter_explanations(model, sentence, path: str = "<input>", columns: str | Non
                       text: bool = False, depth: int | None = None, only: int | None = None) -> Iterator:
     """``explain_sentence``'s explanations one token at a time, in token order (``only``: just
     the token of that 1-based index), from the model's task."""
-    from structkit.tasks import get_task, tasks
+    from structkit.tasks import explains, get_task, tasks
 
     task = get_task(model.config.task)
     got = task.explanations(model, sentence, path, columns, text, depth, only)
     if got is None:
-        which = [t.name for t in tasks() if t.explains]
+        which = [t.name for t in tasks() if explains(t)]
         raise UserError(f"explain covers {', '.join(which)} models; this one is a {task.name} model")
     return got

@@ -54,8 +54,8 @@ def _table() -> dict[str, tuple[str, ...]]:
 
     table: dict[str, tuple[str, ...]] = {}
     for task in TASKS.values():
-        alias = {field: key for key, field in task.aliases}
-        for f in dataclasses.fields(task.config_type()):
+        alias = {field: key for key, field in task.training.aliases}
+        for f in dataclasses.fields(task.training.config_type()):
             kinds = kinds_of(f.type)
             for name in {f.name, alias.get(f.name, f.name)}:
                 table[name] = tuple(dict.fromkeys(table.get(name, ()) + kinds))

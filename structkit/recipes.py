@@ -143,7 +143,7 @@ def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = Fals
     task = get_task(recipe.task)
     values: dict[str, Any] = {"task": recipe.task, **recipe.options}
     if values.get("algo") is None:
-        algo = task.choose_algo(resolved["train"])
+        algo = task.training.choose_algo(resolved["train"])
         if algo is not None:
             values["algo"] = algo
     config = make_config(values)

@@ -79,6 +79,13 @@ class Serving:
     order: int = 1
     provides: frozenset = frozenset()
 
+    def describe(self, model) -> dict:
+        """What the server says of a model (``GET /models``) besides its name, task, algorithm
+        and training data; ``needs_pos`` (it reads a POS tag per token), ``scores`` (per-token
+        margins) and ``explain`` are what the server asks of it."""
+        return {"labels": [str(x) for x in getattr(model, "labels", [])], "needs_pos": False,
+                "scores": False, "explain": False}
+
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
         """Run the model over a chunk of sentences, writing its part into them; how many lacked
         what it reads (:meth:`missing` words the warning)."""

@@ -40,44 +40,28 @@ class CommandOption:
 
 
 @dataclass(frozen=True)
-class Task:
-    """A task as the front-ends see it.
+class Training:
+    """How a task trains (``Task.training``): the learner it uses by default (the config class's
+    ``algo`` default; tests/test_configs.py checks they agree), the config-file spellings of
+    fields whose Python names differ (``lambda`` is ``lam``), whether it trains the shards of
+    parameter mixing (``train --dask``), and what `train` prints. A wing subclasses it for its
+    config class and training function (:meth:`setup`: a method, so that the wing imports them
+    only when asked) and for what it prints differently."""
 
-    Training: its config class and training function (``training()``: a method, so that a
-    wing imports them only when asked), the learner it uses
-    by default (the config class's ``algo`` default; tests/test_configs.py checks they agree)
-    and the config-file spellings of fields whose Python names differ (``lambda`` is ``lam``).
-    Running: the command that runs its models (``structkit COMMAND``, with ``help``) and how
-    the server runs them (``structkit.serving``). The methods below are the rest of the
-    protocol; a wing overrides those its task has (the defaults say the task does not do it,
-    or are the common case)."""
-
-    name: str
     default_algo: str
     aliases: tuple[tuple[str, str], ...] = ()
-    command: str | None = None       # `structkit COMMAND` runs its models (None: no command)
-    help: str = ""                   # that command's one-line help
-    doc: str = ""                    # its --help text (default: ``help``)
-    options: tuple[CommandOption, ...] = ()   # its own options, after -m and FILES
-    model_noun: str = ""             # what -m/--model takes: "a parser" (default: any model)
-    chains: bool = False             # -m can be given several times: the models run in a chain
-    serving: Serving | None = None   # how `structkit serve` runs its models (None: not served)
-    mixes: bool = False              # trains the shards of parameter mixing (train --dask)
-    explains: bool = False           # `structkit explain` covers its models (Task.explanations)
-    eval_options: tuple[str, ...] = ()   # options of `eval` it takes besides --json (label_column,
-    #                                      scheme: its labels are phrases in a B-/I- scheme, ...)
+    mixes: bool = False
 
-    # ---- training ------------------------------------------------------------------------------
-    def training(self) -> tuple[type, Any]:
+    def setup(self) -> tuple[type, Any]:
         """Its config dataclass and training function, ``train(config, train_path, dev_path,
         on_epoch, ...)`` (a wing imports them here, when first asked)."""
         raise NotImplementedError
 
     def config_type(self) -> type:
-        return self.training()[0]
+        return self.setup()[0]
 
     def train_function(self):
-        return self.training()[1]
+        return self.setup()[1]
 
     def keys(self) -> list[str]:
         """The option keys this task takes (config-file spelling)."""
@@ -132,7 +116,71 @@ class Task:
         """The --metrics-json document: the model's training facts and config, and the epochs."""
         return {"config": model.info | {"config": vars(config)}, "epochs": history}
 
-    # ---- models ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Command:
+    """The command that runs a task's models, ``structkit NAME`` (``Task.command``): its
+    one-line ``help`` and --help text (``doc``, default ``help``), its own options after -m and
+    FILES, what -m takes (``model_noun``; ``chains``: -m can be given several times, the models
+    run in a chain), and whether it runs through ``structkit.batch`` (``batched``: files,
+    folders, cores, Dask; then :meth:`batch_job` makes its job, else :meth:`run` is the whole
+    command). A wing subclasses it for those two and for what `explain` and the model card read."""
+
+    name: str
+    help: str = ""
+    doc: str = ""
+    options: tuple[CommandOption, ...] = ()
+    model_noun: str = ""
+    chains: bool = False
+    batched: bool = True
+
+    def model_help(self, task: str) -> str:
+        """The command's help for -m/--model (``task``: the task's name)."""
+        if self.model_noun:
+            if self.chains:
+                return (f"{self.model_noun.capitalize()} trained with `structkit train --task {task}`, or "
+                        "a tokenizer, morph, POS or parse model; repeat -m to chain models in order.")
+            return f"{self.model_noun.capitalize()} trained with `structkit train --task {task}`."
+        return "A model trained with `structkit train`."
+
+    def batch_job(self, task: Task, model_path: str, command: str, **options) -> tuple[Any, list[str]]:
+        """The batch job of the command (checked options, ``task``'s loaded model) and the files
+        no output may be (the model files)."""
+        raise NotImplementedError
+
+    def run(self, task: Task, model_path: str, files: tuple[str, ...], **options) -> None:
+        """The whole command, for a task whose command is not a batch job."""
+        raise NotImplementedError
+
+    def model_input(self, gold_path: str, folder: str) -> str:
+        """The file the command reads to redo ``gold_path``'s annotation (the model card scores
+        a model by running the command on it, then `eval` GOLD PRED): the gold file itself, or a
+        file the task writes in ``folder`` (a tokenizer's raw text)."""
+        return gold_path
+
+    def explain_input(self, file: str | None, text: str | None, number: int):
+        """What `structkit explain` explains, for a task whose models do not read sentences of
+        CoNLL columns: ``(unit, path)``, the ``number``-th unit (1-based) of FILE (or '-') or of
+        ``text``, read as the task's models read input, and the path errors name; None (the
+        default): the command reads the sentence (or tokenises ``text``) as taggers read it."""
+        return None
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task as the front-ends see it: its name, how it trains (:class:`Training`), the command
+    that runs its models (:class:`Command`; None: it has none), how the server runs them
+    (``structkit.serving.Serving``; None: not served) and the options of `eval` it takes besides
+    --json (``label_column``, ``model_path``, ``other``; ``scheme``: its labels are phrases in a
+    B-/I- scheme). The methods are what a wing's models do: a wing overrides those its task has
+    (the defaults say the task does not do it, or are the common case)."""
+
+    name: str
+    training: Training
+    command: Command | None = None
+    serving: Serving | None = None
+    eval_options: tuple[str, ...] = ()
+
     def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
         """The model in ``path`` (a UserError naming the file for anything wrong, a model of
         another task included: ``tasks``, this one's by default, are those the caller takes)."""
@@ -141,20 +189,8 @@ class Task:
     def components(self, model, path: str | None = None, **options) -> list:
         """The pipeline components (``structkit.components``) a loaded model makes, for
         `annotate -m` and ``structkit.load([...])``; none (the default): its models cannot be
-        chained."""
+        chained (:func:`chainable`)."""
         return []
-
-    @property
-    def chainable(self) -> bool:
-        """Whether its models are pipeline components (it defines :meth:`components`)."""
-        return type(self).components is not Task.components
-
-    def describe(self, model) -> dict:
-        """What the server says of a model (``GET /models``) besides its name, task, algorithm
-        and training data; ``needs_pos`` (labels models: it reads a POS tag per token),
-        ``scores`` (per-token margins) and ``explain`` are what the server asks of it."""
-        return {"labels": [str(x) for x in getattr(model, "labels", [])], "needs_pos": False,
-                "scores": False, "explain": False}
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         """What `structkit dump` prints: the strongest ``top`` features (names containing
@@ -165,14 +201,7 @@ class Task:
                      text: bool = False, depth: int | None = None, only: int | None = None):
         """Why each token got its label: an iterator of explanations (label, runner-up, margin,
         the pushes each way; ``structkit.explain.report_lines`` words one), one token at a time;
-        None from a task whose models are not explained."""
-        return None
-
-    def explain_input(self, file: str | None, text: str | None, number: int):
-        """What `structkit explain` explains, for a task whose models do not read sentences of
-        CoNLL columns: ``(unit, path)``, the ``number``-th unit (1-based) of FILE (or '-') or of
-        ``text``, read as the task's models read input, and the path errors name; None (the
-        default): the command reads the sentence (or tokenises ``text``) as taggers read it."""
+        None from a task whose models are not explained (:func:`explains`)."""
         return None
 
     def check_search_options(self, model, path: str, depth: int | None = None,
@@ -184,40 +213,26 @@ class Task:
             raise UserError(f"--beam does not apply to {self.name} models", path)
         return beam
 
-    # ---- running: the command, batch and eval ------------------------------------------------------
-    def model_help(self) -> str:
-        """The command's help for -m/--model."""
-        if self.model_noun:
-            if self.chains:
-                return (f"{self.model_noun.capitalize()} trained with `structkit train --task {self.name}`, or "
-                        "a tokenizer, morph, POS or parse model; repeat -m to chain models in order.")
-            return f"{self.model_noun.capitalize()} trained with `structkit train --task {self.name}`."
-        return "A model trained with `structkit train`."
-
-    def batch(self) -> bool:
-        """Whether the command runs through ``structkit.batch`` (files, folders, cores, Dask):
-        then :meth:`batch_job` makes its job; else :meth:`run` is the whole command."""
-        return True
-
-    def batch_job(self, model_path: str, command: str, **options) -> tuple[Any, list[str]]:
-        """The batch job of the command (checked options, loaded model) and the files no output
-        may be (the model files)."""
-        raise NotImplementedError
-
-    def run(self, model_path: str, files: tuple[str, ...], **options) -> None:
-        """The whole command, for a task whose command is not a batch job."""
-        raise NotImplementedError
-
-    def model_input(self, gold_path: str, folder: str) -> str:
-        """The file the command reads to redo ``gold_path``'s annotation (the model card scores
-        a model by running the command on it, then `eval` GOLD PRED): the gold file itself, or a
-        file the task writes in ``folder`` (a tokenizer's raw text)."""
-        return gold_path
-
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
         """`structkit eval --task NAME FILES`: the JSON dict and the text report. ``options``:
         label_column, model_path, other (--compare) and scheme, as given."""
         raise NotImplementedError
+
+
+def chainable(task: Task) -> bool:
+    """Whether its models are pipeline components (it defines ``Task.components``)."""
+    return type(task).components is not Task.components
+
+
+def explains(task: Task) -> bool:
+    """Whether `structkit explain` covers its models (it defines ``Task.explanations``)."""
+    return type(task).explanations is not Task.explanations
+
+
+def describe(task: Task, model) -> dict:
+    """What the server says of a model (``GET /models``) besides its name, task, algorithm and
+    training data: its serving's (``Serving.describe``)."""
+    return task.serving.describe(model)
 
 
 _TASKS: dict[str, Task] = {}
@@ -289,7 +304,7 @@ def task_of_model(path: str, command: str | None, takes: list[Task] | None = Non
 
 def all_keys() -> set[str]:
     """Every option key some task takes (what a config file may set)."""
-    return {k for t in tasks() for k in t.keys()}
+    return {k for t in tasks() for k in t.training.keys()}
 
 
 def make_config(values: dict[str, Any]):
@@ -300,19 +315,19 @@ def make_config(values: dict[str, Any]):
         raise UserError(f"--task is required ({', '.join(names())}), on the command line or in --config")
     task = get_task(values["task"])
     given = {k: v for k, v in values.items() if v is not None}
-    takes = task.keys()
+    takes = task.training.keys()
     foreign = [k for k in given if k not in takes]
     if foreign:
         flags = ", ".join("--" + k.replace("_", "-") for k in foreign)
         where = []
         for k in foreign:
-            others = [t.name for t in tasks() if k in t.keys()]
+            others = [t.name for t in tasks() if k in t.training.keys()]
             if others:
                 where.append(f"--{k.replace('_', '-')} applies to --task {', '.join(others)}")
         raise UserError(f"option(s) {flags} do not apply to --task {task.name} ("
                         + ("; ".join(where) + "; " if where else "")
                         + f"--task {task.name} takes {', '.join(k for k in takes if k != 'task')})")
-    field = dict(task.aliases)
-    config = task.config_type()(**{field.get(k, k): v for k, v in given.items()})
+    field = dict(task.training.aliases)
+    config = task.training.config_type()(**{field.get(k, k): v for k, v in given.items()})
     config.validate()
     return config

@@ -44,7 +44,7 @@ def test_task_table_default_learners_are_the_config_defaults():
     for t in TASKS.values():
         if not registry.names(t.name):   # a task that only scores files (ud): no learner
             continue
-        field = {f.name: f for f in dataclasses.fields(t.config_type())}["algo"]
+        field = {f.name: f for f in dataclasses.fields(t.training.config_type())}["algo"]
         # (a tagger's default for pos on a CoNLL-U file is kbest-pa: tasks.sequence.default_algo)
-        assert field.default == t.default_algo, t.name
-        assert registry.get(t.default_algo, t.name).name == t.default_algo
+        assert field.default == t.training.default_algo, t.name
+        assert registry.get(t.training.default_algo, t.name).name == t.training.default_algo

@@ -352,7 +352,7 @@ def test_ud_is_a_task_of_eval_without_a_command(sk):
     from structkit.cli import cli
     from structkit.tasks import get_task
 
-    assert get_task("ud").command is None and get_task("ud").endpoint is None
+    assert get_task("ud").command is None and get_task("ud").serving is None
     assert "ud" not in cli.list_commands(None)
     assert sk("ud", "--help").code != 0
 

@@ -28,9 +28,9 @@ def eval_json(sk, task: str, model, gold, folder, *extra) -> dict:
     from structkit.tasks import get_task
 
     t = get_task(task)
-    inp = t.model_input(str(gold), str(folder))
+    inp = t.command.model_input(str(gold), str(folder))
     out = folder / f"{task}.pred"
-    r = sk(t.command, "-m", model, inp, "-o", out, *extra)
+    r = sk(t.command.name, "-m", model, inp, "-o", out, *extra)
     assert r.code == 0, r
     r = sk("eval", "--task", task, "--json", gold, out)
     assert r.code == 0, r

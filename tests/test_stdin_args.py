@@ -21,6 +21,7 @@ import pytest
 
 from clitools import sk_cmd, sk_env
 from structkit.cli import cli
+from structkit.tasks import explains
 from structkit.datasets import sample_dir
 
 SAMPLE = sample_dir()
@@ -95,7 +96,7 @@ def test_the_walk_finds_the_file_parameters_and_each_has_a_role():
 
     for t in tasks():
         if t.command:
-            assert (t.command, "files") in names and (t.command, "model_path") in names, t.command
+            assert (t.command.name, "files") in names and (t.command.name, "model_path") in names, t.command
     for need in [("eval", "files"), ("eval", "other"), ("eval", "model_path"), ("train", "train_path"),
                  ("train", "dev_path"), ("train", "config_path"), ("train", "model_path"),
                  ("dump", "model_path"), ("explain", "file"), ("data fetch", "from_files")]:
@@ -142,7 +143,7 @@ def world(tmp_path_factory):
         w["gold"][name] = SAMPLE / gold
         if t.command:
             out = d / f"{name}.out"
-            run(t.command, "-m", model, w["inputs"][name], "-o", out)
+            run(t.command.name, "-m", model, w["inputs"][name], "-o", out)
             w["outputs"][name] = out
     w["metrics"] = d / "metrics.json"
     run("train", "--task", "chunk", "--train", SAMPLE / "chunk" / "train.txt", "--model", d / "m.model",
@@ -189,7 +190,7 @@ def _cases(world, words: tuple, param) -> list[tuple[list, bytes | None, list | 
     or None) for the known commands; [] where the tables have no invocation."""
     cmd, name, opt = " ".join(words), param.name, _opt(param)
     d, models, inputs = world["dir"], world["models"], world["inputs"]
-    by_command = {t.command: n for n, t in world["tasks"].items() if t.command}
+    by_command = {t.command.name: n for n, t in world["tasks"].items() if t.command}
     if cmd in by_command:
         task = by_command[cmd]
         base = [cmd, "-m", models[task]]
@@ -239,7 +240,7 @@ def _cases(world, words: tuple, param) -> list[tuple[list, bytes | None, list | 
         return [(pos + ["--model", d / "x.model"] + ([opt, "-"] if name != "model_path" else ["--model", "-"]),
                  None, None)]
     if cmd == "explain":
-        task, t = _task_with(world, lambda t: t.explains)
+        task, t = _task_with(world, lambda t: explains(t))
         base = ["explain", "-m", models[task], "--sentence", "1", "--token", "2"]
         if name == "file":
             return [(base + ["-"], inputs[task].read_bytes(), base + [inputs[task]])]

@@ -20,7 +20,7 @@ from structkit.components import Component
 from structkit.errors import UserError
 from structkit.io.batchjob import Job
 from structkit.serving import Serving, serves
-from structkit.tasks import CommandOption, Task
+from structkit.tasks import Command, CommandOption, Task, Training
 
 ROOT = Path(__file__).resolve().parents[1]
 CHUNK = ROOT / "structkit" / "data" / "sample" / "chunk"   # word POS chunk rows: the toy learns word -> POS
@@ -151,12 +151,9 @@ class ToyComponent(Component):
 
 
 @dataclass(frozen=True)
-class ToyTask(Task):
-    def config_type(self) -> type:
-        return ToyConfig
-
-    def train_function(self):
-        return train_toy
+class ToyTraining(Training):
+    def setup(self):
+        return ToyConfig, train_toy
 
     def main_score(self) -> str:
         return "accuracy"
@@ -164,17 +161,23 @@ class ToyTask(Task):
     def trained(self, config, model) -> str:
         return f"{len(model.table)} words, {len(model.labels)} tags"
 
+
+@dataclass(frozen=True)
+class ToyCommand(Command):
+    def batch_job(self, task, model_path, command, lower=False):
+        model = task.load(model_path, command)
+        if lower:
+            model.table = {w.lower(): t for w, t in model.table.items()}
+        return ToyJob(model), [model_path]
+
+
+@dataclass(frozen=True)
+class ToyTask(Task):
     def load(self, path, command=None, tasks=None):
         return load_toy(path, command, tasks)
 
     def components(self, model, path=None, **options):
         return [ToyComponent(model, path)]
-
-    def batch_job(self, model_path, command, lower=False):
-        model = self.load(model_path, command)
-        if lower:
-            model.table = {w.lower(): t for w, t in model.table.items()}
-        return ToyJob(model), [model_path]
 
     def evaluate(self, files, **options):
         gold, pred = (read_rows(f) for f in files)
@@ -183,9 +186,10 @@ class ToyTask(Task):
         return {"task": self.name, "accuracy": acc, "tokens": len(pairs)}, f"accuracy {acc:.2f} ({len(pairs)} tokens)"
 
 
-TOY = ToyTask("toy", "counts", command="toytag",
-              help="Tag each word with its most frequent training tag (a toy task).", serving=Serving("toy"),
-              options=(CommandOption(("--lower",), "Tag each word's lower-case form.", bool),))
+TOY = ToyTask("toy", ToyTraining("counts"),
+              ToyCommand("toytag", "Tag each word with its most frequent training tag (a toy task).",
+                         options=(CommandOption(("--lower",), "Tag each word's lower-case form.", bool),)),
+              Serving("toy"))
 
 
 @pytest.fixture

@@ -48,16 +48,16 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     each way (named by what they read) and, for the tags, what the transitions and the other
     words' tags add."""
     from structkit.explain import iter_explanations, report_lines
-    from structkit.tasks import task_of_model, tasks
+    from structkit.tasks import explains, task_of_model, tasks
 
     if (file is None) == (text is None):
         raise UserError("give a FILE (or '-') or --text SENTENCE")
-    takes = [t for t in tasks() if t.explains]
+    takes = [t for t in tasks() if explains(t)]
     task = task_of_model(model_path, "explain", takes)
     tagger = task.load(model_path, "explain", tuple(t.name for t in takes))
     if depth is not None:
         task.check_search_options(tagger, model_path, depth)
-    got = task.explain_input(file, text, sentence_no)   # raw text, for models that read it
+    got = task.command.explain_input(file, text, sentence_no)   # raw text, for models that read it
     if got is not None:
         sent, path = got
         as_text = True

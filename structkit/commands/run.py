@@ -1,5 +1,5 @@
 """Running models over files: each task's command (`tag`, `chunk`, `ner`, `parse`, `rerank`, and any
-registered task's), built from its ``Task``: -m/--model, FILES, the task's own options (``Task.options``), then the
+registered task's), built from its ``Task``: -m/--model, FILES, the task's own options (``Command.options``), then the
 batch options (collections, cores, clusters) when its job runs through ``structkit.batch``."""
 from __future__ import annotations
 
@@ -18,22 +18,23 @@ def _option(o):
 
 
 def task_command(task) -> click.Command:
-    """`structkit COMMAND` for ``task`` (``task.command``)."""
-    if task.batch():
+    """`structkit COMMAND` for ``task`` (``task.command``: a ``structkit.tasks.Command``)."""
+    spec = task.command
+    if spec.batched:
         def command(model_path, files, batch, **options):
             import gc
 
-            job, protect = task.batch_job(model_path, task.command, **options)
+            job, protect = spec.batch_job(task, model_path, spec.name, **options)
             run_batch(job, files, batch, protect)
             gc.freeze()  # a quick exit: nothing left for the collector to scan
         fn = batch_options(command)
     else:
         def command(model_path, files, **options):
-            task.run(model_path, files, **options)
+            spec.run(task, model_path, files, **options)
         fn = command
-    for o in reversed(task.options):
+    for o in reversed(spec.options):
         fn = _option(o)(fn)
     fn = click.argument("files", nargs=-1)(fn)
-    fn = click.option("-m", "--model", "model_path", required=True, multiple=task.chains,
-                      help=task.model_help())(fn)
-    return click.command(task.command, help=task.doc or task.help, short_help=task.help)(fn)
+    fn = click.option("-m", "--model", "model_path", required=True, multiple=spec.chains,
+                      help=spec.model_help(task.name))(fn)
+    return click.command(spec.name, help=spec.doc or spec.help, short_help=spec.help)(fn)

@@ -73,8 +73,8 @@ def _default_algos() -> str:
 
     by: dict[str, list[str]] = {}
     for t in TASKS.values():
-        if t.default_algo != "none":   # a task that only scores files (ud)
-            by.setdefault(t.default_algo, []).append(t.name)
+        if t.training.default_algo != "none":   # a task that only scores files (ud)
+            by.setdefault(t.training.default_algo, []).append(t.name)
     return "; ".join(f"{algo} ({', '.join(tasks)})" for algo, tasks in by.items()) + \
         "; kbest-pa for pos on CoNLL-U"
 
@@ -163,7 +163,7 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
     from structkit.tasks import TASKS, get_task
 
     if cfg.get("algo") is None and isinstance(cfg.get("task"), str) and cfg["task"] in TASKS:
-        algo = get_task(cfg["task"]).choose_algo(train_path)
+        algo = get_task(cfg["task"]).training.choose_algo(train_path)
         if algo is not None:
             cfg["algo"] = algo
     config = make_config(cfg)
@@ -197,7 +197,7 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
     task = get_task(config.task)
     kw, close = {}, None
     if dask_address:
-        if not task.mixes or (getattr(config, "jobs", None) or 1) < 2:
+        if not task.training.mixes or (getattr(config, "jobs", None) or 1) < 2:
             raise UserError("--dask trains the shards of parameter mixing: give --jobs N (N >= 2) "
                             "with a learner that mixes (`structkit algorithms`)")
         from structkit.distributed import connect, dask_mapper
@@ -238,15 +238,15 @@ class _TrainPrinter:
     the metrics file."""
 
     def __init__(self, task, config):
-        self.task, self.config = task, config
-        self.n_calls = task.epoch_calls(config)
+        self.training, self.config = task.training, config
+        self.n_calls = task.training.epoch_calls(config)
 
     def line(self, stats: dict) -> str:
-        msg = self.task.epoch_line(self.config, stats)
-        return msg + (f", {self.task.dev_line(self.config, stats['dev'])}" if "dev" in stats else "")
+        msg = self.training.epoch_line(self.config, stats)
+        return msg + (f", {self.training.dev_line(self.config, stats['dev'])}" if "dev" in stats else "")
 
     def metrics(self, model, history: list[dict]) -> dict:
-        return self.task.metrics(self.config, model, history)
+        return self.training.metrics(self.config, model, history)
 
     def summary(self, model) -> str:
-        return self.task.summary(self.config, model)
+        return self.training.summary(self.config, model)

@@ -35,7 +35,7 @@ class StdinContext:
 
 
 class Job:
-    """What a batch command does to a block. A task's job (``Task.batch_job``) subclasses it:
+    """What a batch command does to a block. A task's job (``Command.batch_job``) subclasses it:
     ``structkit.sequence.jobs.TagJob``, ``structkit.parse.jobs.ParseJob``."""
 
     cut_lines = False  # raw text: a block may end at any line end (not only after a blank line)

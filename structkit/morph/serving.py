@@ -14,6 +14,12 @@ class MorphServing(Serving):
     explanations a dict per part; the first such model's analyses are what a parser after it
     reads."""
 
+    def describe(self, model) -> dict:
+        from structkit.morph.explain import predicted_parts
+
+        return {"labels": [], "parts": list(predicted_parts(model)), "needs_pos": False,
+                "scores": True, "explain": True}
+
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
         scores = scores and sv.meta["scores"]
         out = predict(sv, [list(s.words) for s in sents], scores=scores)

@@ -10,7 +10,7 @@ from structkit import rawtext
 from structkit.errors import UserError
 from structkit.config import two_files
 from structkit.morph.serving import MorphServing
-from structkit.tasks import CommandOption, Task, register
+from structkit.tasks import Command, CommandOption, Task, Training, register
 
 _HELP = """Analyse CoNLL-U with a model trained by `structkit train --task morph`: fill each word's
 LEMMA, UPOS, XPOS and FEATS (a column the model does not predict, '_' throughout its training
@@ -30,10 +30,10 @@ _OPTIONS = (
 
 
 @dataclass(frozen=True)
-class MorphTask(Task):
-    """UPOS, XPOS, FEATS and LEMMA of each word, learnt from a treebank."""
+class MorphTraining(Training):
+    """How a morph model trains, and what `train` prints of it."""
 
-    def training(self) -> tuple:
+    def setup(self) -> tuple:
         from structkit.morph.task import MorphConfig, train_morph
 
         return MorphConfig, train_morph
@@ -63,6 +63,25 @@ class MorphTask(Task):
         return (f"{self.trained(config, model)}, {info['train_tokens']} training tokens{kept}, "
                 f"{info['train_seconds']:.1f} s")
 
+
+@dataclass(frozen=True)
+class MorphCommand(Command):
+    """`structkit morph`: CoNLL-U or raw text in, a block at a time."""
+
+    def batch_job(self, task: Task, model_path: str, command: str, scores: bool = False, text: bool = False,
+                  no_split: bool = False, lang: str = "en", tokenizer_path: str | None = None):
+        from structkit.morph.jobs import MorphJob
+
+        protect = [model_path]
+        raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
+        model = task.load(model_path, command)
+        return MorphJob(model, scores, raw.tokenizer if raw else None, raw.split if raw else "auto"), protect
+
+
+@dataclass(frozen=True)
+class MorphTask(Task):
+    """UPOS, XPOS, FEATS and LEMMA of each word, learnt from a treebank."""
+
     def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
         from structkit.morph.task import MorphModel
 
@@ -72,12 +91,6 @@ class MorphTask(Task):
         from structkit.morph.component import Morph
 
         return [Morph(model, path)]
-
-    def describe(self, model) -> dict:
-        from structkit.morph.explain import predicted_parts
-
-        return {"labels": [], "parts": list(predicted_parts(model)), "needs_pos": False,
-                "scores": True, "explain": True}
 
     def explanations(self, model, sentence, path: str, columns: str | None = None,
                      text: bool = False, depth: int | None = None, only: int | None = None):
@@ -123,15 +136,6 @@ class MorphTask(Task):
             lines += [f"{name}\t{n}\t{text}" for n, text in chosen[:top]]
         return lines
 
-    def batch_job(self, model_path: str, command: str, scores: bool = False, text: bool = False,
-                  no_split: bool = False, lang: str = "en", tokenizer_path: str | None = None):
-        from structkit.morph.jobs import MorphJob
-
-        protect = [model_path]
-        raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
-        model = self.load(model_path, command)
-        return MorphJob(model, scores, raw.tokenizer if raw else None, raw.split if raw else "auto"), protect
-
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:
         """UPOS, XPOS, UFeats, AllTags (CoNLL 2018: universal features), AllTags (all FEATS) and
@@ -142,9 +146,7 @@ class MorphTask(Task):
         return result, report(result)
 
 
-register(MorphTask("morph", "perceptron",
-                   command="morph", doc=_HELP, options=_OPTIONS,
-                   serving=MorphServing("morph", order=0, provides=frozenset({"lemma", "upos", "xpos", "feats"})),
-                   explains=True,
-                   model_noun="a morphological tagger",
-                   help="Fill LEMMA, UPOS, XPOS and FEATS of CoNLL-U with a trained tagger and lemmatizer."))
+register(MorphTask("morph", MorphTraining("perceptron"),
+                   MorphCommand("morph", "Fill LEMMA, UPOS, XPOS and FEATS of CoNLL-U with a trained tagger "
+                                "and lemmatizer.", _HELP, _OPTIONS, "a morphological tagger"),
+                   MorphServing("morph", order=0, provides=frozenset({"lemma", "upos", "xpos", "feats"}))))

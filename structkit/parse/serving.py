@@ -14,6 +14,11 @@ class ParseServing(Serving):
     --tagger` does) or a morph model's analyses (LEMMA, UPOS, XPOS, FEATS), and gives each
     word's head and label."""
 
+    def describe(self, model) -> dict:
+        labels = list(getattr(model, "labels", []) or [])
+        return {"labels": labels, "labelled": bool(labels), "pos_column": model.config.pos,
+                "scores": False, "explain": False}
+
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
         X: list = []
         no_pos = 0

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from structkit import rawtext
 from structkit.errors import UserError
 from structkit.parse.serving import ParseServing
-from structkit.tasks import CommandOption, Task, get_task, register
+from structkit.tasks import Command, CommandOption, Task, Training, get_task, register
 
 _HELP = """Parse CoNLL-X or CoNLL-U files (or `word POS` columns): CoNLL-U comes back as CoNLL-U
 with HEAD and DEPREL predicted and every other line and column as read; other input as
@@ -28,10 +28,10 @@ _OPTIONS = (
 
 
 @dataclass(frozen=True)
-class ParseTask(Task):
-    """Dependency parsing: CoNLL-X, CoNLL-U or `word POS` rows in, a tree per sentence out."""
+class ParseTraining(Training):
+    """How a parser trains, and what `train` prints of it."""
 
-    def training(self) -> tuple:
+    def setup(self) -> tuple:
         from structkit.parse.parser import ParserConfig, train_parser
 
         return ParserConfig, train_parser
@@ -44,33 +44,12 @@ class ParseTask(Task):
         return (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "
                 "skipped: not projective or not single-rooted)")
 
-    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
-        from structkit.parse.parser import DependencyParser
 
-        return DependencyParser.load(path, command=command)
+@dataclass(frozen=True)
+class ParseCommand(Command):
+    """`structkit parse`: CoNLL-U, CoNLL-X, `word POS` rows or raw text in, a block at a time."""
 
-    def components(self, model, path: str | None = None, beam: int | None = None, **options) -> list:
-        from structkit.parse.component import Parser
-
-        return [Parser(model, path, beam)]
-
-    def describe(self, model) -> dict:
-        labels = list(getattr(model, "labels", []) or [])
-        return {"labels": labels, "labelled": bool(labels), "pos_column": model.config.pos,
-                "scores": False, "explain": False}
-
-    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
-        from structkit.parse.dump import parser_lines
-
-        return parser_lines(model, top, pattern)
-
-    def check_search_options(self, model, path: str, depth: int | None = None,
-                             beam: int | None = None) -> int | None:
-        from structkit.parse.parser import check_search_options
-
-        return check_search_options(model, depth, beam, path)[1]
-
-    def batch_job(self, model_path: str, command: str, depth: int | None = None,
+    def batch_job(self, task: Task, model_path: str, command: str, depth: int | None = None,
                   beam: int | None = None, tagger_path: str | None = None, text: bool = False,
                   no_split: bool = False, lang: str = "en", tokenizer_path: str | None = None):
         from structkit.parse.jobs import ParseJob
@@ -80,8 +59,8 @@ class ParseTask(Task):
                             "parser reads (a tagger trained with `structkit train --task pos`)")
         protect = [model_path]
         raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
-        parser = self.load(model_path, command)
-        beam = self.check_search_options(parser, model_path, depth, beam)
+        parser = task.load(model_path, command)
+        beam = task.check_search_options(parser, model_path, depth, beam)
         tagger = None
         if tagger_path:
             pos = get_task("pos")   # a POS model of `train --task pos`
@@ -95,6 +74,32 @@ class ParseTask(Task):
         return ParseJob(parser, tagger, depth, beam, raw.tokenizer if raw else None,
                         raw.split if raw else "auto"), protect
 
+
+@dataclass(frozen=True)
+class ParseTask(Task):
+    """Dependency parsing: CoNLL-X, CoNLL-U or `word POS` rows in, a tree per sentence out."""
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.parse.parser import DependencyParser
+
+        return DependencyParser.load(path, command=command)
+
+    def components(self, model, path: str | None = None, beam: int | None = None, **options) -> list:
+        from structkit.parse.component import Parser
+
+        return [Parser(model, path, beam)]
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        from structkit.parse.dump import parser_lines
+
+        return parser_lines(model, top, pattern)
+
+    def check_search_options(self, model, path: str, depth: int | None = None,
+                             beam: int | None = None) -> int | None:
+        from structkit.parse.parser import check_search_options
+
+        return check_search_options(model, depth, beam, path)[1]
+
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
         """UAS and LAS (both conventions), root, complete match and the per-label table of
         GOLD PRED dependency files."""
@@ -106,7 +111,7 @@ class ParseTask(Task):
         return evaluate_parse_files(*(resolve_data_path(f, must_exist=True) for f in files))
 
 
-register(ParseTask("parse", "beam",
-                   command="parse", serving=ParseServing("parse", order=2, provides=frozenset({"head", "deprel"})),
-                   help="Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: "
-                                       "heads and labels.", doc=_HELP, options=_OPTIONS, model_noun="a parser"))
+register(ParseTask("parse", ParseTraining("beam"),
+                   ParseCommand("parse", "Parse CoNLL-U (back into CoNLL-U), CoNLL-X or `word POS` files: heads "
+                                "and labels.", _HELP, _OPTIONS, "a parser"),
+                   ParseServing("parse", order=2, provides=frozenset({"head", "deprel"}))))

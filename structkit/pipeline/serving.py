@@ -15,6 +15,10 @@ class PipelineServing(Serving):
     ``structkit.components``): each word's analysis (lemma, upos, xpos, feats), its UPOS as the
     model's labels and the POS later models read, and the tree when the pipeline parses."""
 
+    def describe(self, model) -> dict:
+        return {"labels": model.labels, "parts": sorted(model.parts()), "needs_pos": False,
+                "scores": False, "explain": False, "facts": model.facts()}
+
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
         conllu = []
         for s in sents:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from structkit.errors import UserError
 from structkit.pipeline.serving import PipelineServing
-from structkit.tasks import CommandOption, Task, register
+from structkit.tasks import Command, CommandOption, Task, Training, register
+from structkit.tokenizer.wing import TOKENIZE
 
 _HELP = """Annotate raw text with a pipeline model (`structkit train --task pipeline`): tokenise
 and split it into sentences with the pipeline's tokenizer (or the rules of --lang when it has
@@ -31,10 +32,11 @@ _OPTIONS = (
 
 
 @dataclass(frozen=True)
-class PipelineTask(Task):
-    """A tokenizer, a morph model and a parser, trained together and run on raw text."""
+class PipelineTraining(Training):
+    """How a pipeline trains (its tokenizer, morph model and parser, one after the other), and
+    what `train` prints of it."""
 
-    def training(self) -> tuple:
+    def setup(self) -> tuple:
         from structkit.pipeline.train import PipelineConfig, train_pipeline
 
         return PipelineConfig, train_pipeline
@@ -81,6 +83,29 @@ class PipelineTask(Task):
     def metrics(self, config, model, history: list[dict]) -> dict:
         return {"config": model.info | {"config": vars(config)}, "epochs": history}
 
+
+@dataclass(frozen=True)
+class PipelineCommand(Command):
+    """`structkit annotate`: raw text in, CoNLL-U out, through a chain of components."""
+
+    def batch_job(self, task: Task, model_path: str | tuple[str, ...], command: str, fmt: str = "conllu",
+                  no_split: bool = False, lang: str = "en", beam: int | None = None):
+        """A job that runs the chain of the -m models (each a component or a pipeline file)."""
+        from structkit.pipeline.annotate import AnnotateJob
+        from structkit.components import chain
+
+        paths = [model_path] if isinstance(model_path, str) else list(model_path)
+        return AnnotateJob(chain(paths, command, lang, "lines" if no_split else "auto", beam), fmt), paths
+
+    def model_input(self, gold_path: str, folder: str) -> str:
+        """`annotate` reads raw text: the treebank's, rebuilt as the tokenizer's card reads it."""
+        return TOKENIZE.command.model_input(gold_path, folder)
+
+
+@dataclass(frozen=True)
+class PipelineTask(Task):
+    """A tokenizer, a morph model and a parser, trained together and run on raw text."""
+
     def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
         from structkit.pipeline.model import PipelineModel
 
@@ -88,10 +113,6 @@ class PipelineTask(Task):
 
     def components(self, model, path: str | None = None, beam: int | None = None, **options) -> list:
         return model.components(path, beam)
-
-    def describe(self, model) -> dict:
-        return {"labels": model.labels, "parts": sorted(model.parts()), "needs_pos": False,
-                "scores": False, "explain": False, "facts": model.facts()}
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         import json
@@ -105,21 +126,6 @@ class PipelineTask(Task):
                          f"{json.dumps(info.get('parser_dev'))}")
         return lines
 
-    def batch_job(self, model_path: str | tuple[str, ...], command: str, fmt: str = "conllu",
-                  no_split: bool = False, lang: str = "en", beam: int | None = None):
-        """A job that runs the chain of the -m models (each a component or a pipeline file)."""
-        from structkit.pipeline.annotate import AnnotateJob
-        from structkit.components import chain
-
-        paths = [model_path] if isinstance(model_path, str) else list(model_path)
-        return AnnotateJob(chain(paths, command, lang, "lines" if no_split else "auto", beam), fmt), paths
-
-    def model_input(self, gold_path: str, folder: str) -> str:
-        """`annotate` reads raw text: the treebank's, rebuilt as the tokenizer's card reads it."""
-        from structkit.tasks import get_task
-
-        return get_task("tokenize").model_input(gold_path, folder)
-
     def evaluate(self, files: tuple[str, ...], **options) -> tuple[dict, str]:
         """GOLD SYSTEM: `annotate`'s output scored as `eval --task ud` scores it (CoNLL 2018)."""
         from structkit.tasks import get_task
@@ -127,10 +133,9 @@ class PipelineTask(Task):
         return get_task("ud").evaluate(files, **options)
 
 
-register(PipelineTask("pipeline", "none",
-                      command="annotate", doc=_HELP, options=_OPTIONS,
-                      serving=PipelineServing(provides=frozenset({"tags", "lemma", "upos", "xpos", "feats",
-                                                                  "head", "deprel"})),
-                      model_noun="a pipeline", chains=True,
-                      help="Annotate raw text with a pipeline model: tokens, sentences, LEMMA, "
-                           "UPOS, XPOS, FEATS, HEAD and DEPREL (CoNLL-U or JSON)."))
+register(PipelineTask("pipeline", PipelineTraining("none"),
+                      PipelineCommand("annotate", "Annotate raw text with a pipeline model: tokens, sentences, "
+                                      "LEMMA, UPOS, XPOS, FEATS, HEAD and DEPREL (CoNLL-U or JSON).", _HELP,
+                                      _OPTIONS, "a pipeline", chains=True),
+                      PipelineServing(provides=frozenset({"tags", "lemma", "upos", "xpos", "feats", "head",
+                                                          "deprel"}))))

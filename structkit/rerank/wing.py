@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.tasks import CommandOption, Task, register
+from structkit.tasks import Command, CommandOption, Task, Training, register
 
 _HELP = """Rerank n-best lists (HyPoradise JSON, JSON lines, or a Kaldi-style directory): writes the
 chosen hypothesis of each utterance, one per line."""
@@ -19,10 +19,10 @@ _OPTIONS = (
 
 
 @dataclass(frozen=True)
-class RerankTask(Task):
-    """Reranking the n-best lists of a speech recogniser: one hypothesis chosen per utterance."""
+class RerankTraining(Training):
+    """How a reranker trains, and what `train` prints of it."""
 
-    def training(self) -> tuple:
+    def setup(self) -> tuple:
         from structkit.rerank.task import RerankConfig, train_reranker
 
         return RerankConfig, train_reranker
@@ -52,29 +52,18 @@ class RerankTask(Task):
                               "topic_levels": list(config.topic_levels)}},
                 "epochs": info["epochs"]}
 
-    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
-        from structkit.rerank.task import Reranker
 
-        return Reranker.load(path, command=command)
+@dataclass(frozen=True)
+class RerankCommand(Command):
+    """`structkit rerank`: n-best lists in, the chosen hypotheses out (not a batch job)."""
 
-    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
-        from structkit.rerank.dump import reranker_lines
-
-        return reranker_lines(model, top, pattern)
-
-
-
-
-    def batch(self) -> bool:
-        return False
-
-    def run(self, model_path: str, files: tuple[str, ...], output: str | None = None,
+    def run(self, task: Task, model_path: str, files: tuple[str, ...], output: str | None = None,
             as_json: bool = False) -> None:
         """Choose a hypothesis per utterance of each n-best file; write them in order."""
         from structkit.config import resolve_data_path
         from structkit.io.files import atomic_output, check_outputs
 
-        model = self.load(model_path, self.command)
+        model = task.load(model_path, self.name)
         paths = [resolve_data_path(f, must_exist=True) for f in files] or ["-"]
         check_outputs([output], paths + [model_path])
         results = []
@@ -91,6 +80,21 @@ class RerankTask(Task):
                                               "score": float(s), "text": text}) + "\n")
                     else:
                         out.write(text + "\n")
+
+
+@dataclass(frozen=True)
+class RerankTask(Task):
+    """Reranking the n-best lists of a speech recogniser: one hypothesis chosen per utterance."""
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.rerank.task import Reranker
+
+        return Reranker.load(path, command=command)
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        from structkit.rerank.dump import reranker_lines
+
+        return reranker_lines(model, top, pattern)
 
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:
@@ -114,7 +118,6 @@ class RerankTask(Task):
         return res, wer_report(res)
 
 
-register(RerankTask("rerank", "loss-perceptron",
-                    (("lambda", "lam"),), command="rerank", doc=_HELP, options=_OPTIONS,
-                    model_noun="a reranker",
-                    help="Choose one hypothesis per utterance from n-best lists with a trained reranker."))
+register(RerankTask("rerank", RerankTraining("loss-perceptron", (("lambda", "lam"),)),
+                    RerankCommand("rerank", "Choose one hypothesis per utterance from n-best lists with a "
+                                  "trained reranker.", _HELP, _OPTIONS, "a reranker", batched=False)))

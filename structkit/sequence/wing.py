@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from structkit import rawtext
 from structkit.errors import UserError
 from structkit.serving import Serving, SpanServing
-from structkit.tasks import SEQUENCE, CommandOption, Task, register
+from structkit.tasks import SEQUENCE, Command, CommandOption, Task, Training, register
 
 _FILES = ("\n\nFILES may be files, folders (read recursively; see --glob) or '-'; none is "
           "standard input.")
@@ -30,15 +30,12 @@ _OPTIONS = (
 
 
 @dataclass(frozen=True)
-class SequenceTask(Task):
-    """A chain-model tagging task: CoNLL columns or CoNLL-U in, one label per token out."""
+class SequenceTraining(Training):
+    """How a chain model trains (its learner's spec reports the epochs)."""
 
-    @property
-    def tags_pos(self) -> bool:
-        """Its labels are the POS tags later models read (a parser's --tagger)."""
-        return self.serving is not None and "tags" in self.serving.provides
+    task: str = "pos"
 
-    def training(self) -> tuple:
+    def setup(self) -> tuple:
         from structkit.sequence.task import TaggerConfig, train_tagger
 
         return TaggerConfig, train_tagger
@@ -47,12 +44,12 @@ class SequenceTask(Task):
         from structkit.config import resolve_data_path
         from structkit.sequence.task import default_algo
 
-        return default_algo(self.name, train_path and resolve_data_path(train_path))
+        return default_algo(self.task, train_path and resolve_data_path(train_path))
 
     def main_score(self) -> str:
         from structkit.sequence.task import main_score
 
-        return main_score(self.name)
+        return main_score(self.task)
 
     def epoch_calls(self, config) -> int:
         return config.spec.epoch_calls(config)
@@ -75,21 +72,44 @@ class SequenceTask(Task):
             what += f", templates {chosen}{why}"
         return what
 
-    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
-        from structkit.sequence.task import SequenceTagger
 
-        return SequenceTagger.load(path, command=command, tasks=tasks or (self.name,))
 
-    def components(self, model, path: str | None = None, **options) -> list:
-        """A POS tagger's tags are UPOS and XPOS in a pipeline; chunk and ner models make no
-        component (their labels are no CoNLL-U column)."""
-        from structkit.sequence.component import Tagger
+@dataclass(frozen=True)
+class TagCommand(Command):
+    """`structkit tag`, `chunk` and `ner`: CoNLL columns, CoNLL-U or raw text in, a block at a
+    time."""
 
-        return [Tagger(model, path)] if self.tags_pos else []
+    def batch_job(self, task: Task, model_path: str, command: str, text: bool = False,
+                  no_split: bool = False, fmt: str | None = None, lang: str = "en",
+                  columns: str | None = None, depth: int | None = None, scores: bool = False,
+                  tokenizer_path: str | None = None):
+        import gc
 
-    @property
-    def chainable(self) -> bool:
-        return self.tags_pos
+        from structkit.sequence.jobs import TagJob
+
+        if not text and fmt:
+            raise UserError("--format goes with --text")
+        if text and columns:
+            raise UserError("--columns does not apply to --text (raw text has no columns)")
+        protect = [model_path]
+        raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
+        # The collector would scan the model's objects (and numba's) over and over while they
+        # are built; frozen, they are never scanned again, nor torn down one by one at exit.
+        gc.disable()
+        try:
+            tagger = task.load(model_path, command)
+        finally:
+            gc.freeze()
+            gc.enable()
+        task.check_search_options(tagger, model_path, depth)
+        job = TagJob(tagger, columns, text, raw.split if raw else "auto", fmt, raw.tokenizer if raw else lang,
+                     depth, scores)
+        return job, protect
+
+
+@dataclass(frozen=True)
+class TaggerServing(Serving):
+    """A chain model served: its labels, margins and explanations per token."""
 
     def describe(self, model) -> dict:
         # margins: max-marginals for Viterbi models, the decision margin for history-based ones
@@ -103,7 +123,27 @@ class SequenceTask(Task):
                 "needs_pos": bool(model.features.uses_pos), "scheme": info.get("scheme"),
                 "scores": True, "explain": True,
                 # its labels are POS tags later models may read (not a pos model of lemmas or a FEATS key)
-                "gives_pos": self.tags_pos and key is None and NAMES[column] in ("upos", "xpos")}
+                "gives_pos": "tags" in self.provides and key is None and NAMES[column] in ("upos", "xpos")}
+
+
+@dataclass(frozen=True)
+class PhraseServing(SpanServing, TaggerServing):
+    """A chunker or NER tagger served: its labels are the request's phrases."""
+
+
+@dataclass(frozen=True)
+class SequenceTask(Task):
+    """A chain-model tagging task: CoNLL columns or CoNLL-U in, one label per token out."""
+
+    @property
+    def tags_pos(self) -> bool:
+        """Its labels are the POS tags later models read (a parser's --tagger)."""
+        return self.serving is not None and "tags" in self.serving.provides
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.sequence.task import SequenceTagger
+
+        return SequenceTagger.load(path, command=command, tasks=tasks or (self.name,))
 
     def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
         if getattr(model, "kind", None) == "lattice":
@@ -138,34 +178,6 @@ class SequenceTask(Task):
         if depth is not None:
             model.check_depth(depth, path)
         return super().check_search_options(model, path, None, beam)
-
-
-
-    def batch_job(self, model_path: str, command: str, text: bool = False, no_split: bool = False,
-                  fmt: str | None = None, lang: str = "en", columns: str | None = None,
-                  depth: int | None = None, scores: bool = False, tokenizer_path: str | None = None):
-        import gc
-
-        from structkit.sequence.jobs import TagJob
-
-        if not text and fmt:
-            raise UserError("--format goes with --text")
-        if text and columns:
-            raise UserError("--columns does not apply to --text (raw text has no columns)")
-        protect = [model_path]
-        raw = rawtext.resolve(command, text, no_split, lang, tokenizer_path, protect)
-        # The collector would scan the model's objects (and numba's) over and over while they
-        # are built; frozen, they are never scanned again, nor torn down one by one at exit.
-        gc.disable()
-        try:
-            tagger = self.load(model_path, command)
-        finally:
-            gc.freeze()
-            gc.enable()
-        self.check_search_options(tagger, model_path, depth)
-        job = TagJob(tagger, columns, text, raw.split if raw else "auto", fmt, raw.tokenizer if raw else lang,
-                     depth, scores)
-        return job, protect
 
     def evaluate(self, files: tuple[str, ...], label_column: str | None = None,
                  model_path: str | None = None, other: str | None = None,
@@ -212,19 +224,31 @@ class SequenceTask(Task):
         return evaluate_files(task, paths, known, scheme)
 
 
-# name: (command, its help, how the server runs its models, the eval options of phrase labels)
+@dataclass(frozen=True)
+class PosTask(SequenceTask):
+    """POS tagging: its models are pipeline components."""
+
+    def components(self, model, path: str | None = None, **options) -> list:
+        """A POS tagger's tags are UPOS and XPOS in a pipeline (chunk and ner models make no
+        component: their labels are no CoNLL-U column)."""
+        from structkit.sequence.component import Tagger
+
+        return [Tagger(model, path)]
+
+
+# name: (its Task class, command, its help, how the server runs its models, the eval options of
+# phrase labels)
 _TASKS = {
-    "pos": ("tag", "POS-tag CoNLL files (or --text); writes each row plus the predicted tag.",
-            Serving("tag", order=0, provides=frozenset({"tags"})), ()),
-    "chunk": ("chunk", "Chunk CoNLL files (word POS [gold]); writes each row plus the predicted chunk tag.",
-              SpanServing("chunk"), ("scheme",)),
-    "ner": ("ner", "Find named entities in CoNLL files; writes each row plus the predicted tag.",
-            SpanServing("ner"), ("scheme",)),
+    "pos": (PosTask, "tag", "POS-tag CoNLL files (or --text); writes each row plus the predicted tag.",
+            TaggerServing("tag", order=0, provides=frozenset({"tags"})), ()),
+    "chunk": (SequenceTask, "chunk", "Chunk CoNLL files (word POS [gold]); writes each row plus the predicted "
+              "chunk tag.", PhraseServing("chunk"), ("scheme",)),
+    "ner": (SequenceTask, "ner", "Find named entities in CoNLL files; writes each row plus the predicted tag.",
+            PhraseServing("ner"), ("scheme",)),
 }
 assert tuple(_TASKS) == SEQUENCE
 
-for _name, (_command, _help, _serving, _scheme) in _TASKS.items():
-    register(SequenceTask(_name, "perceptron",
-                          command=_command, help=_help, doc=_help + _FILES, options=_OPTIONS,
-                          serving=_serving, mixes=True, explains=True,
-                          eval_options=("label_column", "model_path", "other") + _scheme))
+for _name, (_class, _command, _help, _serving, _scheme) in _TASKS.items():
+    register(_class(_name, SequenceTraining("perceptron", mixes=True, task=_name),
+                    TagCommand(_command, _help, _help + _FILES, _OPTIONS),
+                    _serving, ("label_column", "model_path", "other") + _scheme))

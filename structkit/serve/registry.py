@@ -193,5 +193,5 @@ def _metadata(sv: Served) -> dict:
     info = getattr(model, "info", {}) or {}
     meta = {"name": sv.name, "task": sv.task, "algorithm": model.config.algo,
             "train_file": info.get("train_file"), "train_sha256": info.get("train_sha256")}
-    meta.update(sv.kind.describe(model))
+    meta.update(sv.serving.describe(model))
     return meta

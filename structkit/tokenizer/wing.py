@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from structkit.errors import UserError
 from structkit.config import two_files
-from structkit.tasks import CommandOption, Task, register
+from structkit.tasks import Command, CommandOption, Task, Training, register
 
 _HELP = """Tokenize raw text with a tokenizer trained by `structkit train --task tokenize`: tokens,
 multiword tokens and sentences, written as CoNLL-U with # text, SpaceAfter=No and range lines
@@ -27,10 +27,10 @@ _OPTIONS = (
 
 
 @dataclass(frozen=True)
-class TokenizeTask(Task):
-    """Tokens, multiword tokens and sentences of raw text, learnt from a treebank."""
+class TokenizeTraining(Training):
+    """How a tokenizer trains, and what `train` prints of it."""
 
-    def training(self) -> tuple:
+    def setup(self) -> tuple:
         from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
 
         return TokenizeConfig, train_tokenizer
@@ -53,39 +53,12 @@ class TokenizeTask(Task):
             kept = f", epoch {info['selected_epoch']} of {info['epochs_run']} kept (best dev words F1)"
         return f"{self.trained(config, model)}{kept}, {info['train_seconds']:.1f} s"
 
-    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
-        from structkit.tokenizer.task import TokenizerModel
 
-        return TokenizerModel.load(path, command)
+@dataclass(frozen=True)
+class TokenizeCommand(Command):
+    """`structkit tokenize`: raw text in, CoNLL-U out (not a batch job)."""
 
-    def components(self, model, path: str | None = None, **options) -> list:
-        from structkit.components import Tokenizer
-
-        return [Tokenizer(model, path)]
-
-    def batch(self) -> bool:
-        return False
-
-    def explanations(self, model, sentence, path: str, columns: str | None = None,
-                     text: bool = False, depth: int | None = None, only: int | None = None):
-        from structkit.tokenizer.explain import explanations
-
-        if depth is not None:
-            raise UserError(f"--depth does not apply to {self.name} models", path)
-        return explanations(model, sentence, path, only)
-
-    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
-        from structkit.tokenizer.dump import tokenizer_lines
-
-        return tokenizer_lines(model, top, pattern)
-
-    def explain_input(self, file: str | None, text: str | None, number: int):
-        """Raw text, as `structkit tokenize` reads it: the ``number``-th paragraph."""
-        from structkit.tokenizer.explain import read_paragraph
-
-        return read_paragraph(file, text, number)
-
-    def run(self, model_path: str, files: tuple[str, ...], output: str | None = None,
+    def run(self, task: Task, model_path: str, files: tuple[str, ...], output: str | None = None,
             no_split: bool = False, scores: bool = False) -> None:
         """Tokenize each file (streamed, one paragraph at a time) into one CoNLL-U stream."""
         from structkit.config import resolve_data_path
@@ -93,7 +66,7 @@ class TokenizeTask(Task):
         from structkit.text.conllu import write_conllu
         from structkit.text.tokenize import iter_sentences
 
-        model = self.load(model_path, self.command)
+        model = task.load(model_path, self.name)
         paths = [resolve_data_path(f, must_exist=True) if f != "-" else "-" for f in files] or ["-"]
         check_outputs([output], paths + [model_path])
         with atomic_output(output) as out:
@@ -125,6 +98,40 @@ class TokenizeTask(Task):
             f.write(raw_text(gold_path))
         return path
 
+    def explain_input(self, file: str | None, text: str | None, number: int):
+        """Raw text, as `structkit tokenize` reads it: the ``number``-th paragraph."""
+        from structkit.tokenizer.explain import read_paragraph
+
+        return read_paragraph(file, text, number)
+
+
+@dataclass(frozen=True)
+class TokenizeTask(Task):
+    """Tokens, multiword tokens and sentences of raw text, learnt from a treebank."""
+
+    def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
+        from structkit.tokenizer.task import TokenizerModel
+
+        return TokenizerModel.load(path, command)
+
+    def components(self, model, path: str | None = None, **options) -> list:
+        from structkit.components import Tokenizer
+
+        return [Tokenizer(model, path)]
+
+    def explanations(self, model, sentence, path: str, columns: str | None = None,
+                     text: bool = False, depth: int | None = None, only: int | None = None):
+        from structkit.tokenizer.explain import explanations
+
+        if depth is not None:
+            raise UserError(f"--depth does not apply to {self.name} models", path)
+        return explanations(model, sentence, path, only)
+
+    def dump_lines(self, model, top: int, pattern: str | None) -> list[str]:
+        from structkit.tokenizer.dump import tokenizer_lines
+
+        return tokenizer_lines(model, top, pattern)
+
     def evaluate(self, files: tuple[str, ...], model_path: str | None = None, other: str | None = None,
                  **options) -> tuple[dict, str]:
         """Tokens, words and sentences of GOLD PRED (CoNLL-U), aligned by their characters as
@@ -135,7 +142,7 @@ class TokenizeTask(Task):
         return result, report(result)
 
 
-TOKENIZE = register(TokenizeTask("tokenize", "pa",
-                      command="tokenize", doc=_HELP, options=_OPTIONS,
-                      model_noun="a tokenizer", explains=True,
-                      help="Tokenize raw text (tokens, multiword tokens, sentences) with a trained tokenizer."))
+TOKENIZE = register(TokenizeTask("tokenize", TokenizeTraining("pa"),
+                                 TokenizeCommand("tokenize", "Tokenize raw text (tokens, multiword tokens, "
+                                                 "sentences) with a trained tokenizer.", _HELP, _OPTIONS,
+                                                 "a tokenizer", batched=False)))

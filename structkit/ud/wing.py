@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from structkit.errors import UserError
 from structkit.config import two_files
-from structkit.tasks import Task, register
+from structkit.tasks import Task, Training, register
 
 NOTHING_TO_TRAIN = ("--task ud only scores parsed CoNLL-U against gold (structkit eval --task ud "
                     "GOLD.conllu SYSTEM.conllu): it has no model to train")
@@ -27,11 +27,11 @@ class UDEvalConfig:
 
 
 @dataclass(frozen=True)
-class UDTask(Task):
-    """Scoring a CoNLL-U file's segmentation, tags, lemmas and tree against gold."""
+class NoTraining(Training):
+    """The ud task trains nothing: `train --task ud` is the one line that says so."""
 
-    def config_type(self) -> type:
-        return UDEvalConfig
+    def setup(self) -> tuple:
+        return UDEvalConfig, None
 
     def train_function(self):
         raise UserError(NOTHING_TO_TRAIN)
@@ -40,6 +40,11 @@ class UDTask(Task):
         # `train` asks this first, before it checks the options against the task: the one
         # line that says there is nothing to train, whatever else was given.
         raise UserError(NOTHING_TO_TRAIN)
+
+
+@dataclass(frozen=True)
+class UDTask(Task):
+    """Scoring a CoNLL-U file's segmentation, tags, lemmas and tree against gold."""
 
     def load(self, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None):
         raise UserError("--task ud has no models", path)
@@ -53,4 +58,4 @@ class UDTask(Task):
         return result, report(result)
 
 
-register(UDTask("ud", "none"))
+register(UDTask("ud", NoTraining("none")))

@@ -210,7 +210,8 @@ def sk_free_morph(model_path, conllu: str) -> str:
     """`structkit morph` on a CoNLL-U string, through the batch job."""
     from structkit.tasks import get_task
 
-    job, _ = get_task("morph").batch_job(str(model_path), "morph")
+    task = get_task("morph")
+    job, _ = task.command.batch_job(task, str(model_path), "morph")
     return job.process(job.sniff("x", b""), "x", conllu.encode("utf-8"), True)[0].decode("utf-8")
 
 
