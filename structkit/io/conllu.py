@@ -19,6 +19,7 @@ from structkit.errors import UserError
 from structkit.io.conll import Sentence, key_value  # noqa: F401 (key_value: read from here too)
 from structkit.io.document import Sentence as DocSentence
 from structkit.io.document import read_conllu, surface_text  # noqa: F401 (the one reader; read from here too)
+from structkit.io.document import write_conllu
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
 
 if TYPE_CHECKING:
@@ -61,18 +62,14 @@ def write_tagged(sentences: Iterable[Sentence], predictions: Iterable[Sequence[s
                  column: int, key: str | None = None) -> None:
     """Write each sentence's lines back, the prediction put in ``column`` of every word row
     (or, with ``key``, set as ``key=label`` in that Key=Value column); every other line and
-    column exactly as read."""
+    column exactly as read (``structkit.io.document.write_conllu``, the one writer)."""
+    done = []
     for sent, pred in zip(sentences, predictions):
-        at = dict(zip(sent.word_at, pred))
-        for i, line in enumerate(sent.lines):
-            label = at.get(i)
-            if label is not None:
-                cols = line.split("\t")
-                cols[column] = put_label(cols[column], key, label) if key else label
-                line = "\t".join(cols)
-            out.write(line)
-            out.write("\n")
-        out.write("\n")
+        rows = sent.rows
+        for k, label in enumerate(pred):
+            sent.set_columns(k, {column: put_label(rows[k][column], key, label) if key else label})
+        done.append(sent)
+    write_conllu(done, out)
 
 
 def read_sequence(path: str, stream: IO | Iterable | None = None,
@@ -293,8 +290,8 @@ def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
         if len(hs) != n or (rs is not None and len(rs) != n):
             raise ValueError(f"sentence {count + 1}: {len(hs)} heads and "
                              f"{'no' if rs is None else len(rs)} DEPRELs for {n} words")
-        at = {}
-        for k, i in enumerate(sent.word_at):
+        new = []
+        for k in range(n):
             h = int(hs[k])
             if not 0 <= h <= n:
                 raise ValueError(f"sentence {count + 1}: head {h} of word {k + 1} is outside 0..{n}")
@@ -302,16 +299,10 @@ def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
             if not rel or any(c in rel for c in "\t\n\r "):
                 raise ValueError(f"sentence {count + 1}: DEPREL {rel!r} of word {k + 1} cannot be "
                                  "written (empty, or a tab, newline or space in it)")
-            at[i] = (str(h), rel)
-        for i, line in enumerate(sent.lines):
-            new = at.get(i)
-            if new is not None:
-                cols = line.split("\t")
-                cols[6], cols[7] = new
-                line = "\t".join(cols)
-            out.write(line)
-            out.write("\n")
-        out.write("\n")
+            new.append((str(h), rel))
+        for k, (h, rel) in enumerate(new):
+            sent.set_columns(k, {6: h, 7: rel})
+        write_conllu([sent], out)
         count += 1
     if next(head_it, None) is not None or (rel_it is not None and next(rel_it, None) is not None):
         raise ValueError(f"more head (or DEPREL) lists than the {count} sentences")

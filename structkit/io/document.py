@@ -21,14 +21,16 @@ tagger, ``TokMargin``/``SentMargin`` of the tokenizer), as floats.
 from __future__ import annotations
 
 import hashlib
+import io
 import re
-from typing import IO, Iterable, Iterator
+from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import cr_only_error, key_value
 from structkit.io.files import display_name, iter_lines, open_input
 
-__all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "surface_text"]
+__all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "surface_text", "new_sentence",
+           "write_conllu"]
 
 COLUMNS = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 
@@ -418,8 +420,10 @@ class Sentence:
         return out
 
     def to_conllu(self) -> str:
-        """The sentence as CoNLL-U lines, a blank line after."""
-        return "\n".join(self.lines) + "\n\n"
+        """The sentence as CoNLL-U lines, a blank line after (:func:`write_conllu`)."""
+        buf = io.StringIO()
+        write_conllu([self], buf)
+        return buf.getvalue()
 
     def __repr__(self) -> str:
         return f"Sentence({self.text!r})"
@@ -466,8 +470,11 @@ class Doc:
         return cls(list(read_conllu(name, conllu.split("\n"), None, check_text)), text)
 
     def to_conllu(self) -> str:
-        """The document as CoNLL-U: each sentence's lines and a blank line after it."""
-        return "".join(s.to_conllu() for s in self.sents)
+        """The document as CoNLL-U: each sentence's lines and a blank line after it
+        (:func:`write_conllu`)."""
+        buf = io.StringIO()
+        write_conllu(self.sents, buf)
+        return buf.getvalue()
 
     # -- convenience
     @property
@@ -685,3 +692,42 @@ def read_conllu(path: str, stream: IO | Iterable | None = None,
         count += 1
     if count == 0:
         raise UserError("empty file: no sentences found", name, 1)
+
+
+# ---- writing: the one CoNLL-U writer ---------------------------------------------------------------
+def new_sentence(tokens: Iterable[tuple[str, Sequence[str], bool]], comments: Iterable[str] = (),
+                 middle: Sequence[Sequence[str]] | None = None) -> Sentence:
+    """A sentence held as CoNLL-U lines, made from surface tokens ``(form, words, space_after)``
+    under ``comments`` (``# ...`` lines), as UD writes raw text: a range line before the words
+    of a multiword token, ``SpaceAfter=No`` in MISC of the range line of a multiword token and of
+    the word otherwise; LEMMA, UPOS, XPOS, FEATS, HEAD and DEPREL from ``middle`` (six strings
+    per word), ``_`` without it; DEPS ``_``."""
+    lines = list(comments)
+    rows: list[list[str]] = []
+    word_at: list[int] = []
+    blank = ("_", "_", "_", "_", "_", "_")
+    for form, words, space in tokens:
+        misc = "_" if space else "SpaceAfter=No"
+        i = len(rows)
+        if len(words) > 1:
+            lines.append(f"{i + 1}-{i + len(words)}\t{form}\t_\t_\t_\t_\t_\t_\t_\t{misc}")
+            misc = "_"
+        for w in words:
+            i += 1
+            row = [str(i), w, *(middle[i - 1] if middle is not None else blank), "_", misc]
+            word_at.append(len(lines))
+            rows.append(row)
+            lines.append("\t".join(row))
+    return Sentence.from_lines(rows, lines, word_at)
+
+
+def write_conllu(sents: Iterable[Sentence], out: IO[str]) -> int:
+    """Write sentences as CoNLL-U: each one's lines, a blank line after (``Sentence.lines``: as
+    read and changed through ``set_columns``, or written from its objects). The one writer of
+    every command, the API and the server; how many sentences were written."""
+    n = 0
+    for s in sents:
+        out.write("\n".join(s.lines))
+        out.write("\n\n")
+        n += 1
+    return n

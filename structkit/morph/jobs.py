@@ -7,6 +7,7 @@ from __future__ import annotations
 from itertools import islice
 
 from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.document import write_conllu
 
 BLOCK = 2000   # sentences analysed at a time
 
@@ -34,23 +35,20 @@ def write_analysed(model, sents, out, scores: bool = False) -> None:
     t = model.tables
     i = 0
     for s, fs in zip(sents, forms):
-        at = {li: k for k, li in enumerate(s.word_at)}
-        for li, line in enumerate(s.lines):
-            k = at.get(li)
-            if k is not None:
-                cols = line.split("\t")
-                j = i + k
-                upos, xpos, feats = t.tags[tags[j]].split("\t")
-                vals = {"lemma": apply_rule(t.rule(rules[j]), fs[k]), "upos": upos, "xpos": xpos, "feats": feats}
+        rows = s.rows
+        for k in range(len(fs)):
+            j = i + k
+            upos, xpos, feats = t.tags[tags[j]].split("\t")
+            vals = {"lemma": apply_rule(t.rule(rules[j]), fs[k]), "upos": upos, "xpos": xpos, "feats": feats}
+            new = {2 + PARTS.index(p): vals[p] or "_" for p in parts}
+            if margins is not None:
+                misc = rows[k][9]
                 for p in parts:
-                    cols[2 + PARTS.index(p)] = vals[p] or "_"
-                    if margins is not None:
-                        cols[9] = set_key(cols[9], MISC_KEYS[p], margin_text(margins[p][j]))
-                line = "\t".join(cols)
-            out.write(line)
-            out.write("\n")
-        out.write("\n")
+                    misc = set_key(misc, MISC_KEYS[p], margin_text(margins[p][j]))
+                new[9] = misc
+            s.set_columns(k, new)
         i += len(fs)
+    write_conllu(sents, out)
 
 
 class MorphJob(Job):

@@ -10,14 +10,13 @@ from dataclasses import dataclass
 from typing import IO, Iterable
 
 from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.document import write_conllu
 
 BATCH = 1024   # sentences analysed and parsed at a time
 
 
 def to_conllu(sents: Iterable, out: IO[str]) -> None:
-    for s in sents:
-        out.write("\n".join(s.lines))
-        out.write("\n\n")
+    write_conllu(sents, out)
 
 
 def sentence_json(s) -> dict:

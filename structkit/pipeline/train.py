@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 from structkit.errors import UserError
+from structkit.io.document import write_conllu
 from structkit.io.files import display_name
 from structkit.pipeline.model import PipelineConfig, PipelineModel
 
@@ -70,9 +71,7 @@ def with_analysis(trees, analyses):
 
 def write_sentences(sents, path: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
-        for s in sents:
-            f.write("\n".join(s.lines))
-            f.write("\n\n")
+        write_conllu(sents, f)
 
 
 def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int = 0,

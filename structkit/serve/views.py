@@ -5,9 +5,11 @@ CoNLL-U.
 """
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
+from structkit.io.document import Sentence, new_sentence, write_conllu
 from structkit.serve.inputs import Sent
 from structkit.serve.registry import Served
 
@@ -121,30 +123,16 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
 
 def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
     """CoNLL-U: the input's lines (CoNLL-U in) or fresh ones, with each model's column filled
-    where ``structkit tag`` would put it and HEAD/DEPREL from the parser."""
-    buf = []
+    where its command would put it (``Serving.fill``) and HEAD/DEPREL from the parser."""
+    buf = io.StringIO()
     for k, s in enumerate(sents):
         if s.conllu is not None:
-            lines = list(s.conllu.lines)
-            word_at = list(s.conllu.word_at)
-            rows = [list(r) for r in s.conllu.rows]
+            out = Sentence.from_lines([list(r) for r in s.conllu.rows], list(s.conllu.lines),
+                                      list(s.conllu.word_at))
         else:
-            lines = [f"# sent_id = {first + k}", f"# text = {' '.join(s.text.split())}"]
-            word_at, rows = [], []
-            mwt = {m["first"]: m for m in s.multiword}
-            for i, w in enumerate(s.words):
-                m = mwt.get(i + 1)
-                if m is not None:
-                    last_space = s.space_after[m["last"] - 1] if s.space_after else True
-                    lines.append(f"{m['first']}-{m['last']}\t{m['form']}\t_\t_\t_\t_\t_\t_\t_\t"
-                                 + ("_" if last_space else "SpaceAfter=No"))
-                inside = any(mm["first"] <= i + 1 <= mm["last"] for mm in s.multiword)
-                space = True if inside else (s.space_after[i] if s.space_after else True)
-                word_at.append(len(lines))
-                lines.append("")
-                pos = s.pos[i] if s.pos else "_"
-                rows.append([str(i + 1), w, "_", "_", pos, "_", "_", "_", "_",
-                             "_" if space else "SpaceAfter=No"])
+            out = new_sentence(_tokens(s), [f"# sent_id = {first + k}", f"# text = {' '.join(s.text.split())}"],
+                               None if not s.pos else [("_", "_", p, "_", "_", "_") for p in s.pos])
+        rows = out.rows
         for sv in models:
             sv.serving.fill(sv, s, rows)   # its columns, as its command writes them
         if s.analysis is not None:
@@ -153,7 +141,20 @@ def to_conllu(sents: list[Sent], models: list[Served], first: int = 1) -> str:
         if s.heads is not None:
             for r, h, d in zip(rows, s.heads, s.deprels):
                 r[6], r[7] = str(h), d
-        for at, r in zip(word_at, rows):
-            lines[at] = "\t".join(r)
-        buf.append("\n".join(lines) + "\n\n")
-    return "".join(buf)
+        for at, r in zip(out.word_at, rows):
+            out.lines[at] = "\t".join(r)
+        write_conllu([out], buf)
+    return buf.getvalue()
+
+
+def _tokens(s: Sent):
+    """The request sentence's surface tokens: (form, words, space after), a multiword token's
+    words together."""
+    mwt = {m["first"]: m for m in s.multiword}
+    i = 0
+    while i < len(s.words):
+        m = mwt.get(i + 1)
+        last = m["last"] if m is not None else i + 1
+        yield (m["form"] if m is not None else s.words[i], s.words[i:last],
+               s.space_after[last - 1] if s.space_after else True)
+        i = last

@@ -1,4 +1,5 @@
-"""Writing tokenised (and optionally tagged) sentences as CoNLL-U.
+"""Writing tokenised (and optionally tagged) sentences as CoNLL-U (through the one writer,
+``structkit.io.document.write_conllu``).
 
 Each sentence is written as UD writes it: ``# newdoc`` / ``# newpar`` where it opens a
 document or paragraph, ``# sent_id``, ``# text``, a range line ``a-b FORM`` before the words
@@ -14,6 +15,8 @@ from __future__ import annotations
 import operator
 from typing import IO, Iterable, Iterator, Sequence
 
+from structkit.io.document import new_sentence
+from structkit.io.document import write_conllu as write
 from structkit.text.base import Sentence
 
 __all__ = ["write_conllu", "sentence_text"]
@@ -73,28 +76,13 @@ def write_conllu(sentences: Iterable[Sentence], out: IO[str],
         hs = cols["heads"]
         if iters["heads"] is not None:
             hs = [_head(h, i, k, n) for i, h in enumerate(hs)]
-        lines = []
-        if sent.new_doc:
-            lines.append("# newdoc")
-        if sent.new_par:
-            lines.append("# newpar")
-        lines.append(f"# sent_id = {sent_id_prefix}{start + k}")
-        lines.append(f"# text = {sentence_text(sent)}")
-        i = 0
-        for tok in sent.tokens:
-            misc = "_" if tok.space_after else "SpaceAfter=No"
-            if len(tok.words) > 1:
-                lines.append(f"{i + 1}-{i + len(tok.words)}\t{tok.form}\t_\t_\t_\t_\t_\t_\t_\t"
-                             f"{misc}")
-                misc = "_"
-            for word in tok.words:
-                row = "\t".join([_column(cols["lemmas"][i], "lemma"), _column(cols["upos"][i], "upos"),
-                                 _column(cols["xpos"][i], "xpos"), _column(cols["feats"][i], "feats"),
-                                 str(hs[i]), _column(cols["deprels"][i], "deprel")])
-                i += 1
-                lines.append(f"{i}\t{word}\t{row}\t_\t{misc}")
-        out.write("\n".join(lines) + "\n\n")
-        count += 1
+        comments = (["# newdoc"] if sent.new_doc else []) + (["# newpar"] if sent.new_par else []) + \
+            [f"# sent_id = {sent_id_prefix}{start + k}", f"# text = {sentence_text(sent)}"]
+        middle = [(_column(cols["lemmas"][i], "lemma"), _column(cols["upos"][i], "upos"),
+                   _column(cols["xpos"][i], "xpos"), _column(cols["feats"][i], "feats"), str(hs[i]),
+                   _column(cols["deprels"][i], "deprel")) for i in range(n)]
+        count += write([new_sentence(((t.form, t.words, t.space_after) for t in sent.tokens), comments, middle)],
+                       out)
     for name, tags in iters.items():
         if tags is not None and next(tags, None) is not None:
             raise ValueError(f"{name} has more sentences than the {count} written")
