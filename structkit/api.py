@@ -15,10 +15,52 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from structkit.api_io import load_conll, load_conllx  # re-exported: their home is api_io
+from structkit import card as cards
+from structkit.api_io import (  # re-exported: their home is api_io
+    check_path,
+    check_text,
+    load_conll,
+    load_conllx,
+    tokenize,
+)
+from structkit.config import resolve_data_path
 from structkit.errors import UserError
+from structkit.eval.attachment import AttachmentCounter, scoring_tags
+from structkit.eval.files import evaluate_sentences
+from structkit.io.conll import Sentence
+from structkit.io.conllu import read_conllu, read_sequence, read_trees
+from structkit.io.conllx import DepSentence, check_tree
+from structkit.io.files import display_name
+from structkit.io.nbest import NbestSet, from_utterances, read_nbest
+from structkit.lattice.rules import apply_rule
+from structkit.model import model_header
+from structkit.morph.evaluate import score_rows
+from structkit.morph.explain import predicted_parts, score
+from structkit.morph.task import MorphModel, train_morph
+from structkit.options import check, kinds_of
+from structkit.parse.conllio import tag_then_parse
+from structkit.parse.parser import (
+    DependencyParser,
+    read_treebank,
+    train_parser,
+    train_parser_on,
+)
+from structkit.rerank.task import Reranker as RerankModel
+from structkit.rerank.task import evaluate_nbest, train_on, train_reranker
+from structkit.sequence.task import (
+    SequenceTagger,
+    TaggerConfig,
+    corpus_from_sentences,
+    default_algo,
+    read_labelled,
+    train_tagger,
+    train_tagger_on,
+)
+from structkit.sequence.templates import resolve_templates
 from structkit.serving import serves
-from structkit.tasks import SEQUENCE
+from structkit.spans import bad_label
+from structkit.tasks import SEQUENCE, get_task
+from structkit.text.base import Sentence as TextSentence
 
 if TYPE_CHECKING:
     from structkit.io.conll import Sentence
@@ -41,9 +83,6 @@ def _is_path(x: Any) -> bool:
 
 
 def _resolve(path: PathLike, arg: str = "X", fn: str = "the file") -> str:
-    from structkit.api_io import check_path
-    from structkit.config import resolve_data_path
-
     return resolve_data_path(check_path(path, arg, fn), must_exist=True)
 
 
@@ -60,7 +99,6 @@ def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:
     if unknown:
         raise UserError(f"unknown option(s) {', '.join(unknown)} for {what} "
                         f"(it takes {', '.join(sorted(names))})")
-    from structkit.options import check, kinds_of
 
     types = {f.name: f.type for f in dataclasses.fields(cls)}
     for name, value in options.items():
@@ -84,7 +122,6 @@ def _make_config(cls: type, what: str, options: dict, fixed: dict) -> Any:
 def _check_text_items(what: str, name: str, value: Any) -> None:
     """The strings of a list option (``templates=[...]``) are text a file can hold."""
     if isinstance(value, (list, tuple)):
-        from structkit.api_io import check_text
         for v in value:
             if isinstance(v, str):
                 check_text(v, name, what)
@@ -141,7 +178,6 @@ def _plain(X: Any) -> Any:
     the estimators read like any word list; anything else unchanged."""
     if _is_path(X) or isinstance(X, (bytes, dict)) or not isinstance(X, Sequence):
         return X
-    from structkit.text.base import Sentence as TextSentence
 
     if not any(isinstance(s, TextSentence) for s in X):
         return X
@@ -171,7 +207,6 @@ def _sentence_rows(X: Sequence, what: str) -> list[list[list[str]]]:
 
 def _spans(task: str) -> bool:
     """Whether ``task``'s labels are phrases in a B-/I- scheme (checked as such)."""
-    from structkit.tasks import get_task
 
     return "scheme" in get_task(task).eval_options
 
@@ -257,8 +292,6 @@ class _Estimator:
                    record: EpochCallback) -> Any:
         """Train from files exactly as ``structkit train`` does with the same options (the model
         card's dev scores included)."""
-        from structkit import card as cards
-        from structkit.tasks import get_task
 
         self._model, self._card = cards.train(
             get_task(config.task), config, _resolve(X), None if dev is None else _resolve(dev), None,
@@ -267,8 +300,6 @@ class _Estimator:
 
     def _fit_memory(self, config: Any, train: Callable, name: str | None, record: EpochCallback) -> Any:
         """Train on data in memory (``train(config, None, None, on_epoch)``), with a card."""
-        from structkit import card as cards
-        from structkit.tasks import get_task
 
         self._model, self._card = cards.train(get_task(config.task), config, None, None, None, record,
                                               trainer=train, given={"train": name or "<in memory>"})
@@ -278,7 +309,6 @@ class _Estimator:
     def _of(cls, model: Any, path: str | None = None) -> Any:
         """An estimator around a loaded model, its options read back from the model's config
         (and its card from the file ``path``, so that ``save`` keeps it)."""
-        from structkit.model import model_header
 
         self = cls.__new__(cls)
         card = (model_header(path) or {}).get("card") if path is not None else None
@@ -293,9 +323,6 @@ class _Estimator:
         """Write the trained model to ``path`` (an .npz file, as ``structkit train`` writes).
         The file is written whole or not at all (a failed write leaves no partial file, and an
         existing file unchanged)."""
-        from structkit.api_io import check_path
-
-        from structkit import card as cards
 
         model = self._fitted()
         cards.save(model, check_path(path, "path", f"{self._what}.save"), getattr(self, "_card", None))
@@ -322,8 +349,6 @@ class Tagger(_Estimator):
         """The validated config; without an ``algo`` option, the task's learner for the
         training data ``train`` (a file path; kbest-pa for pos on CoNLL-U), as the command line
         chooses it."""
-        from structkit.sequence.templates import resolve_templates
-        from structkit.sequence.task import TaggerConfig, default_algo
 
         task = self.task if task is None else task
         options = dict(self._options)
@@ -346,8 +371,6 @@ class Tagger(_Estimator):
     # -- data
     def _corpus(self, config: TaggerConfig, X: Any, y: Any, what: str) -> tuple[Corpus, str, str]:
         """(corpus, name, sha256) from a labelled file or from token lists plus label lists."""
-        from structkit.io.files import display_name
-        from structkit.sequence.task import corpus_from_sentences, read_labelled
 
         if _is_path(X):
             if y is not None:
@@ -361,7 +384,6 @@ class Tagger(_Estimator):
         _check_pairs(X, y, what)
         if len(X) == 0:
             raise UserError(f"{what}: no sentences")
-        from structkit.io.conll import Sentence
 
         sentences = []
         for i, (rows, labels) in enumerate(zip(_sentence_rows(X, what), y)):
@@ -374,7 +396,6 @@ class Tagger(_Estimator):
                                     f"string, got {lab!r}"[:300])
                 _check_surrogates(lab, f"{what}: sentence {i + 1}, label {k + 1}")
             if _spans(config.task):
-                from structkit.spans import bad_label
                 k = bad_label(labels, None)
                 if k is not None:
                     raise UserError(f"{what}: sentence {i + 1}, token {k + 1}: unknown label "
@@ -389,8 +410,6 @@ class Tagger(_Estimator):
 
     def _input(self, X: Any) -> tuple[Iterable[Sentence], str, bool]:
         """(sentences, name, words-only) to tag, from a CoNLL file or token lists."""
-        from structkit.io.conll import Sentence
-        from structkit.io.conllu import read_sequence
 
         model = self._fitted()
         if _is_path(X):
@@ -423,7 +442,6 @@ class Tagger(_Estimator):
         tuples or of dicts) with label lists ``y``; ``dev`` is scored after each epoch.
         ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
         training and passes through unchanged, and the estimator keeps its previous model."""
-        from structkit.sequence.task import train_tagger, train_tagger_on
 
         config = self._new_config(train=X if y is None else None)
         record, fitted = self._start_fit(config, X, y, dev, on_epoch, train_tagger)
@@ -473,8 +491,6 @@ class Tagger(_Estimator):
         it tokenises (any number of sentences, each tagged as one): the pairs of its syntactic
         words in order, a multiword token's words in place of its surface form."""
         if tokenizer is not None:
-            from structkit.api_io import tokenize
-
             if not isinstance(text, str):
                 raise UserError(f"text must be a string with tokenizer, got {type(text).__name__}")
             sents = tokenize(text, tokenizer=tokenizer)
@@ -495,13 +511,10 @@ class Tagger(_Estimator):
               y: Sequence[Sequence[str]] | None = None) -> dict:
         """Tag and score against gold labels (a labelled file, or ``y``): the dict of
         ``structkit eval --json`` (accuracy; precision, recall, F1 as conlleval for chunk/ner)."""
-        from structkit.eval.files import evaluate_sentences
 
         model = self._fitted()
         task = model.config.task
         if _is_path(X):
-            from structkit.io.conllu import read_sequence
-
             if y is not None:
                 raise UserError("score: a file carries its own gold labels; pass y only with lists")
             path = _resolve(X)
@@ -531,7 +544,6 @@ class Tagger(_Estimator):
                     raise UserError(f"score: sentence {i + 1} has {len(p)} tokens but {len(g)} "
                                     "gold labels")
         if _spans(task):
-            from structkit.spans import bad_label
             for i, g in enumerate(gold):
                 k = bad_label(g, None)
                 if k is not None:
@@ -543,9 +555,6 @@ class Tagger(_Estimator):
     @classmethod
     def load(cls, path: PathLike) -> Tagger:
         """A tagger from a model file written by :meth:`save` or ``structkit train``."""
-        from structkit.sequence.task import SequenceTagger
-
-        from structkit.api_io import check_path
 
         path = check_path(path, "path", "Tagger.load")
         self = cls._of(SequenceTagger.load(path), path)
@@ -570,7 +579,6 @@ class Morph(_Estimator):
         kept (UPOS, XPOS and every FEATS key, not CoNLL 2018's universal features only).
         ``on_epoch(epoch, stats)`` is called after each epoch; an exception it raises stops
         training and passes through unchanged, and the estimator keeps its previous model."""
-        from structkit.morph.task import train_morph
 
         config = self._new_config()
         _check_callback(on_epoch)
@@ -586,8 +594,6 @@ class Morph(_Estimator):
         """The word forms of each sentence of a CoNLL-U file or of ``X`` (token lists, their
         first column the word; or the sentences of ``structkit.tokenize``)."""
         if _is_path(X):
-            from structkit.io.conllu import read_conllu
-
             return [[r[1] for r in s.rows] for s in read_conllu(_resolve(X), check_text=False)]
         X = _plain(X)
         _check_pairs(X, None, "X")
@@ -599,8 +605,6 @@ class Morph(_Estimator):
         ``upos``, ``xpos``, ``feats``). With ``scores=True`` one (analyses, margins) pair per
         sentence, margins a dict per word of each part's margin, as ``structkit morph --scores``
         gives it (inf where every candidate agrees)."""
-        from structkit.morph.explain import predicted_parts, score
-        from structkit.lattice.rules import apply_rule
 
         model = self._fitted()
         words = self._words(X)
@@ -632,8 +636,6 @@ class Morph(_Estimator):
         """Analyse a CoNLL-U treebank file and score it against its own columns: the dict of
         ``structkit eval --task morph --json`` (UPOS, XPOS, UFeats, AllTags as CoNLL 2018 defines
         it, ``alltags_full`` over all FEATS, Lemmas)."""
-        from structkit.io.conllu import read_conllu
-        from structkit.morph.evaluate import score_rows
 
         if not _is_path(X):
             raise UserError(f"score: X must be a CoNLL-U treebank file, got {type(X).__name__}")
@@ -650,8 +652,6 @@ class Morph(_Estimator):
     @classmethod
     def load(cls, path: PathLike) -> Morph:
         """A model from a file written by :meth:`save` or ``structkit train --task morph``."""
-        from structkit.api_io import check_path
-        from structkit.morph.task import MorphModel
 
         return cls._of(MorphModel.load(check_path(path, "path", "Morph.load")))
 
@@ -660,7 +660,6 @@ class Morph(_Estimator):
 def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[DepSentence]:
     """DepSentences from tokens (words, (word, pos) tuples or dicts, or DepSentences) and
     optional head lists (1-based, 0 = root)."""
-    from structkit.io.conllx import DepSentence, check_tree
 
     X = _plain(X)
     _check_pairs(X, heads, what, "heads")
@@ -702,9 +701,6 @@ class Parser(_Estimator):
     config: ParserConfig
 
     def _treebank(self, X: Any, heads: Any, what: str) -> tuple[list[DepSentence], str, str | None]:
-        from structkit.io.files import display_name
-        from structkit.parse.parser import read_treebank
-
         if _is_path(X):
             if heads is not None:
                 raise UserError(f"{what}: a treebank file carries its own heads; pass heads only with lists")
@@ -726,7 +722,6 @@ class Parser(_Estimator):
         """Train on a CoNLL-X/CoNLL-U file, or on sentences ``X`` (words, (word, pos) tuples or
         dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch;
         ``on_epoch`` as in :meth:`Tagger.fit`."""
-        from structkit.parse.parser import train_parser, train_parser_on
 
         config = self._new_config()
         record, fitted = self._start_fit(config, X, heads, dev, on_epoch, train_parser)
@@ -741,8 +736,6 @@ class Parser(_Estimator):
                                                                                 name, sha), name, record)
 
     def _input(self, X: Any) -> tuple[Iterable[DepSentence], str]:
-        from structkit.io.conllu import read_trees
-
         if _is_path(X):
             path = _resolve(X)
             return read_trees(path), path
@@ -763,7 +756,6 @@ class Parser(_Estimator):
         if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)
                                   or not 0 <= depth <= 6):
             raise UserError(f"depth must be an integer from 0 to 6, got {depth!r}")
-        from structkit.parse.conllio import tag_then_parse
 
         sents, name = self._input(X)
         out: list[list[int]] = []
@@ -780,8 +772,6 @@ class Parser(_Estimator):
         """Parse and score against gold heads (a treebank file, or ``heads``): the dict of
         ``structkit eval --task parse --json`` (UAS and LAS under both conventions, root,
         complete match, the per-label table)."""
-        from structkit.eval.attachment import AttachmentCounter, scoring_tags
-        from structkit.io.conllu import read_trees
 
         model = self._fitted()
         if _is_path(X):
@@ -808,9 +798,6 @@ class Parser(_Estimator):
     @classmethod
     def load(cls, path: PathLike) -> Parser:
         """A parser from a model file written by :meth:`save` or ``structkit train --task parse``."""
-        from structkit.parse.parser import DependencyParser
-
-        from structkit.api_io import check_path
 
         path = check_path(path, "path", "Parser.load")
         return cls._of(DependencyParser.load(path), path)
@@ -820,7 +807,6 @@ class Parser(_Estimator):
 def _nbest_set(X: Any, y: Sequence[str] | None, window: int, what: str) -> NbestSet:
     """An NbestSet from a file, an NbestSet, or a list of utterances: dicts of the JSON-lines
     layout (hypotheses, reference, id, group) or plain lists of hypothesis strings."""
-    from structkit.io.nbest import NbestSet, from_utterances, read_nbest
 
     if _is_path(X):
         if y is not None:
@@ -850,7 +836,6 @@ class Reranker(_Estimator):
         """Train on an n-best file, or on utterances ``X`` (dicts with ``hypotheses`` and
         ``reference``, or hypothesis lists with references ``y``); with ``dev`` the epoch of
         lowest dev WER is kept; ``on_epoch`` as in :meth:`Tagger.fit`."""
-        from structkit.rerank.task import train_on, train_reranker
 
         config = self._new_config()
         record, fitted = self._start_fit(config, X, y, dev, on_epoch, train_reranker)
@@ -882,7 +867,6 @@ class Reranker(_Estimator):
               y: Sequence[str] | None = None) -> dict:
         """Rerank and score against references: the dict of ``structkit eval --task rerank
         NBEST CHOSEN --json`` (WER of the 1-best, the chosen hypotheses and the oracle)."""
-        from structkit.rerank.task import evaluate_nbest
 
         model = self._fitted()
         ns = _nbest_set(X, y, model.config.window, "score")
@@ -893,9 +877,6 @@ class Reranker(_Estimator):
     @classmethod
     def load(cls, path: PathLike) -> Reranker:
         """A reranker from a model file written by :meth:`save` or ``structkit train --task rerank``."""
-        from structkit.rerank.task import Reranker as RerankModel
-
-        from structkit.api_io import check_path
 
         path = check_path(path, "path", "Reranker.load")
         return cls._of(RerankModel.load(path), path)

@@ -13,7 +13,17 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
+from structkit import doc
+from structkit.config import resolve_data_path
+from structkit.doc import Doc
+from structkit.doc import Sentence as DocSentence
 from structkit.errors import UserError
+from structkit.io import conll, conllx, nbest
+from structkit.parse.parser import pos_column
+from structkit.text import conllu
+from structkit.text.base import Tokenizer
+from structkit.text.tokenize import tokenize as _tokenize
+from structkit.tokenizer.wing import TOKENIZE
 
 __all__ = ["check_path", "check_text", "read_conll", "read_text", "write_conll", "read_conllx",
            "write_conllx", "read_conllu", "read_nbest", "read_chosen", "tokenize", "load_tokenizer",
@@ -142,7 +152,6 @@ def _rows(sent: Any, k: int, fn: str) -> list[list[str]]:
 def read_conll(path: Any, stream: Any = None, digest: Any = None,
                n_columns: Any = None) -> Iterator:
     """``structkit.io.conll.read_conll`` with its arguments checked (see the module)."""
-    from structkit.io import conll
 
     fn = "read_conll"
     path = check_path(path, "path", fn)
@@ -155,7 +164,6 @@ def read_conll(path: Any, stream: Any = None, digest: Any = None,
 
 def read_text(path: Any, stream: Any = None) -> Iterator:
     """``structkit.io.conll.read_text`` with its arguments checked."""
-    from structkit.io import conll
 
     path = check_path(path, "path", "read_text")
     _check_stream_in(stream, "read_text")
@@ -164,7 +172,6 @@ def read_text(path: Any, stream: Any = None) -> Iterator:
 
 def read_conllx(path: Any, stream: Any = None) -> Iterator:
     """``structkit.io.conllx.read_conllx`` with its arguments checked."""
-    from structkit.io import conllx
 
     path = check_path(path, "path", "read_conllx")
     _check_stream_in(stream, "read_conllx")
@@ -176,7 +183,6 @@ def read_conllu(source: Any, stream: Any = None, digest: Any = None, check_text:
     CoNLL-U file (``source`` a path, '-' for standard input) or of CoNLL-U text (a str with a
     line break or tab in it). ``check_text=True`` refuses a ``# text`` that its tokens do not
     spell (``structkit.io.conllu.read_conllu``, which streams a file's sentences, checks it)."""
-    from structkit import doc
 
     fn = "read_conllu"
     if not isinstance(check_text, bool):
@@ -188,7 +194,6 @@ def read_conllu(source: Any, stream: Any = None, digest: Any = None, check_text:
     path = check_path(source, "path", fn)
     _check_stream_in(stream, fn)
     if stream is None and path != "-":   # a relative data path found as commands find it (sample/..., $STRUCTKIT_DATA)
-        from structkit.config import resolve_data_path
 
         path = resolve_data_path(path)
     return doc.read_conllu(path, stream, digest, check_text)
@@ -196,7 +201,6 @@ def read_conllu(source: Any, stream: Any = None, digest: Any = None, check_text:
 
 def read_nbest(path: Any, window: Any = 10):
     """``structkit.io.nbest.read_nbest`` with its arguments checked."""
-    from structkit.io import nbest
 
     path = check_path(path, "path", "read_nbest")
     _check_int(window, "window", "read_nbest", low=1, none_ok=False)
@@ -205,7 +209,6 @@ def read_nbest(path: Any, window: Any = 10):
 
 def read_chosen(path: Any, n: Any) -> list[str]:
     """``structkit.io.nbest.read_chosen`` with its arguments checked."""
-    from structkit.io import nbest
 
     path = check_path(path, "path", "read_chosen")
     _check_int(n, "n", "read_chosen", low=0, none_ok=False)
@@ -216,7 +219,6 @@ def read_chosen(path: Any, n: Any) -> list[str]:
 def write_conll(sentences: Any, predictions: Any, out: Any, sep: Any = " ") -> None:
     """``structkit.io.conll.write_conll``: each row of each sentence with its predicted label as
     a last column; ``predictions`` holds one label list per sentence, as long as it."""
-    from structkit.io import conll
 
     fn = "write_conll"
     _check_iterable(sentences, "sentences", fn)
@@ -244,7 +246,6 @@ def write_conll(sentences: Any, predictions: Any, out: Any, sep: Any = " ") -> N
 def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = None) -> int:
     """``structkit.io.conllx.write_conllx`` with its arguments checked; returns the number of
     sentences written."""
-    from structkit.io import conllx
 
     fn = "write_conllx"
     _check_iterable(sentences, "sentences", fn)
@@ -295,7 +296,6 @@ def tokenize(text: Any, lang: Any = None, split: Any = "auto", tokenizer: Any = 
     """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str), by the rules of
     ``lang`` (default en) or by ``tokenizer``: a tokenizer model trained with ``structkit train
     --task tokenize`` (its path, or the model loaded) or a ``structkit.text.Tokenizer``."""
-    from structkit.text.tokenize import tokenize as _tokenize
 
     check_text(text, "text", "tokenize")
     if lang is not None and not isinstance(lang, str):
@@ -318,7 +318,6 @@ _TOKENIZER_CACHE_SIZE = 4
 def load_tokenizer(tokenizer: Any, fn: str):
     """The ``structkit.text.Tokenizer`` of ``tokenizer``: a tokenizer model's path (read once
     while the file is unchanged), a loaded tokenizer model (``.tokenizer``) or a Tokenizer."""
-    from structkit.text.base import Tokenizer
 
     if isinstance(tokenizer, Tokenizer):
         return tokenizer
@@ -327,8 +326,6 @@ def load_tokenizer(tokenizer: Any, fn: str):
     if not isinstance(tokenizer, (str, os.PathLike)):
         raise UserError(f"{fn}: tokenizer must be the path of a tokenizer model (`structkit train "
                         f"--task tokenize`) or a loaded one, got {_kind(tokenizer)}")
-    from structkit.config import resolve_data_path
-    from structkit.tokenizer.wing import TOKENIZE as task
 
     path = resolve_data_path(check_path(tokenizer, "tokenizer", fn), must_exist=True)
     try:
@@ -340,7 +337,7 @@ def load_tokenizer(tokenizer: Any, fn: str):
     if hit is not None:
         return hit
     try:
-        model = task.load(path)
+        model = TOKENIZE.load(path)
     except UserError as e:
         why = e.message
         if "trained for task" in why:
@@ -363,9 +360,6 @@ def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
     ``structkit.text.conllu.write_conllu`` with each column from the lists given (``upos``,
     ``xpos``, ``lemmas``, ``feats``, ``deprels``: one string per syntactic word; ``heads``: one
     int per word, 0 for the root, as ``Parser.predict`` gives them)."""
-    from structkit.doc import Doc
-    from structkit.doc import Sentence as DocSentence
-    from structkit.text import conllu
     from structkit.text.base import Sentence
 
     fn = "write_conllu"
@@ -432,7 +426,6 @@ def load_conll(path: str | os.PathLike, columns: str | None = None) -> tuple[lis
                                                                      list[list[str]]]:
     """A labelled CoNLL column file as (X, y): token tuples without the label, label lists
     (``columns`` names the columns as ``--columns`` does, e.g. ``"word,pos,-,label"``)."""
-    from structkit.config import resolve_data_path
     from structkit.io.conll import Columns, read_conll
 
     p = resolve_data_path(check_path(path, "path", "load_conll"), must_exist=True)
@@ -453,9 +446,7 @@ def load_conll(path: str | os.PathLike, columns: str | None = None) -> tuple[lis
 def load_conllx(path: str | os.PathLike) -> tuple[list[list[tuple[str, str]]], list[list[int] | None]]:
     """A CoNLL-X/CoNLL-U (or `word POS`) file as (X, heads): (word, pos) tuples (the parser's
     POS: XPOS, else UPOS) and head lists (None for a sentence without heads)."""
-    from structkit.config import resolve_data_path
     from structkit.io.conllx import read_conllx
-    from structkit.parse.parser import pos_column
 
     X, heads = [], []
     for s in read_conllx(resolve_data_path(check_path(path, "path", "load_conllx"), must_exist=True)):

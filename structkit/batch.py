@@ -28,11 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import IO, Any, Callable, Iterator
 
+from structkit.config import resolve_data_path
 from structkit.errors import UserError
 from structkit.io.batchjob import EXTENSIONS, Job
 from structkit.io.batchjob import StdinContext as _StdinContext
-from structkit.io.blocks import BLOCK_BYTES, cut_point as _cut_point, iter_blocks  # noqa: F401 (the one block cutter)
-from structkit.io.files import open_binary, open_input
+from structkit.io.blocks import BLOCK_BYTES, iter_blocks  # noqa: F401 (the one block cutter)
+from structkit.io.blocks import cut_point as _cut_point
+from structkit.io.files import atomic_output, check_outputs, open_binary, open_input
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -55,7 +57,6 @@ def collect_inputs(specs: list[str] | tuple[str, ...], glob: str | None = None) 
     files matched against ``glob`` by name, or by relative path when it has a '/') and '-'.
     No files at all is standard input. A missing file or a folder with no matching file is a
     UserError, before any work starts."""
-    from structkit.config import resolve_data_path
 
     if not specs:
         return [Input("-", "stdin")]
@@ -246,9 +247,8 @@ class PoolExecutor(Executor):
         if self.kind == "thread":
             self.pool = cf.ThreadPoolExecutor(self.jobs)
             return
-        import multiprocessing
-
         import gc
+        import multiprocessing
 
         global _PROCESS_JOB, _PARENT_PID
         _PROCESS_JOB = self.job
@@ -411,7 +411,6 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
     (``output``, or standard output) with each file's start marked when there are several.
     ``protect`` lists files no output may be (the model). Returns what was done; the caller
     decides the exit status from ``summary.failed``."""
-    from structkit.io.files import atomic_output, check_outputs
 
     outs = plan_outputs(job, inputs, output_dir) if output_dir is not None else None
     check_outputs(outs if outs is not None else [output], [i.path for i in inputs] + list(protect))

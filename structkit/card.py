@@ -18,7 +18,14 @@ import tempfile
 import time
 from typing import Any, Callable
 
+from structkit import __version__
+from structkit.batch import collect_inputs, run
+from structkit.datasets import paths
+from structkit.datasets.convert import sha256_file
+from structkit.datasets.registry import corpora, corpus_for_path
 from structkit.errors import UserError
+from structkit.model import card_for_saves, load_model, model_header, scratch_saves
+from structkit.tasks import Command, Task
 
 CARD_VERSION = 1
 
@@ -38,9 +45,6 @@ def data_facts(given: str, resolved: str | None = None, sha256: str | None = Non
     names its corpus), the registered corpus and licence when the file is one of a registered
     corpus (by its place in a data folder or by its sha256), whether its sha256 is the registry's,
     its size and sha256. ``sha256`` is used for a file that cannot be read again (standard input)."""
-    from structkit.datasets import paths
-    from structkit.datasets.convert import sha256_file
-    from structkit.datasets.registry import corpora, corpus_for_path
 
     facts: dict[str, Any] = {"path": "<stdin>" if given == "-" else str(given)}
     resolved = resolved or given
@@ -111,8 +115,6 @@ def score_model(task, model_path: str, gold_path: str) -> tuple[dict, bool]:
         given = command.model_input(gold_path, folder)
         out = os.path.join(folder, "predicted")
         if command.batched:
-            from structkit.batch import collect_inputs, run
-
             job, protect = command.batch_job(task, model_path, command.name)
             summary = run(job, collect_inputs([given]), output=out, jobs=1, protect=protect)
             if summary.failed:
@@ -126,7 +128,6 @@ def score_model(task, model_path: str, gold_path: str) -> tuple[dict, bool]:
 def _eval_options(task, model_path: str) -> dict:
     """The `eval` options the model's training fixed: the label column it learnt (a pos model of
     lemmas, or of a FEATS key, is scored on that column, not on UPOS)."""
-    from structkit.model import model_header
 
     column = ((model_header(model_path) or {}).get("config") or {}).get("label_column")
     return {"label_column": column} if column and "label_column" in task.eval_options else {}
@@ -135,7 +136,6 @@ def _eval_options(task, model_path: str) -> dict:
 def scorable(task) -> bool:
     """Whether the task's models can be scored by its command and `eval` (a task without
     either, such as a new one being built, gets a card without dev/test scores from eval)."""
-    from structkit.tasks import Command, Task
 
     command = task.command
     return command is not None and type(task).evaluate is not Task.evaluate \
@@ -194,7 +194,6 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
     ``recipe``: the `structkit models` recipe the model was built from; ``trainer``: another
     training function of the same arguments (the API's, over sentences in memory: then
     ``train_path`` is None and ``given["train"]`` names the data)."""
-    from structkit import __version__
 
     given = given or {}
     history: list[dict] = []
@@ -231,8 +230,6 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
                               "with (`structkit eval` does not take it)")
         readable = []
     if readable:
-        from structkit.model import scratch_saves
-
         t0 = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="structkit-card-") as folder:
             path = os.path.join(folder, "model")
@@ -252,7 +249,6 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
 
 def save(model, path: str, card: dict | None) -> None:
     """Write ``model`` to ``path`` with ``card`` in its header (the task's own ``save``)."""
-    from structkit.model import card_for_saves
 
     with card_for_saves(card):
         model.save(path)
@@ -262,7 +258,6 @@ def save(model, path: str, card: dict | None) -> None:
 def read(path: str) -> tuple[dict, dict | None]:
     """The header of the model file ``path`` (verified: a damaged file or one that is not a
     model is a UserError) and its card (None for a file written before cards)."""
-    from structkit.model import load_model
 
     header, _ = load_model(path)
     card = header.get("card")

@@ -30,6 +30,8 @@ from typing import IO, Any, Iterable, Iterator
 from structkit.errors import UserError
 from structkit.io.conllu import read_raw_text
 from structkit.io.document import Doc, Sentence
+from structkit.model import load_model, model_task
+from structkit.tasks import chainable, get_task, tasks
 from structkit.text.tokenize import get_tokenizer
 
 LAYERS = ("text", "sentences", "tokens", "words", "lemma", "upos", "xpos", "feats", "head", "deprel")
@@ -178,8 +180,6 @@ def _last_giving(before: list[Component], layers: frozenset) -> Component | None
 def components_of(path: str, command: str | None = None, beam: int | None = None) -> list[Component]:
     """The components in a model file (one, or a pipeline file's parts), made by its task
     (``Task.components``). A model whose task makes none is refused in one line."""
-    from structkit.model import load_model, model_task
-    from structkit.tasks import chainable, get_task, tasks
 
     name = model_task(path)
     if name is None:   # not a readable model file: the loader says what is wrong

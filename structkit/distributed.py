@@ -15,9 +15,21 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from structkit.batch import BLOCK_BYTES, Block, Executor, Input, Result, Summary, plan_outputs, run, run_block
+from structkit.batch import (
+    BLOCK_BYTES,
+    Block,
+    Executor,
+    Input,
+    Result,
+    Summary,
+    default_jobs,
+    plan_outputs,
+    run,
+    run_block,
+)
 from structkit.errors import UserError
 from structkit.io.batchjob import Job
+from structkit.io.files import check_outputs
 
 # Fault injection for the tests: the first task to find this file deletes it and kills its
 # worker process, so that a worker is lost in the middle of a job.
@@ -83,8 +95,6 @@ def connect(address: str):
     except ImportError:
         raise UserError("--dask needs Dask: pip install 'structkit-nlp[dask]'") from None
     if address == "local" or address.startswith("local:"):
-        from structkit.batch import default_jobs
-
         n = address.partition(":")[2]
         if n and not (n.isdigit() and 1 <= int(n) <= 256):
             raise UserError(f"--dask local:N needs N in 1..256, got {address!r}")
@@ -128,8 +138,6 @@ def run_dask(job: Job, inputs: list[Input], address: str, *, output: str | None 
 def _run_shared(job, inputs, client, job_future, output_dir, keep_going, skip_existing, progress,
                 protect, on_error) -> Summary:
     from dask.distributed import as_completed
-
-    from structkit.io.files import check_outputs
 
     outs = plan_outputs(job, inputs, output_dir)
     for inp in inputs:

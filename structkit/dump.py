@@ -5,11 +5,11 @@ options, scores, time) is its card, which ``structkit info`` shows (``structkit.
 from __future__ import annotations
 
 from structkit.errors import UserError
+from structkit.tasks import task_of_model
 
 
 def dump_lines(path: str, top: int, pattern: str | None) -> list[str]:
     """The lines ``structkit dump`` prints for the model file ``path``: its task's."""
-    from structkit.tasks import task_of_model
 
     task = task_of_model(path, "dump")
     model = task.load(path, "dump")

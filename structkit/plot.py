@@ -7,14 +7,13 @@ import math
 import os
 
 from structkit.errors import UserError
+from structkit.io.files import atomic_output, open_input
 
 MAX_BYTES = 64 << 20     # a metrics file is a few kB per epoch: anything larger is not one
 MAX_SCORE = 1e6          # a score (a percentage, or WER) beyond this is not a score
 
 
 def _read_capped(path: str) -> str:
-    from structkit.io.files import open_input
-
     with open_input(path) if path == "-" else open(path, "rb") as f:  # '-': standard input
         data = f.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
@@ -114,7 +113,6 @@ def plot(paths: list[str], out: str, metric: str | None = None, title: str | Non
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    from structkit.io.files import atomic_output
 
     ext = os.path.splitext(out)[1].lower().lstrip(".") or "png"
     with atomic_output(out, "wb") as f:

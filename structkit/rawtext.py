@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from structkit.errors import UserError
-from structkit.tasks import CommandOption
+from structkit.tasks import CommandOption, get_task
 
 NO_SPLIT = CommandOption(("--no-split",), "With --text: each line is one sentence.", bool)
 LANG = CommandOption(("--lang",), "With --text: the tokenizer's language (rules: en).", default="en",
@@ -51,8 +51,6 @@ def resolve(command: str, text: bool, no_split: bool = False, lang: str = "en",
         return None
     split = "lines" if no_split else "auto"
     if tokenizer_path:
-        from structkit.tasks import get_task
-
         tokenizer = get_task("tokenize").load(tokenizer_path, f"{command} --tokenizer").tokenizer
         if protect is not None:
             protect.append(tokenizer_path)

@@ -14,8 +14,16 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from structkit import card as cards
+from structkit.config import resolve_data_path
+from structkit.datasets import corpora
+from structkit.datasets import fetch as fetch_corpus
+from structkit.datasets import get as get_corpus
+from structkit.datasets.paths import find
 from structkit.errors import UserError
+from structkit.io.files import check_outputs, check_writable, commit_together
 from structkit.named import Table
+from structkit.tasks import get_task, make_config
 
 
 @dataclass(frozen=True)
@@ -39,8 +47,6 @@ class Recipe:
 
 # The registered UD treebanks with a training file, and their language (for `make models`).
 def _ud_treebanks() -> list[tuple[str, str]]:
-    from structkit.datasets import corpora
-
     out = []
     for c in corpora():
         if c.ud is not None and any(f.split == "train" for f in c.files):
@@ -89,7 +95,6 @@ def get(name: str) -> Recipe:
 
 def _corpus_files(recipe: Recipe) -> dict[str, str]:
     """split -> the registry's relative path of the corpus's CoNLL-U (or other data) file."""
-    from structkit.datasets import get as get_corpus
 
     corpus = get_corpus(recipe.corpus)
     out: dict[str, str] = {}
@@ -111,7 +116,6 @@ def files(recipe: Recipe) -> dict[str, str]:
 
 def status(recipe: Recipe) -> str:
     """'here' when every file of the recipe is found, else what is missing."""
-    from structkit.datasets.paths import find
 
     missing = [p for p in files(recipe).values() if not os.path.isabs(p) and find(p) is None]
     return "here" if not missing else f"needs `structkit data fetch {recipe.corpus}`" if recipe.corpus \
@@ -122,17 +126,11 @@ def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = Fals
           on_epoch=None, say=None) -> tuple[Any, dict]:
     """Train the recipe's model and write it to ``output`` with its card; returns
     ``(model, card)``. A corpus not found is fetched first (``fetch``), or is one line."""
-    from structkit import card as cards
-    from structkit.config import resolve_data_path
-    from structkit.datasets.paths import find
-    from structkit.io.files import check_outputs, check_writable, commit_together
-    from structkit.tasks import get_task, make_config
 
     paths = files(recipe)
     if any(not os.path.isabs(p) and find(p) is None for p in paths.values()):
         if not (fetch and recipe.corpus):
             raise UserError(f"recipe {recipe.name}: {status(recipe)}")
-        from structkit.datasets import fetch as fetch_corpus
 
         fetch_corpus(recipe.corpus, progress=progress, say=say or (lambda m: None))
     resolved = {k: resolve_data_path(p, must_exist=True) for k, p in paths.items()}

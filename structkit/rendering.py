@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable
 
+from structkit.spans import detect_scheme, phrases, split_tag
+
 __all__ = ["View", "ViewWord", "ViewSpan", "PALETTE", "span_colours", "sentence_svg",
            "sentence_html", "view_of_sentence", "render_html", "text_width"]
 
@@ -239,7 +241,6 @@ def view_of_sentence(sent: Any, spans: dict[str, tuple[str, dict[tuple[str, str]
     when every word has a head, a row of phrases per MISC key of ``spans`` (key -> (its
     scheme, colours by (key, type)): ``NER=B-PER`` as ``structkit tag --label-column
     misc.NER`` writes it), and its multiword tokens as spans (``data-model="token"``)."""
-    from structkit.spans import phrases
 
     words = sent.words
     parsed = bool(words) and all(w.head is not None for w in words)
@@ -272,7 +273,6 @@ SPAN_KEYS = ("NER",)   # MISC keys drawn as phrases when a document has them
 def _span_keys(doc: Any, keys: Iterable[str]) -> dict[str, tuple[str, dict[tuple[str, str], str]]]:
     """For each MISC key of ``keys`` that the document's words have: the scheme of its labels
     (IOB2, IOBES, ...) and a colour per (key, type)."""
-    from structkit.spans import detect_scheme, split_tag
 
     out = {}
     for key in keys:

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from structkit.datasets.registry import corpus_for_path
 from structkit.errors import UserError
 
 ENV = "STRUCTKIT_DATA"
@@ -90,7 +91,6 @@ def resolve(path: str | os.PathLike, must_exist: bool = True) -> str:
     if not must_exist:
         return p
     hint = ""
-    from structkit.datasets.registry import corpus_for_path
 
     corpus = corpus_for_path(p)
     if corpus is not None:

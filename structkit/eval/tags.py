@@ -11,6 +11,7 @@ from structkit.errors import UserError
 from structkit.io.conll import Sentence
 from structkit.io.conllu import KEYED, NAMES, key_value, read_conllu
 from structkit.io.files import display_name
+from structkit.spans import bad_label
 
 TOP_CONFUSIONS = 10
 
@@ -133,7 +134,6 @@ def conllu_label_triples(task: str, gold_path: str, pred_path: str, label_column
                          ) -> Iterator[tuple[list[str], list[str], list[str]]]:
     """(words, gold, predicted) per sentence from the ``label_column`` of two CoNLL-U files,
     for chunk and ner scoring."""
-    from structkit.spans import bad_label
 
     get = _label_getter(label_column)
     for gs, ps in aligned(gold_path, pred_path):

@@ -16,10 +16,10 @@ import sys
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
-from structkit.io.conll import Sentence, key_value  # noqa: F401 (key_value: read from here too)
+from structkit.io.conll import Columns, Sentence, key_value, read_conll  # noqa: F401 (key_value: read from here too)
+from structkit.io.conllx import DepSentence, check_tree, read_conllx
 from structkit.io.document import Sentence as DocSentence
-from structkit.io.document import read_conllu, surface_text  # noqa: F401 (the one reader; read from here too)
-from structkit.io.document import write_conllu
+from structkit.io.document import read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
 
 if TYPE_CHECKING:
@@ -79,8 +79,6 @@ def read_sequence(path: str, stream: IO | Iterable | None = None,
     CoNLL-U sentence has ``lines``; a column-file sentence has None there."""
     from itertools import chain
 
-    from structkit.io.conll import read_conll
-
     if stream is None:
         with open_input(path) as f:
             yield from read_sequence(path, f, digest)
@@ -119,7 +117,6 @@ def conllu_columns(task: str, label_column: str | None, path: str) -> "Columns":
     """The layout of CoNLL-U input: FORM the word; the label in UPOS for pos, or in the column
     (or ``column.Key`` of FEATS/MISC) that ``label_column`` names; chunk and ner read UPOS as
     their POS feature column."""
-    from structkit.io.conll import Columns
 
     spec = label_column or ("upos" if task == "pos" else None)
     if spec is None:
@@ -210,7 +207,6 @@ def read_trees(path: str) -> Iterator["DepSentence"]:
     if path != "-" and is_conllu_file(path, by_rows=False):
         name = display_name(path)
         return (dep_view(s, name) for s in read_conllu(path, check_text=False))
-    from structkit.io.conllx import read_conllx
 
     return read_conllx(path)
 
@@ -223,7 +219,6 @@ def dep_view(sentence: Sentence, path: str = "-") -> "DepSentence":
     HEAD '_' on every word (input from a tagger) means no heads (``heads`` None); otherwise
     every word needs an integer HEAD in 0..n and the heads must form a tree. A problem is a
     UserError naming ``path`` and the word's line."""
-    from structkit.io.conllx import DepSentence, check_tree
 
     name = display_name(path)
     rows = sentence.rows

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
+from structkit.io.conll import cr_only_error
 from structkit.io.files import display_name, iter_lines, open_input
 
 # Column counts of the two accepted layouts.
@@ -211,7 +212,6 @@ def _read(name: str, stream: IO[str]) -> Iterator[DepSentence]:
         nonlocal ncols, ncols_line
         cols = _split(line)
         if "\r" in line and len(cols) != ncols:
-            from structkit.io.conll import cr_only_error
             raise cr_only_error(name, lineno)
         if ncols is None:
             if len(cols) not in (CONLL_COLUMNS, SIMPLE_COLUMNS):

@@ -17,6 +17,8 @@ import hashlib
 
 import numpy as np
 
+from structkit.errors import UserError
+
 PAD = "<s>"
 
 # What the features are (the dev experiments of scripts/morph_dev.py vary these; the defaults
@@ -225,8 +227,6 @@ def check_layout(header: dict, path: str) -> None:
     (a model from a structkit with other morph features would load and tag silently wrong)."""
     got = header.get("layout")
     if got != layout():
-        from structkit.errors import UserError
-
         raise UserError("this model's morphological features are not this structkit's ("
                         + ("none recorded: it was trained before they were" if got is None else "another layout")
                         + "); retrain it with this version", path)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from structkit.errors import UserError
 from structkit.eval.ud import universal_feats
+from structkit.io.conllu import read_conllu
+from structkit.io.files import display_name
 
 METRICS = ("upos", "xpos", "ufeats", "alltags", "alltags_full", "lemmas")
 NAMES = {"upos": "UPOS", "xpos": "XPOS", "ufeats": "UFeats", "alltags": "AllTags",
@@ -38,8 +40,6 @@ def score_rows(gold: list, pred: list) -> dict:
 def evaluate_files(gold_path: str, pred_path: str) -> dict:
     """The scores of PRED against GOLD (CoNLL-U, the same words: a UserError naming the
     first line where they differ)."""
-    from structkit.io.conllu import read_conllu
-    from structkit.io.files import display_name
 
     gold_rows, pred_rows = [], []
     gs, ps = read_conllu(gold_path, check_text=False), read_conllu(pred_path, check_text=False)

@@ -16,6 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from structkit.explanation import Push, TokenExplanation
+from structkit.lattice import kernels as K
+from structkit.lattice.features import lemma_features
+from structkit.lattice.margins import class_margins, corpus_max_marginals
+from structkit.lattice.rules import apply_rule
+from structkit.morph.names import feature_names, lemma_feature_names
+
 PARTS = ("lemma", "upos", "xpos", "feats")          # in CoNLL-U column order (LEMMA is column 3)
 MISC_KEYS = {"lemma": "LemmaMargin", "upos": "UPOSMargin", "xpos": "XPOSMargin", "feats": "FeatsMargin"}
 LABEL = {"lemma": "LEMMA", "upos": "UPOS", "xpos": "XPOS", "feats": "FEATS"}
@@ -56,15 +63,12 @@ def _part_values(model) -> dict[str, np.ndarray]:
 
 
 def lemma_inputs(model, tags, enc):
-    from structkit.lattice.features import lemma_features
-
     t = model.tables
     return lemma_features(enc.feats, t.tag_vals[tags], t.upos_vals[tags])
 
 
 def score(model, sentences: list[list[str]]) -> Scored:
     """Analyse ``sentences`` (lists of forms) with every part's margin and runner-up."""
-    from structkit.lattice.margins import class_margins, corpus_max_marginals
 
     tags, rules, enc = model.predict_ids(sentences)
     t = model.tables
@@ -107,7 +111,6 @@ def tag_feature_names(model, words: list[str], i: int, known: bool, cands: list[
     ``features.tag_features``; checked against the values in tests/morph)."""
     t = model.tables
     tags = "/".join(t.tags[c].split("\t")[0] for c in cands[:3])
-    from structkit.morph.names import feature_names
 
     return feature_names(words, i, known, tags + ("/..." if len(cands) > 3 else ""))
 
@@ -120,9 +123,6 @@ def _named(names: list[str], n: int) -> list[str]:
 def explanations(model, words: list[str], only: int | None = None):
     """``structkit.explanation.TokenExplanation`` s for each word and each predicted part
     (the word shown as ``form [PART]``), in word order."""
-    from structkit.lattice import kernels as K
-    from structkit.lattice.rules import apply_rule
-    from structkit.explanation import Push, TokenExplanation
 
     if not words:
         return
@@ -170,7 +170,6 @@ def explanations(model, words: list[str], only: int | None = None):
         if r < 0:
             yield TokenExplanation(i + 1, f"{form} [LEMMA]", lemma, None, float("inf"), [])
             continue
-        from structkit.morph.names import lemma_feature_names
 
         names = _named(lemma_feature_names(model, form, t.tags[tag]), lf.shape[1])
         pushes = []

@@ -7,7 +7,16 @@ from __future__ import annotations
 from itertools import islice
 
 from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.conllu import read_conllu, read_raw_text, set_key
 from structkit.io.document import write_conllu
+from structkit.lattice.rules import apply_rule
+from structkit.morph.explain import (
+    MISC_KEYS,
+    PARTS,
+    margin_text,
+    predicted_parts,
+    score,
+)
 
 BLOCK = 2000   # sentences analysed at a time
 
@@ -20,9 +29,6 @@ class MorphContext:
 def write_analysed(model, sents, out, scores: bool = False) -> None:
     """Each sentence's lines as read, the predicted parts of its word rows replaced (and with
     ``scores`` their margins set in MISC: LemmaMargin, UPOSMargin, XPOSMargin, FeatsMargin)."""
-    from structkit.io.conllu import set_key
-    from structkit.morph.explain import MISC_KEYS, PARTS, margin_text, predicted_parts, score
-    from structkit.lattice.rules import apply_rule
 
     forms = [[r[1] for r in s.rows] for s in sents]
     if scores:
@@ -73,8 +79,6 @@ class MorphJob(Job):
 
     def process(self, ctx, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
         import io
-
-        from structkit.io.conllu import read_conllu, read_raw_text
 
         stream = io.BytesIO(data)
         sents = (read_raw_text(name, self.text, self.split, stream=stream) if self.text is not None

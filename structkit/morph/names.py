@@ -3,10 +3,11 @@ them: the template and the value it read (the layouts of ``features.tag_features
 ``features.lemma_features``; tests/morph checks the names against the values)."""
 from __future__ import annotations
 
+from structkit.lattice.features import PAD, SUFFIXES, known_joined, own_strings, shape
+
 
 def _own_values(form: str) -> list[tuple[str, str]]:
     """(template, value) of the word's own feature columns, as ``features.type_values`` reads it."""
-    from structkit.lattice.features import own_strings
 
     return own_strings(form)
 
@@ -14,7 +15,6 @@ def _own_values(form: str) -> list[tuple[str, str]]:
 def feature_names(words: list[str], i: int, known: bool, amb: str) -> list[str]:
     """The names of ``features.tag_features``' columns at word ``i``, ``amb`` what its
     ambiguity class (its candidates) is shown as."""
-    from structkit.lattice.features import PAD, known_joined, shape
 
     def at(d):
         return words[i + d] if 0 <= i + d < len(words) else None
@@ -54,7 +54,6 @@ def lemma_feature_names(model, form: str, tag: str) -> list[str]:
     own = [f"{t}={v}" for t, v in _own_values(form)]
     low = form.lower()
     names = own + [f"tag={shown}", f"upos={upos}", f"tag x l={shown} {low}"]
-    from structkit.lattice.features import SUFFIXES
 
     for k in range(1, min(SUFFIXES, 5) + 1):
         names += [f"s{k} x upos={low[-k:]} {upos}", f"s{k} x tag={low[-k:]} {shown}"]

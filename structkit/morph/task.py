@@ -24,10 +24,25 @@ from dataclasses import dataclass
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.learn import selection
-from structkit.lattice.features import TypeTable, hide_unknown, lemma_features, tag_features, value
+from structkit.io.conllu import read_conllu
+from structkit.io.files import display_name
+from structkit.lattice import kernels as K
+from structkit.lattice.features import (
+    TypeTable,
+    check_layout,
+    hide_unknown,
+    layout,
+    lemma_features,
+    tag_features,
+    value,
+)
+from structkit.lattice.kernels import classify, tag_corpus
 from structkit.lattice.lexicon import Lexicon, base_rules
 from structkit.lattice.rules import apply_rule, make_rule, parse_rule, rule_text
+from structkit.learn import registry, selection
+from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
+from structkit.model import load_model, save_model
+from structkit.morph.evaluate import score_rows
 
 LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
 MAX_CANDIDATES = 20
@@ -46,8 +61,6 @@ class MorphConfig:
     refit: bool = True
 
     def validate(self) -> None:
-        from structkit.learn import registry
-
         spec = registry.get(self.algo, "morph")
         self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
         self.seed = registry.SEED.check(self.seed)
@@ -191,7 +204,6 @@ class MorphModel:
     def predict_ids(self, sentences: list[list[str]], enc: Encoded | None = None,
                     weights=None) -> tuple[np.ndarray, np.ndarray, Encoded]:
         """Tag ids and rule ids of every word of ``sentences`` (lists of forms)."""
-        from structkit.lattice.kernels import classify, tag_corpus
 
         W_tag, W_lem = weights if weights is not None else (self.W_tag, self.W_lem)
         t = self.tables
@@ -221,14 +233,10 @@ class MorphModel:
 
     # ---- the model file ----
     def save(self, path: str) -> None:
-        from structkit.model import save_model
-
         lex = self.tables.lexicon
 
         def flat(d):
             return {k: [x for kv in sorted(c.items()) for x in kv] for k, c in d.items()}
-
-        from structkit.lattice.features import layout
 
         header = {"task": "morph", "config": selection.header_config(vars(self.config)), "info": self.info,
                   "layout": layout(),
@@ -244,10 +252,7 @@ class MorphModel:
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None) -> "MorphModel":
         from collections import Counter, defaultdict
 
-        from structkit.model import load_model
-
         header, arrays = load_model(path, tasks or ("morph",), command, limits=_limits)
-        from structkit.lattice.features import check_layout
 
         check_layout(header, path)
         try:
@@ -297,14 +302,11 @@ def _limits(header: dict, shapes: dict) -> None:
 # ---- reading --------------------------------------------------------------------------------------
 def read_treebank(path: str):
     """Sentences of a CoNLL-U file as (forms, rows)."""
-    from structkit.io.conllu import read_conllu
 
     return [s for s in read_conllu(path, check_text=False)]
 
 
 def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray) -> dict:
-    from structkit.morph.evaluate import score_rows
-
     gold, pred, i = [], [], 0
     for s in sentences:
         for row in s.rows:
@@ -320,9 +322,6 @@ def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray) -> di
 def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = None,
                 on_epoch=None, **_) -> MorphModel:
     """Train a tagger and lemmatizer on the treebank ``train_path`` (see the module docstring)."""
-    from structkit.io.files import display_name
-    from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
-    from structkit.lattice import kernels as K
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)

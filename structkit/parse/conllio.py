@@ -5,6 +5,11 @@ from __future__ import annotations
 import itertools
 from typing import IO
 
+from structkit.io.conll import Sentence
+from structkit.io.conllu import dep_view, read_conllu, read_raw_text, write_parsed
+from structkit.io.conllx import read_conllx, write_conllx
+from structkit.parse.labelled import LabelledParser
+
 
 def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[str],
                  depth: int | None = None, beam: int | None = None, text=None,
@@ -17,20 +22,14 @@ def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[st
     --format conllu`` writes (``# text``, ``SpaceAfter=No``, range lines), tagged by ``tagger``
     and parsed; ``split`` as ``structkit.text.iter_sentences`` takes it.
     Returns (words, sentences) parsed."""
-    from structkit.parse.labelled import LabelledParser
 
     kw = {"beam": beam} if isinstance(parser, LabelledParser) else {}
     if text is not None:
-        from structkit.io.conllu import read_raw_text
-
         sents = read_raw_text(name, text, split, stream=stream)
         return _parse_conllu(parser, tagger, name, sents, depth, out, **kw)
     if conllu:
-        from structkit.io.conllu import read_conllu
-
         sents = read_conllu(name, stream, check_text=False)
         return _parse_conllu(parser, tagger, name, sents, depth, out, **kw)
-    from structkit.io.conllx import read_conllx, write_conllx
 
     words = count = 0
     for batch, heads, deprels in tag_then_parse(parser, read_conllx(name, stream), name, tagger,
@@ -46,7 +45,6 @@ def parse_stream(parser, tagger, name: str, stream: IO, conllu: bool, out: IO[st
 def _parse_conllu(parser, tagger, name: str, it, depth, out: IO[str], batch: int = 2048,
                   **kw) -> tuple[int, int]:
     """Parse the CoNLL-U sentences ``it`` (``structkit.io.document.Sentence``)."""
-    from structkit.io.conllu import dep_view, write_parsed
 
     words = count = 0
     while chunk := list(itertools.islice(it, batch)):
@@ -88,7 +86,6 @@ def set_pos(sentence, tags) -> None:
 
 def pos_tagged(tagger, sentences, name: str, batch: int = 1024):
     """Replace each sentence's POS columns with the tagger's predictions (streamed, batched)."""
-    from structkit.io.conll import Sentence
 
     it = iter(sentences)
     while chunk := list(itertools.islice(it, batch)):

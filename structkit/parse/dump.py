@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from structkit.parse.labelled import LabelledParser
+
 MAX_CANDIDATES = 300_000  # feature combinations enumerated per parser template
 
 
@@ -127,7 +129,6 @@ class _SlotRows:
 def parser_features(parser) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
     """The parser's enumerable features: (names, their weight rows' slots, the weight matrix
     [slot, action] over those slots (one row per feature), the action names)."""
-    from structkit.parse.labelled import LabelledParser
 
     if isinstance(parser, LabelledParser):
         from structkit.parse.beam import hash_slots
@@ -182,8 +183,6 @@ def parser_strongest(parser, top: int, pattern: str | None = None) -> list[tuple
 
 
 def parser_lines(parser, top: int, pattern: str | None) -> list[str]:
-    from structkit.parse.labelled import LabelledParser
-
     c = parser.config
     nonzero = int(np.count_nonzero(parser.W))
     if isinstance(parser, LabelledParser):

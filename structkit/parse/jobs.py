@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structkit.io.batchjob import Job, continue_document, count_on
-
+from structkit.io.conllu import _conllu_signs
+from structkit.parse.conllio import parse_stream
 
 
 @dataclass
@@ -32,7 +33,6 @@ class ParseJob(Job):
     def sniff(self, name: str, head: bytes) -> ParseContext:
         if self.text is not None:
             return ParseContext(True)
-        from structkit.io.conllu import _conllu_signs
 
         lines = head[:1 << 16].decode("utf-8", "replace").splitlines()[:10000]
         line = next((ln for ln in lines if ln.strip() and not ln.startswith("#")), "")
@@ -46,8 +46,6 @@ class ParseJob(Job):
 
     def process(self, ctx: ParseContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
         import io
-
-        from structkit.parse.conllio import parse_stream
 
         out = io.StringIO()
         tokens, sentences = parse_stream(self.parser, self.tagger, name, io.BytesIO(data), ctx.conllu,

@@ -18,11 +18,27 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.io.conllx import DepSentence
+from structkit.jit import numba_loaded
+from structkit.learn.loop import run_epochs, train_counts
 from structkit.learn.pieces import run_in_pieces, sum_in_pieces
 from structkit.learn.selection import Selector, header_config
-from structkit.io.conllx import DepSentence
-from structkit.vocab import pack_strings, unpack_strings
 from structkit.model import save_model
+from structkit.parse.beam import (
+    Corpus,
+    Model,
+    Search,
+    average_in_place,
+    beam_epoch,
+    beam_parse_corpus,
+    group_mask,
+    nonzero_cells,
+    scatter_cells,
+)
+from structkit.parse.projective import LIFT, deprojectivize, projectivize, split_label
+from structkit.parse.smallbeam import SMALL_WORDS, beam_parse_small
+from structkit.parse.vocab import SPECIAL, Vocab, pos_column
+from structkit.vocab import pack_strings, unpack_strings
 
 SELECT_KEY = "las"  # the labelled parser keeps the epoch of the best dev LAS (CoNLL 2018)
 
@@ -30,8 +46,6 @@ PSEUDO_PROJECTIVE_SCHEME = "head"
 
 
 def _projectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list[str]]:
-    from structkit.parse.projective import projectivize
-
     try:
         h, d, _lifts = projectivize(heads, deprels, PSEUDO_PROJECTIVE_SCHEME)
     except ValueError:  # not a single tree (e.g. several roots): the oracle skips and counts it
@@ -40,8 +54,6 @@ def _projectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list
 
 
 def _deprojectivize(heads: list[int], deprels: list[str]) -> tuple[list[int], list[str]]:
-    from structkit.parse.projective import deprojectivize
-
     return deprojectivize(heads, deprels, PSEUDO_PROJECTIVE_SCHEME)
 
 
@@ -104,8 +116,6 @@ class LabelledParser:
 
     @property
     def groups(self) -> int:
-        from structkit.parse.beam import group_mask
-
         return group_mask(self.config.templates)
 
     @property
@@ -113,8 +123,6 @@ class LabelledParser:
         return self.labels.index("root") + 1 if "root" in self.labels else 0
 
     def encode(self, sentences: list[DepSentence], grow: bool = False, path: str | None = None):
-        from structkit.parse.vocab import pos_column
-
         check_lengths(sentences, path)
 
         wv, tv, mv, fv = (self.vocabs[k] for k in ("words", "tags", "lemmas", "feats"))
@@ -130,7 +138,6 @@ class LabelledParser:
     def model(self, W: np.ndarray | None = None, U: np.ndarray | None = None):
         """The kernels' ``Model`` of this parser (its weights, or W; U: the accumulator when
         training)."""
-        from structkit.parse.beam import Model
 
         W = self.W if W is None else W
         return Model(W, W[:0] if U is None else U, self.mask, len(self.labels), self.groups)
@@ -138,18 +145,12 @@ class LabelledParser:
     def search(self, beam: int | None = None, depth: int | None = None):
         """The kernels' ``Search``: beam width, lookahead depth (the trained ones by default)
         and the 2B candidates the lookahead re-ranks."""
-        from structkit.parse.beam import Search
 
         B = beam or self.config.beam
         return Search(B, (self.config.depth or 0) if depth is None else depth, 2 * B)
 
     def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None,
                       depth: int | None = None):
-        from structkit.parse.beam import Corpus, beam_parse_corpus
-
-        from structkit.jit import numba_loaded
-        from structkit.parse.smallbeam import SMALL_WORDS, beam_parse_small
-
         offsets = enc[0]
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
@@ -169,8 +170,6 @@ class LabelledParser:
         return heads, labels
 
     def _decode(self, sentences, enc, heads, labels):
-        from structkit.parse.projective import LIFT
-
         o = enc[0]
         names = np.array(["_", *self.labels], dtype=object)   # label id -> name (0: "_")
         # A sentence without a lifted label is what the pseudo-projective decoding gives back
@@ -220,8 +219,6 @@ class LabelledParser:
 
     @classmethod
     def from_arrays(cls, config, header, arrays) -> "LabelledParser":
-        from structkit.parse.vocab import SPECIAL, Vocab
-
         vocabs = {k: Vocab(unpack_strings("vocab_" + k, arrays)) for k in ("words", "tags", "lemmas", "feats")}
         labels = unpack_strings("labels", arrays)
         if any(v.items[:len(SPECIAL)] != SPECIAL for v in vocabs.values()):
@@ -286,8 +283,6 @@ def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[li
     projective, and that lift is not undone after parsing."""
     from collections import Counter
 
-    from structkit.parse.projective import split_label
-
     counts = Counter(x for _, d in trees for x in d if split_label(x, PSEUDO_PROJECTIVE_SCHEME)[1] is not None)
     rare = {x for x, c in counts.items() if c < MIN_LIFT_COUNT}
     if not rare:
@@ -306,8 +301,6 @@ class _Cells:
 
     @classmethod
     def of(cls, w: np.ndarray) -> "_Cells":
-        from structkit.parse.beam import nonzero_cells
-
         k = int(np.count_nonzero(w.view(np.int32)))   # every nonzero bit pattern, -0.0 too
         idx = np.empty(k, dtype=np.int32 if len(w) < 2**31 else np.int64)
         vals = np.empty(k, dtype=np.float32)
@@ -316,7 +309,6 @@ class _Cells:
 
     def put(self, w: np.ndarray) -> None:
         """Make w (of the table's size) the table again."""
-        from structkit.parse.beam import scatter_cells
 
         w.fill(0)
         scatter_cells(w, self.idx, self.vals)
@@ -329,10 +321,6 @@ class _Cells:
 
 def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
-    from structkit.learn.loop import run_epochs, train_counts
-    from structkit.parse.beam import Corpus, beam_epoch
-    from structkit.parse.vocab import Vocab
-
     trees = [(list(s.heads), list(s.deprels)) for s in sentences]
     if PROJECTIVIZE is not None:
         trees = _rare_lifts_plain([PROJECTIVIZE(h, d) for h, d in trees])
@@ -392,7 +380,6 @@ def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_na
 
     def averaged() -> np.ndarray:   # W - U / c, in W (the same float32 numbers as numpy's)
         nonlocal held
-        from structkit.parse.beam import average_in_place
 
         restore()
         held = _Cells.of(W)

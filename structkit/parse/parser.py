@@ -17,16 +17,22 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.io.conllx import DepSentence
+from structkit.eval.attachment import AttachmentCounter
+from structkit.io.conllu import is_conllu_file, read_trees
+from structkit.io.conllx import DepSentence, check_tree
+from structkit.io.files import display_name
+from structkit.learn import registry, selection
+from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
 from structkit.learn.pieces import sum_in_pieces
+from structkit.learn.registry import PARAMS, Param
+from structkit.learn.selection import Selector
+from structkit.model import load_model, save_model
+from structkit.parse.arcstandard import parse_corpus
+from structkit.parse.beam import GROUPS as BEAM_GROUPS
+from structkit.parse.labelled import LabelledParser, check_lengths, train_labelled
+from structkit.parse.learn import parser_epoch
 from structkit.parse.vocab import SPECIAL, Vocab, pos_column
 from structkit.vocab import pack_strings, unpack_strings
-from structkit.io.files import display_name
-from structkit.learn import selection
-from structkit.learn.registry import Param
-from structkit.model import load_model, save_model
-
-
 
 # Brute-force lookahead visits 3^(D+1) action paths per decision: depth 6 is the useful limit.
 DEPTH = Param("depth", int, 0, "Lookahead search depth D over arc-standard actions "
@@ -58,8 +64,6 @@ class ParserConfig:
     refit: bool = True              # with dev_split: train again on every sentence for the chosen epochs
 
     def validate(self) -> None:
-        from structkit.learn import registry
-
         spec, family = parser_family(self.algo)
         if spec.check is not None:
             spec.check(self)
@@ -113,9 +117,6 @@ def _configure_arcstandard(config: ParserConfig, spec) -> None:
 
 
 def _configure_beam(config: ParserConfig, spec) -> None:
-    from structkit.learn import registry
-    from structkit.parse.beam import GROUPS as BEAM_GROUPS
-
     config.hash_bits = spec.param("hash_bits").default if config.hash_bits is None else config.hash_bits
     config.beam = spec.param("beam").default if config.beam is None else config.beam
     config.beam = registry.PARAMS["beam"].check(config.beam)
@@ -135,20 +136,15 @@ def _configure_beam(config: ParserConfig, spec) -> None:
 
 
 def _train_beam(*args):
-    from structkit.parse.labelled import train_labelled
-
     return train_labelled(*args)
 
 
 def _check_beam_dev(sentences: list[DepSentence], name: str | None) -> None:
-    from structkit.parse.labelled import check_lengths  # the beam parser's length limit
-
     check_lengths(sentences, name)
 
 
 def parser_family(algo: str):
     """(the learner spec of --algo ``algo`` for the parse task, the parser it trains)."""
-    from structkit.learn import registry
 
     try:
         spec = registry.get(algo, "parse")
@@ -166,7 +162,6 @@ def check_search_options(parser, depth: int | None, beam: int | None,
     parser's beam (0..BEAM_MAX_DEPTH), and the beam width, which only a beam parser has.
     Returns them checked; a UserError (located at ``where``, the model file, where the
     parser's kind decides) for a wrong one."""
-    from structkit.parse.labelled import LabelledParser
 
     labelled = isinstance(parser, LabelledParser)
     if depth is not None:
@@ -179,7 +174,6 @@ def check_search_options(parser, depth: int | None, beam: int | None,
     if beam is not None:
         if not labelled:
             raise UserError("--beam applies to beam parsers (--algo beam, the default)", where)
-        from structkit.learn.registry import PARAMS
         beam = PARAMS["beam"].check(beam)
     return depth, beam
 
@@ -230,8 +224,6 @@ class DependencyParser:
         return (1 << self.config.hash_bits) - 1
 
     def parse_encoded(self, tb: Treebank, depth: int | None = None, W: np.ndarray | None = None) -> np.ndarray:
-        from structkit.parse.arcstandard import parse_corpus
-
         out = np.zeros(int(tb.offsets[-1]), dtype=np.int64)
         parse_corpus(tb.offsets, tb.words, tb.tags, self.W if W is None else W, self.mask,
                      self.config.depth if depth is None else depth, out)
@@ -271,7 +263,6 @@ class DependencyParser:
         header, arrays = load_model(path, ("parse",), command, limits=_parser_limits)
         # imported before the checks below: an error of structkit's own code while importing is a
         # traceback, not a "damaged model file" (as it was once said of a good file)
-        from structkit.parse.labelled import LabelledParser
 
         try:
             config = ParserConfig(**header["config"])
@@ -302,7 +293,6 @@ def _parser_limits(header: dict, shapes: dict) -> None:
     they are read."""
     config = header.get("config")
     bits = config.get("hash_bits") if isinstance(config, dict) else None
-    from structkit.learn.registry import PARAMS
 
     if type(bits) is not int or not HASH_BITS.low <= bits <= max(HASH_BITS.high, PARAMS["hash_bits"].high):
         raise ValueError(f"hash_bits out of range ({str(bits)[:20]})")
@@ -315,8 +305,6 @@ def read_treebank(path: str, digest=None) -> list[DepSentence]:
     """All sentences of a CoNLL-X/CoNLL-U file with heads (training or development data). A
     CoNLL-U tree must have exactly one root, as the UD guidelines require (CoNLL-X allows
     several; the arc-standard oracle skips and counts those)."""
-    from structkit.io.conllu import is_conllu_file, read_trees
-    from structkit.io.conllx import check_tree
 
     sents = list(read_trees(path))
     single_root = path != "-" and is_conllu_file(path, by_rows=False)
@@ -335,8 +323,6 @@ def read_treebank(path: str, digest=None) -> list[DepSentence]:
 
 
 def attachment(gold: Treebank, pred_heads: np.ndarray) -> dict:
-    from structkit.eval.attachment import AttachmentCounter
-
     counter = AttachmentCounter()
     o = gold.offsets
     for i, s in enumerate(gold.sentences):
@@ -371,7 +357,6 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
     function that reads it, called once the training trees are checked. With
     ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence."""
-    from structkit.learn.loop import hold_out, refit, wants_refit
 
     if t0 is None:
         t0 = time.perf_counter()
@@ -391,9 +376,6 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
 def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, on_epoch, train_name,
                        train_sha256, t0):
     """The lookahead/greedy parser and its selector."""
-    from structkit.learn.loop import run_epochs, train_counts
-    from structkit.learn.selection import Selector
-    from structkit.parse.learn import parser_epoch
     from structkit.parse.arcstandard import HashedWeights, Treebank, oracle_actions
     wv, tv = Vocab(), Vocab()
     train = encode(sentences, wv, tv, config.pos, grow=True)

@@ -11,9 +11,11 @@ import os
 from typing import Any, Iterable, Iterator
 
 from structkit.components import Chain, chain
+from structkit.config import resolve_data_path
 from structkit.errors import UserError
 from structkit.io.document import Doc
 from structkit.model import model_task
+from structkit.pipeline.annotate import BATCH, to_conllu
 from structkit.pipeline.model import PipelineModel
 from structkit.serving import serves
 
@@ -55,7 +57,6 @@ class Pipeline:
 
     def to_conllu(self, text: str) -> str:
         """The CoNLL-U analysis of ``text`` (as `structkit annotate` writes it)."""
-        from structkit.pipeline.annotate import BATCH, to_conllu
 
         if not isinstance(text, str):
             raise UserError(f"expected text as a str, got {type(text).__name__}")
@@ -85,7 +86,6 @@ def load(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
     ``parser``). A chain that does not fit (a model reading what nothing before it gives, tag
     sets that do not match) is refused in one line (``UserError``). Without a tokenizer the
     rules of ``lang`` split the text."""
-    from structkit.config import resolve_data_path
 
     named = [x for x in (tokenizer, tagger, parser) if x is not None]
     if path is not None and named:

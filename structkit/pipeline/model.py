@@ -17,6 +17,10 @@ from typing import Any
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.learn import registry
+from structkit.model import load_model, save_model
+from structkit.tagsets import check_chain, morph_facts, parser_facts
+from structkit.tasks import get_task
 
 PARTS = ("tokenize", "morph", "parse")
 JACKKNIFE = ("auto", "yes", "no")
@@ -39,8 +43,6 @@ class PipelineConfig:
     jackknife: str = "auto"
 
     def validate(self) -> None:
-        from structkit.learn import registry
-
         if self.algo != "none":
             raise UserError(f"--algo does not apply to --task pipeline: each part is trained with its "
                             f"own default learner (got {self.algo!r})")
@@ -82,7 +84,6 @@ class PipelineModel:
     def components(self, path: str | None = None, beam: int | None = None) -> list:
         """The parts as pipeline components (``structkit.components``), in order, each made by
         its task; a part is named as the file's part (``it.skm:parse``)."""
-        from structkit.tasks import get_task
 
         out: list = []
         for name, part in self.parts().items():
@@ -91,7 +92,6 @@ class PipelineModel:
 
     def facts(self) -> dict:
         """What each part gives or reads (``structkit.tagsets``)."""
-        from structkit.tagsets import morph_facts, parser_facts
 
         out: dict = {}
         if self.morph is not None:
@@ -102,7 +102,6 @@ class PipelineModel:
 
     def check(self, path: str = "the pipeline") -> None:
         """Refuse a pipeline whose parts do not fit together (one line)."""
-        from structkit.tagsets import check_chain
 
         f = self.facts()
         if "parse" in f and "morph" in f:
@@ -110,8 +109,6 @@ class PipelineModel:
 
     def save(self, path: str) -> None:
         from dataclasses import asdict
-
-        from structkit.model import save_model
 
         arrays = {}
         with tempfile.TemporaryDirectory(prefix="structkit-pipeline-") as tmp:
@@ -126,8 +123,6 @@ class PipelineModel:
 
     @classmethod
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None) -> "PipelineModel":
-        from structkit.model import load_model
-
         header, arrays = load_model(path, tasks or ("pipeline",), command, limits=_limits)
         try:
             c = header["config"]
@@ -155,8 +150,6 @@ class PipelineModel:
 
 
 def _loader(name: str):
-    from structkit.tasks import get_task
-
     task = get_task(name)
     return lambda p: task.load(p, tasks=(name,))
 

@@ -24,9 +24,14 @@ from contextlib import contextmanager
 from typing import Callable
 
 from structkit.errors import UserError
+from structkit.io.conllu import read_conllu
 from structkit.io.document import write_conllu
-from structkit.io.files import display_name
+from structkit.io.files import display_name, spooled_stdin
+from structkit.morph.task import MorphConfig, train_morph
+from structkit.parse.labelled import label_scores
+from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 from structkit.pipeline.model import PipelineConfig, PipelineModel
+from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
 
 
 @contextmanager
@@ -47,8 +52,6 @@ def _tagged(on_epoch, part: str):
 
 def read_training(path: str):
     """(CoNLL-U sentences with their lines, the parser's view of each: ``DepSentence``)."""
-    from structkit.io.conllu import read_conllu
-    from structkit.parse.parser import read_treebank
 
     sents = list(read_conllu(path, check_text=False))
     trees = read_treebank(path)
@@ -79,7 +82,6 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
     """The morph analysis of every training sentence by a morph model that did not see it:
     fold k (sentences i with i % folds == k) analysed by a model trained on the other folds,
     each trained with ``epochs`` (None: the learner's default) and no dev."""
-    from structkit.morph.task import MorphConfig, train_morph
 
     analyses: list = [None] * len(sents)
     with tempfile.TemporaryDirectory(prefix="structkit-jackknife-") as tmp:
@@ -101,8 +103,6 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
 
 
 def parser_dev_scores(parser, dev) -> dict:
-    from structkit.parse.labelled import label_scores
-
     if hasattr(parser, "parse_sentences"):
         H, D = parser.parse_sentences(dev)
     else:
@@ -126,15 +126,12 @@ def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None
                    on_epoch=None, **_) -> PipelineModel:
     """Train the parts of ``config.parts`` on the treebank ``train_path`` (see the module
     docstring). Each part reads the files again: '-' is kept in a temporary file first."""
-    from structkit.io.files import spooled_stdin
 
     with spooled_stdin([train_path, dev_path]) as (train, dev):
         return _train(config, train, dev, on_epoch)
 
 
 def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epoch) -> PipelineModel:
-    from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
-
     config.validate()
     t0, c0 = time.perf_counter(), time.process_time()
     digest = hashlib.sha256()
@@ -146,15 +143,11 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
     model = PipelineModel(config, info=info)
     parts = config.parts
     if "tokenize" in parts:
-        from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
-
         c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "tokenize"):
             model.tokenizer = train_tokenizer(c, train_path, dev_path, _tagged(on_epoch, "tokenize"))
     if "morph" in parts:
-        from structkit.morph.task import MorphConfig, train_morph
-
         c = MorphConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "morph"):

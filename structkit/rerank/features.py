@@ -19,15 +19,16 @@ features seen while extracting the training data get a column.
 """
 from __future__ import annotations
 
-from collections import Counter
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
-from structkit.vocab import Vocab
+from structkit.errors import UserError
 from structkit.io.nbest import NbestSet
 from structkit.rerank.topics import TfIdf, TopicModel, backoff_bins, fit_topics
+from structkit.vocab import Vocab
 
 __all__ = ["FAMILIES", "parse_families", "FeatureSpace", "Rows"]
 
@@ -105,7 +106,6 @@ class FeatureSpace:
                 # each gap divided first: the mean of finite gaps is finite even near 1e308
                 self.score_scale = float(np.sum(rel / rel.size)) if rel.size else 1.0
             if not math.isfinite(self.score_scale):  # e.g. scores of -1e308 and 1e308
-                from structkit.errors import UserError
                 raise UserError("the recogniser scores span more than a float can hold "
                                 f"(mean gap {self.score_scale}); rescale them", ns.path)
         if "backoff" in self.families or "topic" in self.families:
@@ -204,7 +204,6 @@ class FeatureSpace:
                 with np.errstate(over="ignore", invalid="ignore"):
                     rel = (u.scores - u.scores.max()) / self.score_scale
                 if not np.all(np.isfinite(rel)):  # one line, not numpy's overflow warning
-                    from structkit.errors import UserError
                     raise UserError(f"{u.where()}: its recogniser scores span more than a float "
                                     "can hold; rescale them", ns.path, u.line)
             for r, h in enumerate(u.hypotheses):

@@ -18,9 +18,11 @@ from typing import Callable
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.eval.significance import sign_test
 from structkit.io.files import display_name
 from structkit.io.nbest import DEFAULT_WINDOW, NbestSet, read_nbest
-from structkit.learn import selection
+from structkit.learn import registry, selection
+from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
 from structkit.model import load_model, save_model
 from structkit.rerank.features import FAMILIES, FeatureSpace, parse_families
 from structkit.rerank.learner import Perceptron, decode
@@ -46,8 +48,6 @@ class RerankConfig:
     refit: bool = True              # with dev_split: train again on every utterance for the chosen epochs
 
     def validate(self) -> None:
-        from structkit.learn import registry
-
         registry.get(self.algo, "rerank")
         self.epochs = registry.EPOCHS.check(self.epochs)
         self.seed = registry.SEED.check(self.seed)  # numpy refuses negative seeds (a traceback)
@@ -156,7 +156,6 @@ class Reranker:
 def train_on(config: RerankConfig, train: NbestSet, dev: NbestSet | None = None,
              on_epoch: Callable[[int, dict], None] | None = None) -> Reranker:
     """Train on in-memory n-best sets (``train`` and ``dev`` need references)."""
-    from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
@@ -227,7 +226,6 @@ def train_reranker(config: RerankConfig, train_path: str, dev_path: str | None =
 # ---- evaluation --------------------------------------------------------------------------------
 def _group_sign_test(groups: list[str], a: np.ndarray, b: np.ndarray) -> dict:
     """Sign test over groups: total word errors of system a against system b per group."""
-    from structkit.eval.significance import sign_test
 
     ga: dict[str, int] = {}
     gb: dict[str, int] = {}

@@ -21,6 +21,13 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.explanation import Push, TokenExplanation, transition_pushes
+from structkit.io.conll import Columns
+from structkit.lattice import kernels as K
+from structkit.lattice.margins import lattice_margins
+from structkit.morph.names import feature_names
+from structkit.sequence.search.decoders import history_values, margins_from_values
+from structkit.sequence.search.viterbi import max_marginals
+from structkit.sequence.task import column_values, columns_from
 
 
 def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | None = None,
@@ -31,8 +38,6 @@ def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | No
     history-based model's lookahead depth (default: the depth trained with). Memory is a few numbers per token and label (the scores
     and max-marginals) plus one token's explanation: a sentence of any length is explained in
     bounded memory per token, and the caller may print each as it comes."""
-    from structkit.sequence.search.viterbi import max_marginals
-    from structkit.sequence.task import column_values, columns_from
 
     decoder = tagger.config.spec.decoder
     if decoder not in ("viterbi", "lookahead", "greedy-history"):
@@ -45,7 +50,6 @@ def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | No
             cols, _ = tagger.input_columns(len(sentence.rows[0]), columns, sentence.lines is not None)
         except ValueError as e:
             raise UserError(str(e), path, sentence.first_line) from None
-    from structkit.io.conll import Columns
 
     rows_cols = Columns(cols.word, cols.pos, None, cols.names, conllu=cols.conllu)
     words, pos, _, offsets = columns_from([sentence], rows_cols)
@@ -90,7 +94,6 @@ def _explain_history(tagger, enc, words: list[str], depth: int | None,
                      only: int | None = None) -> Iterator[TokenExplanation]:
     """The decision margins of a history-based model (``structkit.sequence.search.decoders.history_values``)
     and what makes them up."""
-    from structkit.sequence.search.decoders import history_values, margins_from_values
 
     c = tagger.config
     decoder = c.spec.decoder
@@ -174,9 +177,6 @@ def lattice_explanations(tagger, words: list[str], only: int | None = None):
     runner-up (of the best sequence with another class at the word: max-marginals), the
     margin and the feature columns that push each way (named as the morph tagger names
     them); what is left of the margin is the transitions and the other words' labels."""
-    from structkit.lattice import kernels as K
-    from structkit.morph.names import feature_names
-    from structkit.lattice.margins import lattice_margins
 
     if not words:
         return

@@ -23,9 +23,26 @@ from itertools import chain, repeat
 
 import numpy as np
 
-from structkit.sequence.features import ABSENT, UNK
-from structkit.sequence.templates import (AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, word_attribute,
-                                         word_case, word_shape)
+from structkit.errors import UserError
+from structkit.io.conll import read_conll, write_conll
+from structkit.io.conllu import _conllu_signs, read_sequence, write_tagged
+from structkit.jit import numba_loaded
+from structkit.sequence.features import ABSENT, UNK, Encoded
+from structkit.sequence.search import fast
+from structkit.sequence.search.fast import (
+    StringIds,
+    Templates,
+    build_key_tables,
+    build_table,
+)
+from structkit.sequence.templates import (
+    AMB_UNKNOWN,
+    LEXICON_ATTRS,
+    WORD_ATTRS,
+    word_attribute,
+    word_case,
+    word_shape,
+)
 
 # "SequenceTagger" in the annotations below is structkit.sequence.task's, which imports this
 # module lazily (this module does not import it back).
@@ -172,8 +189,6 @@ class Prepared:
     def kernels_ready(self) -> None:
         """The hash tables (built by a kernel, so after numba is loaded)."""
         if self.pos_slots is None:
-            from structkit.sequence.search.fast import StringIds, Templates, build_key_tables, build_table
-
             self.hkeys, self.hvals, self.hoff, self.hmask = build_key_tables(
                 self.keys, self.starts, self.fid_map, self.multi)
             self.templates = Templates(self.n_atoms, self.atom_attr, self.atom_off, self.atom_radix,
@@ -185,8 +200,6 @@ class Prepared:
 
     def known_words(self, tagger: "SequenceTagger"):
         if self.known is None:
-            from structkit.sequence.search.fast import build_table
-
             words = [str(w) for w in list(tagger.features.vocab["w"])[4:]] if "w" in tagger.features.attrs else []
             buf, off = _pack(words)
             rows = word_attribute_ids(tagger.features, self.word_attrs, words)
@@ -232,13 +245,11 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
               n_columns: int | None = None, force: bool = False) -> tuple[bytes, int | None]:
     """(output bytes, the column count of the block's rows) for a block of a column file;
     ``force``: the kernels even for a small block before numba is loaded."""
-    from structkit.jit import numba_loaded
 
     if not fast_supported(tagger) or (len(data) < SMALL_BYTES and not numba_loaded() and not force):
         return slow_bytes(tagger, data, path, first_line, columns_spec, depth, n_columns)
     if first_line == 1 and _looks_conllu(data, path):
         return slow_bytes(tagger, data, path, first_line, columns_spec, depth, n_columns)
-    from structkit.sequence.search import fast
 
     arr = np.frombuffer(data, dtype=np.uint8)
     start = 3 if first_line == 1 and data.startswith(BOM) else 0
@@ -276,8 +287,6 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
     if viterbi:
         fast.tag_viterbi(A, offsets, p.templates, p.W, p.T, out)
     else:
-        from structkit.sequence.features import Encoded
-
         indptr, indices = fast.featurise(A, offsets, p.templates)
         out = tagger.predict_ids(Encoded(indptr, indices, offsets, None), depth=depth)
     return fast.write_rows(arr, cs, ce, tab, offsets, out, p.lab_buf, p.lab_off).tobytes(), ncols
@@ -285,7 +294,6 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
 
 def _looks_conllu(data: bytes, path: str) -> bool:
     """``read_sequence``'s test on the head of a file: CoNLL-U or CoNLL columns."""
-    from structkit.io.conllu import _conllu_signs
 
     head: list[bytes] = []
     line = ""
@@ -302,9 +310,6 @@ def slow_bytes(tagger: "SequenceTagger", data: bytes, path: str, first_line: int
                n_columns: int | None = None) -> tuple[bytes, int | None]:
     """The reader, ``tag_batches`` and the writers of ``structkit chunk/tag/ner``, on a block
     (line numbers counted from ``first_line``)."""
-    from structkit.errors import UserError
-    from structkit.io.conll import read_conll, write_conll
-    from structkit.io.conllu import read_sequence, write_tagged
 
     stream = io.BytesIO(data)
     if first_line == 1 and n_columns is None:

@@ -18,8 +18,17 @@ from typing import Sequence
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.sequence.templates import (AMB_FOLDS, AMB_UNKNOWN, LEXICON_ATTRS, WORD_ATTRS, Template,
-                                         is_column_attr, resolve_templates, word_attribute)
+from structkit.sequence.templates import (
+    AMB_FOLDS,
+    AMB_UNKNOWN,
+    LEXICON_ATTRS,
+    WORD_ATTRS,
+    Template,
+    is_column_attr,
+    resolve_templates,
+    word_attribute,
+)
+from structkit.vocab import pack_strings, unpack_strings
 
 ABSENT, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ["", "<S>", "</S>", "<UNK>"]
@@ -241,7 +250,6 @@ class FeatureSpace:
     # ---- storage ----------------------------------------------------------------------
     def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
         """(JSON-able header, arrays) for the model file."""
-        from structkit.vocab import pack_strings
 
         arrays: dict[str, np.ndarray] = {}
         for a in self.attrs:  # offsets + UTF-8 bytes: linear in the characters, not n x longest
@@ -255,8 +263,6 @@ class FeatureSpace:
 
     @classmethod
     def from_arrays(cls, header: dict, arrays: dict[str, np.ndarray]) -> "FeatureSpace":
-        from structkit.vocab import unpack_strings
-
         fs = cls(header["templates"])
         if fs.attrs != header["attrs"]:
             raise ValueError("attribute list does not match the templates")

@@ -5,6 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.conll import Sentence, read_conll, write_conll
+from structkit.io.conllu import (
+    read_conllu,
+    read_raw_text,
+    read_sequence,
+    set_key,
+    write_tagged,
+)
 
 
 @dataclass
@@ -36,8 +44,6 @@ class TagJob(Job):
             return TagContext(False, None)
         import io
 
-        from structkit.io.conllu import read_sequence
-
         first = next(iter(read_sequence(name, io.BytesIO(head))))
         return TagContext(first.lines is not None, len(first.rows[0]))
 
@@ -54,9 +60,6 @@ class TagJob(Job):
 
     def process(self, ctx: TagContext, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
         import io
-
-        from structkit.io.conll import Sentence, read_conll, write_conll
-        from structkit.io.conllu import read_conllu, read_raw_text, write_tagged
 
         tagger = self.tagger
         if not self.text and not ctx.conllu and not self.scores:
@@ -97,8 +100,6 @@ class TagJob(Job):
 def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:
     """Tagged output with each token's margin (``--scores``): a last column after the label in
     CoNLL columns, ``Margin=`` in MISC in CoNLL-U."""
-    from structkit.io.conll import Sentence, write_conll
-    from structkit.io.conllu import set_key, write_tagged
 
     if batch[0].lines is not None and (not text or fmt == "conllu"):
         for s, ms in zip(batch, margins):

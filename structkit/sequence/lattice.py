@@ -25,6 +25,31 @@ import time
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.io.conll import Columns, read_conll, write_conll
+from structkit.io.files import size_text
+from structkit.lattice import kernels as K
+from structkit.lattice.features import (
+    TypeTable,
+    check_layout,
+    hide_unknown,
+    layout,
+    tag_features,
+    value,
+)
+from structkit.lattice.kernels import tag_corpus
+from structkit.lattice.lexicon import Lexicon, base_rules
+from structkit.lattice.margins import lattice_margins
+from structkit.lattice.rules import (
+    applies,
+    apply_rule,
+    make_rule,
+    parse_rule,
+    rule_text,
+)
+from structkit.learn import selection
+from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
+from structkit.model import save_model
+from structkit.vocab import pack_strings, packed_size, unpack_strings
 
 LATTICE_BITS = 22            # the hashed table: 2^22 slots (32 MB a copy in training)
 LATTICE_COPIES = 3           # the weights, the averaging sums, the kept dev-best (float32, counted as 8 bytes)
@@ -65,8 +90,6 @@ class Lattice:
 
     def __init__(self, config, classes: list[str], rules: bool, lexicon, W: np.ndarray,
                  columns, n_columns: int, info: dict | None = None):
-        from structkit.lattice.rules import parse_rule
-
         super().__init__(config, Unnamed(lexicon.form_tags), classes, None, columns, n_columns, info)
         self.rules = rules
         self.lexicon = lexicon
@@ -89,7 +112,6 @@ class Lattice:
     # ---- encoding and decoding -------------------------------------------------------------------
     def candidates(self, form: str, lex=None) -> tuple[list[int], bool]:
         """The candidate classes of ``form`` (most frequent first) and whether it is known."""
-        from structkit.lattice.rules import applies
 
         cands, known = (lex or self.lexicon).tags(form)
         if self.rules:
@@ -105,7 +127,6 @@ class Lattice:
     def encode_words(self, words: list[str], offsets: np.ndarray, lexicons=None, gold=None):
         """(feats, cand_ptr, cands) of the words; ``lexicons(k)``: the lexicon sentence k's words
         are looked up in (training: its fold's); ``gold``: class ids added to the candidates."""
-        from structkit.lattice.features import TypeTable, hide_unknown, tag_features, value
 
         n = len(words)
         lists, amb, known = [], np.empty(n, dtype=np.uint64), np.zeros(n, dtype=bool)
@@ -133,8 +154,6 @@ class Lattice:
         return feats, cand_ptr, cands
 
     def decode(self, feats, offsets, cand_ptr, cands, W=None) -> np.ndarray:
-        from structkit.lattice.kernels import tag_corpus
-
         out = np.zeros(feats.shape[0], dtype=np.int64)
         if out.size:
             tag_corpus(self.W if W is None else W, feats, np.asarray(offsets, dtype=np.int64), cand_ptr, cands,
@@ -143,8 +162,6 @@ class Lattice:
 
     def label_of(self, c: int, form: str) -> str:
         if self.rules:
-            from structkit.lattice.rules import apply_rule
-
             return apply_rule(self.rule_objs[c], form) or "_"
         return self.labels[c]
 
@@ -155,7 +172,6 @@ class Lattice:
         labels = [lab[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
         if not margins:
             return labels
-        from structkit.lattice.margins import lattice_margins
 
         m = np.zeros(len(words))
         runner = np.zeros(len(words), dtype=np.int64)
@@ -169,8 +185,6 @@ class Lattice:
         """As :meth:`SequenceTagger.tag_conll_bytes` (the dense fast path does not apply)."""
         import io
 
-        from structkit.io.conll import read_conll, write_conll
-
         sents = read_conll(path, io.BytesIO(data), n_columns=n_columns)  # (batch relocates line numbers)
         out = io.StringIO()
         for batch, labels in self.tag_batches(sents, path, columns_spec):
@@ -181,10 +195,6 @@ class Lattice:
     def save(self, path: str) -> None:
         from dataclasses import asdict
 
-        from structkit.learn import selection
-        from structkit.model import save_model
-        from structkit.vocab import pack_strings
-
         lex = self.lexicon
 
         def flat(d):
@@ -192,7 +202,6 @@ class Lattice:
 
         arrays = {"W_hashed": self.W.astype(np.float32)}
         arrays.update(pack_strings("labels", self.labels))
-        from structkit.lattice.features import layout
 
         header = {"task": self.config.task, "kind": self.kind, "layout": layout(),
                   "config": selection.header_config(asdict(self.config)),
@@ -207,12 +216,6 @@ class Lattice:
     @classmethod
     def from_file(cls, header: dict, arrays: dict, path: str) -> "Lattice":
         from collections import Counter, defaultdict
-
-        from structkit.io.conll import Columns
-        from structkit.lattice.lexicon import Lexicon
-        from structkit.vocab import unpack_strings
-
-        from structkit.lattice.features import check_layout
 
         check_layout(header, path)
         try:
@@ -251,7 +254,6 @@ class Lattice:
 
 def lattice_limits(header: dict, shapes: dict) -> None:
     """Bounds on a lattice tagger's arrays from its header, checked before they are read."""
-    from structkit.vocab import packed_size
 
     bits = header.get("bits")
     L = packed_size("labels", shapes)
@@ -264,7 +266,6 @@ def lattice_limits(header: dict, shapes: dict) -> None:
 
 def check_lattice_budget(name: str | None, dense_mb: float, budget: int) -> None:
     """The one-line refusal when even the hashed table is over the weight budget (bytes)."""
-    from structkit.io.files import size_text
 
     need = lattice_bytes()
     if need > budget:
@@ -282,12 +283,6 @@ def train_lattice(cls: type, config, corpus, dev, full, on_epoch, train_name: st
     ``full`` the corpus before --dev-split held sentences out, for the refit); ``budget`` the
     weight budget in bytes; dev epochs compared by ``score(gold, pred)[key]``. The epoch loop,
     dev selection and refit are the shared ones."""
-    from structkit.learn import selection
-    from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
-    from structkit.lattice import kernels as K
-    from structkit.lattice.lexicon import Lexicon
-    from structkit.lattice.lexicon import base_rules
-    from structkit.lattice.rules import make_rule, rule_text
 
     check_lattice_budget(train_name, dense_mb, budget)
     words, labels, offsets = corpus.words, corpus.labels, corpus.offsets

@@ -12,16 +12,34 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.sequence.features import Encoded, FeatureSpace
-from structkit.vocab import pack_strings, unpack_strings
+from structkit.eval.accuracy import token_accuracy
+from structkit.eval.files import check_labels
+from structkit.eval.schemes import make_counter
 from structkit.io.conll import Columns, Sentence
-from structkit.io.files import display_name
+from structkit.io.conllu import NAMES, conllu_columns, is_conllu_file, read_sequence
+from structkit.io.files import display_name, env_limit
+from structkit.jit import numba_loaded
 from structkit.learn import registry, selection
-from structkit.sequence.chain import Weights
-from structkit.sequence.lattice import Lattice
+from structkit.learn.loop import hold_out, refit, run_epochs, wants_refit
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
+from structkit.sequence.chain import Weights
+from structkit.sequence.fastpath import prepared, tag_block
+from structkit.sequence.features import Encoded, FeatureSpace
+from structkit.sequence.lattice import Lattice, lattice_limits, train_lattice
+from structkit.sequence.learn.ipm import ParameterMixing
+from structkit.sequence.search.decoders import (
+    decode,
+    history_values,
+    margins_from_values,
+    viterbi_numpy,
+)
+from structkit.sequence.search.fast import decode_rows
+from structkit.sequence.search.viterbi import margins_corpus
+from structkit.sequence.templates import TEMPLATE_SETS
+from structkit.spans import SCHEMES, SchemeDetector
 from structkit.tasks import SEQUENCE
+from structkit.vocab import pack_strings, packed_size, unpack_strings
 
 TASKS = SEQUENCE  # the tasks of this wing (structkit.tasks.SEQUENCE: the one constant)
 # The learner parameters of the sequence tasks, and the value stored for a learner that does
@@ -110,8 +128,6 @@ class TaggerConfig:
                                                         takers=takers))
             setattr(self, name, stored)
         if self.scheme is not None:
-            from structkit.spans import SCHEMES
-
             scheme = str(self.scheme).lower()
             if scheme not in ("auto",) + SCHEMES:
                 raise UserError(f"--scheme must be auto, {', '.join(SCHEMES)}; got {self.scheme!r}")
@@ -129,7 +145,6 @@ class TaggerConfig:
         """The task's template set for the columns the training data has: POS tagging on
         CoNLL-U gets the UD set (words only); input without a POS column (JNLPBA: word and
         label) gets the task's no-POS variant (ner-nopos, chunk-nopos)."""
-        from structkit.sequence.templates import TEMPLATE_SETS
 
         if columns.conllu and self.task == "pos":
             return "ud"
@@ -144,8 +159,6 @@ def default_algo(task: str, train_path: str | None) -> str:
     are scaled by the loss: with the UD set it is 0.2 points more accurate on UD English ParTUT
     (5-fold cross-validation on train). Standard input is not looked at (read once)."""
     import os
-
-    from structkit.io.conllu import is_conllu_file
 
     if task == "pos" and train_path is not None and os.path.isfile(train_path) \
             and is_conllu_file(train_path):
@@ -212,7 +225,6 @@ def read_labelled(path: str, columns_spec: str | None, digest=None, task: str | 
     """Read a labelled file whole (training or development data): CoNLL columns or CoNLL-U
     (labels from ``label_column``, UPOS for pos by default); with ``task`` chunk or ner, every
     label must be a phrase tag (O, B-/I-/E-/S-/L-/U-TYPE: IOB1, IOB2, IOBES or BILOU)."""
-    from structkit.io.conllu import read_sequence
 
     return corpus_from_sentences(list(read_sequence(path, digest=digest)), columns_spec, path, task,
                                  label_column)
@@ -224,8 +236,6 @@ def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, p
     checks of :func:`read_labelled`."""
     n = len(sentences[0].rows[0])
     if sentences[0].lines is not None:
-        from structkit.io.conllu import conllu_columns
-
         if columns_spec:
             raise UserError("--columns is for CoNLL column files; CoNLL-U columns have fixed names "
                             "(use --label-column to say where the labels are)", display_name(path))
@@ -244,7 +254,6 @@ def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, p
     words, pos, labels, offsets = columns_from(sentences, columns)
     check_label_column(sentences, columns, labels, offsets, path)
     if task in ("chunk", "ner"):
-        from structkit.eval.files import check_labels
         for s, a in zip(sentences, offsets):
             check_labels(task, labels[a:a + len(s)], path, s.first_line, None)
     return Corpus(sentences, words, pos, labels, offsets, n, columns)
@@ -294,8 +303,6 @@ class SequenceTagger:
                     depth: int | None = None) -> np.ndarray:
         """Label ids for an encoded corpus: Viterbi, or lookahead search to the model's depth
         (or ``depth``)."""
-        from structkit.sequence.search.decoders import decode, viterbi_numpy
-        from structkit.jit import numba_loaded
 
         if (weights is None and self.config.spec.decoder == "viterbi" and enc.n_tokens <= SMALL_TOKENS
                 and not numba_loaded()):
@@ -303,8 +310,6 @@ class SequenceTagger:
             return viterbi_numpy(enc, self.weights)
         if weights is None and self.config.spec.decoder == "viterbi":
             # the model's own weights: only their non-zero rows (a third of a chunker's W)
-            from structkit.sequence.search.fast import decode_rows
-            from structkit.sequence.fastpath import prepared
 
             p = prepared(self, True, False)
             out = np.zeros(enc.n_tokens, dtype=np.int32)
@@ -320,11 +325,8 @@ class SequenceTagger:
         the model's depth, or ``depth``) minus the best of another label's."""
         decoder = self.config.spec.decoder
         if decoder != "viterbi":
-            from structkit.sequence.search.decoders import history_values, margins_from_values
-
             V, _ = history_values(decoder, enc, self.weights, self.config, ids, depth)
             return margins_from_values(V, ids)[0]
-        from structkit.sequence.search.viterbi import margins_corpus
 
         out = np.zeros(enc.n_tokens)
         margins_corpus(enc.indptr, enc.indices, enc.offsets, self.weights.W, self.weights.T,
@@ -351,7 +353,6 @@ class SequenceTagger:
         (FORM, and MISC's SpaceAfter=No, the only columns raw text fills)."""
         if first.lines is None:
             return Columns(0, None, None, ("word",))
-        from structkit.io.conllu import NAMES
 
         lacking = [a for a in self.features.column_attrs if a not in ("misc.SpaceAfter", "form")]
         if lacking:
@@ -364,7 +365,6 @@ class SequenceTagger:
         """Where a prediction goes in CoNLL-U output: the column (and MISC/FEATS key) the model
         learnt from; for a model trained on column files, XPOS for pos (Penn-style tags) and
         MISC Chunk= or NER= for chunk and ner."""
-        from structkit.io.conllu import NAMES
 
         if self.columns.conllu:
             return self.columns.label, self.columns.label_key
@@ -377,8 +377,6 @@ class SequenceTagger:
         """The column layout of an input file, and whether it carries gold labels. CoNLL-U
         input to a model trained on columns reads FORM as the word and XPOS as the POS."""
         if conllu:
-            from structkit.io.conllu import NAMES
-
             if override:
                 raise ValueError("--columns is for CoNLL column files; CoNLL-U columns have fixed names")
             if self.columns.conllu:
@@ -471,7 +469,6 @@ class SequenceTagger:
         (``structkit.sequence.fastpath``), with the reader and ``tag_batches`` as the fallback for
         what they do not handle (CoNLL-U, templates reading named columns, lookahead search is
         decoded by its own kernels)."""
-        from structkit.sequence.fastpath import tag_block
 
         return tag_block(self, data, path, first_line, columns_spec, depth, n_columns)[0]
 
@@ -544,11 +541,8 @@ class LatticeTagger(Lattice, SequenceTagger):
 def _tagger_limits(header: dict, shapes: dict) -> None:
     """Bounds on a tagger's arrays from its header, checked before they are read: weights
     ``n_features x labels``, transitions ``(labels + 1)^2`` (x the label order)."""
-    from structkit.vocab import packed_size
 
     if header.get("kind") == "lattice":
-        from structkit.sequence.lattice import lattice_limits
-
         return lattice_limits(header, shapes)
     nf = header.get("n_features")
     L = packed_size("labels", shapes)
@@ -570,9 +564,7 @@ def score_labels(task: str, gold: list[list[str]], pred: list[list[str]],
     """accuracy for pos; conlleval precision/recall/F1 (and accuracy) for chunk and ner, with
     phrases read in ``scheme`` (IOBES and BILOU by the same phrase rules)."""
     if task == "pos":
-        from structkit.eval.accuracy import token_accuracy
         return {"accuracy": token_accuracy(gold, pred)["accuracy"]}
-    from structkit.eval.schemes import make_counter
     counter = make_counter(scheme)
     for i, (g, p) in enumerate(zip(gold, pred)):
         counter.add_sentence(g, p)
@@ -626,8 +618,6 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     default: N threads); with N = 1 serially, and ``mapper`` is not used."""
     import time
 
-    from structkit.learn.loop import hold_out, refit, run_epochs, wants_refit
-
     if t0 is None:
         t0 = time.perf_counter()
     selection.check_with_dev(config, dev)
@@ -658,7 +648,6 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     spec = config.spec
     if dense_bytes(features.n_features, len(labels)) > weight_budget():
         # thousands of labels (lemmas): hashed weights over each word's candidates, or the one-line error
-        from structkit.sequence.lattice import train_lattice
 
         return train_lattice(LatticeTagger, config, corpus, dev, full, on_epoch, train_name, train_sha256, t0,
                              dense_bytes(features.n_features, len(labels)) / (1 << 20), weight_budget(),
@@ -667,8 +656,6 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     rng = np.random.default_rng(config.seed)
     mixing = None
     if (config.jobs or 1) > 1:
-        from structkit.sequence.learn.ipm import ParameterMixing
-
         mixing = ParameterMixing(learner, train, config.jobs, config.seed, mapper)
     n_calls = spec.epoch_calls(config)
 
@@ -717,8 +704,6 @@ def dense_bytes(n_features: int, n_labels: int) -> int:
 
 
 def weight_budget() -> int:
-    from structkit.io.files import env_limit
-
     return env_limit("STRUCTKIT_WEIGHT_BUDGET", WEIGHT_BUDGET)
 
 
@@ -728,10 +713,8 @@ def label_scheme(task: str, corpus: Corpus, name: str | None, given: str | None 
     labels (a UserError when they mix IOBES and BILOU prefixes)."""
     if task not in ("chunk", "ner"):
         return None
-    from structkit.spans import SchemeDetector
 
     if given is not None:
-        from structkit.eval.files import check_labels
         for s, a in zip(corpus.sentences, corpus.offsets):
             check_labels(task, corpus.labels[a:a + len(s)], name or "<training data>", s.first_line, given)
         return given

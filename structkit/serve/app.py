@@ -11,10 +11,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from structkit import __version__
 from structkit.errors import UserError
 from structkit.serve.inference import answer
 from structkit.serve.inputs import Options, check_request, decode_body
-from structkit.serve.limits import BIG_BYTES, MAX_BYTES, TIMEOUT, Cancelled, Job, RequestError
+from structkit.serve.limits import (
+    BIG_BYTES,
+    MAX_BYTES,
+    TIMEOUT,
+    Cancelled,
+    Job,
+    RequestError,
+)
 from structkit.serve.registry import Served, Tokenizers, endpoints
 
 
@@ -76,7 +84,6 @@ def openapi(served: dict[str, Served]) -> dict:
                                            "data checksum)", "responses": {"200": {"description": "models"}}}}
     paths["/health"] = {"get": {"summary": "For monitoring", "responses": {"200": {"description": "ok"}}}}
     paths["/"] = {"get": {"summary": "The web page", "responses": {"200": {"description": "HTML"}}}}
-    from structkit import __version__
 
     return {"openapi": "3.0.3", "info": {"title": "structkit serve", "version": __version__},
             "paths": paths}

@@ -6,11 +6,25 @@ request.
 from __future__ import annotations
 
 from structkit.errors import UserError
-from structkit.serve.inputs import (Options, _from_text, check_request, decode_body, read_sentences,
-                                    tags_pos)
+from structkit.jit import load_numba
+from structkit.serve.inputs import (
+    Options,
+    _from_text,
+    check_request,
+    decode_body,
+    read_sentences,
+    tags_pos,
+)
 from structkit.serve.limits import MAX_WORDS, Job, RequestError, _chunks
 from structkit.serve.registry import Served, Tokenizers
-from structkit.serve.views import _dumps, _legend, _sentence_json, span_colours, to_conllu, to_json
+from structkit.serve.views import (
+    _dumps,
+    _legend,
+    _sentence_json,
+    span_colours,
+    to_conllu,
+    to_json,
+)
 
 WARM_TEXT = "The cat sat on the mat in Paris, didn't it? Mr. Smith said so."
 
@@ -85,7 +99,6 @@ def warm_up(served: dict[str, Served], tokenizers: Tokenizers | None = None) -> 
     """Run every model once (and the tokenizers), so numba compiles (or loads its cache) before
     the first request. numba is imported first, so that the warm-up (and every request after
     it) takes the kernels, not the numpy paths of one-shot commands for a few sentences."""
-    from structkit.jit import load_numba
 
     load_numba()
     for t in (tokenizers.models.values() if tokenizers is not None else ()):

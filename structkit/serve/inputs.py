@@ -10,8 +10,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from structkit.errors import UserError
-from structkit.serve.limits import MAX_SENTENCE_WORDS, MAX_WORDS, PIECE_CHARS, Job, RequestError
+from structkit.io.conllu import read_conllu
+from structkit.serve.limits import (
+    MAX_SENTENCE_WORDS,
+    MAX_WORDS,
+    PIECE_CHARS,
+    Job,
+    RequestError,
+)
 from structkit.serve.registry import Served, Tokenizers, endpoints
+from structkit.tagsets import check_models
+from structkit.tasks import tasks
+from structkit.text.tokenize import get_tokenizer, iter_sentences
 
 
 # ---- the input: text, token lists or CoNLL-U -> sentences ----------------------------------------
@@ -43,7 +53,6 @@ def _from_text(text: str, lang: str, job: Job | None = None,
                warnings: list[str] | None = None) -> list[Sent]:
     """The tokenizer's sentences; one over MAX_SENTENCE_WORDS is cut into pieces of at most
     that many words (at token boundaries), said in ``warnings``."""
-    from structkit.text.tokenize import get_tokenizer, iter_sentences
 
     get_tokenizer(lang)   # an unknown language: its UserError before any work
     out: list[Sent] = []
@@ -153,8 +162,6 @@ def _from_tokens(tokens: Any) -> list[Sent]:
 
 
 def _from_conllu(data: str, job: Job | None = None) -> list[Sent]:
-    from structkit.io.conllu import read_conllu
-
     sents = []
     try:
         for s in read_conllu("conllu", io.BytesIO(data.encode("utf-8"))):
@@ -275,8 +282,6 @@ def check_request(body: Any, endpoint: str, served: dict[str, Served],
     if fmt not in ("json", "conllu"):
         raise RequestError(400, f'format must be "json" or "conllu", got {fmt!r}')
 
-    from structkit.tasks import tasks
-
     def named(name: str, task: str | None = None) -> Served:
         sv = served.get(name)
         if sv is None or (task is not None and sv.task != task):
@@ -334,7 +339,6 @@ def _check_chain(models: list[Served], conllu: bool) -> None:
     pos = next((m for m in sorted(models, key=lambda m: m.serving.order) if tags_pos(m)), None)
     if parser is None or pos is None:
         return
-    from structkit.tagsets import check_models
 
     try:
         check_models(pos.model, parser.model, f"model {pos.name}", f"parser {parser.name}", conllu)

@@ -8,15 +8,22 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+import structkit.api  # noqa: F401 (the API estimators register what they serve: structkit.serving.serves)
+import structkit.pipeline.api  # noqa: F401
+from structkit.config import resolve_data_path
 from structkit.errors import UserError
+from structkit.model import model_task
 from structkit.serve.limits import FairLock, RequestError
+from structkit.serving import estimator_of
+from structkit.tasks import get_task, tasks
+from structkit.text.tokenize import TOKENIZERS
+from structkit.tokenizer.wing import TOKENIZE
 
 _NAME_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 def endpoints() -> dict[str, str]:
     """Each served task's endpoint: {"tag": "pos", ...} (from the task registry)."""
-    from structkit.tasks import tasks
 
     return {t.serving.endpoint: t.name for t in tasks() if t.serving is not None and t.serving.endpoint}
 
@@ -38,7 +45,6 @@ class Served:
     @property
     def kind(self) -> Any:
         """The model's ``structkit.tasks.Task``."""
-        from structkit.tasks import get_task
 
         return get_task(self.task)
 
@@ -66,13 +72,6 @@ def _split_spec(spec: str, flag: str = "--model") -> tuple[str, str]:
 
 def load_models(specs: list[str]) -> dict[str, Served]:
     """Load each ``--model`` once (UserError for a missing, damaged or unsuitable file)."""
-    import structkit.api  # (the API estimators register what they serve: structkit.serving.serves)
-    import structkit.pipeline.api
-    from structkit.config import resolve_data_path
-    from structkit.model import model_task
-    from structkit.serving import estimator_of
-    from structkit.tasks import tasks
-    from structkit.tokenizer.wing import TOKENIZE
 
     if not specs:
         raise UserError("give at least one --model")
@@ -130,7 +129,6 @@ class Tokenizers:
     def resolve(self, lang: str | None):
         """The tokenizer of a request's "lang" (None: the default): a model's Tokenizer, or a
         language code with rules; RequestError 400 for a name with neither."""
-        from structkit.text.tokenize import TOKENIZERS
 
         name = self.default if lang is None else lang
         if name in self.models:
@@ -146,7 +144,6 @@ class Tokenizers:
 
     def listing(self) -> list[dict]:
         """What ``GET /models`` says of them: the models, then the rules not replaced by one."""
-        from structkit.text.tokenize import TOKENIZERS
 
         default = self.default
         out = [dict(t.meta, default=t.name == default) for t in self.models.values()]
@@ -157,8 +154,6 @@ class Tokenizers:
 
 def load_tokenizers(specs: list[str]) -> Tokenizers:
     """Load each ``--tokenizer`` once (UserError for a missing, damaged or other model)."""
-    from structkit.config import resolve_data_path
-    from structkit.tokenizer.wing import TOKENIZE as task
 
     models: dict[str, ServedTokenizer] = {}
     for spec in specs:
@@ -166,7 +161,7 @@ def load_tokenizers(specs: list[str]) -> Tokenizers:
         if name in models:
             raise UserError(f"two tokenizers are named {name!r}: name them with --tokenizer NAME=PATH")
         path = resolve_data_path(path, must_exist=True)
-        model = task.load(path, "serve --tokenizer")
+        model = TOKENIZE.load(path, "serve --tokenizer")
         info = getattr(model, "info", {}) or {}
         meta = {"name": name, "kind": "model", "task": model.config.task,
                 "algorithm": model.config.algo, "train_file": info.get("train_file"),

@@ -9,7 +9,9 @@ import io
 import json
 from typing import Any
 
+from structkit import rendering
 from structkit.io.document import Sentence, new_sentence, write_conllu
+from structkit.rendering import MULTIWORD_COLOUR, View, ViewSpan, ViewWord, sentence_svg
 from structkit.serve.inputs import Sent
 from structkit.serve.registry import Served
 
@@ -35,9 +37,8 @@ def to_json(sents: list[Sent], models: list[Served], scores: bool, explain: bool
 def span_colours(models: list[Served]) -> dict[tuple[str, str], str]:
     """The colour of each (span model, type) of a request: the palette over the types of its
     span models (their labels without the B-/I- prefix), in the request's order."""
-    from structkit.rendering import span_colours as colours
 
-    return colours((sv.name, types) for sv in models for types in [sv.serving.span_types(sv)] if types)
+    return rendering.span_colours((sv.name, types) for sv in models for types in [sv.serving.span_types(sv)] if types)
 
 
 def _legend(colours: dict[tuple[str, str], str]) -> list[dict]:
@@ -60,7 +61,6 @@ def sentence_view(s: Sent, models: list[Served], colours: dict[tuple[str, str], 
     """What the picture of a sentence shows: its words, the first POS model's tags under them
     (else the input's POS), the parser's arcs, one row of spans per span model, then a row of
     its multiword tokens."""
-    from structkit.rendering import MULTIWORD_COLOUR, View, ViewSpan, ViewWord
 
     tags = s.tagger_pos()   # the first POS model's of the request, else the input's
     if s.predicted_pos is None and s.analyses and "upos" in s.analyses[0]:
@@ -115,8 +115,6 @@ def _sentence_json(s: Sent, models: list[Served], scores: bool, explain: bool,
     if s.multiword:
         sent["multiword"] = s.multiword
     if colours is not None:
-        from structkit.rendering import sentence_svg
-
         sent["svg"] = sentence_svg(sentence_view(s, models, colours), k)
     return sent
 

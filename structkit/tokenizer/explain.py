@@ -33,10 +33,21 @@ from typing import IO, Iterator
 
 import numpy as np
 
+from structkit.config import resolve_data_path
 from structkit.errors import UserError
 from structkit.explanation import Push, TokenExplanation, transition_pushes
+from structkit.io.conllu import set_key
+from structkit.io.files import iter_lines, open_input
+from structkit.text.conllu import write_conllu
+from structkit.text.tokenize import _blocks, iter_sentences
 from structkit.tokenizer import features as F
-from structkit.tokenizer.model import NEG, LearntTokenizer
+from structkit.tokenizer.model import (
+    NEG,
+    LearntTokenizer,
+    char_emissions,
+    char_margins,
+    tag_emissions,
+)
 
 LABEL_NAMES = ("no boundary", "token end", "sentence end", "space between tokens")
 
@@ -52,8 +63,6 @@ class Paragraph:
 
 def paragraphs(path: str, stream: IO | None = None) -> Iterator[Paragraph]:
     """The paragraphs (blocks between blank lines) of a raw-text input, as ``tokenize`` reads it."""
-    from structkit.io.files import iter_lines, open_input
-    from structkit.text.tokenize import _blocks
 
     if stream is None:
         with open_input(path) as f:
@@ -83,8 +92,6 @@ def read_paragraph(file: str | None, text: str | None, number: int) -> tuple[Par
     if text is not None:
         path, stream = "--text", io.StringIO(text)
     else:
-        from structkit.config import resolve_data_path
-
         path = resolve_data_path(file, must_exist=True) if file != "-" else "-"
         stream = None
     seen = 0
@@ -114,7 +121,6 @@ class Decisions:
 def decide(tok, cps: np.ndarray, rl: np.ndarray = F.NO_RULES) -> Decisions:
     """The labels of the characters ``cps`` (one window) under the learnt tokenizer ``tok``,
     with their max-marginals and margins."""
-    from structkit.tokenizer.model import char_emissions, char_margins, tag_emissions
 
     E = char_emissions(cps, F.tables(), tok.known, tok.bits, tok.feats, rl, tok.W)
     labels = tag_emissions(E, tok.T)
@@ -184,7 +190,6 @@ def boundary_margins(d: Decisions, decided: np.ndarray) -> tuple[np.ndarray, np.
 def scored_sentences(tok, lines, split: str):
     """``iter_sentences`` with the tokenizer's margins: (sentence, TokMargin per token,
     SentMargin of its last token or NaN)."""
-    from structkit.text.tokenize import iter_sentences
 
     scorer = ScoringTokenizer(tok)
     for sent in iter_sentences(lines, scorer, split):
@@ -222,8 +227,6 @@ def _number(m: float) -> str:
 def write_scored(sent, tok_margins, sent_margin: float, out, start: int) -> None:
     """One sentence as ``write_conllu`` writes it, with ``TokMargin=`` in each token's MISC
     and ``SentMargin=`` in its last token's (when it ends a sentence)."""
-    from structkit.io.conllu import set_key
-    from structkit.text.conllu import write_conllu
 
     buf = io.StringIO()
     write_conllu([sent], buf, start=start)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from structkit.jit import njit
+from structkit.text.english import EnglishTokenizer
 
 MAX_KNOWN = 16         # longest known token looked up (characters; Vietnamese words run to 15)
 BASE_FEATURES = 47     # features per character always computed (template ids 0-46)
@@ -425,7 +426,6 @@ def rule_labels(text: str, feats: int, words: dict | None = None) -> np.ndarray:
     rules' words of each of their tokens of several words, by ``(start, end)``."""
     if not feats & RULES:
         return NO_RULES
-    from structkit.text.english import EnglishTokenizer
 
     out = np.full(len(text), 3, dtype=np.int64)
     for sent in EnglishTokenizer().sentences(text):

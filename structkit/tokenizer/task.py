@@ -21,7 +21,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.learn import selection
+from structkit.eval.tokenize import evaluate_tokenization
+from structkit.learn import registry, selection
+from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
+from structkit.model import load_model, save_model
+from structkit.sequence.learn.kbest import KBestLearner
+from structkit.sequence.learn.perceptron import AveragedPerceptron
+from structkit.text.conllu import write_conllu
+from structkit.text.tokenize import iter_sentences
+from structkit.tokenizer import features as F
+from structkit.tokenizer.features import group_mask, group_names
+from structkit.tokenizer.gold import read_sentences, read_treebank
+from structkit.tokenizer.model import LearntTokenizer, encode, jackknifed_tables
+from structkit.tokenizer.mwt import MultiwordSplitter, train_splitter
 
 LABELS = ("N", "T", "S", "W")
 DEFAULT_BITS = 20
@@ -46,8 +58,6 @@ class TokenizeConfig:
     features: str | list[str] | tuple[str, ...] | None = None
 
     def validate(self) -> None:
-        from structkit.learn import registry
-
         spec = registry.get(self.algo, "tokenize")
         self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
         self.seed = registry.SEED.check(self.seed)
@@ -59,7 +69,6 @@ class TokenizeConfig:
         self.dev_split = selection.check_dev_split(self.dev_split)
         self.patience = selection.check_patience(self.patience)
         self.refit = selection.check_refit(self.refit)
-        from structkit.tokenizer.features import group_names
 
         try:
             self.features = group_names(DEFAULT_FEATURES if self.features is None else self.features)
@@ -71,7 +80,6 @@ def raw_text(path: str) -> str:
     """The raw text of a treebank as the CoNLL 2018 evaluation reads it: each sentence's
     ``# text``, the sentences of a paragraph joined by a space, a blank line between
     paragraphs (``# newpar``/``# newdoc``)."""
-    from structkit.tokenizer.gold import read_sentences
 
     paragraphs: list[list[str]] = []
     for sent in read_sentences(path):
@@ -89,22 +97,16 @@ class TokenizerModel:
 
     def __init__(self, config: TokenizeConfig, W: np.ndarray, T: np.ndarray, known: np.ndarray,
                  mwt, info: dict):
-        from structkit.tokenizer.features import group_mask
-        from structkit.tokenizer.model import LearntTokenizer
-
         self.config, self.info = config, info
         self.tokenizer = LearntTokenizer(W, T, known, config.hash_bits, mwt, group_mask(config.features))
         self.labels = list(LABELS)
 
     def sentences(self, text: str):
         """The text's sentences (``structkit.text.base.Sentence``), as ``structkit.tokenizer`` gives."""
-        from structkit.text.tokenize import iter_sentences
 
         return iter_sentences(text, self.tokenizer)
 
     def save(self, path: str) -> None:
-        from structkit.model import save_model
-
         t = self.tokenizer
         header = {"task": "tokenize", "config": vars(self.config), "info": self.info,
                   "labels": list(LABELS), "bits": int(t.bits),
@@ -114,15 +116,11 @@ class TokenizerModel:
 
     @classmethod
     def load(cls, path: str, command: str | None = None) -> "TokenizerModel":
-        from structkit.model import load_model
-        from structkit.tokenizer.mwt import MultiwordSplitter
-
         header, arrays = load_model(path, ("tokenize",), command, limits=_limits)
         try:
             config = TokenizeConfig(**header["config"])
             mwt = MultiwordSplitter.from_json(header["mwt"]) if header.get("mwt") else None
             W, T, known = arrays["W"], arrays["T"], arrays["known"]
-            from structkit.tokenizer.features import group_names
 
             if config.features is not None:
                 config.features = group_names(config.features)
@@ -151,9 +149,6 @@ def _limits(header: dict, shapes: dict) -> None:
 def evaluate_text(tok, gold_path: str, text: str) -> dict:
     """The CoNLL 2018 scores (``structkit.eval.tokenize``) of the tokenizer ``tok`` on the raw
     ``text`` of the treebank ``gold_path``, through a temporary CoNLL-U file."""
-    from structkit.eval.tokenize import evaluate_tokenization
-    from structkit.text.conllu import write_conllu
-    from structkit.text.tokenize import iter_sentences
 
     fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-eval-")
     try:
@@ -174,11 +169,6 @@ def _score(tok, gold_path: str, text: str) -> dict:
 def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | None = None,
                     on_epoch=None, **_) -> TokenizerModel:
     """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring)."""
-    from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
-    from structkit.tokenizer import features as F
-    from structkit.tokenizer.gold import read_treebank
-    from structkit.tokenizer.model import LearntTokenizer, encode, jackknifed_tables
-    from structkit.tokenizer.mwt import train_splitter
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)
@@ -244,10 +234,7 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
 
 def _learner(config: TokenizeConfig):
     if config.algo == "pa":
-        from structkit.sequence.learn.kbest import KBestLearner
-
         return KBestLearner(1 << config.hash_bits, len(LABELS), algo="pa", k=1, C=config.C)
-    from structkit.sequence.learn.perceptron import AveragedPerceptron
 
     return AveragedPerceptron(1 << config.hash_bits, len(LABELS))
 

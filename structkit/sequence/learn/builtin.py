@@ -8,7 +8,13 @@ so listing the learners (``--help``) stays fast.
 from __future__ import annotations
 
 from structkit.errors import UserError
-from structkit.learn.spec import LearnerSpec, default_report, greedy_depth, param
+from structkit.learn.spec import (
+    LearnerSpec,
+    check_brute,
+    default_report,
+    greedy_depth,
+    param,
+)
 from structkit.tasks import SEQUENCE
 
 SPECS: list[LearnerSpec] = []  # in the order `structkit algorithms` lists them
@@ -42,7 +48,6 @@ def _perceptron(config, n_features: int, n_labels: int):
 
 def _history(config, n_features: int, n_labels: int):
     from structkit.sequence.learn.perceptron import AveragedPerceptron
-    from structkit.learn.spec import check_brute
 
     check_brute(config.search, config.depth, n_labels)  # the labels are known from here on
 

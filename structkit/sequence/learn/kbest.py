@@ -45,14 +45,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.learn.pieces import sum_in_pieces
-from structkit.sequence.features import Encoded
-from structkit.sequence.learn.larank import LaRankPlan, larank_steps
-from structkit.sequence.learn.smo import (SMOLimits, init_working_sets, kbest_mira_epoch,
-                                 kbest_sdm_epoch)
-from structkit.sequence.chain import (Averaged, apply_dF, corpus, hamming, sparse_dF, sparse_dot,
-                                    w_dot_dF)
 from structkit.jit import njit
+from structkit.learn.pieces import sum_in_pieces
+from structkit.sequence.chain import (
+    Averaged,
+    apply_dF,
+    corpus,
+    hamming,
+    sparse_dF,
+    sparse_dot,
+    w_dot_dF,
+)
+from structkit.sequence.features import Encoded
+from structkit.sequence.learn.ipm import EpochKernel
+from structkit.sequence.learn.larank import LaRankPlan, larank_steps
+from structkit.sequence.learn.smo import (
+    SMOLimits,
+    init_working_sets,
+    kbest_mira_epoch,
+    kbest_sdm_epoch,
+)
 from structkit.sequence.search.kbest import decode_buffers, decode_example
 from structkit.sequence.search.viterbi import emissions, viterbi
 
@@ -201,7 +213,6 @@ class KBestLearner(Averaged):
         """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``). SDM and LaRank
         keep per-example working sets (dual state) across epochs, which parameter mixing
         cannot combine: they have none."""
-        from structkit.sequence.learn.ipm import EpochKernel
 
         if self.algo in ("sdm", "larank"):
             raise ValueError(f"k-best {self.algo} keeps working sets across epochs and cannot be "

@@ -10,11 +10,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from structkit.sequence.features import Encoded
-from structkit.sequence.learn.lookahead import lookahead_epoch
-from structkit.sequence.chain import Averaged, add_features, corpus, transition_pairs, with_T2
-from structkit.learn.pieces import sum_in_pieces
 from structkit.jit import njit
+from structkit.learn.pieces import sum_in_pieces
+from structkit.sequence.chain import (
+    Averaged,
+    add_features,
+    corpus,
+    transition_pairs,
+    with_T2,
+)
+from structkit.sequence.features import Encoded
+from structkit.sequence.learn.ipm import EpochKernel
+from structkit.sequence.learn.lookahead import lookahead_epoch
 from structkit.sequence.search.viterbi import emissions, max_length, viterbi
 
 
@@ -103,7 +110,6 @@ class AveragedPerceptron(Averaged):
 
     def epoch_kernel(self):
         """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``)."""
-        from structkit.sequence.learn.ipm import EpochKernel
 
         return EpochKernel(self.method, _RUN[self.method], self._args())
 

@@ -6,27 +6,25 @@ from typing import Callable
 
 import numpy as np
 
+from structkit.sequence.chain import with_T2
+from structkit.sequence.search.greedy import greedy_decode, greedy_values
+from structkit.sequence.search.lookahead import lookahead_decode, lookahead_values
+from structkit.sequence.search.viterbi import decode_corpus
+
 __all__ = ["DECODERS", "decode", "history_values", "margins_from_values"]
 
 
 def _viterbi(enc, w, config, depth, out) -> None:
-    from structkit.sequence.search.viterbi import decode_corpus
-
     decode_corpus(enc.indptr, enc.indices, enc.offsets, w.W, w.T, out)
 
 
 def _lookahead(enc, w, config, depth, out) -> None:
-    from structkit.sequence.chain import with_T2
-    from structkit.sequence.search.lookahead import lookahead_decode
-
     lookahead_decode(enc.indptr, enc.indices, enc.offsets, with_T2(w), config.label_order == 2,
                      config.direction == "rtl", config.depth if depth is None else depth,
                      config.search == "dp", out)
 
 
 def _greedy_history(enc, w, config, depth, out) -> None:
-    from structkit.sequence.search.greedy import greedy_decode
-
     greedy_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.H, out)
 
 
@@ -90,14 +88,10 @@ def history_values(name: str, enc, w, config, labels: np.ndarray, depth: int | N
     L = w.W.shape[1]
     V = np.zeros((enc.n_tokens, L))
     if name == "greedy-history":
-        from structkit.sequence.search.greedy import greedy_values
-
         greedy_values(enc.indptr, enc.indices, enc.offsets, w.W, w.H, labels, V)
         return V, (np.full((enc.n_tokens, 0), -1, dtype=np.int64) if continuations else None)
     if name != "lookahead":
         raise ValueError(f"{name} is not a history-based decoder")
-    from structkit.sequence.chain import with_T2
-    from structkit.sequence.search.lookahead import lookahead_values
 
     D = config.depth if depth is None else depth
     cont = np.full((enc.n_tokens, D) if continuations else (0, 0), -1, dtype=np.int64)
