@@ -18,11 +18,7 @@ from structkit.config import resolve_data_path
 from structkit.doc import Doc
 from structkit.doc import Sentence as DocSentence
 from structkit.errors import UserError
-from structkit.io import conll, conllx, nbest
-from structkit.parse.parser import pos_column
-from structkit.text import conllu
-from structkit.text.base import Tokenizer
-from structkit.text.tokenize import tokenize as _tokenize
+from structkit.io import conll, conllx
 from structkit.tokenizer.wing import TOKENIZE
 
 __all__ = ["check_path", "check_text", "read_conll", "read_text", "write_conll", "read_conllx",
@@ -204,6 +200,8 @@ def read_nbest(path: Any, window: Any = 10):
 
     path = check_path(path, "path", "read_nbest")
     _check_int(window, "window", "read_nbest", low=1, none_ok=False)
+    from structkit.io import nbest  # numpy: kept out of `import structkit`'s path
+
     return nbest.read_nbest(path, window)
 
 
@@ -212,6 +210,8 @@ def read_chosen(path: Any, n: Any) -> list[str]:
 
     path = check_path(path, "path", "read_chosen")
     _check_int(n, "n", "read_chosen", low=0, none_ok=False)
+    from structkit.io import nbest
+
     return nbest.read_chosen(path, n)
 
 
@@ -296,6 +296,7 @@ def tokenize(text: Any, lang: Any = None, split: Any = "auto", tokenizer: Any = 
     """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str), by the rules of
     ``lang`` (default en) or by ``tokenizer``: a tokenizer model trained with ``structkit train
     --task tokenize`` (its path, or the model loaded) or a ``structkit.text.Tokenizer``."""
+    from structkit.text.tokenize import tokenize as _tokenize
 
     check_text(text, "text", "tokenize")
     if lang is not None and not isinstance(lang, str):
@@ -318,6 +319,7 @@ _TOKENIZER_CACHE_SIZE = 4
 def load_tokenizer(tokenizer: Any, fn: str):
     """The ``structkit.text.Tokenizer`` of ``tokenizer``: a tokenizer model's path (read once
     while the file is unchanged), a loaded tokenizer model (``.tokenizer``) or a Tokenizer."""
+    from structkit.text.base import Tokenizer
 
     if isinstance(tokenizer, Tokenizer):
         return tokenizer
@@ -360,6 +362,7 @@ def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
     ``structkit.text.conllu.write_conllu`` with each column from the lists given (``upos``,
     ``xpos``, ``lemmas``, ``feats``, ``deprels``: one string per syntactic word; ``heads``: one
     int per word, 0 for the root, as ``Parser.predict`` gives them)."""
+    from structkit.text import conllu
     from structkit.text.base import Sentence
 
     fn = "write_conllu"
@@ -447,6 +450,7 @@ def load_conllx(path: str | os.PathLike) -> tuple[list[list[tuple[str, str]]], l
     """A CoNLL-X/CoNLL-U (or `word POS`) file as (X, heads): (word, pos) tuples (the parser's
     POS: XPOS, else UPOS) and head lists (None for a sentence without heads)."""
     from structkit.io.conllx import read_conllx
+    from structkit.parse.parser import pos_column
 
     X, heads = [], []
     for s in read_conllx(resolve_data_path(check_path(path, "path", "load_conllx"), must_exist=True)):

@@ -8,7 +8,10 @@ import sys
 import click
 
 from structkit import __version__
+from structkit.commands import data, evaluate, inspect, models, serve, train
+from structkit.commands.run import task_command
 from structkit.errors import UserError
+from structkit.tasks import tasks
 
 
 class _Group(click.Group):
@@ -16,19 +19,14 @@ class _Group(click.Group):
     task registry when listed or called (a task registered after import has its command)."""
 
     def list_commands(self, ctx) -> list[str]:
-        from structkit.tasks import tasks
-
         return sorted({*self.commands, *(t.command.name for t in tasks() if t.command)})
 
     def get_command(self, ctx, name: str):
         if name in self.commands:
             return self.commands[name]
-        from structkit.tasks import tasks
 
         for t in tasks():
             if t.command is not None and t.command.name == name:
-                from structkit.commands.run import task_command
-
                 return task_command(t)
         return None
 
@@ -52,8 +50,6 @@ def cli() -> None:
 
 
 def _add_commands() -> None:
-    from structkit.commands import data, evaluate, inspect, models, serve, train
-
     for command in (train.train, evaluate.eval_cmd, inspect.explain, inspect.dump, inspect.plot,
                     inspect.algorithms, data.data, serve.serve, models.info, models.models):
         cli.add_command(command)

@@ -44,13 +44,15 @@ class Training:
     """How a task trains (``Task.training``): the learner it uses by default (the config class's
     ``algo`` default; tests/test_configs.py checks they agree), the config-file spellings of
     fields whose Python names differ (``lambda`` is ``lam``), whether it trains the shards of
-    parameter mixing (``train --dask``), and what `train` prints. A wing subclasses it for its
+    parameter mixing (``train --dask``), the tasks whose learners train its parts (a pipeline's:
+    `structkit algorithms --task pipeline` lists theirs), and what `train` prints. A wing subclasses it for its
     config class and training function (:meth:`setup`: a method, so that the wing imports them
     only when asked) and for what it prints differently."""
 
     default_algo: str
     aliases: tuple[tuple[str, str], ...] = ()
     mixes: bool = False
+    parts: tuple[str, ...] = ()   # the tasks whose learners train its parts (a pipeline's)
 
     def setup(self) -> tuple[type, Any]:
         """Its config dataclass and training function, ``train(config, train_path, dev_path,

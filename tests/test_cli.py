@@ -675,3 +675,20 @@ def test_eval_compare_misaligned(sk, models, tmp_path):
     short.write_text(a.read_text().split("\n\n")[0] + "\n")
     assert_one_line_error(sk("eval", "--task", "chunk", a, "--compare", short), str(short),
                           "does not line up", code=1)
+
+
+def test_algorithms_for_every_task_offered():
+    """`algorithms --task T` for each T its --help offers: no traceback. ud trains nothing; a
+    pipeline lists the learners of its parts (tokenizer, morphology, parser)."""
+    from structkit.tasks import names
+
+    for t in names():
+        r = CliRunner().invoke(cli, ["algorithms", "--task", t])
+        assert r.exit_code == 0 and r.exception is None, (t, r.output)
+        assert r.output.strip(), t
+    ud = invoke("algorithms", "--task", "ud").output
+    assert ud == "--task ud has no learners: it trains no model\n"
+    pipe = invoke("algorithms", "--task", "pipeline").output.splitlines()
+    assert pipe[0] == "--task pipeline trains its parts (tokenize, morph, parse) with their learners:"
+    assert {line.split()[0] for line in pipe[1:]} >= {"pa", "perceptron", "beam", "lookahead", "greedy"}
+    assert "beam:" in invoke("algorithms", "beam", "--task", "pipeline").output

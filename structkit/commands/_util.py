@@ -9,6 +9,9 @@ from dataclasses import dataclass, fields
 import click
 
 from structkit.errors import UserError
+from structkit.learn import registry
+from structkit.learn.registry import alternatives
+from structkit.tasks import NAMES
 
 
 def progress_enabled(quiet: bool) -> bool:
@@ -77,7 +80,6 @@ class Choice(click.Choice):
         if value in self.choices:
             return value
         flag = param.opts[-1] if param is not None and param.opts else "value"
-        from structkit.learn.registry import alternatives
 
         raise UserError(f"{flag} must be {alternatives(self.choices)}, got {value!r}")
 
@@ -129,12 +131,10 @@ class GroupedCommand(click.Command):
 
 
 def task_names() -> list[str]:
-    from structkit.tasks import NAMES
     return list(NAMES)
 
 
 def algo_names() -> list[str]:
-    from structkit.learn import registry
     return registry.names()
 
 

@@ -8,6 +8,7 @@ import click
 from structkit.commands._util import progress_enabled, say
 from structkit.errors import UserError
 
+
 @click.group(short_help="List, fetch and locate the public corpora (CoNLL-2000, UD treebanks, ...).")
 def data() -> None:
     """The public corpora structkit knows: where each comes from, its licence and size, and

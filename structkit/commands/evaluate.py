@@ -7,6 +7,10 @@ import click
 
 from structkit.commands._util import Choice, finite, task_names
 from structkit.errors import UserError
+from structkit.io.files import spooled_stdin, stdin_once
+from structkit.spans import SCHEMES
+from structkit.tasks import get_task, tasks
+
 
 @click.command("eval", short_help="Score output against gold: accuracy, conlleval phrase F1, UAS or WER; "
                                 "McNemar's or the sign test between two systems.")
@@ -38,12 +42,10 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
     Chunk and NER labels may be in IOB1, IOB2, IOBES or BILOU (--scheme; detected from the gold
     labels by default, and named in the report). IOB1/IOB2 are scored exactly as conlleval;
     IOBES/BILOU phrases are read by the same start/end rules and scored on exact matches."""
-    from structkit.spans import SCHEMES
 
     scheme = scheme.lower()
     if scheme not in ("auto",) + SCHEMES:
         raise UserError(f"--scheme must be auto, {', '.join(SCHEMES)}; got {scheme!r}")
-    from structkit.tasks import get_task
 
     t = get_task(task)
     if scheme != "auto" and "scheme" not in t.eval_options:
@@ -52,7 +54,6 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
         raise UserError(f"--label-column does not apply to eval --task {task}")
     # '-' is standard input for any one of the files: kept in a temporary file, since readers
     # sniff a file's format before reading it, or read two files in step.
-    from structkit.io.files import spooled_stdin, stdin_once
 
     stdin_once(*((f"FILES ({k + 1})", f) for k, f in enumerate(files)), ("--compare", other))
     with spooled_stdin([*files, other]) as paths:
@@ -63,6 +64,5 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
 
 def _span_tasks() -> str:
     """The tasks whose labels are phrases ('chunk or ner')."""
-    from structkit.tasks import tasks
 
     return " or ".join(t.name for t in tasks() if "scheme" in t.eval_options)

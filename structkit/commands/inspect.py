@@ -7,7 +7,13 @@ import os
 import click
 
 from structkit.commands._util import INT, Choice, task_names
+from structkit.config import resolve_data_path
 from structkit.errors import UserError
+from structkit.io.conllu import read_raw_text, read_sequence
+from structkit.io.files import check_outputs
+from structkit.learn import registry
+from structkit.tasks import explains, task_of_model, tasks
+
 
 @click.command(short_help="Why each token got its label: runner-up, margin and the features for each.")
 @click.option("-m", "--model", "model_path", required=True, help="A tagging model or a tokenizer.")
@@ -48,7 +54,6 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     each way (named by what they read) and, for the tags, what the transitions and the other
     words' tags add."""
     from structkit.explain import iter_explanations, report_lines
-    from structkit.tasks import explains, task_of_model, tasks
 
     if (file is None) == (text is None):
         raise UserError("give a FILE (or '-') or --text SENTENCE")
@@ -64,15 +69,10 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     elif text is not None:
         import io
 
-        from structkit.io.conllu import read_raw_text
-
         stream = io.BytesIO(text.encode("utf-8", "surrogateescape"))
         sent = next(iter(read_raw_text("--text", "en", "auto", stream=stream)))
         path, as_text = "--text", True
     else:
-        from structkit.config import resolve_data_path
-        from structkit.io.conllu import read_sequence
-
         path = resolve_data_path(file, must_exist=True) if file != "-" else "-"
         sent, seen = None, 0
         for s in read_sequence(path):  # counted, not islice'd: any --sentence number is fine
@@ -114,7 +114,6 @@ def plot(files, output, metric, title) -> None:
     structkit train --task ner --train conll2002/esp.train --dev conll2002/esp.testa \\
         --epochs 15 --model m --metrics-json run.json
     structkit plot run.json other.json -o curves.png"""
-    from structkit.io.files import check_outputs
     from structkit.plot import plot as draw
 
     if os.path.splitext(output)[1].lower() not in (".png", ".svg", ".pdf"):
@@ -130,7 +129,6 @@ def plot(files, output, metric, title) -> None:
 def algorithms(name, task) -> None:
     """List the learners with their tasks, or show NAME's parameter table: type, default,
     range and help, with its decoder, default epochs and paper (CRFsuite's -H)."""
-    from structkit.learn import registry
 
     if name is None:
         rows = [(s.name, ", ".join(s.tasks), s.summary) for s in registry.specs(task)]

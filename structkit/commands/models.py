@@ -7,8 +7,9 @@ import os
 
 import click
 
-from structkit.commands._util import finite
+from structkit.commands._util import finite, progress_enabled, say
 from structkit.errors import UserError
+from structkit.io.files import check_outputs, check_writable
 
 
 @click.command(short_help="Show a model's card: training data, licence, options, scores, time, version.")
@@ -92,8 +93,6 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
     on the test file, and write it with its card. Every NAME is checked before anything is
     trained."""
     from structkit import recipes
-    from structkit.commands._util import progress_enabled, say
-    from structkit.io.files import check_outputs, check_writable
 
     chosen = [recipes.get(n) for n in names]   # every name checked first
     if output is not None and len(chosen) > 1:

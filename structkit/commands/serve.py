@@ -5,6 +5,7 @@ import click
 
 from structkit.errors import UserError
 
+
 @click.command(short_help="A JSON API and a web page over models loaded once (the serve extra).")
 @click.option("-m", "--model", "models", multiple=True, required=True, metavar="[NAME=]PATH",
               help="A pos, chunk, ner or parse model; repeat for more. Named by the file's stem, "

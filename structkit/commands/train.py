@@ -5,15 +5,37 @@ import json
 
 import click
 
-from structkit.commands._util import (FLOAT, INT, Choice, EpochReport, GroupedCommand, GroupedOption, Typed,
-                                     algo_names, finite, opt, progress_enabled, say, task_names)
+from structkit.commands._util import (
+    FLOAT,
+    INT,
+    Choice,
+    EpochReport,
+    GroupedCommand,
+    GroupedOption,
+    Typed,
+    algo_names,
+    finite,
+    opt,
+    progress_enabled,
+    say,
+    task_names,
+)
+from structkit.config import load_config, resolve_data_path
 from structkit.errors import UserError
-from structkit.io.files import check_writable, commit_together
+from structkit.io.files import (
+    check_outputs,
+    check_writable,
+    commit_together,
+    spooled_stdin,
+    stdin_once,
+)
+from structkit.learn import registry, selection
+from structkit.tasks import SEQUENCE, TASKS, get_task, make_config
+
 
 def _one_other_task(spec) -> bool:
     """Whether a learner serves one task outside the sequence wing (its name is then shown with
     the task's: the reranker's perceptron is not the taggers')."""
-    from structkit.tasks import SEQUENCE
 
     return len(spec.tasks) == 1 and spec.tasks[0] not in SEQUENCE
 
@@ -21,7 +43,6 @@ def _one_other_task(spec) -> bool:
 def _learner_options(fn):
     """The learner parameters as options, generated from their one definition in the
     registry: help, range, default and the learners that take each."""
-    from structkit.learn import registry
 
     def label(s) -> str:
         return s.name + (f" ({s.tasks[0]})" if _one_other_task(s) else "")
@@ -59,7 +80,6 @@ Each learner's parameters, defaults and paper: structkit algorithms [NAME]."""
 
 def _epochs_help() -> str:
     """The default epochs of the learners, from their specs: 'N for a, b; M for c'."""
-    from structkit.learn import registry
 
     by: dict[int, list[str]] = {}
     for s in registry.specs():
@@ -69,8 +89,6 @@ def _epochs_help() -> str:
 
 
 def _default_algos() -> str:
-    from structkit.tasks import TASKS
-
     by: dict[str, list[str]] = {}
     for t in TASKS.values():
         if t.training.default_algo != "none":   # a task that only scores files (ud)
@@ -80,7 +98,6 @@ def _default_algos() -> str:
 
 
 def _selection_help(name: str) -> str:
-    from structkit.learn import selection
     return getattr(selection, name)
 
 
@@ -144,11 +161,6 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
 
     Options come from the flags, over a --config file; each is checked against the task and the
     learner (`structkit algorithms NAME` shows what a learner takes)."""
-    from structkit.config import load_config, resolve_data_path
-    from structkit.io.files import check_outputs
-    from structkit.tasks import make_config
-
-    from structkit.io.files import stdin_once
 
     stdin_once(("--train", train_path), ("--dev", dev_path), ("--test", test_path), ("--config", config_path))
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
@@ -160,7 +172,6 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
     cfg.update({k: v for k, v in options.items() if v is not None})
     train_path = train_path or data.get("train")
     dev_path = dev_path or data.get("dev")
-    from structkit.tasks import TASKS, get_task
 
     if cfg.get("algo") is None and isinstance(cfg.get("task"), str) and cfg["task"] in TASKS:
         algo = get_task(cfg["task"]).training.choose_algo(train_path)
@@ -209,7 +220,6 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
             if cluster is not None:
                 cluster.close()
     from structkit import card as cards
-    from structkit.io.files import spooled_stdin
 
     try:   # '-' for --test: kept in a file, read by the command and by eval
         with spooled_stdin([test_path]) as (test_file,):

@@ -24,6 +24,7 @@ from structkit.learn.loop import run_epochs, train_counts
 from structkit.learn.pieces import run_in_pieces, sum_in_pieces
 from structkit.learn.selection import Selector, header_config
 from structkit.model import save_model
+from structkit.parse import smallbeam
 from structkit.parse.beam import (
     Corpus,
     Model,
@@ -36,7 +37,7 @@ from structkit.parse.beam import (
     scatter_cells,
 )
 from structkit.parse.projective import LIFT, deprojectivize, projectivize, split_label
-from structkit.parse.smallbeam import SMALL_WORDS, beam_parse_small
+from structkit.parse.smallbeam import SMALL_WORDS
 from structkit.parse.vocab import SPECIAL, Vocab, pos_column
 from structkit.vocab import pack_strings, unpack_strings
 
@@ -157,7 +158,7 @@ class LabelledParser:
         model, search = self.model(W), self.search(beam, depth)
         if search.D == 0 and int(offsets[-1]) <= SMALL_WORDS and not numba_loaded():
             # a few sentences: numpy, the same parses, without numba's start (0.4-0.5 s)
-            beam_parse_small(offsets, *enc[1:], model.W, model.mask, model.L, model.groups, search.B,
+            smallbeam.beam_parse_small(offsets, *enc[1:], model.W, model.mask, model.L, model.groups, search.B,
                              self.root_label, heads, labels)
             return heads, labels
 

@@ -27,7 +27,9 @@ from structkit.errors import UserError
 from structkit.io.conllu import read_conllu
 from structkit.io.document import write_conllu
 from structkit.io.files import display_name, spooled_stdin
-from structkit.morph.task import MorphConfig, train_morph
+from structkit.morph import (
+    task as morph_task,  # (a module: its trainer can be swapped in tests)
+)
 from structkit.parse.labelled import label_scores
 from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 from structkit.pipeline.model import PipelineConfig, PipelineModel
@@ -92,9 +94,9 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
                 continue
             path = os.path.join(tmp, f"fold{k}.conllu")
             write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)
-            cfg = MorphConfig(epochs=epochs, seed=seed)
+            cfg = morph_task.MorphConfig(epochs=epochs, seed=seed)
             cfg.validate()
-            model = train_morph(cfg, path, None)
+            model = morph_task.train_morph(cfg, path, None)
             for i, a in zip(held, model.analyse([[r[1] for r in sents[i].rows] for i in held])):
                 analyses[i] = a
             if on_fold is not None:
@@ -148,10 +150,10 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
         with _timed(info, "tokenize"):
             model.tokenizer = train_tokenizer(c, train_path, dev_path, _tagged(on_epoch, "tokenize"))
     if "morph" in parts:
-        c = MorphConfig(seed=config.seed, epochs=config.epochs)
+        c = morph_task.MorphConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "morph"):
-            model.morph = train_morph(c, train_path, dev_path, _tagged(on_epoch, "morph"))
+            model.morph = morph_task.train_morph(c, train_path, dev_path, _tagged(on_epoch, "morph"))
     if "parse" in parts:
         sents, trees = read_training(train_path)
         dev = read_treebank(dev_path) if dev_path else None

@@ -133,7 +133,7 @@ class PipelineTask(Task):
         return get_task("ud").evaluate(files, **options)
 
 
-register(PipelineTask("pipeline", PipelineTraining("none"),
+register(PipelineTask("pipeline", PipelineTraining("none", parts=("tokenize", "morph", "parse")),
                       PipelineCommand("annotate", "Annotate raw text with a pipeline model: tokens, sentences, "
                                       "LEMMA, UPOS, XPOS, FEATS, HEAD and DEPREL (CoNLL-U or JSON).", _HELP,
                                       _OPTIONS, "a pipeline", chains=True),

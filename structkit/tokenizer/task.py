@@ -22,6 +22,8 @@ import numpy as np
 
 from structkit.errors import UserError
 from structkit.eval.tokenize import evaluate_tokenization
+from structkit.io.document import new_sentence
+from structkit.io.document import write_conllu as write_lines
 from structkit.learn import registry, selection
 from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
 from structkit.model import load_model, save_model
@@ -243,15 +245,8 @@ def _held_out_gold(paragraphs) -> str:
     """A temporary CoNLL-U file of the held-out sentences: text, tokens and their words."""
     fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-held-")
     with os.fdopen(fd, "w", encoding="utf-8") as out:
-        for k, p in enumerate(paragraphs):
-            for i, sent in enumerate(p.sents):
-                out.write(("# newpar\n" if i == 0 else "") + f"# text = {sent.text}\n")
-                n = 0
-                for form, words in sent.tokens:
-                    if len(words) > 1:
-                        out.write(f"{n + 1}-{n + len(words)}\t{form}" + "\t_" * 8 + "\n")
-                    for w in words:
-                        n += 1
-                        out.write(f"{n}\t{w}" + "\t_" * 8 + "\n")
-                out.write("\n")
+        for p in paragraphs:
+            write_lines((new_sentence(((form, words, True) for form, words in sent.tokens),
+                                      (["# newpar"] if i == 0 else []) + [f"# text = {sent.text}"])
+                         for i, sent in enumerate(p.sents)), out)
     return tmp
