@@ -53,6 +53,7 @@ class Training:
     aliases: tuple[tuple[str, str], ...] = ()
     mixes: bool = False
     parts: tuple[str, ...] = ()   # the tasks whose learners train its parts (a pipeline's)
+    trains: bool = True           # False: `train` has nothing to train (ud only scores files)
 
     def setup(self) -> tuple[type, Any]:
         """Its config dataclass and training function, ``train(config, train_path, dev_path,

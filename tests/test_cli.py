@@ -692,3 +692,21 @@ def test_algorithms_for_every_task_offered():
     assert pipe[0] == "--task pipeline trains its parts (tokenize, morph, parse) with their learners:"
     assert {line.split()[0] for line in pipe[1:]} >= {"pa", "perceptron", "beam", "lookahead", "greedy"}
     assert "beam:" in invoke("algorithms", "beam", "--task", "pipeline").output
+
+
+def test_help_texts_offer_what_works():
+    """train offers the tasks it trains (not ud, which only scores: still its own one-line
+    error) and shows the raw-text tasks; eval names ud, morph and pipeline; serve's -m says a
+    morph model and a pipeline are served."""
+    train = invoke("train", "--help").output
+    offered = train.split("--task [", 1)[1].split("]", 1)[0].split("|")
+    assert "ud" not in offered and {"pipeline", "tokenize", "morph", "pos", "parse"} <= set(offered)
+    for task in ("pipeline", "tokenize", "morph"):
+        assert f"structkit train --task {task} " in train
+    r = CliRunner().invoke(cli, ["train", "--task", "ud", "--train", "x", "-m", "m"])
+    assert r.exit_code != 0 and "it has no model to train" in str(r.exception)
+    ev = " ".join(invoke("eval", "--help").output.split())
+    for task in ("--task ud", "--task morph", "--task pipeline"):
+        assert task in ev
+    serve = " ".join(invoke("serve", "--help").output.split())
+    assert "morph model, or a pipeline" in serve and "/morph" in serve

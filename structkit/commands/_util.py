@@ -11,7 +11,7 @@ import click
 from structkit.errors import UserError
 from structkit.learn import registry
 from structkit.learn.registry import alternatives
-from structkit.tasks import NAMES
+from structkit.tasks import NAMES, tasks
 
 
 def progress_enabled(quiet: bool) -> bool:
@@ -64,8 +64,9 @@ class Choice(click.Choice):
     one-line error, in the wording the config checks use for the same option. ``choices`` may
     be a function, read when used: a learner registered after import is a valid --algo."""
 
-    def __init__(self, choices):
+    def __init__(self, choices, accept=None):
         self._source = choices
+        self._accept = accept   # also taken, though not offered (their own error says why)
         super().__init__(())
 
     @property
@@ -77,7 +78,7 @@ class Choice(click.Choice):
         pass
 
     def convert(self, value, param, ctx):
-        if value in self.choices:
+        if value in self.choices or (self._accept is not None and value in self._accept()):
             return value
         flag = param.opts[-1] if param is not None and param.opts else "value"
 
@@ -132,6 +133,11 @@ class GroupedCommand(click.Command):
 
 def task_names() -> list[str]:
     return list(NAMES)
+
+
+def trained_task_names() -> list[str]:
+    """The tasks `train` trains (ud only scores files)."""
+    return [t.name for t in tasks() if t.training.trains]
 
 
 def algo_names() -> list[str]:

@@ -12,7 +12,8 @@ from structkit.spans import SCHEMES
 from structkit.tasks import get_task, tasks
 
 
-@click.command("eval", short_help="Score output against gold: accuracy, conlleval phrase F1, UAS or WER; "
+@click.command("eval", short_help="Score output against gold: accuracy, conlleval phrase F1, UAS/LAS, "
+                                "the CoNLL 2018 metrics (ud, morph, pipeline, tokenize) or WER; "
                                 "McNemar's or the sign test between two systems.")
 @click.option("--task", required=True, type=Choice(task_names),
               help="What the files hold (tokenize: tokens and sentences of GOLD.conllu PRED.conllu).")
@@ -37,7 +38,11 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
     Penn Treebank convention (punctuation excluded) and the CoNLL 2018 one (every word, LAS on
     the universal DEPREL), root accuracy, complete match and a per-label table.
     --task tokenize compares the tokens, words and sentences of two CoNLL-U files by their
-    characters, as the CoNLL 2018 shared task does.
+    characters, as the CoNLL 2018 shared task does. --task morph scores UPOS, XPOS, UFeats,
+    AllTags and Lemmas of GOLD PRED (same words). --task ud (and --task pipeline, for
+    `annotate`'s output) gives every metric of the CoNLL 2018 shared task: tokens, sentences,
+    words, UPOS, XPOS, UFeats, AllTags, Lemmas, UAS, LAS, CLAS, MLAS and BLEX, aligned by
+    characters. --task rerank scores n-best choices by WER.
 
     Chunk and NER labels may be in IOB1, IOB2, IOBES or BILOU (--scheme; detected from the gold
     labels by default, and named in the report). IOB1/IOB2 are scored exactly as conlleval;

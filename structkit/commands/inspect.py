@@ -12,7 +12,7 @@ from structkit.errors import UserError
 from structkit.io.conllu import read_raw_text, read_sequence
 from structkit.io.files import check_outputs
 from structkit.learn import registry
-from structkit.tasks import explains, task_of_model, tasks
+from structkit.tasks import explains, get_task, task_of_model, tasks
 
 
 @click.command(short_help="Why each token got its label: runner-up, margin and the features for each.")
@@ -129,17 +129,26 @@ def plot(files, output, metric, title) -> None:
 def algorithms(name, task) -> None:
     """List the learners with their tasks, or show NAME's parameter table: type, default,
     range and help, with its decoder, default epochs and paper (CRFsuite's -H)."""
-
+    takes = (task,)
+    if task is not None:
+        parts = get_task(task).training.parts   # a task trained by its parts' learners (pipeline)
+        takes = parts or takes
+        if not any(registry.specs(t) for t in takes):
+            click.echo(f"--task {task} has no learners: it trains no model")
+            return
+        if parts and name is None:
+            click.echo(f"--task {task} trains its parts ({', '.join(parts)}) with their learners:")
+    specs = list({id(s): s for t in takes for s in registry.specs(t)}.values())
     if name is None:
-        rows = [(s.name, ", ".join(s.tasks), s.summary) for s in registry.specs(task)]
+        rows = [(s.name, ", ".join(s.tasks), s.summary) for s in specs]
         w0 = max(len(r[0]) for r in rows)
         w1 = max(len(r[1]) for r in rows)
         for r in rows:
             click.echo(f"{r[0]:<{w0}}  {r[1]:<{w1}}  {r[2]}")
         return
-    specs = [s for s in registry.specs(task) if s.name == name]
+    specs = [s for s in specs if s.name == name]
     if not specs:
-        registry.get(name, task)  # the one-line error listing the choices
+        registry.get(name, takes[0])  # the one-line error listing the choices
     for i, s in enumerate(specs):
         if i:
             click.echo("")

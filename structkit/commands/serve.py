@@ -8,8 +8,8 @@ from structkit.errors import UserError
 
 @click.command(short_help="A JSON API and a web page over models loaded once (the serve extra).")
 @click.option("-m", "--model", "models", multiple=True, required=True, metavar="[NAME=]PATH",
-              help="A pos, chunk, ner or parse model; repeat for more. Named by the file's stem, "
-                   "or NAME=PATH.")
+              help="A pos, chunk, ner, parse or morph model, or a pipeline (`structkit train "
+                   "--task pipeline`); repeat for more. Named by the file's stem, or NAME=PATH.")
 @click.option("--tokenizer", "tokenizers", multiple=True, metavar="[NAME=]PATH",
               help="A tokenizer trained with `structkit train --task tokenize`, for the text of "
                    "requests: a request's \"lang\" names it (by the file's stem, or NAME), and the "
@@ -32,7 +32,7 @@ from structkit.errors import UserError
               help="Open connections at most (and below the open-file limit).")
 def serve(models, tokenizers, host, port, max_bytes, timeout, allow_hosts, read_timeout,
           max_connections) -> None:
-    """Serve models over HTTP: POST /tag, /chunk, /ner, /parse and /pipeline take JSON (text,
+    """Serve models over HTTP: POST /tag, /chunk, /ner, /parse, /morph and /pipeline take JSON (text,
     token lists or CoNLL-U) and return tokens with offsets, labels, scores, spans and trees
     (or CoNLL-U); text is tokenised by the English rules or a --tokenizer model; GET /models,
     /health, /openapi.json; GET / is a web page that draws the result.

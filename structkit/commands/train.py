@@ -19,6 +19,7 @@ from structkit.commands._util import (
     progress_enabled,
     say,
     task_names,
+    trained_task_names,
 )
 from structkit.config import load_config, resolve_data_path
 from structkit.errors import UserError
@@ -72,6 +73,10 @@ Examples:
   structkit train --task parse --train ud-english-partut/en_partut-ud-train.conllu --model parser.model
   structkit train --task parse --algo lookahead --train ptb-dep/train.conll --depth 1 --model p.model
   structkit train --task rerank --train hyporadise/train_atis.json --features all --model atis.npz
+  structkit train --task tokenize --train ud-italian-partut/it_partut-ud-train.conllu --model it-tok.skm
+  structkit train --task morph --train ud-italian-partut/it_partut-ud-train.conllu --model it-morph.skm
+  structkit train --task pipeline --train ud-italian-partut/it_partut-ud-train.conllu \\
+      --dev ud-italian-partut/it_partut-ud-dev.conllu --model it.skm
   structkit train --config configs/chunk-conll2000-perceptron.toml --model chunk.model
 
 \b
@@ -103,7 +108,7 @@ def _selection_help(name: str) -> str:
 
 @click.command(cls=GroupedCommand, epilog=TRAIN_EXAMPLES,
              short_help="Train a model of any task (tagger, parser, tokenizer, morph, pipeline, ...) and write it to --model.")
-@opt("--task", type=Choice(task_names), group="Data and model",
+@opt("--task", type=Choice(trained_task_names, accept=task_names), group="Data and model",
       help="What to train (or set task in --config).")
 @opt("--train", "train_path", type=str, group="Data and model",
       help="Training data: CoNLL columns (word first, label last) or CoNLL-U (UPOS by default), "
