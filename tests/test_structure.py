@@ -74,3 +74,15 @@ def test_the_rules_catch_a_tree_that_breaks_them(tmp_path):
     assert r["kernels_over_limit"] == [("structkit.parse.p", "k", 13)]
     assert [(m, line) for m, line, _ in r["task_name_tests"]] == [("structkit.serve", 2), ("structkit.serve", 4)]
     assert r["cli_lines"] == 401
+
+
+def test_no_test_writes_past_pytest_capture():
+    """`make test` prints pytest's progress and summary only: a test's own lines (figures it
+    measured) are captured, shown with -s or when it fails, never written around the capture."""
+    own = Path(__file__).name
+    tests = Path(__file__).resolve().parent
+    escapes = ("capsys.disabled(", "capfd.disabled(", "sys.__stdout__", "sys.__stderr__")
+    found = [f"{f.relative_to(tests)}:{k}" for f in sorted(tests.rglob("*.py")) if f.name != own
+             for k, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1)
+             if any(e in line for e in escapes)]
+    assert found == []

@@ -30,17 +30,29 @@ class EpochReport:
     def __init__(self, total: int, desc: str, quiet: bool, verbose: bool):
         self.total = total
         self.verbose = verbose
+        self.desc = desc
+        self.done = 0
         self.bar = None
         if progress_enabled(quiet):
             from tqdm import tqdm
             self.bar = tqdm(total=total, desc=desc, unit="epoch", file=sys.stderr)
 
-    def __call__(self, epoch: int, msg: str, seconds: float) -> None:
+    def __call__(self, epoch: int, msg: str, seconds: float, stage: str | None = None,
+                 expect: int | None = None) -> None:
+        """One epoch done. A task trained in stages (a pipeline) names the ``stage`` and how
+        many epochs are still to come in all of them (``expect``): the bar's length follows."""
+        self.done += 1
+        if expect is not None:
+            self.total = self.done + expect
         if self.bar is not None:
+            if stage is not None:
+                self.bar.set_description(f"{self.desc}: {stage}", refresh=False)
+            if expect is not None and self.bar.total != self.total:
+                self.bar.total = self.total
             self.bar.set_postfix_str(msg)
             self.bar.update(1)
         elif self.verbose:
-            click.echo(f"epoch {epoch}/{self.total}: {msg} ({seconds:.2f} s)", err=True)
+            click.echo(f"epoch {self.done}/{self.total}: {msg} ({seconds:.2f} s)", err=True)
 
     def refit(self, epoch: int, total: int, msg: str, seconds: float) -> None:
         """An epoch of the retraining on every sentence after --dev-split chose the epochs."""

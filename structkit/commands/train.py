@@ -208,7 +208,7 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
             report.refit(epoch, stats["refit"], printer.line(stats), stats["epoch_seconds"])
             return
         history.append(stats)
-        report(epoch, printer.line(stats), stats["epoch_seconds"])
+        report(epoch, printer.line(stats), stats["epoch_seconds"], stats.get("part"), stats.get("expect"))
 
     task = get_task(config.task)
     kw, close = {}, None

@@ -42,6 +42,9 @@ class MorphTraining(Training):
         # dev selection keeps the best AllTags (all FEATS) + Lemmas (structkit.morph.task)
         return "alltags_full"
 
+    def epoch_line(self, config, stats: dict) -> str:
+        return f"train tags right {stats['train_accuracy']:.2f}%"
+
     def dev_line(self, config, dev: dict) -> str:
         return (f"dev UPOS {dev['upos']:.2f}, XPOS {dev['xpos']:.2f}, UFeats {dev['ufeats']:.2f}, "
                 f"AllTags {dev['alltags']:.2f}, AllTags (all FEATS) {dev['alltags_full']:.2f}, "

@@ -39,6 +39,17 @@ class ParseTraining(Training):
     def main_score(self) -> str:
         return "uas"
 
+    def dev_line(self, config, dev: dict) -> str:
+        return f"dev UAS {dev['uas']:.2f}" + (f", LAS {dev['las']:.2f}" if "las" in dev else "")
+
+    def epoch_line(self, config, stats: dict) -> str:
+        """The beam parser's figure is the share of sentences that needed no update (its one
+        decision per sentence); the others' the share of transitions chosen right."""
+        if "train_accuracy" not in stats:
+            return f"train updates {stats['train_updates']}"
+        what = "sentences with no update" if config.algo == "beam" else "transitions right"
+        return f"train {what} {stats['train_accuracy']:.2f}%"
+
     def trained(self, config, model) -> str:
         info = model.info
         return (f"{info['train_sentences']} training sentences ({info['skipped_unbuildable']} "

@@ -27,9 +27,8 @@ from structkit.errors import UserError
 from structkit.io.conllu import read_conllu
 from structkit.io.document import write_conllu
 from structkit.io.files import display_name, spooled_stdin
-from structkit.morph import (
-    task as morph_task,  # (a module: its trainer can be swapped in tests)
-)
+from structkit.learn import registry
+from structkit.morph import task as morph_task  # (a module: its trainer can be swapped in tests)
 from structkit.parse.labelled import label_scores
 from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 from structkit.pipeline.model import PipelineConfig, PipelineModel
@@ -45,11 +44,39 @@ def _timed(info: dict, key: str):
     info["cpu_seconds"][key] = round(time.process_time() - c, 1)
 
 
-def _tagged(on_epoch, part: str):
-    """``on_epoch`` with each part's stats marked with the part's name."""
-    if on_epoch is None:
-        return None
-    return lambda epoch, stats: on_epoch(epoch, {"part": part, **stats})
+class Stages:
+    """The stages of a pipeline's training, in order, each with the epochs it is expected to
+    take (``plan``: [stage, epochs]); ``tagged(stage, kind)`` is the ``on_epoch`` of one stage:
+    its stats marked with the stage's name, what it trains (``kind``: tokenize, morph or parse,
+    which says how its numbers read) and how many epochs are left after this one in all the
+    stages (``expect``: what a progress bar's length is). A stage that stops early (patience) or
+    that turns out longer (the jackknife's folds train as many epochs as the morph model kept)
+    is counted again at its next epoch."""
+
+    def __init__(self, on_epoch, plan: list[list]):
+        self.on_epoch, self.plan = on_epoch, plan
+
+    def folds(self, folds: int, epochs: int) -> None:
+        """The jackknife's stages as they will run: ``folds`` morph models of ``epochs`` each."""
+        at = next((i for i, (name, _) in enumerate(self.plan) if name.startswith("morph fold")), None)
+        if at is None:
+            return
+        rest = [item for item in self.plan[at:] if not item[0].startswith("morph fold")]
+        self.plan[at:] = [[f"morph fold {k + 1}/{folds}", epochs] for k in range(folds)] + rest
+
+    def tagged(self, stage: str, kind: str):
+        if self.on_epoch is None:
+            return None
+        at = next(i for i, (name, _) in enumerate(self.plan) if name == stage)
+
+        def report(epoch: int, stats: dict) -> None:
+            left = max(self.plan[at][1] - epoch, 0) + sum(n for _, n in self.plan[at + 1:])
+            self.on_epoch(epoch, {"part": stage, "kind": kind, "part_epoch": epoch, "expect": left, **stats})
+        return report
+
+
+def _epochs(config_epochs: int | None, algo: str, task: str) -> int:
+    return config_epochs or registry.get(algo, task).epochs
 
 
 def read_training(path: str):
@@ -80,10 +107,11 @@ def write_sentences(sents, path: str) -> None:
 
 
 def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int = 0,
-              on_fold: Callable[[int, float], None] | None = None) -> list:
+              on_fold: Callable[[int, float], None] | None = None, stages: Stages | None = None) -> list:
     """The morph analysis of every training sentence by a morph model that did not see it:
     fold k (sentences i with i % folds == k) analysed by a model trained on the other folds,
-    each trained with ``epochs`` (None: the learner's default) and no dev."""
+    each trained with ``epochs`` (None: the learner's default) and no dev (each fold's epochs
+    reported as the stage ``morph fold k/N`` of ``stages``)."""
 
     analyses: list = [None] * len(sents)
     with tempfile.TemporaryDirectory(prefix="structkit-jackknife-") as tmp:
@@ -96,7 +124,8 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
             write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)
             cfg = morph_task.MorphConfig(epochs=epochs, seed=seed)
             cfg.validate()
-            model = morph_task.train_morph(cfg, path, None)
+            model = morph_task.train_morph(cfg, path, None, None if stages is None else
+                                           stages.tagged(f"morph fold {k + 1}/{folds}", "morph"))
             for i, a in zip(held, model.analyse([[r[1] for r in sents[i].rows] for i in held])):
                 analyses[i] = a
             if on_fold is not None:
@@ -144,16 +173,17 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                   "dev_file": display_name(dev_path) if dev_path else None, "seconds": {}, "cpu_seconds": {}}
     model = PipelineModel(config, info=info)
     parts = config.parts
+    stages = Stages(on_epoch, _plan(config, dev_path))
     if "tokenize" in parts:
         c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "tokenize"):
-            model.tokenizer = train_tokenizer(c, train_path, dev_path, _tagged(on_epoch, "tokenize"))
+            model.tokenizer = train_tokenizer(c, train_path, dev_path, stages.tagged("tokenize", "tokenize"))
     if "morph" in parts:
         c = morph_task.MorphConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "morph"):
-            model.morph = morph_task.train_morph(c, train_path, dev_path, _tagged(on_epoch, "morph"))
+            model.morph = morph_task.train_morph(c, train_path, dev_path, stages.tagged("morph", "morph"))
     if "parse" in parts:
         sents, trees = read_training(train_path)
         dev = read_treebank(dev_path) if dev_path else None
@@ -167,8 +197,9 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
             if config.jackknife == "yes" or (config.jackknife == "auto" and dev is not None):
                 epochs = model.morph.info.get("selected_epoch") or model.morph.config.epochs
                 folds = min(config.folds, max(len(sents), 2))   # a tiny file: a sentence per fold
+                stages.folds(folds, epochs)   # as many epochs as the morph model kept
                 with _timed(info, "jackknife"):
-                    analyses = jackknife(train_path, sents, folds, epochs, config.seed)
+                    analyses = jackknife(train_path, sents, folds, epochs, config.seed, stages=stages)
                 candidates["jackknifed"] = with_analysis(trees, analyses)
                 info["jackknife_folds"] = folds
                 info["jackknife_morph_epochs"] = epochs
@@ -179,7 +210,7 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
             c = ParserConfig(seed=config.seed, epochs=config.epochs)
             c.validate()
             with _timed(info, f"parse_{kind}"):
-                parsers[kind] = train_parser_on(c, data, dev, _tagged(on_epoch, f"parse ({kind} morphology)"),
+                parsers[kind] = train_parser_on(c, data, dev, stages.tagged(f"parse ({kind} morphology)", "parse"),
                                                 name, sha)
             if dev is not None:
                 scores[kind] = parser_dev_scores(parsers[kind], dev)
@@ -192,6 +223,27 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
     info["train_sentences"] = _count_sentences(model)
     model.check(display_name(train_path))
     return model
+
+
+def _plan(config: PipelineConfig, dev_path: str | None) -> list[list]:
+    """The stages training will go through, with their expected epochs (see ``Stages``): the
+    same choices as ``_train`` makes, before it makes them."""
+    parts = config.parts
+    plan: list[list] = []
+    if "tokenize" in parts:
+        plan.append(["tokenize", _epochs(config.epochs, "pa", "tokenize")])
+    morph = _epochs(config.epochs, "perceptron", "morph")
+    if "morph" in parts:
+        plan.append(["morph", morph])
+    if "parse" in parts:
+        kinds = ["gold"]
+        if "morph" in parts:
+            jack = config.jackknife == "yes" or (config.jackknife == "auto" and dev_path is not None)
+            if jack:   # (a tiny file has fewer folds: Stages.folds says so when they start)
+                plan += [[f"morph fold {k + 1}/{config.folds}", morph] for k in range(config.folds)]
+            kinds = (["jackknifed"] if jack else []) + (["gold"] if config.jackknife in ("no", "auto") else [])
+        plan += [[f"parse ({kind} morphology)", _epochs(config.epochs, "beam", "parse")] for kind in kinds]
+    return plan
 
 
 def _count_sentences(model: PipelineModel) -> int:

@@ -38,8 +38,11 @@ class TokenizeTraining(Training):
     def main_score(self) -> str:
         return "words"
 
+    def epoch_line(self, config, stats: dict) -> str:
+        return f"train characters right {stats['train_accuracy']:.2f}%"
+
     def dev_line(self, config, dev: dict) -> str:
-        return f"dev words {dev['words']:.2f}, sentences {dev['sentences']:.2f}"
+        return f"dev words F1 {dev['words']:.2f}, sentences F1 {dev['sentences']:.2f}"
 
     def trained(self, config, model) -> str:
         info = model.info

@@ -50,3 +50,28 @@ def test_the_parser_kept_is_the_better_on_dev():
     assert choose_parser({"gold": {"las": 80.0}, "jackknifed": {"las": 80.0}}, ["jackknifed", "gold"]) == "jackknifed"
     # no dev: the one trained
     assert choose_parser({}, ["gold"]) == "gold"
+
+
+def test_training_names_every_stage_and_counts_its_epochs_honestly(tmp_path):
+    """`train --task pipeline -v`: each stage named (the tokenizer, the morph model, each
+    jackknife fold, each parser), its epochs counted from 1, every figure named, and the total
+    in "epoch k/N" ends equal to the epochs run (the count follows the folds and early stops)."""
+    import re
+
+    from click.testing import CliRunner
+
+    from structkit.cli import cli
+
+    r = CliRunner().invoke(cli, ["train", "--task", "pipeline", "--train", str(TINY), "--dev", str(TINY),
+                                 "--model", str(tmp_path / "p.skm"), "-v"])
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.output.splitlines() if x.startswith("epoch ")]
+    stages = [re.match(r"epoch \d+/\d+: (.+?) epoch \d+:", x).group(1) for x in lines]
+    assert list(dict.fromkeys(stages)) == ["tokenize", "morph"] + [f"morph fold {k}/5" for k in range(1, 6)] \
+        + ["parse (jackknifed morphology)", "parse (gold morphology)"]
+    k, n = re.match(r"epoch (\d+)/(\d+):", lines[-1]).groups()
+    assert int(k) == int(n) == len(lines)
+    for x in lines:
+        assert re.search(r"train (characters right|tags right|sentences with no update) \d+\.\d\d%", x), x
+        assert "dev words 1" not in x and "train acc" not in x, x
+    assert any("dev words F1 " in x for x in lines) and any("dev UAS " in x for x in lines)
