@@ -5,11 +5,14 @@ chain over each block of its input as ``structkit.load(...)(text)`` runs it over
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from dataclasses import dataclass
 from typing import IO, Iterable
 
+from structkit.errors import UserError
 from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.conllu import looks_like_conllu, read_conllu
 from structkit.io.document import write_conllu
 
 BATCH = 1024   # sentences analysed and parsed at a time
@@ -58,11 +61,11 @@ class AnnotateJob(Job):
     """`structkit annotate`: a block of raw text in, what the pipeline ``chain`` makes of it out
     (CoNLL-U or JSON lines)."""
 
-    cut_lines = True
-
-    def __init__(self, chain, fmt: str = "conllu"):
+    def __init__(self, chain, fmt: str = "conllu", conllu: bool = False):
         self.chain = chain
         self.fmt = fmt
+        self.conllu = conllu        # the input is CoNLL-U: its sentences analysed as given
+        self.cut_lines = not conllu
 
     def sniff(self, name: str, head: bytes) -> _Context:
         return _Context()
@@ -82,12 +85,40 @@ class AnnotateJob(Job):
         out = io.StringIO()
         words = count = 0
         write = to_json_lines if self.fmt == "json" else to_conllu
-        for chunk in self.chain.sentences(io.BytesIO(data), name, BATCH):
+        if self.conllu:
+            chunks = _batches(read_conllu(name, io.BytesIO(data), check_text=False), self.chain, name)
+        else:
+            if first:
+                _refuse_conllu(name, data)
+            chunks = self.chain.sentences(io.BytesIO(data), name, BATCH)
+        for chunk in chunks:
             write(chunk, out)
             words += sum(len(s.rows) for s in chunk)
             count += len(chunk)
         text = out.getvalue()
-        return continue_document(text, first).encode("utf-8"), words, count
+        return (text if self.conllu else continue_document(text, first)).encode("utf-8"), words, count
 
     def fix_block(self, data: bytes, ctx, sentences_before: int) -> bytes:
-        return count_on(data, sentences_before)
+        return data if self.conllu else count_on(data, sentences_before)   # CoNLL-U keeps its ids
+
+
+def _batches(sents, chain, name: str):
+    """CoNLL-U sentences, ``BATCH`` at a time, analysed by the chain's models after its
+    tokenizer (their tokens and sentences are the input's)."""
+    it = iter(sents)
+    while chunk := list(itertools.islice(it, BATCH)):
+        chain.process(chunk, name)
+        yield chunk
+
+
+def _refuse_conllu(name: str, data: bytes) -> None:
+    """Raw text whose first line that is not blank or a comment is a CoNLL-U token row: a
+    one-line error, before it is tokenised as words (``# sent_id``, ``1``, ``The``...)."""
+    for k, line in enumerate(data[:1 << 16].decode("utf-8", "replace").splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        if looks_like_conllu(line):
+            raise UserError("this looks like CoNLL-U (ten tab-separated columns, an ID first), and "
+                            "annotate reads raw text: give --input conllu to analyse its words as "
+                            "given", name, k)
+        return

@@ -28,6 +28,11 @@ _OPTIONS = (
     CommandOption(("--lang",), "The tokenizer's language (rules: en), for a pipeline without a "
                   "tokenizer.", default="en", show_default=True),
     CommandOption(("--beam",), "Beam width of the parser (default: the width trained with).", int),
+    CommandOption(("--input", "input_format"), "What FILES hold: raw text, or CoNLL-U whose tokens, "
+                  "multiword tokens and sentences are kept as given (and every line not analysed: "
+                  "comments, ranges, MISC) while the models fill LEMMA to DEPREL. Raw text that "
+                  "looks like CoNLL-U is refused, naming this option.", choices=("text", "conllu"),
+                  default="text", show_default=True),
 )
 
 
@@ -100,13 +105,17 @@ class PipelineCommand(Command):
     """`structkit annotate`: raw text in, CoNLL-U out, through a chain of components."""
 
     def batch_job(self, task: Task, model_path: str | tuple[str, ...], command: str, fmt: str = "conllu",
-                  no_split: bool = False, lang: str = "en", beam: int | None = None):
+                  no_split: bool = False, lang: str = "en", beam: int | None = None,
+                  input_format: str = "text"):
         """A job that runs the chain of the -m models (each a component or a pipeline file)."""
+        if input_format == "conllu" and no_split:
+            raise UserError("--no-split is for raw text: CoNLL-U input keeps its own sentences")
         from structkit.pipeline.annotate import AnnotateJob
         from structkit.components import chain
 
         paths = [model_path] if isinstance(model_path, str) else list(model_path)
-        return AnnotateJob(chain(paths, command, lang, "lines" if no_split else "auto", beam), fmt), paths
+        return AnnotateJob(chain(paths, command, lang, "lines" if no_split else "auto", beam), fmt,
+                           input_format == "conllu"), paths
 
     def model_input(self, gold_path: str, folder: str) -> str:
         """`annotate` reads raw text: the treebank's, rebuilt as the tokenizer's card reads it."""

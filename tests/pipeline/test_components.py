@@ -152,3 +152,24 @@ def test_components_pipe_docs_through_forked_processes(parts):
         list(tok.pipe(texts, jobs=0))
     with pytest.raises(structkit.UserError, match="pipe takes texts"):
         list(nlp.pipe([TEXT, ["not", "text"]], jobs=2))
+
+
+def test_annotate_refuses_conllu_read_as_text_and_analyses_it_with_input_conllu(parts, sk, tmp_path):
+    """CoNLL-U given to `annotate` is not tokenised as words ('#', 'sent_id', '1', ...): one line
+    naming the file and the first token row, and the option that reads it. With --input conllu
+    its tokens, sentences, comments and MISC stay as given and the models fill LEMMA..DEPREL:
+    the typed-in analysis, under the file's own sentence ids."""
+    blank = []
+    for line in EXPECTED.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10 and "-" not in cols[0]:
+            cols[2:8] = ["_"] * 6
+        blank.append("\t".join(cols))
+    src = tmp_path / "in.conllu"
+    src.write_text("\n".join(blank).replace("# sent_id = ", "# sent_id = mine-") + "\n", encoding="utf-8")
+    first_row = next(k for k, line in enumerate(blank, 1) if line and not line.startswith("#"))
+    r = sk("annotate", "-m", parts["tok"], "-m", parts["morph"], "-m", parts["parse"], src)
+    assert_one_line_error(r, f"{src}:{first_row}:", "give --input conllu")
+    r = sk("annotate", "-m", parts["tok"], "-m", parts["morph"], "-m", parts["parse"], "--input", "conllu", src)
+    assert r.code == 0, r.err
+    assert r.out == EXPECTED.replace("# sent_id = ", "# sent_id = mine-")
