@@ -351,6 +351,22 @@ def _starts_sentence(tok: Token, ended: str) -> bool:
     return True
 
 
+_ADDRESS = re.compile(r"""(?:(?:https?|ftp)://|www\d{0,3}\.)[^\s<>"]++"""
+                      r"|(?:mailto:)?[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+def addresses(text: str) -> list[tuple[int, int]]:
+    """The web and e-mail addresses of ``text`` as (start, end) character spans, without
+    trailing punctuation (``_trim_url``): what every tokenizer keeps whole, as one token (UD
+    treebanks hardly have any, so a learnt tokenizer would cut them at '.', '/' and '@')."""
+    out = []
+    for m in _ADDRESS.finditer(text):
+        end = _trim_url(text, m.start(), m.end())
+        if end - m.start() > 1:
+            out.append((m.start(), end))
+    return out
+
+
 def _trim_url(text: str, start: int, end: int) -> int:
     """End of a URL matched from ``start`` to ``end``, without trailing punctuation (and a
     closing bracket only when it has no opening one inside the URL)."""

@@ -39,6 +39,7 @@ from structkit.explanation import Push, TokenExplanation, transition_pushes
 from structkit.io.conllu import set_key
 from structkit.io.files import iter_lines, open_input
 from structkit.text.conllu import write_conllu
+from structkit.text.english import addresses
 from structkit.text.tokenize import _blocks, iter_sentences
 from structkit.tokenizer import features as F
 from structkit.tokenizer.model import (
@@ -147,7 +148,8 @@ def windows(tok, text: str):
     window of the block ``text``, as the tokenizer labels it (positions within the window)."""
     rec = _Recording(tok)
     cps = F.code_points(text)
-    for pos, starts, ends, sent_end in rec._spans(cps, _space(cps), F.rule_labels(text, tok.feats)):
+    for pos, starts, ends, sent_end in rec._spans(cps, _space(cps), F.rule_labels(text, tok.feats),
+                                                  addresses(text)):
         d = rec.window
         d.text = text[pos:pos + len(d.cps)]
         yield pos, d, starts, ends, sent_end, deciding_chars(d.labels, ends)
@@ -210,8 +212,8 @@ class ScoringTokenizer(_Recording):
         self._offset = offset
         yield from super()._split(text, offset)
 
-    def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES):
-        for pos, starts, ends, sent_end in super()._spans(cps, space, rl):
+    def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES, keep=()):
+        for pos, starts, ends, sent_end in super()._spans(cps, space, rl, keep):
             d = self.window
             tm, sm = boundary_margins(d, deciding_chars(d.labels, ends))
             base = self._offset + pos

@@ -14,6 +14,7 @@ from structkit.jit import njit
 from structkit.sequence.features import Encoded
 from structkit.sequence.search.viterbi import max_marginals, viterbi_ws
 from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
+from structkit.text.english import addresses
 from structkit.tokenizer import features as F
 
 NEG = -1e30
@@ -169,6 +170,23 @@ def _cut(labels, limit):
     return limit, False
 
 
+def keep_whole(labels: np.ndarray, keep, pos: int) -> None:
+    """Make each span of ``keep`` (block positions; ``labels`` starts at ``pos``) one token, in
+    place: no boundary inside it, a token end at its last character (a sentence end there
+    stays one), and a token end just before it."""
+    n = len(labels)
+    for a, b in keep:
+        a, b = a - pos, b - pos
+        if b <= 0 or a >= n:
+            continue
+        last = labels[b - 1] if b <= n else 0
+        labels[max(a, 0):min(b, n)] = 0          # N: inside a token
+        if b <= n:
+            labels[b - 1] = 2 if last == 2 else 1   # S stays, else T
+        if a > 0 and labels[a - 1] == 0:
+            labels[a - 1] = 1
+
+
 class LearntTokenizer(Tokenizer):
     """A tokenizer and sentence splitter learnt from a treebank (``train_tokenizer``), with
     the multiword-token splitter ``mwt`` (``structkit.tokenizer.mwt``)."""
@@ -199,7 +217,9 @@ class LearntTokenizer(Tokenizer):
         # with the group RULES, a token the English rules also found has their words
         ruled: dict = {}
         rl = F.rule_labels(text, self.feats, ruled)
-        for a0, starts, ends, sent_end in self._spans(cps, space, rl):
+        keep = addresses(text)   # web and e-mail addresses: one token each, whatever the model says
+        whole = set(keep)
+        for a0, starts, ends, sent_end in self._spans(cps, space, rl, keep):
             starts = starts + a0
             ends = ends + a0
             after = np.ones(len(ends), dtype=np.bool_)   # whitespace (or the end) after each token
@@ -209,6 +229,8 @@ class LearntTokenizer(Tokenizer):
                 form = text[a:b]
                 if ruled and (a, b) in ruled:
                     words = ruled[a, b]
+                elif whole and (a, b) in whole:
+                    words = (form,)
                 else:
                     words = expand(form) if expand is not None else (form,)
                 sent.append(Token(form, a + offset, b + offset, words, sp))
@@ -221,7 +243,8 @@ class LearntTokenizer(Tokenizer):
         if sent:
             yield sent
 
-    def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES):
+    def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES,
+               keep: list[tuple[int, int]] | tuple = ()):
         """``(start, token starts, token ends, sentence ends)`` for each window of the text.
 
         Time and memory stay linear in the text and bounded per step: a text longer than
@@ -235,6 +258,8 @@ class LearntTokenizer(Tokenizer):
         while pos < n:
             end = min(n, pos + WINDOW)
             labels = self._labels(cps[pos:end], pos, rl[pos:end])
+            if keep:
+                keep_whole(labels, keep, pos)
             if end == n:
                 yield (pos, *token_spans(labels, space[pos:end]))
                 return
