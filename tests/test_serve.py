@@ -483,14 +483,14 @@ def _in_thread(fn, *args):
 
 
 def test_a_request_past_its_time_is_stopped_not_abandoned(model_files):
-    """A 100k-word /pipeline past --timeout gets 503, and its work stops at the next chunk
-    (counted in /health as stopped): it had run on to the end after its 503, holding a worker
-    and the models' locks."""
+    """A 100k-word /pipeline past its limit (--timeout per 10,000 words: 0.05 s, 0.5 s for it)
+    gets 503, and its work stops at the next chunk (counted in /health as stopped): it had run on
+    to the end after its 503, holding a worker and the models' locks."""
     s = Server(["-m", f"pos={model_files['pos']}", "-m", f"parser={model_files['parser']}",
-                "--timeout", "0.5"])
+                "--timeout", "0.05"])
     try:
         status, out, _ = s.post("/pipeline", {"text": BIG_TEXT})
-        assert status == 503 and "limit of 0.5 s" in out["error"]
+        assert status == 503 and "limit of 0.5 s (0.05 s per 10,000 words)" in out["error"], out
         h = _until(lambda h: h["working"] == 0, s)
         assert h["stopped"] == 1
         status, out, _ = s.post("/tag", {"text": SENTENCE})   # and the server is free again
@@ -837,3 +837,19 @@ def test_page_in_headless_chromium(server):
     finally:
         d.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_the_time_limit_grows_with_the_words_the_size_limits_accept():
+    """--timeout is for a request of up to 10,000 words; the largest request the size limits
+    take (100,000 words) has ten times that, not the same 10 s (it was cut off at 10.01 s)."""
+    from structkit.serve import MAX_WORDS, TIMEOUT, TIMEOUT_WORDS, Job
+
+    job = Job(TIMEOUT)
+    assert job.limit == 10.0 and TIMEOUT_WORDS == 10_000
+    job.words(500)
+    assert job.limit == 10.0 and job.deadline == job.start + 10.0
+    job.words(98_400)
+    assert job.limit == pytest.approx(98.4) and job.deadline == pytest.approx(job.start + 98.4)
+    job.words(MAX_WORDS)
+    assert job.limit == pytest.approx(100.0)
+    assert Job(None).deadline is None

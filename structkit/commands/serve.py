@@ -21,7 +21,9 @@ from structkit.errors import UserError
 @click.option("--max-bytes", type=click.IntRange(min=1), default=1 << 20, show_default=True,
               help="Largest request body (413 above it).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0,
-              show_default=True, help="Seconds a request may take, queueing included (503 after).")
+              show_default=True, help="Seconds a request of up to 10,000 words may take, queueing "
+                                      "included (503 after); a larger one has as many times that as it "
+                                      "has 10,000 words (100,000 words: ten times).")
 @click.option("--allow-host", "allow_hosts", multiple=True, metavar="NAME",
               help="Also accept this name in the Host header, and cross-origin POSTs from pages "
                    "on it (repeatable; '*' for any). By default only localhost names, IP "

@@ -38,13 +38,13 @@ from structkit.serve.inputs import (Options, Sent, check_request, decode_body, p
                                     read_sentences)
 from structkit.serve.limits import (BIG_BYTES, CHUNK_WORDS, MAX_BYTES, MAX_CONNECTIONS,
                                     MAX_SENTENCE_WORDS, MAX_WORDS, PIECE_CHARS, READ_TIMEOUT,
-                                    TIMEOUT, Cancelled, FairLock, Job, RequestError)
+                                    TIMEOUT, TIMEOUT_WORDS, Cancelled, FairLock, Job, RequestError)
 from structkit.serve.registry import (Served, ServedTokenizer, Tokenizers, endpoints, load_models,
                                       load_tokenizers, pipeline_tokenizers)
 from structkit.serve.server import bind_socket, guarded_protocol, serve
 from structkit.serve.views import sentence_view, span_colours, to_conllu, to_json
 
-__all__ = ["MAX_BYTES", "TIMEOUT", "MAX_SENTENCE_WORDS", "MAX_WORDS", "PIECE_CHARS", "CHUNK_WORDS",
+__all__ = ["MAX_BYTES", "TIMEOUT", "TIMEOUT_WORDS", "MAX_SENTENCE_WORDS", "MAX_WORDS", "PIECE_CHARS", "CHUNK_WORDS",
            "BIG_BYTES", "READ_TIMEOUT", "MAX_CONNECTIONS", "RequestError", "Cancelled", "Job",
            "FairLock", "endpoints", "Served", "load_models", "ServedTokenizer", "Tokenizers",
            "load_tokenizers", "pipeline_tokenizers", "Sent", "Options", "parse_request",

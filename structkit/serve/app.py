@@ -19,6 +19,7 @@ from structkit.serve.limits import (
     BIG_BYTES,
     MAX_BYTES,
     TIMEOUT,
+    TIMEOUT_WORDS,
     Cancelled,
     Job,
     RequestError,
@@ -242,6 +243,23 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
             return error(503, "the server is stopping")
         return error(503, f"the request took longer than the limit of {timeout:g} s")
 
+    def late_for(job: Job | None) -> Response:
+        if stopping.is_set() or job is None or job.limit == timeout:
+            return late()
+        return error(503, f"the request took longer than its limit of {job.limit:g} s ({timeout:g} s "
+                          f"per {TIMEOUT_WORDS:,} words)")
+
+    async def finished(fut, job: Job):
+        """The worker's answer, waited for until the request's deadline (which grows once its
+        words are counted: ``Job.words``)."""
+        while True:
+            left = job.deadline - time.monotonic()
+            try:
+                return await asyncio.wait_for(asyncio.shield(fut), max(left, 0.0))
+            except asyncio.TimeoutError:
+                if time.monotonic() >= job.deadline:
+                    raise
+
     def endpoint(name: str):
         async def handle(request: Request) -> Response:
             stats["requests"] += 1
@@ -262,13 +280,13 @@ def create_app(served: dict[str, Served], max_bytes: int = MAX_BYTES, timeout: f
                     fut = loop.run_in_executor(pool, work, data, name, job, opts)
                     del data
                 del body
-                content, media = await asyncio.wait_for(fut, timeout)
+                content, media = await finished(fut, job)
             except RequestError as e:
                 return error(e.status, e.message)
             except (asyncio.TimeoutError, Cancelled):
                 if job is not None:
                     job.cancel()  # the worker stops at its next check
-                return late()
+                return late_for(job)
             except UserError as e:
                 return error(400, str(e))
             if not trim:

@@ -13,6 +13,7 @@ from structkit.serve.inputs import (
     check_request,
     decode_body,
     read_sentences,
+    rough_words,
     tags_pos,
 )
 from structkit.serve.limits import MAX_WORDS, Job, RequestError, _chunks
@@ -70,8 +71,10 @@ def answer(body: bytes | dict, endpoint: str, served: dict[str, Served], job: Jo
         opts = check_request(data, endpoint, served, tokenizers)
     job.check()
     notes: list[str] = []
+    job.words(rough_words(data))   # its time limit grows with its words: roughly, to read them
     opts.sents = read_sentences(data, job, notes, opts.tokenizer)
     del data
+    job.words(sum(len(s.words) for s in opts.sents))   # then as many as they are
     warnings = notes + infer(opts, job)
     if opts.fmt == "conllu":
         parts, first = [], 1

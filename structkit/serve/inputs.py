@@ -346,6 +346,18 @@ def _check_chain(models: list[Served], conllu: bool) -> None:
         raise RequestError(400, e.message) from None
 
 
+def rough_words(body: dict) -> int:
+    """About how many words a checked request has, before it is read: the whitespace-separated
+    pieces of its text, its tokens, or its CoNLL-U lines."""
+    if isinstance(body.get("text"), str):
+        return len(body["text"].split())
+    if isinstance(body.get("tokens"), list):
+        return sum(len(s) for s in body["tokens"] if isinstance(s, list))
+    if isinstance(body.get("conllu"), str):
+        return body["conllu"].count("\n")
+    return 0
+
+
 def read_sentences(body: dict, job: Job | None = None,
                    warnings: list[str] | None = None, tokenizer: Any = None) -> list[Sent]:
     """The sentences of a checked request (``check_request``): text tokenised by ``tokenizer``

@@ -10,7 +10,11 @@ import time
 from collections import deque
 
 MAX_BYTES = 1 << 20        # request bodies above this are refused (413)
-TIMEOUT = 10.0             # seconds per request, queueing included (503 after)
+TIMEOUT = 10.0             # seconds per request of up to TIMEOUT_WORDS words, queueing included
+#                            (503 after); a larger request has as many times that as it has
+#                            TIMEOUT_WORDS words, so that every request the size limits take
+#                            has time to finish (100,000 words: 100 s)
+TIMEOUT_WORDS = 10_000
 MAX_SENTENCE_WORDS = 1000  # words per sentence: the beam parser's time grows with the square of
 #                            a sentence's length (3,200 words: 2.6 s; 100,000: some 40 minutes
 #                            by that square, and over 5 minutes when tried),
@@ -40,9 +44,19 @@ class Job:
     """One request's deadline and cancel flag, checked between units of work."""
 
     def __init__(self, timeout: float | None = None, stopping: threading.Event | None = None):
-        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.start = time.monotonic()
+        self.timeout = timeout
+        self.limit = timeout          # seconds this request may take (grows with its words)
+        self.deadline = None if timeout is None else self.start + timeout
         self.cancelled = threading.Event()
         self.stopping = stopping
+
+    def words(self, n: int) -> None:
+        """The request has ``n`` words: its limit is ``timeout`` per ``TIMEOUT_WORDS`` of them
+        (at least ``timeout``)."""
+        if self.timeout is not None:
+            self.limit = self.timeout * max(1.0, n / TIMEOUT_WORDS)
+            self.deadline = self.start + self.limit
 
     def cancel(self) -> None:
         self.cancelled.set()
