@@ -323,7 +323,7 @@ def test_version_and_bare_command(sk):
     (["--epochs", "0"], "--epochs must be a positive integer, got 0"),
     (["--epochs", "-1"], "--epochs must be a positive integer, got -1"),
     (["--algo", "nope"], "--algo must be one of perceptron, greedy"),
-    (["--task", "nope"], "--task must be one of pos, chunk, ner, parse, rerank, tokenize, ud, morph or pipeline, got 'nope'"),
+    (["--task", "nope"], "--task must be one of pos, chunk, ner, parse, rerank, tokenize, morph or pipeline, got 'nope'"),
     (["--label-order", "3"], "--label-order must be 1 or 2, got 3"),
     (["--label-order", "2"], "--label-order 2 needs"),
     (["--direction", "up"], "--direction must be ltr or rtl, got 'up'"),

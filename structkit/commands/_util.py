@@ -11,7 +11,7 @@ import click
 from structkit.errors import UserError
 from structkit.learn import registry
 from structkit.learn.registry import alternatives
-from structkit.tasks import NAMES, tasks
+from structkit.tasks import names, tasks
 
 
 def progress_enabled(quiet: bool) -> bool:
@@ -144,7 +144,7 @@ class GroupedCommand(click.Command):
 
 
 def task_names() -> list[str]:
-    return list(NAMES)
+    return list(names())   # read when used: a task registered after import is a valid --task
 
 
 def trained_task_names() -> list[str]:
