@@ -223,7 +223,7 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
     for k, p in scoring:
         data[k] = data_facts(given.get(k, p), p)
     if any(isinstance(h.get("dev"), dict) for h in history):   # --dev, --dev-split, or dev in memory
-        card["dev"] = {"during_training": _dev_during_training(model, history)}
+        card["dev"] = {"during_training": task.training.chosen(model) or _dev_during_training(model, history)}
     readable = [(k, p) for k, p in scoring if p != "-"]
     if readable and not scorable(task):
         card["not_scored"] = (f"the {task.name} task has no command and eval to score its models "
@@ -317,13 +317,19 @@ def card_lines(path: str, header: dict, card: dict | None) -> list[str]:
             lines.append(f"{k + ' data:':<11} {_data_text(data[k])}")
     opts = card.get("options", {})
     if opts:
-        shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None and k != "task")
+        shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None and k != "task"
+                          and not (k == "algo" and v == "none"))   # a pipeline's parts have their own
         lines.append(f"options:    {shown}")
     dev = card.get("dev") or {}
     if dev.get("scores"):
         lines.append(f"dev:        {_scores_text(dev['scores'])}")
     during = dev.get("during_training") or {}
-    if during.get("scores"):
+    if during.get("scores") and during.get("kept"):   # training chose between candidates
+        others = "; ".join(f"{k}: {_scores_text(v)}" for k, v in (during.get("others") or {}).items())
+        lines.append(f"dev (training, on the dev file's own tokens, {during['kept']} kept): "
+                     f"{_scores_text(during['scores'])}"
+                     + (f" (not kept: {others})" if others else ""))
+    elif during.get("scores"):
         kept = (f"epoch {during['selected_epoch']} of {during.get('epochs_run', '?')} kept"
                 if during.get("selected_epoch") is not None else "last epoch")
         held = ", on sentences held out of the training data" if during.get("held_out") else ""

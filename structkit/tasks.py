@@ -119,6 +119,12 @@ class Training:
         """The --metrics-json document: the model's training facts and config, and the epochs."""
         return {"config": model.info | {"config": vars(config)}, "epochs": history}
 
+    def chosen(self, model) -> dict | None:
+        """What training chose between, for the model card, when it trained several candidates
+        (a pipeline's parsers): ``{"kept": what, "scores": its dev scores, "others": {what:
+        scores}}``; None (the default): the card reports the epoch kept."""
+        return None
+
 
 @dataclass(frozen=True)
 class Command:

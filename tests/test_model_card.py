@@ -309,3 +309,24 @@ def test_api_load_then_save_keeps_the_card(tmp_path, sk):
     assert old.card is None
     old.save(tmp_path / "old-again.model")
     assert cards.read(str(tmp_path / "old-again.model"))[1] is None
+
+
+def test_a_pipeline_card_names_the_parser_training_kept(sk, tmp_path):
+    """The pipeline trains a parser on gold and one on jackknifed morphology and keeps one: the
+    card says which, with the dev scores training chose it on (not the last epoch of whichever
+    parser trained last), and the other's; no `algo=none` (its parts have their own learners)."""
+    from pathlib import Path
+
+    tiny = Path(__file__).resolve().parent / "fixtures" / "tiny_ud" / "train.conllu"
+    model = tmp_path / "p.skm"
+    r = sk("train", "--task", "pipeline", "--train", tiny, "--dev", tiny, "--model", model, "-q")
+    assert r.code == 0, r.err
+    out = sk("info", model).out
+    info = structkit.load(str(model)).model.info
+    kept, dev = info["parser_morphology"], info["parser_dev"]
+    other = next(k for k in dev if k != kept)
+    line = next(x for x in out.splitlines() if x.startswith("dev (training"))
+    assert f"the parser on {kept} morphology kept): " in line
+    assert f"las {dev[kept]['las']:.2f}" in line.split("(not kept")[0]
+    assert f"not kept: the parser on {other} morphology: las {dev[other]['las']:.2f}" in line
+    assert "algo=none" not in out and "last epoch" not in out

@@ -96,6 +96,14 @@ class PipelineTraining(Training):
         cpu = info.get("train_cpu_seconds")
         return out + f", {info.get('train_seconds', 0):.1f} s" + (f" ({cpu:.1f} s CPU)" if cpu is not None else "")
 
+    def chosen(self, model) -> dict | None:
+        """The parser kept (on gold or jackknifed morphology) and both parsers' dev scores."""
+        kept, dev = model.info.get("parser_morphology"), model.info.get("parser_dev") or {}
+        if not kept or kept not in dev:
+            return None
+        return {"kept": f"the parser on {kept} morphology", "scores": dev[kept],
+                "others": {f"the parser on {k} morphology": v for k, v in dev.items() if k != kept}}
+
     def metrics(self, config, model, history: list[dict]) -> dict:
         return {"config": model.info | {"config": vars(config)}, "epochs": history}
 
