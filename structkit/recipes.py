@@ -122,15 +122,30 @@ def status(recipe: Recipe) -> str:
         else f"missing {', '.join(missing)}"
 
 
-def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = False,
-          on_epoch=None, say=None) -> tuple[Any, dict]:
-    """Train the recipe's model and write it to ``output`` with its card; returns
-    ``(model, card)``. A corpus not found is fetched first (``fetch``), or is one line."""
+def local_files(recipe: Recipe, folder: str) -> dict[str, str]:
+    """split -> the recipe's files in ``folder`` (a treebank as its release ships it, e.g. a UD
+    release's ``UD_Italian-ParTUT/``), by their file names; a missing one is one line."""
+    if not os.path.isdir(folder):
+        raise UserError("--from is a folder holding the corpus's files", folder)
+    out = {}
+    for split, rel in files(recipe).items():
+        path = os.path.join(folder, os.path.basename(rel))
+        if not os.path.isfile(path):
+            raise UserError(f"recipe {recipe.name}: no {split} file {os.path.basename(rel)} in this folder",
+                            folder)
+        out[split] = path
+    return out
 
-    paths = files(recipe)
-    if any(not os.path.isabs(p) and find(p) is None for p in paths.values()):
+
+def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = False,
+          on_epoch=None, say=None, source: str | None = None) -> tuple[Any, dict]:
+    """Train the recipe's model and write it to ``output`` with its card; returns
+    ``(model, card)``. A corpus not found is fetched first (``fetch``), or is one line;
+    ``source``: a folder that holds its files, used as they are (nothing fetched)."""
+    paths = files(recipe) if source is None else local_files(recipe, source)
+    if source is None and any(not os.path.isabs(p) and find(p) is None for p in paths.values()):
         if not (fetch and recipe.corpus):
-            raise UserError(f"recipe {recipe.name}: {status(recipe)}")
+            raise UserError(f"recipe {recipe.name}: {status(recipe)} (or --from DIR, a folder with its files)")
 
         fetch_corpus(recipe.corpus, progress=progress, say=say or (lambda m: None))
     resolved = {k: resolve_data_path(p, must_exist=True) for k, p in paths.items()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,35 @@ def test_models_build_missing_data_no_fetch(sk, tmp_path, monkeypatch):
     finally:
         recipes.unregister("toymissing/pos")
         registry.unregister("toymissing")
+
+
+def test_models_build_from_a_local_treebank_folder_offline(sk, tmp_path, monkeypatch):
+    """A corpus not here and no network: `--from DIR` trains on the files of a folder the user
+    has (found by their file names), with no fetch; the card records those files; a folder
+    without one of them is one line naming it."""
+    from structkit.datasets import registry
+
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    mine = tmp_path / "UD_Tiny"
+    mine.mkdir()
+    tiny_ud = Path(__file__).resolve().parent / "fixtures" / "tiny_ud" / "train.conllu"
+    (mine / "tiny-ud-train.conllu").write_bytes(tiny_ud.read_bytes())
+    registry.register(registry.Corpus("tinybank", "not here", "CC0",
+                                      (registry.File("ud-tiny/tiny-ud-train.conllu", "train"),
+                                       registry.File("ud-tiny/tiny-ud-dev.conllu", "dev"))))
+    recipes.register(recipes.Recipe("tinybank/pos", "pos", "tinybank", "a tagger", {"seed": 0}))
+    try:
+        out = tmp_path / "m.model"
+        assert_one_line_error(sk("models", "build", "tinybank/pos", "--from", mine, "--output", out),
+                              str(mine), "no dev file tiny-ud-dev.conllu")
+        assert not out.exists()
+        (mine / "tiny-ud-dev.conllu").write_bytes(tiny_ud.read_bytes())
+        r = sk("models", "build", "tinybank/pos", "--from", mine, "--output", out, "-q")
+        assert r.code == 0, r.err
+        _, card = cards.read(str(out))
+        assert card["data"]["train"]["sha256"] == hashlib.sha256(tiny_ud.read_bytes()).hexdigest()
+        assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*.conllu"))
+    finally:
+        recipes.unregister("tinybank/pos")
+        registry.unregister("tinybank")

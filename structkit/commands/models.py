@@ -86,8 +86,12 @@ def models_list(as_json) -> None:
 @click.option("--output-dir", type=str, default=".", show_default=True,
               help="The folder for the models (created if needed).")
 @click.option("--no-fetch", is_flag=True, help="Do not download a corpus that is not here: fail instead.")
+@click.option("--from", "source", type=str, metavar="DIR",
+              help="A folder that holds the corpus's files as its release ships them (e.g. a UD "
+                   "release's UD_Italian-ParTUT/): train on those, fetch nothing. The card records "
+                   "their checksums, which are not required to match the registry's.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary lines.")
-def models_build(names, output, output_dir, no_fetch, quiet) -> None:
+def models_build(names, output, output_dir, no_fetch, quiet, source) -> None:
     """Build each recipe NAME (`structkit models list`): find or fetch its corpus, train on the
     training file with the recorded options, select the epoch on the dev file, score the model
     on the test file, and write it with its card. Every NAME is checked before anything is
@@ -108,15 +112,18 @@ def models_build(names, output, output_dir, no_fetch, quiet) -> None:
     check_outputs(outs, [])
     for out in outs:   # before any fetch or training
         check_writable(out, "--output")
-    if no_fetch:   # every recipe's data checked before anything is trained
+    if source is not None:   # every recipe's files found there before anything is trained
+        for r in chosen:
+            recipes.local_files(r, source)
+    elif no_fetch:   # every recipe's data checked before anything is trained
         for r in chosen:
             state = recipes.status(r)
             if state != "here":
-                raise UserError(f"recipe {r.name}: {state}")
+                raise UserError(f"recipe {r.name}: {state} (or --from DIR, a folder with its files)")
     show = not quiet
     for r, out in zip(chosen, outs):
         _, card = recipes.build(r, out, fetch=not no_fetch, progress=progress_enabled(quiet),
-                                say=lambda m: say(m, show))
+                                say=lambda m: say(m, show), source=source)
         scores = []
         for k in ("dev", "test"):
             s = (card.get(k) or {}).get("scores") or {}
