@@ -107,6 +107,7 @@ ALLOWED = [
     ("1 GiB", "stops at 1 GiB", "structkit.datasets.fetch:MAX_BYTES"),
     ("2,048", "label set over 2,048", "structkit.parse.labelled:MAX_LABELS"),
     ("64 MB", "its first 64 MB", "structkit.io.blocks:MAX_BLOCK_BYTES"),
+    ("10,000", "request has 10,000 words", "structkit.serve:TIMEOUT_WORDS"),
 ]
 
 

@@ -232,9 +232,7 @@ def test_serve_runs_a_pipeline_model_and_refuses_bad_chains(models):
     pipeline_tokenizers(served, toks)
     assert toks.default == "it"      # the pipeline's tokenizer tokenises text naming no lang
 
-    class Job:
-        def check(self) -> None:
-            pass
+    from structkit.serve import Job   # no deadline
 
     body, _ = answer({"text": TEXT, "models": ["it"]}, "pipeline", served, Job(), tokenizers=toks)
     got = json.loads(body)

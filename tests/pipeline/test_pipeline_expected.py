@@ -172,9 +172,7 @@ def test_the_server_answers_the_expected_words(tiny_model):
     toks = Tokenizers()
     pipeline_tokenizers(served, toks)
 
-    class Job:
-        def check(self) -> None:
-            pass
+    from structkit.serve import Job   # no deadline
 
     body, _ = answer({"text": TEXT, "models": ["tiny"]}, "pipeline", served, Job(), tokenizers=toks)
     got = json.loads(body)
