@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph official-eval pipeline
+.PHONY: install demo test docs models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph official-eval pipeline
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,12 @@ demo:
 
 test:
 	$(BIN)/python -m pytest -q
+
+# The documentation site (mkdocs.yml, docs/): the guide is the README cut at its sections, the
+# reference is generated from the commands and docstrings, the results pages are results/*.md.
+# Strict: a warning or a broken internal link fails the build (tests/test_docs.py builds it too).
+docs:
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
 
 # Ready English models from their recipes (`structkit models list`; the same as `structkit models
 # build NAME`), each written with its card (`structkit info MODEL`) to build/models, and what the
