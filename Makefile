@@ -23,7 +23,7 @@ demo:
 test:
 	$(BIN)/python -m pytest -q
 
-# The documentation site (mkdocs.yml, docs/): the guide is the README cut at its sections, the
+# The documentation site (mkdocs.yml, docs/): getting started, the guide (docs/guide/); the
 # reference is generated from the commands and docstrings, the results pages are results/*.md.
 # Strict: a warning or a broken internal link fails the build (tests/test_docs.py builds it too).
 docs:

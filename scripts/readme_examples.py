@@ -52,6 +52,15 @@ from common import cold_numba_cache, machine, numba_cache  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+
+
+def documents() -> list[Path]:
+    """The texts that may hold example blocks: the README and the documentation's pages."""
+    return [README] + sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / "guide").glob("*.md"))
+
+
+def all_text() -> str:
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in documents())
 EXAMPLES_DIR = ROOT / "results" / "examples"
 
 
@@ -284,15 +293,16 @@ def main(argv=None) -> int:
                     help="only copy results/examples/NAME.txt into README.md's blocks (read and written at once)")
     args = ap.parse_args(argv)
     if args.sync_readme:
-        text = README.read_text()
-        for name in EXAMPLES:
-            if _marker(name) in text:
-                text = replace_block(text, name, stored(name))
-        README.write_text(text)
+        for doc in documents():
+            text = doc.read_text()
+            for name in EXAMPLES:
+                if _marker(name) in text:
+                    text = replace_block(text, name, stored(name))
+            doc.write_text(text)
         return 0
-    text = README.read_text()
+    docs = {doc: doc.read_text() for doc in documents()}
     if args.check:
-        blocks, bad = readme_blocks(text), 0
+        blocks, bad = readme_blocks(all_text()), 0
         for name in EXAMPLES:
             if blocks.get(name) != stored(name):
                 print(f"README.md's example {name} differs from results/examples/{name}.txt")
@@ -313,13 +323,15 @@ def main(argv=None) -> int:
                 (EXAMPLES_DIR / f"{name}.numba.json").write_text(json.dumps(rec, indent=2) + "\n")
                 print(f"results/examples/{name}.numba.json: shown {rec['shown']['printed_seconds']} s (warm); "
                       f"again warm {rec['warm']['printed_seconds']} s, cold {rec['cold']['printed_seconds']} s")
-            if _marker(name) in text:
-                text = replace_block(text, name, out)
-            else:
-                print(f"README.md has no block {_marker(name)}: wrote results/examples/{name}.txt only")
+            where = [doc for doc, text in docs.items() if _marker(name) in text]
+            for doc in where:
+                docs[doc] = replace_block(docs[doc], name, out)
+            if not where:
+                print(f"no document has a block {_marker(name)}: wrote results/examples/{name}.txt only")
             print(f"results/examples/{name}.txt:\n{out}")
     if not args.no_readme:
-        README.write_text(text)
+        for doc, text in docs.items():
+            doc.write_text(text)
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Every figure in the README's prose comes from a file under ``results/``.
+"""Every figure in the README's prose (and the documentation's, ``docs/``) comes from a file
+under ``results/``.
 
     python scripts/readme_figures.py            # list every unsourced figure with its README line; exit 1 if any
     python scripts/readme_figures.py --all      # every figure found, with its source
@@ -66,6 +67,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
 README = ROOT / "README.md"
+
+
+def documents() -> list[Path]:
+    """The texts whose figures are checked: the README and the documentation's hand-written
+    pages (``docs/``, the guide in ``docs/guide/``)."""
+    return [README] + sorted((ROOT / "docs").glob("*.md")) + sorted((ROOT / "docs" / "guide").glob("*.md"))
+
+
+def all_text() -> str:
+    """Every document, one after the other (blank lines between, so no block spans two)."""
+    return "\n\n".join(p.read_text(encoding="utf-8") for p in documents())
 
 TABLE_START = "<!-- results-table:"
 TABLE_END = "<!-- results-table: end -->"
@@ -378,9 +390,9 @@ def main(argv=None) -> int:
     ap.add_argument("--all", action="store_true", help="every figure with its source")
     ap.add_argument("--any-file", action="store_true",
                     help="with --all: for blocks that cite nothing, the results file that would match")
-    ap.add_argument("--readme", type=Path, default=README)
+    ap.add_argument("--readme", type=Path, default=None, help="one file (default: the README and docs/)")
     args = ap.parse_args(argv)
-    text = args.readme.read_text()
+    text = args.readme.read_text() if args.readme else all_text()
     if args.all:
         findings, problems = check(text, any_file=args.any_file)
         for f in findings:

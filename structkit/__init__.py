@@ -1,6 +1,6 @@
 """structkit: structured prediction for NLP (sequence labelling, parsing, reranking).
 
-The Python API (see the README's "Python API")::
+The Python API (see docs/guide/python-api.md)::
 
     import structkit
     tagger = structkit.Tagger(task="chunk", epochs=5).fit(X, y)

@@ -168,7 +168,7 @@ def _os_error_line(e: OSError) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors become one line on stderr and a non-zero exit, never a traceback.
 
-    Exit codes (README, "Exit codes"): 0 success (also when the reader of standard output
+    Exit codes (docs/guide/commands.md): 0 success (also when the reader of standard output
     closed the pipe early, e.g. ``| head``); 1 an error, shown as one line; 2 a usage error;
     130 interrupted (Ctrl-C); 128 + N killed by signal N that structkit handles (SIGTERM 143,
     SIGHUP 129), after removing its temporary files."""

@@ -26,9 +26,8 @@ NBEST_TEST = str(FIXTURES / "nbest" / "test_hyporadise.json")
 
 
 def readme_examples() -> list[str]:
-    """The ```python blocks of the README's "Python API" section."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Python API\n", 1)[1].split("\n## ", 1)[0]
+    """The ```python blocks of the guide's "Python API" page (docs/guide/python-api.md)."""
+    section = (ROOT / "docs" / "guide" / "python-api.md").read_text(encoding="utf-8")
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 
 

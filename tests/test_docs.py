@@ -1,6 +1,7 @@
 """The documentation site (``mkdocs.yml``, ``docs/``): it builds with warnings as errors (MkDocs'
 strict mode, which also refuses a link to a page or anchor that is not there), every internal
-link of the built pages leads to a page of the site, and the getting-started page's commands and
+link of the built pages leads to a page of the site, the README stays a first visit's page
+(under 300 lines, linking every page of the guide), and the getting-started page's commands and
 Python run, on the shipped sample treebank in place of Italian ParTUT."""
 from __future__ import annotations
 
@@ -43,12 +44,14 @@ def site(tmp_path_factory):
     return out
 
 
-def test_the_site_builds_strict_with_a_page_per_guide_section_and_result(site):
+def test_the_site_builds_strict_with_every_guide_page_and_result(site):
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("index.html"))
     assert "getting-started/index.html" in pages and "cli/index.html" in pages and "api/index.html" in pages
+    guide = sorted(p.stem for p in (ROOT / "docs" / "guide").glob("*.md"))
+    assert [p.split("/")[1] for p in pages if p.startswith("guide/")] == guide
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    sections = [line[3:] for line in readme.splitlines() if line.startswith("## ") and line[3:] != "Set-up"]
-    assert len([p for p in pages if p.startswith("guide/")]) == len(sections)
+    for name in guide:   # the README lists every page of the guide
+        assert f"(docs/guide/{name}.md)" in readme, name
     results = sorted((ROOT / "results").glob("*.md"))
     assert {f"results/{p.stem}/index.html" for p in results} <= set(pages)
     cli = (site / "cli" / "index.html").read_text(encoding="utf-8")
@@ -56,6 +59,13 @@ def test_the_site_builds_strict_with_a_page_per_guide_section_and_result(site):
         assert f"structkit {command}" in cli, command
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "structkit.api.Tagger" in api and "structkit.pipeline.api.load" in api
+
+
+def test_the_readme_is_short_and_its_links_lead_to_files():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 300
+    for target in re.findall(r"\]\(([^)#]+)\)", readme):
+        assert (ROOT / target).exists(), target
 
 
 def test_every_internal_link_of_the_site_leads_to_a_page(site):

@@ -21,7 +21,7 @@ def _module():
 
 
 rx = _module()
-README = (ROOT / "README.md").read_text()
+README = rx.all_text()   # the README and the documentation's pages (docs/, docs/guide/)
 SAMPLE = [n for n, ex in rx.EXAMPLES.items() if not ex.corpora]
 CORPUS = [n for n, ex in rx.EXAMPLES.items() if ex.corpora and n not in rx.SLOW]   # SLOW: stored only
 

@@ -21,7 +21,7 @@ def _module():
 
 
 rf = _module()
-README = (ROOT / "README.md").read_text()
+README = rf.all_text()   # the README and the documentation's pages (docs/, docs/guide/)
 
 
 def test_readme_has_no_unsourced_figure():
