@@ -55,6 +55,7 @@ ROLES = {
     ("train", "model_path"): ("refuse", "--model is written to a file"),
     ("plot", "output"): ("refuse", "-o must end in .png, .svg or .pdf"),
     ("models build", "output"): ("refuse", "--output is written to a file"),
+    ("models build", "source"): ("refuse", "--from is a folder"),
 }
 
 

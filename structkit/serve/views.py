@@ -37,8 +37,8 @@ def to_json(sents: list[Sent], models: list[Served], scores: bool, explain: bool
 def span_colours(models: list[Served]) -> dict[tuple[str, str], str]:
     """The colour of each (span model, type) of a request: the palette over the types of its
     span models (their labels without the B-/I- prefix), in the request's order."""
-
-    return rendering.span_colours((sv.name, types) for sv in models for types in [sv.serving.span_types(sv)] if types)
+    return rendering.span_colours((sv.name, types) for sv in models
+                                  for types in [sv.serving.span_types(sv)] if types)
 
 
 def _legend(colours: dict[tuple[str, str], str]) -> list[dict]:
