@@ -9,7 +9,6 @@ import click
 
 from structkit import __version__
 from structkit.commands import data, evaluate, inspect, models, serve, train
-from structkit.commands.run import task_command
 from structkit.errors import UserError
 from structkit.tasks import tasks
 
@@ -22,6 +21,8 @@ class _Group(click.Group):
         return sorted({*self.commands, *(t.command.name for t in tasks() if t.command)})
 
     def get_command(self, ctx, name: str):
+        from structkit.commands.run import task_command
+
         if name in self.commands:
             return self.commands[name]
 

@@ -21,8 +21,6 @@ import re
 from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.io.conll import Sentence
-from structkit.spans import phrases
 
 TOP_FEATURES = 5    # features shown per side in an explanation
 CONLLU_PART = {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5}   # an analysis's parts: their CoNLL-U columns
@@ -117,6 +115,10 @@ class Serving:
     def _explain(self, sv, s, with_pos: bool) -> list[dict] | None:
         """Per token: runner-up, margin and the strongest features each way; None where the
         task does not explain the model (``Task.explanations``)."""
+        from structkit.io.conll import (
+            Sentence,  # (served requests only: the wings import this module)
+        )
+
         pos = s.tagger_pos() if with_pos else None
         rows = [[w, p] for w, p in zip(s.words, pos)] if pos else [[w] for w in s.words]
         try:
@@ -171,7 +173,6 @@ class Serving:
             r[column] = put_label(r[column], key, lab) if key else lab
 
 
-@dataclass(frozen=True)
 class SpanServing(Serving):
     """A labeller whose labels are phrases in a B-/I- scheme (chunk, NER): its phrases are the
     request's spans, coloured by type in the picture."""
@@ -180,4 +181,6 @@ class SpanServing(Serving):
         return [re.sub(r"^[BIESLU]-", "", str(x)) for x in sv.meta.get("labels") or [] if str(x) != "O"]
 
     def spans(self, sv, s) -> list[tuple[str, int, int]]:
+        from structkit.spans import phrases
+
         return phrases(s.labels[sv.name], sv.meta.get("scheme") or "iob2")

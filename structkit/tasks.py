@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from structkit.errors import UserError
 from structkit.learn.spec import alternatives
-from structkit.serving import Serving
+
+if TYPE_CHECKING:
+    from structkit.serving import Serving
 
 SEQUENCE = ("pos", "chunk", "ner")  # the chain-model tasks (structkit/sequence): one constant
 WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wing",

@@ -8,7 +8,6 @@ import click
 from structkit.commands._util import Choice, finite, task_names
 from structkit.errors import UserError
 from structkit.io.files import spooled_stdin, stdin_once
-from structkit.spans import SCHEMES
 from structkit.tasks import get_task, tasks
 
 
@@ -47,6 +46,7 @@ def eval_cmd(task, files, as_json, label_column, model_path, other, scheme) -> N
     Chunk and NER labels may be in IOB1, IOB2, IOBES or BILOU (--scheme; detected from the gold
     labels by default, and named in the report). IOB1/IOB2 are scored exactly as conlleval;
     IOBES/BILOU phrases are read by the same start/end rules and scored on exact matches."""
+    from structkit.spans import SCHEMES
 
     scheme = scheme.lower()
     if scheme not in ("auto",) + SCHEMES:

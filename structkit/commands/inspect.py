@@ -9,7 +9,6 @@ import click
 from structkit.commands._util import INT, Choice, task_names
 from structkit.config import resolve_data_path
 from structkit.errors import UserError
-from structkit.io.conllu import read_raw_text, read_sequence
 from structkit.io.files import check_outputs
 from structkit.learn import registry
 from structkit.tasks import explains, get_task, task_of_model, tasks
@@ -54,6 +53,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
     each way (named by what they read) and, for the tags, what the transitions and the other
     words' tags add."""
     from structkit.explain import iter_explanations, report_lines
+    from structkit.io.conllu import read_raw_text, read_sequence
 
     if (file is None) == (text is None):
         raise UserError("give a FILE (or '-') or --text SENTENCE")

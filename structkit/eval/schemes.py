@@ -4,10 +4,10 @@
 one for a scheme)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from structkit.eval.chunks import ChunkCounter, ChunkScore, TypeCounts
-from structkit.spans import phrases, split_tag
+if TYPE_CHECKING:
+    from structkit.eval.chunks import ChunkScore
 
 __all__ = ["PhraseCounter", "make_counter"]
 
@@ -24,6 +24,8 @@ class PhraseCounter:
         self.correct: dict[str, int] = {}
 
     def add_sentence(self, gold: Sequence[str], pred: Sequence[str]) -> None:
+        from structkit.spans import phrases, split_tag
+
         if len(gold) != len(pred):
             raise ValueError(f"gold sentence has {len(gold)} tags but predicted has {len(pred)}")
         for g, p in zip(gold, pred):
@@ -39,6 +41,8 @@ class PhraseCounter:
             self.correct[kind] = self.correct.get(kind, 0) + 1
 
     def score(self) -> ChunkScore:
+        from structkit.eval.chunks import ChunkScore, TypeCounts
+
         kinds = sorted(set(self.gold) | set(self.pred))
         per_type = {k: TypeCounts(self.gold.get(k, 0), self.pred.get(k, 0), self.correct.get(k, 0))
                     for k in kinds}
@@ -48,4 +52,6 @@ class PhraseCounter:
 
 def make_counter(scheme: str):
     """conlleval's counter for IOB1/IOB2, the phrase counter for IOBES/BILOU."""
+    from structkit.eval.chunks import ChunkCounter
+
     return ChunkCounter() if scheme in ("iob1", "iob2") else PhraseCounter(scheme)

@@ -17,10 +17,11 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import Columns, Sentence, key_value, read_conll  # noqa: F401 (key_value: read from here too)
-from structkit.io.conllx import DepSentence, check_tree, read_conllx
-from structkit.io.document import Sentence as DocSentence
 from structkit.io.document import read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
+
+if TYPE_CHECKING:
+    from structkit.io.conllx import DepSentence
 
 if TYPE_CHECKING:
     from structkit.io.conll import Columns
@@ -157,6 +158,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
     text with no words is an error, unless ``allow_empty`` (an empty document, no sentences)."""
     import io
 
+    from structkit.io.document import Sentence as DocSentence
     from structkit.text.conllu import write_conllu
     from structkit.text.tokenize import get_tokenizer, iter_sentences
 
@@ -204,6 +206,8 @@ def read_trees(path: str) -> Iterator["DepSentence"]:
     """The dependency trees of a file, as a parser reads them: CoNLL-U (named .conllu, or with UD
     comments) through the one CoNLL-U reader (``read_conllu``, then ``dep_view``); CoNLL-X and
     `word POS` files through ``structkit.io.conllx.read_conllx``."""
+    from structkit.io.conllx import read_conllx
+
     if path != "-" and is_conllu_file(path, by_rows=False):
         name = display_name(path)
         return (dep_view(s, name) for s in read_conllu(path, check_text=False))
@@ -219,6 +223,7 @@ def dep_view(sentence: Sentence, path: str = "-") -> "DepSentence":
     HEAD '_' on every word (input from a tagger) means no heads (``heads`` None); otherwise
     every word needs an integer HEAD in 0..n and the heads must form a tree. A problem is a
     UserError naming ``path`` and the word's line."""
+    from structkit.io.conllx import DepSentence, check_tree
 
     name = display_name(path)
     rows = sentence.rows

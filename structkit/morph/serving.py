@@ -1,13 +1,10 @@
 """How ``structkit serve`` runs a morph model (``structkit.serving``): an analysis per word."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-from structkit.io.conll import Sentence
-from structkit.serving import CONLLU_PART, Serving, explanation_json, margin, predict
+from structkit.serving import Serving
 
 
-@dataclass(frozen=True)
 class MorphServing(Serving):
     """A morph model's output is an analysis per word (a dict of CoNLL-U parts: lemma, upos,
     xpos, feats): its labels are those dicts, its scores a dict of margins per word, its
@@ -21,6 +18,8 @@ class MorphServing(Serving):
                 "scores": True, "explain": True}
 
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
+        from structkit.serving import margin, predict
+
         scores = scores and sv.meta["scores"]
         out = predict(sv, [list(s.words) for s in sents], scores=scores)
         for s, res in zip(sents, out):
@@ -35,6 +34,11 @@ class MorphServing(Serving):
         return 0
 
     def _per_part(self, sv, s) -> list[dict]:
+        from structkit.io.conll import (
+            Sentence,  # (served requests only: the wing imports this module)
+        )
+        from structkit.serving import explanation_json
+
         per: list[dict] = [{} for _ in s.words]
         for e in sv.kind.explanations(sv.model, Sentence([[w] for w in s.words], 1), "<request>", text=True):
             per[e.index - 1][e.word.rsplit("[", 1)[-1].rstrip("]").lower()] = explanation_json(e)
@@ -49,6 +53,8 @@ class MorphServing(Serving):
                                            for k, v in labels[i].items())]
 
     def fill(self, sv, s, rows: list[list[str]]) -> None:
+        from structkit.serving import CONLLU_PART
+
         for r, a in zip(rows, s.labels.get(sv.name) or ()):
             for part, v in a.items():
                 r[CONLLU_PART[part]] = v

@@ -4,7 +4,6 @@ XPOS and FEATS of CoNLL-U) and `structkit eval --task morph`. Light: the methods
 wing when called."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from structkit import rawtext
 from structkit.errors import UserError
@@ -29,7 +28,6 @@ _OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
 class MorphTraining(Training):
     """How a morph model trains, and what `train` prints of it."""
 
@@ -67,7 +65,6 @@ class MorphTraining(Training):
                 f"{info['train_seconds']:.1f} s")
 
 
-@dataclass(frozen=True)
 class MorphCommand(Command):
     """`structkit morph`: CoNLL-U or raw text in, a block at a time."""
 
@@ -81,7 +78,6 @@ class MorphCommand(Command):
         return MorphJob(model, scores, raw.tokenizer if raw else None, raw.split if raw else "auto"), protect
 
 
-@dataclass(frozen=True)
 class MorphTask(Task):
     """UPOS, XPOS, FEATS and LEMMA of each word, learnt from a treebank."""
 

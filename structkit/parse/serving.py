@@ -1,14 +1,10 @@
 """How ``structkit serve`` runs a parser (``structkit.serving``): a tree per sentence."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-from structkit.io.conllu import dep_view
-from structkit.io.conllx import DepSentence
-from structkit.serving import Serving, predict
+from structkit.serving import Serving
 
 
-@dataclass(frozen=True)
 class ParseServing(Serving):
     """A parser reads the POS tags of the request's input, of a pos model before it (as `parse
     --tagger` does) or a morph model's analyses (LEMMA, UPOS, XPOS, FEATS), and gives each
@@ -20,6 +16,12 @@ class ParseServing(Serving):
                 "scores": False, "explain": False}
 
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
+        from structkit.io.conllu import (
+            dep_view,  # (served requests only: the wing imports this module)
+        )
+        from structkit.io.conllx import DepSentence
+        from structkit.serving import predict
+
         X: list = []
         no_pos = 0
         for s in sents:

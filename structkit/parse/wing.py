@@ -2,7 +2,6 @@
 ``structkit.tasks``. Light: the methods import the wing's code when called."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from structkit import rawtext
 from structkit.errors import UserError
@@ -27,7 +26,6 @@ _OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
 class ParseTraining(Training):
     """How a parser trains, and what `train` prints of it."""
 
@@ -56,7 +54,6 @@ class ParseTraining(Training):
                 "skipped: not projective or not single-rooted)")
 
 
-@dataclass(frozen=True)
 class ParseCommand(Command):
     """`structkit parse`: CoNLL-U, CoNLL-X, `word POS` rows or raw text in, a block at a time."""
 
@@ -86,7 +83,6 @@ class ParseCommand(Command):
                         raw.split if raw else "auto"), protect
 
 
-@dataclass(frozen=True)
 class ParseTask(Task):
     """Dependency parsing: CoNLL-X, CoNLL-U or `word POS` rows in, a tree per sentence out."""
 

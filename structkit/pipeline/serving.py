@@ -2,14 +2,11 @@
 components over the request's words, as `structkit annotate` runs them."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.io.document import Sentence
 from structkit.serving import Serving
 
 
-@dataclass(frozen=True)
 class PipelineServing(Serving):
     """A pipeline model's morph model and parser over the sentences' words (its components:
     ``structkit.components``): each word's analysis (lemma, upos, xpos, feats), its UPOS as the
@@ -20,6 +17,10 @@ class PipelineServing(Serving):
                 "scores": False, "explain": False, "facts": model.facts()}
 
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
+        from structkit.io.document import (
+            Sentence,  # (served requests only: the wing imports this module)
+        )
+
         conllu = []
         for s in sents:
             rows = [[str(i + 1), w, "_", "_", "_", "_", "_", "_", "_", "_"] for i, w in enumerate(s.words)]

@@ -3,7 +3,6 @@ train --task pipeline` (tokenizer, morph model and parser in one file) and `stru
 (raw text in, CoNLL-U or JSON out). Light: the methods import the wing when called."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from structkit.errors import UserError
 from structkit.pipeline.serving import PipelineServing
@@ -36,7 +35,6 @@ _OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
 class PipelineTraining(Training):
     """How a pipeline trains (its tokenizer, morph model and parser, one after the other), and
     what `train` prints of it."""
@@ -108,7 +106,6 @@ class PipelineTraining(Training):
         return {"config": model.info | {"config": vars(config)}, "epochs": history}
 
 
-@dataclass(frozen=True)
 class PipelineCommand(Command):
     """`structkit annotate`: raw text in, CoNLL-U out, through a chain of components."""
 
@@ -130,7 +127,6 @@ class PipelineCommand(Command):
         return TOKENIZE.command.model_input(gold_path, folder)
 
 
-@dataclass(frozen=True)
 class PipelineTask(Task):
     """A tokenizer, a morph model and a parser, trained together and run on raw text."""
 

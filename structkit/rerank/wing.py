@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from structkit.errors import UserError
 from structkit.tasks import Command, CommandOption, Task, Training, register
@@ -18,7 +17,6 @@ _OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
 class RerankTraining(Training):
     """How a reranker trains, and what `train` prints of it."""
 
@@ -53,7 +51,6 @@ class RerankTraining(Training):
                 "epochs": info["epochs"]}
 
 
-@dataclass(frozen=True)
 class RerankCommand(Command):
     """`structkit rerank`: n-best lists in, the chosen hypotheses out (not a batch job)."""
 
@@ -82,7 +79,6 @@ class RerankCommand(Command):
                         out.write(text + "\n")
 
 
-@dataclass(frozen=True)
 class RerankTask(Task):
     """Reranking the n-best lists of a speech recogniser: one hypothesis chosen per utterance."""
 

@@ -74,7 +74,6 @@ class SequenceTraining(Training):
 
 
 
-@dataclass(frozen=True)
 class TagCommand(Command):
     """`structkit tag`, `chunk` and `ner`: CoNLL columns, CoNLL-U or raw text in, a block at a
     time."""
@@ -107,7 +106,6 @@ class TagCommand(Command):
         return job, protect
 
 
-@dataclass(frozen=True)
 class TaggerServing(Serving):
     """A chain model served: its labels, margins and explanations per token."""
 
@@ -126,12 +124,10 @@ class TaggerServing(Serving):
                 "gives_pos": "tags" in self.provides and key is None and NAMES[column] in ("upos", "xpos")}
 
 
-@dataclass(frozen=True)
 class PhraseServing(SpanServing, TaggerServing):
     """A chunker or NER tagger served: its labels are the request's phrases."""
 
 
-@dataclass(frozen=True)
 class SequenceTask(Task):
     """A chain-model tagging task: CoNLL columns or CoNLL-U in, one label per token out."""
 
@@ -224,7 +220,6 @@ class SequenceTask(Task):
         return evaluate_files(task, paths, known, scheme)
 
 
-@dataclass(frozen=True)
 class PosTask(SequenceTask):
     """POS tagging: its models are pipeline components."""
 

@@ -3,7 +3,6 @@ tokenizer on a UD treebank, `structkit tokenize` (raw text to CoNLL-U with the s
 only) and `structkit eval --task tokenize`. Light: the methods import the wing when called."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 from structkit.errors import UserError
 from structkit.config import two_files
@@ -26,7 +25,6 @@ _OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
 class TokenizeTraining(Training):
     """How a tokenizer trains, and what `train` prints of it."""
 
@@ -57,7 +55,6 @@ class TokenizeTraining(Training):
         return f"{self.trained(config, model)}{kept}, {info['train_seconds']:.1f} s"
 
 
-@dataclass(frozen=True)
 class TokenizeCommand(Command):
     """`structkit tokenize`: raw text in, CoNLL-U out (not a batch job)."""
 
@@ -108,7 +105,6 @@ class TokenizeCommand(Command):
         return read_paragraph(file, text, number)
 
 
-@dataclass(frozen=True)
 class TokenizeTask(Task):
     """Tokens, multiword tokens and sentences of raw text, learnt from a treebank."""
 

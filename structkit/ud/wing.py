@@ -26,7 +26,6 @@ class UDEvalConfig:
         raise UserError(NOTHING_TO_TRAIN)
 
 
-@dataclass(frozen=True)
 class NoTraining(Training):
     """The ud task trains nothing: `train --task ud` is the one line that says so."""
 
@@ -42,7 +41,6 @@ class NoTraining(Training):
         raise UserError(NOTHING_TO_TRAIN)
 
 
-@dataclass(frozen=True)
 class UDTask(Task):
     """Scoring a CoNLL-U file's segmentation, tags, lemmas and tree against gold."""
 

@@ -47,12 +47,12 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from structkit.learn.pieces import run_in_pieces
-from structkit.sequence.chain import Corpus, corpus
+if TYPE_CHECKING:
+    from structkit.sequence.chain import Corpus
 
 __all__ = ["EpochKernel", "ShardJob", "ShardResult", "train_shard", "shards", "shard_order",
            "sub_corpus", "mix", "ParameterMixing"]
@@ -122,6 +122,8 @@ def shard_order(sentences: np.ndarray, epoch: int, seed: int, shard: int) -> np.
 def sub_corpus(X: Corpus, sentences: np.ndarray) -> Corpus:
     """The sentences ``sentences`` (in that order) of the kernel corpus X, as a corpus of their
     own (what a remote worker is sent instead of the whole training set)."""
+    from structkit.sequence.chain import Corpus
+
     offs = X.offsets
     lens = offs[sentences + 1] - offs[sentences]
     offsets = np.zeros(len(sentences) + 1, dtype=offs.dtype)
@@ -155,6 +157,7 @@ def run_epoch(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tu
     """One epoch of the learner ``kernel`` over ``order``, training (w, u) in place from the
     counter c, in pieces (``structkit.learn.pieces``: the same result as one call) so that a
     stop request (``STOP``) is seen within one piece. Returns (c, counters)."""
+    from structkit.learn.pieces import run_in_pieces
 
     state: list = [c, {}]
 
@@ -271,6 +274,8 @@ class ParameterMixing:
 
     def __init__(self, learner, data, jobs: int, seed: int, mapper: Mapper | None = None,
                  shared_memory: bool | None = None):
+        from structkit.sequence.chain import corpus
+
         if jobs < 1:
             raise ValueError("jobs must be >= 1")
         self.learner = learner

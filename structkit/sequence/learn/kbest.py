@@ -43,6 +43,8 @@ Stats returned by every kernel: (c, n_updates, top_loss) where n_updates counts 
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from structkit.jit import njit
@@ -50,23 +52,16 @@ from structkit.learn.pieces import sum_in_pieces
 from structkit.sequence.chain import (
     Averaged,
     apply_dF,
-    corpus,
     hamming,
     sparse_dF,
     sparse_dot,
     w_dot_dF,
 )
-from structkit.sequence.features import Encoded
-from structkit.sequence.learn.ipm import EpochKernel
-from structkit.sequence.learn.larank import LaRankPlan, larank_steps
-from structkit.sequence.learn.smo import (
-    SMOLimits,
-    init_working_sets,
-    kbest_mira_epoch,
-    kbest_sdm_epoch,
-)
 from structkit.sequence.search.kbest import decode_buffers, decode_example
 from structkit.sequence.search.viterbi import emissions, viterbi
+
+if TYPE_CHECKING:
+    from structkit.sequence.features import Encoded
 
 PERCEPTRON, PA, RPA = 0, 1, 2
 ALGOS = {"perceptron": PERCEPTRON, "pa": PA, "rpa": RPA}
@@ -175,6 +170,14 @@ class KBestLearner(Averaged):
         self._working_sets = None
 
     def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
+        from structkit.sequence.chain import corpus
+        from structkit.sequence.learn.larank import LaRankPlan, larank_steps
+        from structkit.sequence.learn.smo import (
+            SMOLimits,
+            init_working_sets,
+            kbest_sdm_epoch,
+        )
+
         order = self.order(data, rng, shuffle)
         X = corpus(data)
         smo = SMOLimits(self.tau, self.max_steps)
@@ -213,6 +216,7 @@ class KBestLearner(Averaged):
         """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``). SDM and LaRank
         keep per-example working sets (dual state) across epochs, which parameter mixing
         cannot combine: they have none."""
+        from structkit.sequence.learn.ipm import EpochKernel
 
         if self.algo in ("sdm", "larank"):
             raise ValueError(f"k-best {self.algo} keeps working sets across epochs and cannot be "
@@ -225,6 +229,8 @@ class KBestLearner(Averaged):
 
 def run_kbest(X, order, w, u, c, algo, k, C, tau, max_steps) -> tuple[float, dict]:
     """The epoch kernel of the k-best perceptron, PA, RPA or MIRA over ``order``: (c, counters)."""
+    from structkit.sequence.learn.smo import SMOLimits, kbest_mira_epoch
+
     if algo == "mira":
         c, steps, top_loss = kbest_mira_epoch(X, order, w, u, c, k, C, SMOLimits(tau, max_steps))
     else:

@@ -37,13 +37,24 @@ beta = C). At each visit the non-gold entries with beta == 0 are removed
 from __future__ import annotations
 
 from collections import namedtuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from structkit.sequence.chain import (SparseStack, WorkingSets, add_sparse, hamming, smo_pair_step,
-                                    sparse_dF, sparse_dot, w_dot_sparse)
 from structkit.jit import njit
+from structkit.sequence.chain import (
+    SparseStack,
+    add_sparse,
+    hamming,
+    smo_pair_step,
+    sparse_dF,
+    sparse_dot,
+    w_dot_sparse,
+)
 from structkit.sequence.search.kbest import decode_buffers, decode_example
+
+if TYPE_CHECKING:
+    from structkit.sequence.chain import WorkingSets
 
 SMOLimits = namedtuple("SMOLimits", ["tau", "max_steps"])
 SMOLimits.__doc__ = "When SMO stops: KKT violation at most tau (eq. 17), or max_steps steps."
@@ -156,6 +167,8 @@ def kbest_mira_epoch(X, order, w, u, c, k, C, smo):
 
 def init_working_sets(offsets: np.ndarray, y: np.ndarray, C: float, cap: int) -> WorkingSets:
     """Flat SDM working sets: S_n = {y_n} with beta = C (Algorithm 2's initialisation)."""
+    from structkit.sequence.chain import WorkingSets
+
     N = len(offsets) - 1
     maxlen = int(np.max(np.diff(offsets))) if N else 0
     ws_seq = np.zeros((N, cap, max(maxlen, 1)), dtype=np.int32)
