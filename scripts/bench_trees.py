@@ -60,8 +60,11 @@ def commands(tmp: Path) -> list[tuple[str, list[str]]]:
 def run(tree: str, args: list[str]) -> float:
     env = {**os.environ, "PYTHONPATH": tree}
     t0 = time.perf_counter()
+    # run outside any checkout: `python -m` puts the working folder first on sys.path, so from a
+    # project folder both "trees" would be that folder's structkit
     p = subprocess.run([sys.executable, "-m", "structkit", *args, "-q"] if args[0] == "train" else
-                       [sys.executable, "-m", "structkit", *args], env=env, capture_output=True, text=True)
+                       [sys.executable, "-m", "structkit", *args], env=env, capture_output=True, text=True,
+                       cwd=tempfile.gettempdir())
     if p.returncode != 0:
         sys.exit(f"{tree}: structkit {' '.join(args)} failed: {p.stderr}")
     return time.perf_counter() - t0
