@@ -81,6 +81,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         write_slice(resolve_data_path(CHUNK), t / "chunk3000.txt", 3000)
+        for tree in (args.old, args.new):   # each tree's bytecode written now: with
+            # PYTHONDONTWRITEBYTECODE set, a tree without it would compile every module each run
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(tree) / "structkit")], check=True)
         for tree in (args.old, args.new):  # warm each tree's numba cache, and the tagger model
             run(tree, ["train", "--task", "chunk", "--train", str(t / "chunk3000.txt"), "--model",
                        str(t / "tagger.npz"), "--epochs", "1"])
