@@ -19,6 +19,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from structkit.spans import end_of_chunk, split_tag, start_of_chunk
+
 __all__ = ["TypeCounts", "ChunkScore", "ChunkCounter", "conlleval"]
 
 def _pct(num: int, den: int) -> float:
@@ -160,8 +162,6 @@ class ChunkCounter:
 
     def add_sentence(self, gold: Sequence[str], pred: Sequence[str]) -> None:
         """Count one sentence; raises ValueError when the two tag lists differ in length."""
-        from structkit.spans import split_tag
-
         if len(gold) != len(pred):
             raise ValueError(
                 f"gold sentence has {len(gold)} tags but predicted has {len(pred)}")
@@ -176,8 +176,6 @@ class ChunkCounter:
         self._step("O", "", "O", "")
 
     def _step(self, c: str, ct: str, g: str, gt: str) -> None:
-        from structkit.spans import end_of_chunk, start_of_chunk
-
         end_c = end_of_chunk(self._last_c, c, self._last_ct, ct)
         end_g = end_of_chunk(self._last_g, g, self._last_gt, gt)
         if self._in_correct:

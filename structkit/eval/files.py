@@ -6,6 +6,7 @@ import itertools
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
+from structkit.eval.chunks import ChunkCounter
 from structkit.io.conll import read_conll
 from structkit.io.conllu import read_trees
 from structkit.io.files import display_name
@@ -111,7 +112,6 @@ class SchemeScorer:
     scheme needs is reported)."""
 
     def __init__(self, scheme: str = "auto") -> None:
-        from structkit.eval.chunks import ChunkCounter
         from structkit.eval.schemes import PhraseCounter, make_counter
         from structkit.spans import SchemeDetector
 

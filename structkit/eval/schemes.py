@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from structkit.eval.chunks import ChunkCounter, ChunkScore, TypeCounts
+from structkit.spans import phrases, split_tag
+
 if TYPE_CHECKING:
     from structkit.eval.chunks import ChunkScore
 
@@ -24,8 +27,6 @@ class PhraseCounter:
         self.correct: dict[str, int] = {}
 
     def add_sentence(self, gold: Sequence[str], pred: Sequence[str]) -> None:
-        from structkit.spans import phrases, split_tag
-
         if len(gold) != len(pred):
             raise ValueError(f"gold sentence has {len(gold)} tags but predicted has {len(pred)}")
         for g, p in zip(gold, pred):
@@ -41,8 +42,6 @@ class PhraseCounter:
             self.correct[kind] = self.correct.get(kind, 0) + 1
 
     def score(self) -> ChunkScore:
-        from structkit.eval.chunks import ChunkScore, TypeCounts
-
         kinds = sorted(set(self.gold) | set(self.pred))
         per_type = {k: TypeCounts(self.gold.get(k, 0), self.pred.get(k, 0), self.correct.get(k, 0))
                     for k in kinds}
@@ -52,6 +51,4 @@ class PhraseCounter:
 
 def make_counter(scheme: str):
     """conlleval's counter for IOB1/IOB2, the phrase counter for IOBES/BILOU."""
-    from structkit.eval.chunks import ChunkCounter
-
     return ChunkCounter() if scheme in ("iob1", "iob2") else PhraseCounter(scheme)

@@ -28,6 +28,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from structkit.errors import UserError
+from structkit.eval.tokenize import (
+    align_words,
+    check_characters,
+    load_segmentation,
+    segmentation_scores,
+)
 from structkit.io.conllx import check_tree
 
 if TYPE_CHECKING:
@@ -125,13 +131,6 @@ def evaluate_ud(gold_path: str, system_path: str) -> dict:
     (None where ``aligned_accuracy`` is). Raises UserError for a malformed file, a sentence
     that is not a one-rooted tree, or texts that differ.
     """
-    from structkit.eval.tokenize import (
-        align_words,
-        check_characters,
-        load_segmentation,
-        segmentation_scores,
-    )
-
     gold_seg = load_segmentation(gold_path, keep=True)
     gold = _nodes(gold_seg)
     system_seg = load_segmentation(system_path, keep=True)

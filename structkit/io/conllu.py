@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import Columns, Sentence, key_value, read_conll  # noqa: F401 (key_value: read from here too)
+from structkit.io.document import Sentence as DocSentence
 from structkit.io.document import read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
 
@@ -158,7 +159,6 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
     text with no words is an error, unless ``allow_empty`` (an empty document, no sentences)."""
     import io
 
-    from structkit.io.document import Sentence as DocSentence
     from structkit.text.conllu import write_conllu
     from structkit.text.tokenize import get_tokenizer, iter_sentences
 

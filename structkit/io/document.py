@@ -26,6 +26,7 @@ import re
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
+from structkit.io.conll import cr_only_error, key_value
 from structkit.io.files import display_name, iter_lines, open_input
 
 __all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "surface_text", "new_sentence",
@@ -570,8 +571,6 @@ def _align(sents: list[Sentence], text: str) -> None:
 def surface_text(lines: Iterable[str]) -> str:
     """The text a sentence's lines spell: surface tokens (a range's form in place of its words)
     joined by a space unless MISC says ``SpaceAfter=No``."""
-    from structkit.io.conll import key_value
-
     out: list[str] = []
     skip_to = 0
     for line in lines:
@@ -598,8 +597,6 @@ def _checked(name: str, lines: list[str], numbers: list[int], check_text: bool) 
     IDs 1..n in order with a FORM; ranges that start at the next word, cover two words or more
     and end inside the sentence; empty nodes in their place (``5.1`` after word 5); with
     ``check_text``, a ``# text`` that the tokens spell. A UserError names the file and line."""
-    from structkit.io.conll import cr_only_error
-
     rows: list[list[str]] = []
     word_at: list[int] = []
     range_end = range_line = 0    # the last word a range seen so far covers, and its line

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from structkit.lattice.features import word_class
+from structkit.lattice.rules import IDENTITY, LOWER, applies
+
 MAX_SUFFIX = 5
 ENRICH = 0          # guessed tags (from the suffixes) added to a known form's dictionary tags ...
 ENRICH_RARE = 1 << 30   # ... when the form was seen at most this many times
@@ -35,8 +38,6 @@ class Lexicon:
 
     def add(self, tokens) -> "Lexicon":
         """Count ``(form, tag id, rule id, lemma)`` tuples."""
-        from structkit.lattice.features import word_class
-
         pairs_t, pairs_r = set(), set()
         for form, tag, rule, lemma in tokens:
             self.lemmas.add(lemma.lower())
@@ -67,8 +68,6 @@ class Lexicon:
 
     def tags(self, form: str) -> tuple[list[int], bool]:
         """The candidate tags of ``form`` (most frequent first) and whether the form is known."""
-        from structkit.lattice.features import word_class
-
         known = self.form_tags.get(form)
         if known:
             seen = self._top([known], 1 << 30)
@@ -92,8 +91,6 @@ class Lexicon:
         """The candidate rules of ``form`` (ids; ``rule_of(id)`` is the rule), applicable ones only:
         those seen with the form, else with its lower-cased form, else with its suffixes, and
         identity (and lower-casing) for an unknown word."""
-        from structkit.lattice.rules import applies
-
         def ok(ids):
             return [r for r in ids if applies(rule_of(r), form)]
 
@@ -112,6 +109,4 @@ class Lexicon:
 
 def base_rules() -> tuple:
     """The rules every model knows (ids 0 and 1): identity and lower-casing."""
-    from structkit.lattice.rules import IDENTITY, LOWER
-
     return IDENTITY, LOWER

@@ -8,6 +8,7 @@ predicts. ``alltags_full`` (with Lemmas) is what morph training's dev selection 
 from __future__ import annotations
 
 from structkit.errors import UserError
+from structkit.eval.ud import universal_feats
 from structkit.io.conllu import read_conllu
 from structkit.io.files import display_name
 
@@ -22,8 +23,6 @@ def _feats(feats: str) -> str:
 
 def score_rows(gold: list, pred: list) -> dict:
     """Percent accuracies of word rows (CoNLL-U column lists), aligned one to one."""
-    from structkit.eval.ud import universal_feats
-
     right = dict.fromkeys(METRICS, 0)
     for g, p in zip(gold, pred):
         up, xp = g[3] == p[3], g[4] == p[4]

@@ -18,7 +18,15 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.sequence.templates import AMB_FOLDS
+from structkit.sequence.templates import (
+    AMB_FOLDS,
+    AMB_UNKNOWN,
+    LEXICON_ATTRS,
+    WORD_ATTRS,
+    is_column_attr,
+    resolve_templates,
+    word_attribute,
+)
 from structkit.vocab import pack_strings, unpack_strings
 
 if TYPE_CHECKING:
@@ -51,8 +59,6 @@ class FeatureSpace:
     """The mapping from templates' values to feature ids, learnt from training data."""
 
     def __init__(self, templates: Sequence[str] | str):
-        from structkit.sequence.templates import resolve_templates
-
         self.templates: list[Template] = resolve_templates(templates)
         self.attrs: list[str] = sorted({a for t in self.templates for a, _ in t.atoms})
         self.vocab: dict[str, list[str]] = {a: list(SPECIALS) for a in self.attrs}
@@ -69,15 +75,11 @@ class FeatureSpace:
 
     @property
     def uses_lexicon(self) -> bool:
-        from structkit.sequence.templates import LEXICON_ATTRS
-
         return any(a in LEXICON_ATTRS for a in self.attrs)
 
     @property
     def column_attrs(self) -> list[str]:
         """The attributes read from named input columns (``lemma``, ``feats.Number``)."""
-        from structkit.sequence.templates import is_column_attr
-
         return [a for a in self.attrs if is_column_attr(a)]
 
     @property
@@ -101,8 +103,6 @@ class FeatureSpace:
     def _attribute_ids(self, words: list[str], pos: list[str] | None, grow: bool,
                        extra: dict[str, list[str | None]] | None = None,
                        amb: list[str] | None = None) -> dict[str, np.ndarray]:
-        from structkit.sequence.templates import AMB_UNKNOWN, WORD_ATTRS, word_attribute
-
         types: dict[str, int] = {}
         type_of = np.fromiter((types.setdefault(w, len(types)) for w in words), dtype=np.int64,
                               count=len(words))
@@ -289,8 +289,6 @@ def ambiguity_classes(words: Sequence[str], labels: Sequence[str], offsets: np.n
     joined by '+'. Sentence i is in fold i % ``folds``; a token's class is read from the other
     folds (``AMB_UNKNOWN`` if the word is not in them), as a word of new text is read from all
     the training data."""
-    from structkit.sequence.templates import AMB_UNKNOWN
-
     n_sent = len(offsets) - 1
     fold_of = np.repeat(np.arange(n_sent) % folds, np.diff(offsets)).tolist()
     keys = [w.lower() for w in words]

@@ -51,6 +51,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
+from structkit.sequence.chain import Corpus, corpus
+
 if TYPE_CHECKING:
     from structkit.sequence.chain import Corpus
 
@@ -122,8 +124,6 @@ def shard_order(sentences: np.ndarray, epoch: int, seed: int, shard: int) -> np.
 def sub_corpus(X: Corpus, sentences: np.ndarray) -> Corpus:
     """The sentences ``sentences`` (in that order) of the kernel corpus X, as a corpus of their
     own (what a remote worker is sent instead of the whole training set)."""
-    from structkit.sequence.chain import Corpus
-
     offs = X.offsets
     lens = offs[sentences + 1] - offs[sentences]
     offsets = np.zeros(len(sentences) + 1, dtype=offs.dtype)
@@ -274,8 +274,6 @@ class ParameterMixing:
 
     def __init__(self, learner, data, jobs: int, seed: int, mapper: Mapper | None = None,
                  shared_memory: bool | None = None):
-        from structkit.sequence.chain import corpus
-
         if jobs < 1:
             raise ValueError("jobs must be >= 1")
         self.learner = learner

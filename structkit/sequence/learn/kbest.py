@@ -52,10 +52,18 @@ from structkit.learn.pieces import sum_in_pieces
 from structkit.sequence.chain import (
     Averaged,
     apply_dF,
+    corpus,
     hamming,
     sparse_dF,
     sparse_dot,
     w_dot_dF,
+)
+from structkit.sequence.learn.larank import LaRankPlan, larank_steps
+from structkit.sequence.learn.smo import (
+    SMOLimits,
+    init_working_sets,
+    kbest_mira_epoch,
+    kbest_sdm_epoch,
 )
 from structkit.sequence.search.kbest import decode_buffers, decode_example
 from structkit.sequence.search.viterbi import emissions, viterbi
@@ -170,14 +178,6 @@ class KBestLearner(Averaged):
         self._working_sets = None
 
     def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
-        from structkit.sequence.chain import corpus
-        from structkit.sequence.learn.larank import LaRankPlan, larank_steps
-        from structkit.sequence.learn.smo import (
-            SMOLimits,
-            init_working_sets,
-            kbest_sdm_epoch,
-        )
-
         order = self.order(data, rng, shuffle)
         X = corpus(data)
         smo = SMOLimits(self.tau, self.max_steps)
@@ -229,8 +229,6 @@ class KBestLearner(Averaged):
 
 def run_kbest(X, order, w, u, c, algo, k, C, tau, max_steps) -> tuple[float, dict]:
     """The epoch kernel of the k-best perceptron, PA, RPA or MIRA over ``order``: (c, counters)."""
-    from structkit.sequence.learn.smo import SMOLimits, kbest_mira_epoch
-
     if algo == "mira":
         c, steps, top_loss = kbest_mira_epoch(X, order, w, u, c, k, C, SMOLimits(tau, max_steps))
     else:

@@ -14,7 +14,14 @@ import numpy as np
 
 from structkit.jit import njit
 from structkit.learn.pieces import sum_in_pieces
-from structkit.sequence.chain import Averaged, add_features, transition_pairs
+from structkit.sequence.chain import (
+    Averaged,
+    add_features,
+    corpus,
+    transition_pairs,
+    with_T2,
+)
+from structkit.sequence.learn.lookahead import lookahead_epoch
 from structkit.sequence.search.viterbi import emissions, max_length, viterbi
 
 if TYPE_CHECKING:
@@ -85,8 +92,6 @@ class AveragedPerceptron(Averaged):
 
     def epoch(self, data: Encoded, rng: np.random.Generator, shuffle: bool = True) -> dict:
         """One pass over the data in a (seeded) random sentence order."""
-        from structkit.sequence.chain import corpus
-
         order = self.order(data, rng, shuffle)
         X = corpus(data)
         run, args = _RUN[self.method], self._args()
@@ -122,9 +127,6 @@ def run_viterbi(X, order, w, u, c) -> tuple[float, dict]:
 def run_lookahead(X, order, w, u, c, *args) -> tuple[float, dict]:
     """The history-based perceptron's epoch kernel over ``order`` (``args``: second order,
     reverse, depth, margin, use_dp): (c, counters)."""
-    from structkit.sequence.chain import with_T2
-    from structkit.sequence.learn.lookahead import lookahead_epoch
-
     c, wrong, updates = lookahead_epoch(X, order, with_T2(w), with_T2(u), c, *args)
     return c, {"train_token_errors": int(wrong), "train_updates": int(updates)}
 

@@ -44,6 +44,7 @@ import numpy as np
 from structkit.jit import njit
 from structkit.sequence.chain import (
     SparseStack,
+    WorkingSets,
     add_sparse,
     hamming,
     smo_pair_step,
@@ -167,8 +168,6 @@ def kbest_mira_epoch(X, order, w, u, c, k, C, smo):
 
 def init_working_sets(offsets: np.ndarray, y: np.ndarray, C: float, cap: int) -> WorkingSets:
     """Flat SDM working sets: S_n = {y_n} with beta = C (Algorithm 2's initialisation)."""
-    from structkit.sequence.chain import WorkingSets
-
     N = len(offsets) - 1
     maxlen = int(np.max(np.diff(offsets))) if N else 0
     ws_seq = np.zeros((N, cap, max(maxlen, 1)), dtype=np.int32)
