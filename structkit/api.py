@@ -32,7 +32,6 @@ from structkit.io.conllu import read_conllu, read_sequence, read_trees
 from structkit.io.conllx import DepSentence, check_tree
 from structkit.io.files import display_name
 from structkit.io.nbest import NbestSet, from_utterances, read_nbest
-from structkit.lattice.rules import apply_rule
 from structkit.model import model_header
 from structkit.morph.evaluate import score_rows
 from structkit.morph.explain import predicted_parts, score
@@ -615,15 +614,15 @@ class Morph(_Estimator):
             block = words[k:k + 2000]
             if scores:
                 sc = score(model, block)
-                tags, rules = sc.tags, sc.rules
+                tags, rules, enc = sc.tags, sc.rules, sc.enc
             else:
-                tags, rules, _ = model.predict_ids(block)
+                tags, rules, enc = model.predict_ids(block)
             i = 0
             for ws in block:
                 analyses, margins = [], []
                 for w in ws:
                     upos, xpos, feats = t.tags[tags[i]].split("\t")
-                    vals = {"lemma": apply_rule(t.rule(rules[i]), w) or "_", "upos": upos, "xpos": xpos,
+                    vals = {"lemma": t.lemma(rules[i], enc.surfaces[i]) or "_", "upos": upos, "xpos": xpos,
                             "feats": feats}
                     analyses.append({p: vals[p] for p in parts})
                     if scores:

@@ -35,10 +35,32 @@ class Lexicon:
         self.class_tags: dict[str, Counter] = defaultdict(Counter)
         self.all_tags: Counter = Counter()
         self.lemmas: set[str] = set()       # lower-cased
+        self._casings: dict[str, str] | None = None
+
+    def surface(self, form: str) -> str:
+        """The form the lemma rules edit: ``form`` when training saw it (or it has no capitals),
+        else the casing of it that training saw most often (``IL`` -> ``il``, ``Uomini`` ->
+        ``uomini``, ``GIOVANNI`` -> ``Giovanni``), else ``form``. So text in capitals is
+        lemmatised as the words it spells, not letter-case-wise (``TUTTI`` -> ``tutto``)."""
+        if form in self.form_rules:
+            return form
+        low = form.lower()
+        if low == form:
+            return form
+        if self._casings is None:
+            best: dict[str, tuple[int, str]] = {}
+            for f, c in self.form_rules.items():
+                n = sum(c.values())
+                k = f.lower()
+                if k not in best or (n, f) > best[k]:
+                    best[k] = (n, f)
+            self._casings = {k: f for k, (n, f) in best.items()}
+        return self._casings.get(low, form)
 
     def add(self, tokens) -> "Lexicon":
         """Count ``(form, tag id, rule id, lemma)`` tuples."""
         pairs_t, pairs_r = set(), set()
+        self._casings = None
         for form, tag, rule, lemma in tokens:
             self.lemmas.add(lemma.lower())
             self.form_tags[form][tag] += 1

@@ -20,7 +20,6 @@ from structkit.explanation import Push, TokenExplanation
 from structkit.lattice import kernels as K
 from structkit.lattice.features import lemma_features
 from structkit.lattice.margins import class_margins, corpus_max_marginals
-from structkit.lattice.rules import apply_rule
 from structkit.morph.names import feature_names, lemma_feature_names
 
 PARTS = ("lemma", "upos", "xpos", "feats")          # in CoNLL-U column order (LEMMA is column 3)
@@ -165,7 +164,7 @@ def explanations(model, words: list[str], only: int | None = None):
         if lf is None:
             continue
         rule = int(s.rules[i])
-        lemma = apply_rule(t.rule(rule), form)
+        lemma = t.lemma(rule, enc.surfaces[i])
         r = int(s.runner["lemma"][i])
         if r < 0:
             yield TokenExplanation(i + 1, f"{form} [LEMMA]", lemma, None, float("inf"), [])
@@ -185,5 +184,5 @@ def explanations(model, words: list[str], only: int | None = None):
         if w:
             pushes.append(Push("makes a lemma seen in training", w))
         pushes.sort(key=lambda p: -abs(p.weight))
-        yield TokenExplanation(i + 1, f"{form} [LEMMA]", lemma, apply_rule(t.rule(r), form),
+        yield TokenExplanation(i + 1, f"{form} [LEMMA]", lemma, t.lemma(r, enc.surfaces[i]),
                                float(s.margins["lemma"][i]), pushes)

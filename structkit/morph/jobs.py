@@ -9,7 +9,6 @@ from itertools import islice
 from structkit.io.batchjob import Job, continue_document, count_on
 from structkit.io.conllu import read_conllu, read_raw_text, set_key
 from structkit.io.document import write_conllu
-from structkit.lattice.rules import apply_rule
 from structkit.morph.explain import (
     MISC_KEYS,
     PARTS,
@@ -33,9 +32,9 @@ def write_analysed(model, sents, out, scores: bool = False) -> None:
     forms = [[r[1] for r in s.rows] for s in sents]
     if scores:
         sc = score(model, forms)
-        tags, rules, margins = sc.tags, sc.rules, sc.margins
+        tags, rules, margins, enc = sc.tags, sc.rules, sc.margins, sc.enc
     else:
-        tags, rules, _ = model.predict_ids(forms)
+        tags, rules, enc = model.predict_ids(forms)
         margins = None
     parts = predicted_parts(model)
     t = model.tables
@@ -45,7 +44,7 @@ def write_analysed(model, sents, out, scores: bool = False) -> None:
         for k in range(len(fs)):
             j = i + k
             upos, xpos, feats = t.tags[tags[j]].split("\t")
-            vals = {"lemma": apply_rule(t.rule(rules[j]), fs[k]), "upos": upos, "xpos": xpos, "feats": feats}
+            vals = {"lemma": t.lemma(rules[j], enc.surfaces[j]), "upos": upos, "xpos": xpos, "feats": feats}
             new = {2 + PARTS.index(p): vals[p] or "_" for p in parts}
             if margins is not None:
                 misc = rows[k][9]

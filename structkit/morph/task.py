@@ -38,7 +38,7 @@ from structkit.lattice.features import (
 )
 from structkit.lattice.kernels import classify, tag_corpus
 from structkit.lattice.lexicon import Lexicon, base_rules
-from structkit.lattice.rules import apply_rule, make_rule, parse_rule, rule_text
+from structkit.lattice.rules import applies, apply_rule, make_rule, parse_rule, rule_text
 from structkit.learn import registry, selection
 from structkit.model import load_model, save_model
 
@@ -103,6 +103,16 @@ class Tables:
     def rule(self, r: int):
         return self.rule_objs[r]
 
+    def lemma(self, r: int, surface: str) -> str:
+        """The lemma rule ``r`` makes of a word analysed as ``surface`` (``Encoded.surfaces``). A
+        word in capitals is edited lower-cased when the rule adds letters (``GRIDAVANO`` ->
+        ``gridare``, not ``GRIDAre``); kept as it is otherwise (``IVA``)."""
+        rule = self.rule_objs[r]
+        lemma = apply_rule(rule, surface)
+        if surface.isupper() and lemma != surface and not lemma.isupper() and applies(rule, surface.lower()):
+            return apply_rule(rule, surface.lower())
+        return lemma
+
 
 @dataclass
 class Encoded:
@@ -118,6 +128,7 @@ class Encoded:
     rule_feats: np.ndarray    # per rule candidate: KNOWN_LEMMA when it makes a lemma seen in training, else 0
     known: np.ndarray         # per token: the form is in the (jackknifed) dictionary
     types: TypeTable
+    surfaces: list            # per token: the word its lemma rule edits (``_views``)
 
 
 def _csr(lists) -> tuple[np.ndarray, np.ndarray]:
@@ -139,16 +150,28 @@ def _lemma_feat(lex: Lexicon, tables: Tables, rule: int, form: str) -> int:
     return KNOWN_LEMMA if apply_rule(tables.rule(rule), form).lower() in lex.lemmas else 0
 
 
-def _lookups(lex: Lexicon, tables: Tables, form: str, cache: dict):
-    got = cache.get(form)
+def _views(lex: Lexicon, sentence: list[str]) -> list[str]:
+    """The word each form of ``sentence`` is analysed as (``Lexicon.surface``): the casing of it
+    training saw. In a sentence written in capitals (every cased word upper-case, two or more),
+    capitals say nothing: a word training never saw in any casing is read lower-cased there
+    (``MIM`` -> ``mim``), where alone in ordinary text it stays as it is (an acronym: ``IVA``)."""
+    out = [lex.surface(f) for f in sentence]
+    cased = [f for f in sentence if f.lower() != f.upper()]
+    if len(cased) >= 2 and all(f.isupper() for f in cased):
+        out = [v.lower() if v.isupper() and v not in lex.form_rules else v for v in out]
+    return out
+
+
+def _lookups(lex: Lexicon, tables: Tables, form: str, surface: str, cache: dict):
+    got = cache.get((form, surface))
     if got is None:
         tags, known = lex.tags(form)
-        rules = lex.rules(form, tables.rule)
+        rules = lex.rules(surface, tables.rule)
         if not known or not rules:
             rules = list(dict.fromkeys(rules + [r for r in (0, 1) if r not in rules
-                                                 and (r == 0 or form.lower() != form)]))
-        rfeats = [_lemma_feat(lex, tables, r, form) for r in rules]
-        got = cache[form] = (tags, known, rules, rfeats, _amb(tags, known))
+                                                 and (r == 0 or surface.lower() != surface)]))
+        rfeats = [_lemma_feat(lex, tables, r, surface) for r in rules]
+        got = cache[form, surface] = (tags, known, rules, rfeats, _amb(tags, known))
     return got
 
 
@@ -164,28 +187,33 @@ def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTabl
     amb, known_ = np.empty(len(forms), dtype=np.uint64), np.zeros(len(forms), dtype=bool)
     caches: dict[int, dict] = {}
     i = 0
+    views, surfaces = [], []
     for k, s in enumerate(sentences):
         lex = lexicons(k)
         cache = caches.setdefault(id(lex), {})
-        for form in s:
-            tags, known, rules, rfeats, a = _lookups(lex, tables, form, cache)
+        for form, surface in zip(s, _views(lex, s)):
+            form = surface if form.isupper() else form
+            views.append(form)
+            surfaces.append(surface)
+            tags, known, rules, rfeats, a = _lookups(lex, tables, form, surface, cache)
             if gold_tags is not None and gold_tags[i] not in tags:
                 tags = tags + [int(gold_tags[i])]
             if gold_rules is not None and gold_rules[i] not in rules:
                 rules = rules + [int(gold_rules[i])]
-                rfeats = rfeats + [_lemma_feat(lex, tables, int(gold_rules[i]), form)]
+                rfeats = rfeats + [_lemma_feat(lex, tables, int(gold_rules[i]), surface)]
             tag_lists.append(tags)
             rule_lists.append(rules)
             feat_lists.append(rfeats)
             amb[i], known_[i] = a, known
             i += 1
-    tids = types.ids(forms)
+    tids = types.ids(views)
     cand_ptr, cands = _csr(tag_lists)
     rule_ptr, rule_cands = _csr(rule_lists)
     rule_feats = np.fromiter((v for x in feat_lists for v in x), dtype=np.uint64, count=rule_cands.size)
     feats = tag_features(types, tids, sent_ptr, amb)
     hide_unknown(feats, known_)
-    return Encoded(sent_ptr, tids, feats, cand_ptr, cands, rule_ptr, rule_cands, rule_feats, known_, types)
+    return Encoded(sent_ptr, tids, feats, cand_ptr, cands, rule_ptr, rule_cands, rule_feats, known_, types,
+                   surfaces)
 
 
 class MorphModel:
@@ -218,13 +246,13 @@ class MorphModel:
 
     def analyse(self, sentences: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
         """(lemma, upos, xpos, feats) of every word of every sentence (lists of forms)."""
-        tags, rules, _ = self.predict_ids(sentences)
+        tags, rules, enc = self.predict_ids(sentences)
         out, i = [], 0
         for s in sentences:
             row = []
             for form in s:
                 upos, xpos, feats = self.tables.tags[tags[i]].split("\t")
-                row.append((apply_rule(self.tables.rule(rules[i]), form), upos, xpos, feats))
+                row.append((self.tables.lemma(rules[i], enc.surfaces[i]), upos, xpos, feats))
                 i += 1
             out.append(row)
         return out
@@ -304,14 +332,14 @@ def read_treebank(path: str):
     return [s for s in read_conllu(path, check_text=False)]
 
 
-def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray) -> dict:
+def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray, surfaces: list) -> dict:
     from structkit.morph.evaluate import score_rows
 
     gold, pred, i = [], [], 0
     for s in sentences:
         for row in s.rows:
             upos, xpos, feats = tables.tags[tags[i]].split("\t")
-            pred.append([row[0], row[1], apply_rule(tables.rule(rules[i]), row[1]), upos, xpos, feats])
+            pred.append([row[0], row[1], tables.lemma(rules[i], surfaces[i]), upos, xpos, feats])
             gold.append(row)
             i += 1
     r = score_rows(gold, pred)
@@ -392,7 +420,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
 
     def score_dev(w) -> dict:
         t, r, _ = model.predict_ids(None, dev_enc, w)
-        return _score(tables, dev_sents, t, r)
+        return _score(tables, dev_sents, t, r, dev_enc.surfaces)
 
     run = run_epochs(config.epochs, step, averaged, selection.Selector("select", config.patience, lambda w: w),
                      score_dev if dev_enc is not None else None, on_epoch)

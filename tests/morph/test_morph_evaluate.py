@@ -94,11 +94,13 @@ def test_dev_selection_uses_all_feats(files):
     Lemmas 3/6 (4 kitap, 5 hızlı, and 6 whose gold lemma is '_'), so select = 200/6 + 300/6."""
     from structkit.io.conllu import read_conllu
     from structkit.lattice.lexicon import base_rules
+    from structkit.lattice.rules import apply_rule
     from structkit.morph.task import _score
 
     sents = list(read_conllu(str(files[0]), check_text=False))
     tags = ["\t".join(r.split()[3:6]) for r in PRED]
-    tables = SimpleNamespace(tags=tags, rule=lambda r: base_rules()[0])
-    r = _score(tables, sents, np.arange(6), np.zeros(6, dtype=np.int64))
+    tables = SimpleNamespace(tags=tags, lemma=lambda r, form: apply_rule(base_rules()[0], form))
+    forms = [row[1] for s in sents for row in s.rows]
+    r = _score(tables, sents, np.arange(6), np.zeros(6, dtype=np.int64), forms)
     assert r["lemmas"] == pytest.approx(50.0)
     assert r["select"] == pytest.approx(200 / 6 + 50.0)

@@ -55,3 +55,45 @@ def test_rule_round_trips_on_every_pair_of_a_treebank(rel, corpus):
             assert apply_rule(parse_rule(rule_text(rule)), row[1]) == row[2], (row[1], row[2], rule)
             n += 1
     assert n > 1000
+
+
+def _tables():
+    """A lexicon written by hand: ``il`` seen 3 times, ``Il`` once, ``misure`` with the rule that cuts
+    ``e`` and adds ``a``, ``Giovanni`` (a name) as it is."""
+    from structkit.lattice.lexicon import Lexicon, base_rules
+    from structkit.morph.task import Tables
+
+    rules = [rule_text(r) for r in base_rules()] + [rule_text((False, 0, "", 1, "a")),
+                                                    rule_text((False, 0, "", 4, "re"))]
+    tokens = [("il", 0, 0, "il")] * 3 + [("Il", 0, 1, "il"), ("misure", 0, 2, "misura"),
+                                         ("Giovanni", 0, 0, "Giovanni"), ("gridavano", 0, 3, "gridare")]
+    lex = Lexicon().add(tokens)
+    return Tables(["NOUN\t_\t_"], rules, lex), lex
+
+
+def test_the_surface_a_rule_edits_is_the_casing_training_saw():
+    _, lex = _tables()
+    assert lex.surface("il") == "il" and lex.surface("Il") == "Il"        # known as written
+    assert lex.surface("IL") == "il"                # the casing seen most often
+    assert lex.surface("MISURE") == "misure" and lex.surface("Misure") == "misure"
+    assert lex.surface("GIOVANNI") == "Giovanni"
+    assert lex.surface("IVA") == "IVA" and lex.surface("parole") == "parole"   # never seen: as written
+
+
+def test_lemmas_of_words_in_capitals():
+    from structkit.morph.task import _views
+
+    t, lex = _tables()
+
+    def lemma(rule, form, sentence=None):
+        sentence = sentence or ["Le", form, "."]
+        return t.lemma(rule, _views(lex, sentence)[sentence.index(form)])
+
+    assert lemma(2, "MISURE") == "misura"           # was MISURa: the rule edited the capitals
+    assert lemma(0, "IL") == "il"
+    assert lemma(0, "GIOVANNI") == "Giovanni"
+    assert lemma(3, "GRIDAVANO") == "gridare"       # unseen in any casing: edited lower-cased
+    assert lemma(0, "IVA") == "IVA"                 # ... but kept when the rule adds nothing,
+    assert lemma(0, "IVA", ["IVA", "INCLUSA"]) == "iva"   # except in a sentence in capitals
+    assert lemma(0, "GIOVANNI", ["GIOVANNI", "DICE"]) == "Giovanni"   # known casings stay
+    assert lemma(2, "Parole") == "Parola"           # title case unseen: the rule as it is

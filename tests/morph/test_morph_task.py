@@ -187,3 +187,19 @@ def test_dump_shows_the_tags_and_rules(sk, trained):
     assert any("\tDET DT " in l for l in tags) and rules[0].endswith("\tidentity")
     only = sk("dump", "-m", trained, "--top", "5", "--feature", "cut 2 at the end").out.splitlines()
     assert [l.split("\t")[2] for l in only if not l.startswith("#")] == ["cut 2 at the end"]   # "-ed"
+
+
+def test_text_in_capitals_gets_the_lemmas_of_its_words(data, trained):
+    """Issue 40, item 9: an upper-cased copy of the test text gets the gold lemmas (all lower-case
+    here) of its words, unseen stems included: a word training saw in another casing is analysed
+    as that word, one it never saw is edited lower-cased (``KATOBED`` -> ``katob``, not ``KATOB``)."""
+    from structkit.morph.task import MorphModel
+
+    d, new_nouns, new_verbs = data
+    model = MorphModel.load(str(trained))
+    sents = [[r[0].upper() for r in rows] for rows in sentences(random.Random(11), new_nouns + ["bab"], new_verbs, 60)]
+    gold = [r[1] for rows in sentences(random.Random(11), new_nouns + ["bab"], new_verbs, 60) for r in rows]
+    got = [a[0] for s in model.analyse(sents) for a in s]
+    assert len(got) == len(gold)
+    right = sum(g == p for g, p in zip(gold, got))
+    assert right >= 0.95 * len(gold), [(g, p) for g, p in zip(gold, got) if g != p][:10]
