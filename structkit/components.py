@@ -66,13 +66,21 @@ class Component:
         raise NotImplementedError
 
     def __call__(self, doc: Doc) -> Doc:
-        self.process(doc.sents, "<doc>")
-        return doc
+        return self.many([doc])[0]
 
     def pipe(self, docs: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
         """``self(doc)`` of each doc, in order; ``jobs`` processes (forked: the model is shared;
-        "auto" for every core)."""
-        return fork_map(self, docs, jobs, chunk)
+        "auto" for every core). The sentences of many short docs are analysed together, a batch
+        at a time (``batched``), as those of one long doc are."""
+        return batched(self, docs, jobs, chunk)
+
+    def many(self, docs: list[Doc]) -> list[Doc]:
+        """``self(doc)`` of each doc, their sentences analysed as one batch."""
+        if any(not isinstance(d, Doc) for d in docs):
+            raise UserError(f"{self.name}: {self.noun} analyses a Doc's sentences; give it Docs "
+                            "(a tokenizer or a pipeline makes them from text)")
+        self.process([s for d in docs for s in d.sents], "<doc>")
+        return docs
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
@@ -108,6 +116,9 @@ class Tokenizer(Component):
 
     def process(self, sents: list[Sentence], name: str = "-") -> None:
         raise UserError(f"{self.name}: a tokenizer reads text, not sentences")
+
+    def many(self, docs: list) -> list[Doc]:
+        return [self(d) for d in docs]
 
 
 class Chain:
@@ -164,7 +175,35 @@ class Chain:
 
     def pipe(self, docs: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
         """The analysis of each text (or Doc), in order; ``jobs`` as in :meth:`Component.pipe`."""
-        return fork_map(self, docs, jobs, chunk)
+        return batched(self, docs, jobs, chunk)
+
+    def many(self, docs: list) -> list[Doc]:
+        """``self(doc)`` of each text or Doc: each text tokenized, then the sentences of them all
+        analysed a batch at a time."""
+        return made_docs(self.analysed(docs))
+
+    def analysed(self, docs: list) -> list[tuple]:
+        """What ``many`` makes its Docs of: (the Doc given, or None; the text; its sentences,
+        held as their lines when made here: light to send from a forked process)."""
+        made = []   # (the Doc given, or None; the text; its sentences)
+        for d in docs:
+            if isinstance(d, Doc) and d.sents:
+                made.append((d, None, d.sents))
+            else:
+                text = d if isinstance(d, str) else d.text
+                if not isinstance(text, str):
+                    raise UserError(f"expected text as a str, got {type(text).__name__}")
+                made.append((None, text, list(self.tokenizer.sentences(io.BytesIO(text.encode("utf-8")), "<text>"))))
+        sents = [s for _, _, ss in made for s in ss]
+        for k in range(0, len(sents), 1024):
+            self.process(sents[k:k + 1024], "<text>")
+        return made
+
+
+def made_docs(made: list[tuple]) -> list[Doc]:
+    """The Docs of ``Chain.analysed``: made last, as a sentence is analysed as its lines (as
+    `annotate` does) and turned into objects once."""
+    return [d if d is not None else Doc(ss, text) for d, text, ss in made]
 
     def __repr__(self) -> str:
         return "<Chain " + " -> ".join(c.kind for c in self.components) + ">"
@@ -229,16 +268,37 @@ def _call(x: Any) -> Any:
     return _CALL(x)
 
 
-def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator:
-    """``fn(x)`` of each item, in order, in ``jobs`` forked processes (``fn`` and its models are
-    shared, not pickled; the first item runs here first, so numba's kernels are loaded once,
-    before the fork). Items and results travel by pickle."""
-    global _CALL
-    n = n_jobs(jobs)
+GROUP_CHARACTERS = 100_000   # texts analysed together by ``batched``: about this much text ...
+GROUP_TEXTS = 1000           # ... or this many texts
+
+
+def _groups(items: Iterable, characters: int = GROUP_CHARACTERS) -> Iterator[list]:
+    group, size = [], 0
+    for x in items:
+        if not isinstance(x, (str, Doc)):
+            raise UserError(f"pipe takes texts (str) or Docs, got {type(x).__name__}")
+        group.append(x)
+        size += len(x) if isinstance(x, str) else len(x.text or "")
+        if size >= characters or len(group) >= GROUP_TEXTS:
+            yield group
+            group, size = [], 0
+    if group:
+        yield group
+
+
+def batched(analyser: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
+    """``analyser(x)`` of each text or Doc, in order, computed ``analyser.many(group)`` a group of
+    texts at a time (``GROUP_CHARACTERS``, ``GROUP_TEXTS``): the models' per-call costs (features of
+    each word type, kernel calls) are paid once per group, not once per text. ``jobs``: the first
+    text is analysed here (numba's kernels loaded before the fork), the rest in groups small
+    enough for each process to get several (``fork_map``). ``chunk`` is kept for compatibility:
+    groups are what the processes share."""
     if isinstance(items, (str, Doc)):
         raise UserError("pipe takes an iterable of texts or Docs; call it on a single one")
+    n = n_jobs(jobs)
     if n == 1:
-        yield from map(fn, items)
+        for group in _groups(items):
+            yield from analyser.many(group)
         return
     items = list(items)
     bad = next((x for x in items if not isinstance(x, (str, Doc))), None)
@@ -246,8 +306,35 @@ def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 
         raise UserError(f"pipe takes texts (str) or Docs, got {type(bad).__name__}")
     if not items:
         return
-    yield fn(items[0])
+    yield from analyser.many(items[:1])
+    rest = items[1:]
+    size = sum(len(x) if isinstance(x, str) else len(x.text or "") for x in rest)
+    groups = list(_groups(rest, max(1000, min(GROUP_CHARACTERS, size // (4 * n) + 1))))
+    if hasattr(analyser, "analysed"):   # a pipeline: sentences travel back as lines, Docs made here
+        for done in fork_map(analyser.analysed, groups, n, 1, warm=False):
+            yield from made_docs(done)
+        return
+    for done in fork_map(analyser.many, groups, n, 1, warm=False):
+        yield from done
+
+
+def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 16,
+             warm: bool = True) -> Iterator:
+    """``fn(x)`` of each item, in order, in ``jobs`` forked processes (``fn`` and its models are
+    shared, not pickled; with ``warm`` the first item runs here first, so numba's kernels are
+    loaded once, before the fork). Items and results travel by pickle."""
+    global _CALL
+    n = n_jobs(jobs)
+    if n == 1:
+        yield from map(fn, items)
+        return
+    items = list(items)
+    if not items:
+        return
+    if warm:
+        yield fn(items[0])
+        items = items[1:]
     _CALL = fn
     with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
                                 initializer=ignore_sigint) as pool:
-        yield from pool.map(_call, items[1:], chunksize=max(1, chunk))
+        yield from pool.map(_call, items, chunksize=max(1, chunk))

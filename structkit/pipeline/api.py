@@ -73,7 +73,8 @@ class Pipeline:
 
     def pipe(self, texts: Iterable[str], jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
         """A ``Doc`` for each text, in order; ``jobs`` processes (forked: the model is shared),
-        ``"auto"`` for every core (``structkit.components.fork_map``)."""
+        ``"auto"`` for every core; many short texts are analysed together, a group at a time
+        (``structkit.components.batched``)."""
         return self.chain.pipe(texts, jobs, chunk)
 
 

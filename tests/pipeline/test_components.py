@@ -173,3 +173,33 @@ def test_annotate_refuses_conllu_read_as_text_and_analyses_it_with_input_conllu(
     r = sk("annotate", "-m", parts["tok"], "-m", parts["morph"], "-m", parts["parse"], "--input", "conllu", src)
     assert r.code == 0, r.err
     assert r.out == EXPECTED.replace("# sent_id = ", "# sent_id = mine-")
+
+
+def test_pipe_analyses_many_short_texts_together(parts, monkeypatch):
+    """Issue 40, item 14: ``nlp.pipe`` over many short texts analyses their sentences a group at a
+    time, as `annotate` does those of one file, not one text at a time (each call pays the models'
+    per-call costs: the word types' features, the kernel calls). The answers are those of one
+    text at a time, written by hand in ``EXPECTED``; with jobs=1 the morph model and the parser
+    are called once for 40 texts; a bad item is still refused in one line."""
+    import structkit.components as C
+
+    nlp = structkit.load([parts["tok"], parts["morph"], parts["parse"]])
+    _, morph, parser = nlp.components
+    calls = []
+    for c in (morph, parser):
+        real = c.process
+        monkeypatch.setattr(c, "process", lambda sents, name="-", real=real: (calls.append(len(sents)),
+                                                                                 real(sents, name))[1])
+    docs = list(nlp.pipe([TEXT] * 40))
+    assert [d.to_conllu() for d in docs] == [EXPECTED] * 40
+    n = len(docs[0].sents)
+    assert calls == [40 * n, 40 * n]
+    for d in docs:   # offsets point into each text
+        tok = d.sents[-1].tokens[-1]
+        assert d.text[tok.start:tok.end] == tok.form
+    monkeypatch.setattr(C, "GROUP_TEXTS", 16)   # groups of 16 texts: 3 calls each, same answers
+    calls.clear()
+    assert [d.to_conllu() for d in nlp.pipe([TEXT] * 40)] == [EXPECTED] * 40
+    assert calls == [16 * n, 16 * n, 16 * n, 16 * n, 8 * n, 8 * n]
+    with pytest.raises(structkit.UserError, match="pipe takes texts"):
+        list(nlp.pipe([TEXT, 3]))
