@@ -38,10 +38,11 @@ class Lexicon:
         self._casings: dict[str, str] | None = None
 
     def surface(self, form: str) -> str:
-        """The form the lemma rules edit: ``form`` when training saw it (or it has no capitals),
-        else the casing of it that training saw most often (``IL`` -> ``il``, ``Uomini`` ->
-        ``uomini``, ``GIOVANNI`` -> ``Giovanni``), else ``form``. So text in capitals is
-        lemmatised as the words it spells, not letter-case-wise (``TUTTI`` -> ``tutto``)."""
+        """``form`` when training saw it (or it has no capitals), else the casing of it that
+        training saw most often (``IL`` -> ``il``, ``GIOVANNI`` -> ``Giovanni``), else ``form``:
+        what a word in capitals is analysed as (``structkit.morph.task._views``), so that text in
+        capitals is lemmatised as the words it spells, not letter-case-wise (``TUTTI`` ->
+        ``tutto``, not ``TUTTo``)."""
         if form in self.form_rules:
             return form
         low = form.lower()

@@ -75,7 +75,7 @@ def test_the_surface_a_rule_edits_is_the_casing_training_saw():
     _, lex = _tables()
     assert lex.surface("il") == "il" and lex.surface("Il") == "Il"        # known as written
     assert lex.surface("IL") == "il"                # the casing seen most often
-    assert lex.surface("MISURE") == "misure" and lex.surface("Misure") == "misure"
+    assert lex.surface("MISURE") == "misure" and lex.surface("Misure") == "misure"   # (only capitals ask)
     assert lex.surface("GIOVANNI") == "Giovanni"
     assert lex.surface("IVA") == "IVA" and lex.surface("parole") == "parole"   # never seen: as written
 
@@ -96,4 +96,5 @@ def test_lemmas_of_words_in_capitals():
     assert lemma(0, "IVA") == "IVA"                 # ... but kept when the rule adds nothing,
     assert lemma(0, "IVA", ["IVA", "INCLUSA"]) == "iva"   # except in a sentence in capitals
     assert lemma(0, "GIOVANNI", ["GIOVANNI", "DICE"]) == "Giovanni"   # known casings stay
-    assert lemma(2, "Parole") == "Parola"           # title case unseen: the rule as it is
+    assert lemma(2, "Parole") == "Parola"           # title case: the rule as it is on the form,
+    assert lemma(2, "Misure") == "Misura"           # seen lower-cased or not
