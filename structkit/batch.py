@@ -147,46 +147,6 @@ def _process_block(b: Block) -> Result:
     return run_block(_PROCESS_JOB, b)
 
 
-_PARENT_PID: int | None = None
-
-
-def _worker_init() -> None:
-    """A worker leaves Ctrl-C to the command (which stops the pool and cleans up) instead of
-    printing its own traceback; SIGTERM and SIGHUP end it as the default does. A worker whose
-    command is gone (killed with SIGKILL, which runs no cleanup) exits instead of waiting on
-    its task queue for ever: Linux sends it SIGTERM when its parent dies (PR_SET_PDEATHSIG),
-    and a watcher thread checks every half second that its parent is still the command."""
-    import signal
-    import threading
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    parent = _PARENT_PID
-    if parent is None:
-        return
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass  # the watcher below still ends it
-    if os.getppid() != parent:  # the command died before the line above took effect
-        os._exit(1)
-
-    def watch() -> None:
-        import time
-
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="structkit-parent-watch", daemon=True).start()
-
-
 class Executor:
     """Runs ``run_block(job, block)``; ``submit`` returns an object with ``.result()``."""
 
@@ -248,14 +208,13 @@ class PoolExecutor(Executor):
             self.pool = cf.ThreadPoolExecutor(self.jobs)
             return
         import gc
-        import multiprocessing
 
-        global _PROCESS_JOB, _PARENT_PID
+        from structkit.workers import pool
+
+        global _PROCESS_JOB
         _PROCESS_JOB = self.job
-        _PARENT_PID = os.getpid()
         gc.freeze()  # the collector would touch (and so copy) every shared page in each worker
-        self.pool = cf.ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("fork"),
-                                           initializer=_worker_init)
+        self.pool = pool(self.jobs)
 
     def close(self) -> None:
         if self.pool is not None:

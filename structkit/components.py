@@ -19,12 +19,10 @@ the model before it gives (``structkit.tagsets``).
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
+import collections
 import io
 import itertools
-import multiprocessing
 import os
-import signal
 from typing import IO, Any, Iterable, Iterator
 
 from structkit.errors import UserError
@@ -257,10 +255,6 @@ def n_jobs(jobs: Any) -> int:
     return jobs
 
 
-def ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 _CALL: Any = None   # what a forked worker calls (set before the fork)
 
 
@@ -270,6 +264,7 @@ def _call(x: Any) -> Any:
 
 GROUP_CHARACTERS = 100_000   # texts analysed together by ``batched``: about this much text ...
 GROUP_TEXTS = 1000           # ... or this many texts
+FORKED_GROUP_CHARACTERS = 20_000   # with jobs > 1: groups small enough for each process to get several
 
 
 def _groups(items: Iterable, characters: int = GROUP_CHARACTERS) -> Iterator[list]:
@@ -289,52 +284,66 @@ def _groups(items: Iterable, characters: int = GROUP_CHARACTERS) -> Iterator[lis
 def batched(analyser: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
     """``analyser(x)`` of each text or Doc, in order, computed ``analyser.many(group)`` a group of
     texts at a time (``GROUP_CHARACTERS``, ``GROUP_TEXTS``): the models' per-call costs (features of
-    each word type, kernel calls) are paid once per group, not once per text. ``jobs``: the first
-    text is analysed here (numba's kernels loaded before the fork), the rest in groups small
-    enough for each process to get several (``fork_map``). ``chunk`` is kept for compatibility:
-    groups are what the processes share."""
+    each word type, kernel calls) are paid once per group, not once per text. Lazy: ``items`` is
+    read as the results are asked for, at most a few groups ahead. ``jobs``: the first text is
+    analysed here (numba's kernels loaded before the fork), the rest in groups of about
+    ``FORKED_GROUP_CHARACTERS`` shared among forked processes (``fork_map``); a pipeline's
+    sentences travel back as their lines and the Docs are made here. ``chunk`` is kept for
+    compatibility: groups are what the processes share."""
     if isinstance(items, (str, Doc)):
         raise UserError("pipe takes an iterable of texts or Docs; call it on a single one")
+    if items is None or not hasattr(items, "__iter__"):
+        raise UserError(f"pipe takes an iterable of texts or Docs, got {type(items).__name__}")
     n = n_jobs(jobs)
     if n == 1:
         for group in _groups(items):
             yield from analyser.many(group)
         return
-    items = list(items)
-    bad = next((x for x in items if not isinstance(x, (str, Doc))), None)
-    if bad is not None:
-        raise UserError(f"pipe takes texts (str) or Docs, got {type(bad).__name__}")
-    if not items:
+    groups = _groups(items, FORKED_GROUP_CHARACTERS)
+    first = next(groups, None)
+    if first is None:
         return
-    yield from analyser.many(items[:1])
-    rest = items[1:]
-    size = sum(len(x) if isinstance(x, str) else len(x.text or "") for x in rest)
-    groups = list(_groups(rest, max(1000, min(GROUP_CHARACTERS, size // (4 * n) + 1))))
+    yield from analyser.many(first[:1])
+    rest = itertools.chain([first[1:]] if len(first) > 1 else [], groups)
     if hasattr(analyser, "analysed"):   # a pipeline: sentences travel back as lines, Docs made here
-        for done in fork_map(analyser.analysed, groups, n, 1, warm=False):
+        for done in fork_map(analyser.analysed, rest, n, warm=False):
             yield from made_docs(done)
         return
-    for done in fork_map(analyser.many, groups, n, 1, warm=False):
+    for done in fork_map(analyser.many, rest, n, warm=False):
         yield from done
 
 
 def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 16,
              warm: bool = True) -> Iterator:
-    """``fn(x)`` of each item, in order, in ``jobs`` forked processes (``fn`` and its models are
-    shared, not pickled; with ``warm`` the first item runs here first, so numba's kernels are
-    loaded once, before the fork). Items and results travel by pickle."""
+    """``fn(x)`` of each item, in order, in ``jobs`` forked processes (``structkit.workers.pool``:
+    ``fn`` and its models are shared, not pickled, and the workers end with this process; with
+    ``warm`` the first item runs here first, so numba's kernels are loaded once, before the
+    fork). Items and results travel by pickle. Lazy and bounded: ``items`` is read as results
+    are taken, at most ``2 * jobs`` items in flight (``chunk``: unused, kept for callers)."""
     global _CALL
     n = n_jobs(jobs)
+    it = iter(items)
     if n == 1:
-        yield from map(fn, items)
-        return
-    items = list(items)
-    if not items:
+        yield from map(fn, it)
         return
     if warm:
-        yield fn(items[0])
-        items = items[1:]
+        for first in it:
+            yield fn(first)
+            break
+        else:
+            return
     _CALL = fn
-    with cf.ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"),
-                                initializer=ignore_sigint) as pool:
-        yield from pool.map(_call, items, chunksize=max(1, chunk))
+    from structkit.workers import pool
+
+    with pool(n) as workers:
+        window: collections.deque = collections.deque()
+        try:
+            for x in it:
+                window.append(workers.submit(_call, x))
+                if len(window) >= 2 * n:
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
+        finally:
+            for f in window:
+                f.cancel()

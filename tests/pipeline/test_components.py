@@ -203,3 +203,65 @@ def test_pipe_analyses_many_short_texts_together(parts, monkeypatch):
     assert calls == [16 * n, 16 * n, 16 * n, 16 * n, 8 * n, 8 * n]
     with pytest.raises(structkit.UserError, match="pipe takes texts"):
         list(nlp.pipe([TEXT, 3]))
+
+
+def test_pipe_with_jobs_reads_its_input_as_it_goes(parts, monkeypatch):
+    """Issue 41, item 9: ``nlp.pipe(texts, jobs=2)`` reads ``texts`` as results are taken, a few
+    groups ahead (it read them all first: an endless iterator ended in MemoryError). Groups of 10
+    texts here: after 5 results, at most the first text and 2 * jobs + 1 groups have been read."""
+    import itertools
+
+    import structkit.components as C
+
+    monkeypatch.setattr(C, "GROUP_TEXTS", 10)
+    nlp = structkit.load([parts["tok"], parts["morph"], parts["parse"]])
+    pulled = []
+
+    def texts():
+        for k in range(100_000):
+            pulled.append(k)
+            yield TEXT
+
+    got = list(itertools.islice(nlp.pipe(texts(), jobs=2), 5))
+    assert [d.to_conllu() for d in got] == [EXPECTED] * 5
+    assert len(pulled) <= 1 + 10 * (2 * 2 + 1), len(pulled)
+    for bad in (None, 5):
+        with pytest.raises(structkit.UserError, match="pipe takes an iterable"):
+            list(nlp.pipe(bad, jobs=2))
+
+
+def test_pipe_workers_end_with_their_parent(parts, tmp_path):
+    """Issue 41, item 14: a process using ``nlp.pipe(texts, jobs=2)`` ended by SIGKILL (no clean-up
+    runs) leaves no worker behind: the workers exit when their parent is gone."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import itertools, os, sys, structkit\n"
+        f"nlp = structkit.load([{str(parts['tok'])!r}, {str(parts['morph'])!r}, {str(parts['parse'])!r}])\n"
+        f"it = nlp.pipe(itertools.repeat({TEXT!r}), jobs=2)\n"
+        "next(it); next(it)\n"
+        "print('started', flush=True)\n"
+        "import time\n"
+        "while True: time.sleep(1)\n", encoding="utf-8")
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "started"
+        children = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
+        assert len(children) >= 2, children
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        deadline = time.monotonic() + 20
+        alive = children
+        while alive and time.monotonic() < deadline:
+            time.sleep(0.2)
+            alive = [c for c in alive if os.path.exists(f"/proc/{c}") and
+                     open(f"/proc/{c}/stat").read().split(")")[1].split()[0] != "Z"]
+        assert not alive, f"workers {alive} outlived their parent"
+    finally:
+        if p.poll() is None:
+            p.kill()
