@@ -27,7 +27,7 @@ from typing import IO, Any, Iterable, Iterator
 
 from structkit.errors import UserError
 from structkit.io.conllu import read_raw_text
-from structkit.io.document import Doc, Sentence
+from structkit.io.document import Doc, Sentence, text_bytes
 from structkit.model import load_model, model_task
 from structkit.tasks import chainable, get_task, tasks
 from structkit.text.tokenize import get_tokenizer
@@ -107,9 +107,7 @@ class Tokenizer(Component):
 
     def __call__(self, doc: Doc | str) -> Doc:
         text = doc if isinstance(doc, str) else doc.text
-        if not isinstance(text, str):
-            raise UserError(f"expected text as a str, got {type(text).__name__}")
-        sents = list(self.sentences(io.BytesIO(text.encode("utf-8")), "<text>"))
+        sents = list(self.sentences(io.BytesIO(text_bytes(text)), "<text>"))
         return Doc(sents, text)
 
     def process(self, sents: list[Sentence], name: str = "-") -> None:
@@ -166,9 +164,7 @@ class Chain:
             self.process(doc.sents, "<doc>")
             return doc
         text = doc if isinstance(doc, str) else doc.text
-        if not isinstance(text, str):
-            raise UserError(f"expected text as a str, got {type(text).__name__}")
-        stream = io.BytesIO(text.encode("utf-8"))
+        stream = io.BytesIO(text_bytes(text))
         return Doc([s for chunk in self.sentences(stream, "<text>") for s in chunk], text)
 
     def pipe(self, docs: Iterable, jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
@@ -189,9 +185,7 @@ class Chain:
                 made.append((d, None, d.sents))
             else:
                 text = d if isinstance(d, str) else d.text
-                if not isinstance(text, str):
-                    raise UserError(f"expected text as a str, got {type(text).__name__}")
-                made.append((None, text, list(self.tokenizer.sentences(io.BytesIO(text.encode("utf-8")), "<text>"))))
+                made.append((None, text, list(self.tokenizer.sentences(io.BytesIO(text_bytes(text)), "<text>"))))
         sents = [s for _, _, ss in made for s in ss]
         for k in range(0, len(sents), 1024):
             self.process(sents[k:k + 1024], "<text>")

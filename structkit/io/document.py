@@ -40,6 +40,18 @@ _EMPTY = re.compile(r"([0-9]+)\.([1-9][0-9]*)")
 _HEAD = re.compile(r"-?[0-9]+")
 
 
+def text_bytes(text: object, what: str = "text") -> bytes:
+    """``text`` as UTF-8: a UserError in one line when it is not a str, or holds a lone surrogate
+    (``"\\ud800"``: no character, and no file can hold it)."""
+    if not isinstance(text, str):
+        raise UserError(f"expected {what} as a str, got {type(text).__name__}")
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise UserError(f"{what} is not Unicode text: a lone surrogate (U+{ord(text[e.start]):04X}) at "
+                        f"character {e.start + 1}") from None
+
+
 def _opt(value: str) -> str | None:
     return None if value == "_" else value
 
@@ -452,6 +464,8 @@ class Doc:
 
     def __init__(self, sents: list[Sentence], text: str | None = None):
         self.sents = list(sents)
+        if text is not None and not isinstance(text, str):
+            raise UserError(f"Doc: expected text as a str, got {type(text).__name__}")
         if text is None:
             text = _join_text(self.sents)
         else:
@@ -465,8 +479,7 @@ class Doc:
         """The document a CoNLL-U string holds. ``text``: the raw text it was made from (token
         offsets then point into it; its tokens must appear in it in order). A malformed line is
         a UserError naming ``name`` and the line."""
-        if not isinstance(conllu, str):
-            raise UserError(f"Doc.from_conllu: expected CoNLL-U as a str, got {type(conllu).__name__}")
+        text_bytes(conllu, "CoNLL-U")
         return cls(list(read_conllu(name, conllu.split("\n"), None, check_text)), text)
 
     def to_conllu(self) -> str:

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Iterator
 from structkit.components import Chain, chain
 from structkit.config import resolve_data_path
 from structkit.errors import UserError
-from structkit.io.document import Doc
+from structkit.io.document import Doc, text_bytes
 from structkit.model import model_task
 from structkit.pipeline.annotate import BATCH, to_conllu
 from structkit.pipeline.model import PipelineModel
@@ -58,17 +58,14 @@ class Pipeline:
     def to_conllu(self, text: str) -> str:
         """The CoNLL-U analysis of ``text`` (as `structkit annotate` writes it)."""
 
-        if not isinstance(text, str):
-            raise UserError(f"expected text as a str, got {type(text).__name__}")
         out = io.StringIO()
-        for chunk in self.chain.sentences(io.BytesIO(text.encode("utf-8")), "<text>", BATCH):
+        for chunk in self.chain.sentences(io.BytesIO(text_bytes(text)), "<text>", BATCH):
             to_conllu(chunk, out)
         return out.getvalue()
 
     def __call__(self, text: str) -> Doc:
         """The analysis of ``text``: a ``structkit.Doc`` whose token offsets point into it."""
-        if not isinstance(text, str):
-            raise UserError(f"expected text as a str, got {type(text).__name__}")
+        text_bytes(text)   # a str of Unicode text, or one line saying what it is not
         return self.chain(text)
 
     def pipe(self, texts: Iterable[str], jobs: int | str | None = 1, chunk: int = 16) -> Iterator[Doc]:
@@ -88,6 +85,8 @@ def load(path: str | os.PathLike | Iterable[str | os.PathLike] | None = None, *,
     sets that do not match) is refused in one line (``UserError``). Without a tokenizer the
     rules of ``lang`` split the text."""
 
+    if path is not None and not isinstance(path, (str, os.PathLike)) and not hasattr(path, "__iter__"):
+        raise UserError(f"load: expected a model file path or a list of them, got {type(path).__name__}")
     named = [x for x in (tokenizer, tagger, parser) if x is not None]
     if path is not None and named:
         raise UserError("load: give a pipeline model file or a list of model files, or tokenizer=, "

@@ -9,6 +9,8 @@ that gives none. Each model trains in about a second; no corpus is needed.
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import structkit
@@ -265,3 +267,21 @@ def test_pipe_workers_end_with_their_parent(parts, tmp_path):
     finally:
         if p.poll() is None:
             p.kill()
+
+
+def test_bad_values_given_to_the_api_are_one_line_errors(parts):
+    """Issue 41, item 10: what the API raised bare (TypeError, UnicodeEncodeError) is one
+    UserError line saying what is wrong."""
+    nlp = structkit.load([parts["tok"], parts["morph"], parts["parse"]])
+    cases = {"a model file path": lambda: structkit.load(5),
+             "U+D800) at character 4": lambda: nlp("Il \ud800 gatto."),
+             "U+DC80) at character 3": lambda: list(nlp.pipe(["a \udc80 b", TEXT])),
+             "U+DC81": lambda: nlp.to_conllu("a \udc81 b"),
+             "expected text as a str, got int": lambda: structkit.Doc.from_conllu(
+                 "1\tA\t_\t_\t_\t_\t0\troot\t_\t_\n\n", text=5),
+             "CoNLL-U is not Unicode text": lambda: structkit.Doc.from_conllu(
+                 "1\tA\ud800\t_\t_\t_\t_\t0\troot\t_\t_\n\n")}
+    for want, call in cases.items():
+        with pytest.raises(structkit.UserError, match=re.escape(want)) as ei:
+            call()
+        assert "\n" not in str(ei.value)
