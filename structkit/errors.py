@@ -1,6 +1,16 @@
 """The one exception a user's mistake raises: the CLI prints it as a single line and exits 1."""
 from __future__ import annotations
 
+MAX_MESSAGE = 1000   # characters of a message shown; the rest is cut (a message quotes input)
+
+
+def quote(value: str, n: int = 40) -> str:
+    """``repr(value)`` of at most ``n`` characters of it, saying how long it is when cut: what a
+    message quotes of the input (a 10 MB line stays a line)."""
+    if len(value) <= n:
+        return repr(value)
+    return f"{value[:n]!r}... ({len(value):,} characters)"
+
 
 class UserError(Exception):
     """A problem caused by user input (bad file, bad option, wrong model).
@@ -25,4 +35,7 @@ class UserError(Exception):
             if self.line is not None:
                 where += f":{self.line}"
             where += ": "
-        return where + self.message
+        message = self.message
+        if len(message) > MAX_MESSAGE:
+            message = message[:MAX_MESSAGE] + f"... (message cut: {len(message):,} characters)"
+        return where + message

@@ -91,3 +91,26 @@ def test_raw_text_without_blank_lines_is_cut_at_a_line_end(monkeypatch):
     for first, b in blocks:
         assert first == line
         line += b.count(b"\n")
+
+
+def test_a_one_line_error_quotes_little_of_a_huge_input(sk, tmp_path):
+    """Issue 41, item 12: a message quotes a few dozen characters of the input, whatever its size
+    (eval --task ud printed a 10 MB token whole, and every token of a 50,000-token cycle)."""
+    from structkit.errors import MAX_MESSAGE, UserError
+
+    big = "x" * 1_000_000
+    gold, system, cycle = tmp_path / "gold.conllu", tmp_path / "big.conllu", tmp_path / "cycle.conllu"
+    gold.write_text("# text = a\n1\ta\ta\tX\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    system.write_text(f"# text = {big}\n1\t{big}\t_\tX\t_\t_\t0\troot\t_\t_\n\n", encoding="utf-8")
+    n = 50_000
+    cycle.write_text(f"# text = {' '.join(['a'] * n)}\n" + "".join(
+        f"{i}\ta\ta\tX\t_\t_\t{i % n + 1}\tdep\t_\t_\n" for i in range(1, n + 1)) + "\n", encoding="utf-8")
+    line = assert_one_line_error(sk("eval", "--task", "ud", str(gold), str(system)), "text differs",
+                                 "1,000,000 characters")
+    assert len(line) - 2 * len(str(tmp_path)) < 400, len(line)   # (the line names both files)
+    line = assert_one_line_error(sk("eval", "--task", "ud", str(cycle), str(cycle)), "cycle", "50,000 tokens")
+    assert len(line) < 300, len(line)
+    # and whatever a message holds, it is shown cut
+    shown = str(UserError("bad value " + "y" * 100_000, "f.txt", 3))
+    assert shown.startswith("f.txt:3: bad value yyy") and len(shown) < MAX_MESSAGE + 100
+    assert shown.endswith("(message cut: 100,010 characters)")

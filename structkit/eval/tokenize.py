@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from structkit.errors import UserError
+from structkit.errors import UserError, quote
 from structkit.io.conllu import read_trees
 from structkit.io.conllx import DepSentence
 from structkit.io.files import display_name
@@ -118,7 +118,7 @@ def check_characters(gold: Segmentation, system: Segmentation) -> None:
             return "the end of the file", None
         t = _token_at(seg.tokens, k)
         line, number, form = seg.where[t]
-        return f"token {number} {form!r} of the sentence at line {line}", line
+        return f"token {number} {quote(form)} of the sentence at line {line}", line
 
     gold_at, _ = locate(gold)
     sys_at, sys_line = locate(system)

@@ -84,7 +84,10 @@ def check_tree(heads: Sequence[int], single_root: bool = False) -> str | None:
             cycle = path[path.index(node):]
             k = cycle.index(min(cycle))
             cycle = cycle[k:] + cycle[:k]
-            shown = " -> ".join(map(str, cycle + [cycle[0]]))
+            loop = cycle + [cycle[0]]
+            shown = " -> ".join(map(str, loop if len(loop) <= 12 else loop[:6] + ["..."] + loop[-3:]))
+            if len(cycle) > 11:
+                shown += f"; {len(cycle):,} tokens"
             return f"token {cycle[0]} is in a cycle ({shown})"
         for p in path:
             state[p] = 2
