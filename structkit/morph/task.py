@@ -153,14 +153,16 @@ def _lemma_feat(lex: Lexicon, tables: Tables, rule: int, form: str) -> int:
 def _views(lex: Lexicon, sentence: list[str]) -> list[str]:
     """The word each form of ``sentence`` is analysed as: a word in capitals as the casing of it
     training saw (``Lexicon.surface``: ``IL`` -> ``il``); in a sentence written in capitals (every
-    cased word upper-case, two or more), capitals say nothing, and a word training never saw in
+    cased word upper-case, two or more, and at least half of the words with letters: two Latin
+    acronyms in a Chinese sentence are not shouting), capitals say nothing, and a word training never saw in
     any casing is read lower-cased there (``MIM`` -> ``mim``), where alone in ordinary text it
     stays as it is (an acronym: ``IVA``). Other forms are analysed as written: whether a treebank
     lower-cases the lemma of a capitalised word (``Uomini``) differs (Italian does, Vietnamese
     does not), and the lemma rules learnt from its capitalised words decide it."""
     out = [lex.surface(f) if f.isupper() else f for f in sentence]
     cased = [f for f in sentence if f.lower() != f.upper()]
-    if len(cased) >= 2 and all(f.isupper() for f in cased):
+    letters = sum(1 for f in sentence if any(c.isalpha() for c in f))
+    if len(cased) >= 2 and 2 * len(cased) >= letters and all(f.isupper() for f in cased):
         out = [v.lower() if v.isupper() and v not in lex.form_rules else v for v in out]
     return out
 
