@@ -33,7 +33,23 @@ def _longest_common(a: str, b: str) -> tuple[int, int, int]:
     return best
 
 
+MAX_LCS_CELLS = 64 * 64   # beyond this many (form, lemma) character pairs, the rule keeps the
+                          # longest common prefix instead (the search is quadratic; words are short)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    k = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        k += 1
+    return k
+
+
 def _rule_on(f: str, lemma: str, lower: bool) -> tuple[int, Rule]:
+    if len(f) * len(lemma) > MAX_LCS_CELLS:   # a long token: linear, not quadratic
+        k = _common_prefix(f, lemma)
+        return k, (lower, 0, "", len(f) - k, lemma[k:])
     i, j, k = _longest_common(f, lemma)
     if k == 0:   # nothing shared: replace the whole form
         return 0, (lower, 0, "", len(f), lemma)

@@ -98,3 +98,20 @@ def test_lemmas_of_words_in_capitals():
     assert lemma(0, "GIOVANNI", ["GIOVANNI", "DICE"]) == "Giovanni"   # known casings stay
     assert lemma(2, "Parole") == "Parola"           # title case: the rule as it is on the form,
     assert lemma(2, "Misure") == "Misura"           # seen lower-cased or not
+
+
+def test_a_long_token_costs_linear_time(monkeypatch):
+    """Issue 41, item 4: the longest common substring is quadratic (51.8 s for a 20,000-character
+    token and lemma); past MAX_LCS_CELLS character pairs the rule keeps the common prefix, and
+    still gives the lemma back."""
+    import structkit.lattice.rules as R
+
+    sizes = []
+    real = R._longest_common
+    monkeypatch.setattr(R, "_longest_common", lambda a, b: (sizes.append(len(a) * len(b)), real(a, b))[1])
+    form, lemma = "ab" * 10_000, "ab" * 9_999 + "x"
+    rule = make_rule(form, lemma)
+    assert apply_rule(rule, form) == lemma and rule == (False, 0, "", 2, "x")
+    assert make_rule(form.upper(), lemma) == (True, 0, "", 2, "x")   # lower-cased shares more
+    assert all(n <= R.MAX_LCS_CELLS for n in sizes)
+    assert make_rule("walked", "walk") == (False, 0, "", 2, "") and sizes   # short words as before
