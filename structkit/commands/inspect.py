@@ -9,7 +9,7 @@ import click
 from structkit.commands._util import INT, Choice, task_names
 from structkit.config import resolve_data_path
 from structkit.errors import UserError
-from structkit.io.files import check_outputs
+from structkit.io.files import check_outputs, printable_line
 from structkit.learn import registry
 from structkit.tasks import explains, get_task, task_of_model, tasks
 
@@ -97,7 +97,7 @@ def explain(model_path, file, text, sentence_no, token, top, as_json, depth) -> 
                                       if e.continuation is not None else {})}))
         else:
             for line in report_lines(e, top, token):
-                click.echo(line)
+                click.echo(printable_line(line))
 
 
 @click.command(short_help="Draw learning curves (train and dev per epoch) from --metrics-json files.")
@@ -189,4 +189,4 @@ def dump(model_path, top, pattern) -> None:
     from structkit.dump import dump_lines
 
     for line in dump_lines(model_path, top, pattern):
-        click.echo(line)
+        click.echo(printable_line(line))

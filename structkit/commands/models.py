@@ -9,7 +9,7 @@ import click
 
 from structkit.commands._util import finite, progress_enabled, say
 from structkit.errors import UserError
-from structkit.io.files import check_outputs, check_writable
+from structkit.io.files import check_outputs, check_writable, printable_line
 
 
 @click.command(short_help="Show a model's card: training data, licence, options, scores, time, version.")
@@ -35,7 +35,7 @@ def info(model_path, as_json) -> None:
         raise UserError("damaged model card (its fields are not what structkit writes); "
                         "`structkit info --json` prints it as stored", model_path) from None
     for line in lines:
-        click.echo(line)
+        click.echo(printable_line(line))
 
 
 @click.group(short_help="Ready models of the registered corpora: list the recipes, build one.")

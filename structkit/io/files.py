@@ -375,6 +375,14 @@ def _reason(e: OSError) -> str:
     return "no space left on the device (disk full)" if e.errno == errno.ENOSPC else (e.strerror or str(e))
 
 
+def printable_line(line: str) -> str:
+    """A line shown on the terminal, each tab-separated field through :func:`printable` (a
+    line break, ESC or BEL in a model's strings is shown escaped, not obeyed)."""
+    if line.isprintable():
+        return line
+    return "\t".join(printable(part) for part in line.split("\t"))
+
+
 def printable(s: str) -> str:
     """``s`` with terminal control characters (ESC, BEL, CR, ...) written as escapes (\\x1b),
     so showing a model cannot drive the user's terminal."""

@@ -203,3 +203,25 @@ def test_text_in_capitals_gets_the_lemmas_of_its_words(data, trained):
     assert len(got) == len(gold)
     right = sum(g == p for g, p in zip(gold, got))
     assert right >= 0.95 * len(gold), [(g, p) for g, p in zip(gold, got) if g != p][:10]
+
+
+def test_control_characters_in_a_model_do_not_reach_the_terminal(sk, trained, tmp_path):
+    """Issue 41, item 7: a model whose tag names and card hold ESC, BEL or a line break (an OSC
+    title, a screen clear, a forged ``fake: line``) is shown with them escaped by `info`, `dump`
+    and `explain`: nothing of it can drive the terminal or add a line."""
+    from structkit import card as cards
+    from structkit.morph.task import MorphModel
+
+    m = MorphModel.load(str(trained))
+    evil = "\x1b[2J\x1b]0;pwned\x07"
+    k = next(i for i, t in enumerate(m.tables.tags) if t.startswith("NOUN\t"))
+    m.tables.tags[k] = "NOUN" + evil + m.tables.tags[k][4:]
+    path = tmp_path / "evil.skm"
+    card = {"card_version": 1, "task": "morph", "data": {"train": {"path": "t.conllu" + evil + "\nfake: line"}}}
+    cards.save(m, str(path), card)
+    for args in (("info", path), ("dump", "-m", path), ("explain", "-m", path, "--text", "The dogs slept .")):
+        r = sk(*args)
+        assert r.code == 0, (args, r.err)
+        assert "\x1b" not in r.out and "\x07" not in r.out, args
+        assert "\\x1b" in r.out, args          # shown, escaped
+        assert not any(line.startswith("fake: line") for line in r.out.splitlines()), args
