@@ -135,10 +135,14 @@ def _fnv(cps, low, a, b):
 
 @njit
 def _probe(table, key):
-    """The slot of ``key`` in the open-addressing table, or the empty slot where it would go."""
+    """The slot of ``key`` in the open-addressing table, or the empty slot where it would go:
+    at most one pass over the table (a table with no empty slot, which no training writes and
+    the loader refuses, ends the probe where it started)."""
     mask = np.uint64(table.shape[0] - 1)
     slot = key & mask
-    while table[slot] != key and table[slot] != 0:
+    for _ in range(table.shape[0]):
+        if table[slot] == key or table[slot] == 0:
+            return slot
         slot = (slot + np.uint64(1)) & mask
     return slot
 

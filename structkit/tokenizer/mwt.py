@@ -20,6 +20,8 @@ check the two against each other.
 """
 from __future__ import annotations
 
+import unicodedata
+
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -231,9 +233,16 @@ class MultiwordSplitter:
 
     @classmethod
     def from_json(cls, d: dict) -> "MultiwordSplitter":
+        """The splitter a model file holds; ValueError for a string that no treebank word can be
+        (a tab, a line break or another control character would break the CoNLL-U written;
+        format characters such as ZWNJ, which words of some scripts hold, are kept)."""
         rules: dict[str, list] = {}
         for x, r in d["rules"]:
             rules.setdefault(x, []).append((x, tuple(r)))
+        for s in [*d["seen"], *(w for v in d["seen"].values() for w in v), *rules,
+                  *(w for rs in rules.values() for _, r in rs for w in r)]:
+            if not isinstance(s, str) or any(unicodedata.category(c) == "Cc" for c in s):
+                raise ValueError(f"a multiword token's words hold {s!r:.40}, which is no word")
         return cls({k: tuple(v) for k, v in d["seen"].items()}, rules,
                    {k: float(v) for k, v in d["weights"].items()}, bool(d["use_rules"]))
 

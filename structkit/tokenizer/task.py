@@ -124,9 +124,14 @@ class TokenizerModel:
             if W.shape != (1 << config.hash_bits, len(LABELS)) or T.shape != (5, 5) or known.ndim != 1 \
                     or known.size & (known.size - 1):
                 raise ValueError("array shapes do not fit the header")
+            known = known.astype(np.uint64)
+            used = known[known != 0]
+            if 2 * used.size > known.size or np.any((used & np.uint64(1)) == 0):
+                raise ValueError("the known-token table is not one training writes (over half full, or "
+                                 "keys without their low bit)")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
-        return cls(config, W.astype(np.float32), T, known.astype(np.uint64), mwt, header.get("info", {}))
+        return cls(config, W.astype(np.float32), T, known, mwt, header.get("info", {}))
 
 
 def _limits(header: dict, shapes: dict) -> None:

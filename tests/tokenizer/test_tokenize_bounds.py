@@ -124,3 +124,62 @@ def test_a_token_never_spans_a_line_break():
     text = "ab cd\nef gh\r\nij\u2028kl mn"
     forms = [t.form for s in tok.sentences(text) for t in s]
     assert forms == ["ab cd", "ef gh", "ij", "kl mn"]
+
+
+def _plain_probe(table, key):
+    """A reference: the slot of ``key``, or the first empty slot after its home, scanning the
+    table once; None when neither is there."""
+    n = len(table)
+    for k in range(n):
+        slot = (int(key) + k) % n
+        if int(table[slot]) in (int(key), 0):
+            return slot
+    return None
+
+
+def test_a_full_known_table_ends_the_probe_and_is_refused(sk, tokenizer, tmp_path):
+    """Issue 41, item 2: a crafted model whose known-token table is all 0xff (no empty slot)
+    loaded and hung the probe loop for ever, deaf to SIGTERM. The loader refuses a table fuller
+    than any training writes, and the probe makes at most one pass over a table (checked
+    against a plain scan on random tables, full ones included)."""
+    from structkit.tokenizer.features import _probe, known_lookup
+    from structkit.tokenizer.task import TokenizerModel
+
+    rng = np.random.default_rng(3)
+    for size in (2, 8, 64):
+        for fill in (0.0, 0.5, 1.0):
+            table = np.zeros(size, dtype=np.uint64)
+            used = rng.choice(size, int(size * fill), replace=False)
+            table[used] = rng.integers(1, 1 << 20, used.size).astype(np.uint64) * 2 + 1
+            for key in [*table[used][:5], *(rng.integers(1, 1 << 20, 5) * 2 + 1)]:
+                key = np.uint64(key)
+                want = _plain_probe(table, key)
+                slot = int(_probe(table, key))
+                if want is not None:
+                    assert slot == want
+                assert bool(known_lookup(table, key)) == (want is not None and int(table[want]) == int(key))
+    model = TokenizerModel.load(str(tokenizer[1]))
+    model.tokenizer.known = np.full_like(model.tokenizer.known, np.uint64(0xFFFFFFFFFFFFFFFF))
+    bad = tmp_path / "full.model"
+    model.save(str(bad))
+    assert_one_line_error(sk("tokenize", "-m", bad, "-"), "damaged model file", "known-token table")
+
+
+def test_multiword_words_with_control_characters_are_refused(sk, tokenizer, tmp_path):
+    """Issue 41, item 8: a tokenizer whose multiword tokens expand to words holding a line break
+    or a tab (which `tokenize` wrote as an injected line, and `annotate` ended in IndexError) is
+    a damaged model file, one line; a format character (ZWNJ, in Persian words) is a word."""
+    from structkit.tokenizer.mwt import MultiwordSplitter
+    from structkit.tokenizer.task import TokenizerModel
+
+    for words, ok in ((("a\nb", "c"), False), (("a", "b\tc"), False), (("mi\u200cx", "y"), True)):
+        model = TokenizerModel.load(str(tokenizer[1]))
+        t = model.tokenizer
+        t.mwt = t.mwt or MultiwordSplitter({}, {}, {}, False)
+        t.mwt.seen["zzz"] = words
+        path = tmp_path / "mwt.model"
+        model.save(str(path))
+        if ok:
+            assert TokenizerModel.load(str(path)).tokenizer.mwt.seen["zzz"] == words
+        else:
+            assert_one_line_error(sk("tokenize", "-m", path, "-"), "damaged model file", "no word")
