@@ -274,10 +274,22 @@ class Summary:
     written: list[str] = field(default_factory=list)
 
 
+def _no_link_inside(output_dir: str, out: str) -> None:
+    """An output is written inside ``output_dir``: a symbolic link already there, as the output
+    file or as a folder on its way, would send it elsewhere (over the file it points to). The
+    folder given may itself be a link (the user named it)."""
+    path = output_dir
+    for part in os.path.relpath(out, output_dir).split(os.sep):
+        path = os.path.join(path, part)
+        if os.path.islink(path):
+            raise UserError(f"{path} is a symbolic link: --output-dir writes only inside its folder, "
+                            "never through a link (remove the link, or choose another folder)")
+
+
 def plan_outputs(job: Job, inputs: list[Input], output_dir: str) -> list[str]:
     """Each input's output path under ``output_dir`` (mirrored relative path, suffix of the
-    output format). Two inputs mapping to one output, or an output that is an input, is a
-    UserError before any work."""
+    output format). Two inputs mapping to one output, an output that is an input, or a symbolic
+    link on an output's way inside the folder, is a UserError before any work."""
     outs: list[str] = []
     seen: dict[str, str] = {}
     for inp in inputs:
@@ -288,6 +300,7 @@ def plan_outputs(job: Job, inputs: list[Input], output_dir: str) -> list[str]:
             raise UserError(f"two inputs would write the same output {out!r}: {seen[key]} and {inp.name}; "
                             "rename one, or give the folders separately")
         seen[key] = inp.name
+        _no_link_inside(output_dir, out)
         outs.append(out)
     for folder in dict.fromkeys(os.path.dirname(o) for o in outs):
         try:

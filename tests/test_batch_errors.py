@@ -73,3 +73,32 @@ def test_parse_with_a_bad_file_in_the_middle(sk, tmp_path):
     r = sk("parse", "--model", str(model), test, str(bad), test, "--keep-going")
     assert r.code == 1 and "Traceback" not in r.err and f"{bad}:1:" in r.err
     assert r.out.count("# file = ") == 2
+
+
+def test_output_dir_never_writes_through_a_link(sk, chunk_model, tmp_path):
+    """Issue 41, item 5: a symbolic link already in --output-dir (as an output file, or as a
+    folder on an output's way) sent the output elsewhere: `od/a.conll -> ../outside/victim.txt`
+    was overwritten with exit 0. Refused in one line before any work; the file it points to and
+    the folder outside stay as they were. The folder named may itself be a link."""
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    for name in ("a.txt", "sub/b.txt"):
+        (tmp_path / "in" / name).write_bytes(open(GOOD, "rb").read())
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "victim.txt").write_text("victim\n")
+    od = tmp_path / "od"
+    od.mkdir()
+    (od / "a.conll").symlink_to(outside / "victim.txt")
+    assert_one_line_error(sk("chunk", "--model", chunk_model, str(tmp_path / "in"), "--output-dir", str(od)),
+                          "a.conll is a symbolic link", "--output-dir")
+    assert (outside / "victim.txt").read_text() == "victim\n"
+    (od / "a.conll").unlink()
+    (od / "sub").symlink_to(outside / "sub", target_is_directory=True)
+    assert_one_line_error(sk("chunk", "--model", chunk_model, str(tmp_path / "in"), "--output-dir", str(od)),
+                          "sub is a symbolic link")
+    assert os.listdir(outside / "sub") == [] and not (od / "a.conll").exists()
+    (od / "sub").unlink()
+    (tmp_path / "via").symlink_to(od, target_is_directory=True)      # the folder given: a link, allowed
+    r = sk("chunk", "--model", chunk_model, str(tmp_path / "in"), "--output-dir", str(tmp_path / "via"))
+    assert r.code == 0, r.err
+    assert sorted(os.listdir(od)) == ["a.conll", "sub"]
