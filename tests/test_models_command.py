@@ -154,3 +154,34 @@ def test_models_build_from_a_local_treebank_folder_offline(sk, tmp_path, monkeyp
     finally:
         recipes.unregister("tinybank/pos")
         registry.unregister("tinybank")
+
+
+def test_models_build_says_when_the_files_here_are_not_the_registered_ones(sk, tmp_path, monkeypatch):
+    """Issue 41, item 13: `models build --no-fetch` on a corpus whose file here was modified
+    trained and exited 0 with no word of it; it now warns on stderr (even with -q), naming the
+    file, and the card records "differs" (the build still runs: the user may mean it)."""
+    from structkit.datasets import registry
+
+    data = tmp_path / "data"
+    (data / "ud-tiny").mkdir(parents=True)
+    tiny_ud = Path(__file__).resolve().parent / "fixtures" / "tiny_ud" / "train.conllu"
+    monkeypatch.setenv("STRUCTKIT_DATA", str(data))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    sha = hashlib.sha256(tiny_ud.read_bytes()).hexdigest()
+    registry.register(registry.Corpus("tinyreg", "here", "CC0",
+                                      (registry.File("ud-tiny/train.conllu", "train", sha256=sha),)))
+    recipes.register(recipes.Recipe("tinyreg/pos", "pos", "tinyreg", "a tagger", {"seed": 0, "epochs": 2}))
+    try:
+        out = tmp_path / "m.model"
+        (data / "ud-tiny" / "train.conllu").write_bytes(tiny_ud.read_bytes())
+        r = sk("models", "build", "tinyreg/pos", "--no-fetch", "--output", out, "-q")
+        assert r.code == 0 and "warning" not in r.err, r.err
+        (data / "ud-tiny" / "train.conllu").write_bytes(tiny_ud.read_bytes().replace(b"\tNOUN\t", b"\tPROPN\t", 1))
+        r = sk("models", "build", "tinyreg/pos", "--no-fetch", "--output", out, "-q")
+        assert r.code == 0, r.err
+        assert "warning" in r.err and "train file" in r.err and "sha256 differs" in r.err
+        _, card = cards.read(str(out))
+        assert card["data"]["train"]["registry_sha256"] == "differs"
+    finally:
+        recipes.unregister("tinyreg/pos")
+        registry.unregister("tinyreg")

@@ -124,6 +124,12 @@ def models_build(names, output, output_dir, no_fetch, quiet, source) -> None:
     for r, out in zip(chosen, outs):
         _, card = recipes.build(r, out, fetch=not no_fetch, progress=progress_enabled(quiet),
                                 say=lambda m: say(m, show), source=source)
+        if source is None:   # files found here that are not the registered ones: said even with -q
+            for split, facts in (card.get("data") or {}).items():
+                if isinstance(facts, dict) and facts.get("registry_sha256") == "differs":
+                    click.echo(f"structkit: warning: {out}: the {split} file {facts.get('path')} is not the "
+                               f"registered corpus's (sha256 differs: modified or another release); the "
+                               f"model card records its checksum", err=True)
         scores = []
         for k in ("dev", "test"):
             s = (card.get(k) or {}).get("scores") or {}
