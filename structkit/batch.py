@@ -395,7 +395,8 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
     own = executor is None
     if executor is None:
         executor = Executor(job) if jobs <= 1 else PoolExecutor(job, jobs)
-    window = window or max(4, 2 * jobs + 2)
+    # in one process a block is done when submitted: written at once (output streams as it comes)
+    window = window or (1 if isinstance(executor, Executor) else max(4, 2 * jobs + 2))
     bar = _Progress(inputs, todo, summary, progress)
     marks = outs is None and len(inputs) > 1
     try:
@@ -438,7 +439,14 @@ class _Stream:
             self.held = tempfile.SpooledTemporaryFile(max_size=16 << 20)
 
     def write(self, data: bytes) -> None:
-        (self.held or self.sink).write(data)
+        if self.held is not None:
+            self.held.write(data)
+            return
+        self.sink.write(data)
+        try:   # a pipe or a terminal gets each block as it is done, not when a buffer fills
+            self.sink.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
 
     def commit(self) -> None:
         if self.held is not None:

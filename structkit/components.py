@@ -151,9 +151,9 @@ class Chain:
             c.process(sents, name)
 
     def sentences(self, stream: IO, name: str = "-", batch: int = 1024) -> Iterator[list[Sentence]]:
-        """The analysed sentences of a raw-text stream, ``batch`` at a time."""
-        it = self.tokenizer.sentences(stream, name)
-        while chunk := list(itertools.islice(it, batch)):
+        """The analysed sentences of a raw-text stream, ``batch`` at a time (and at most about
+        ``BATCH_WORDS`` words: a batch of long sentences stays small)."""
+        for chunk in batches(self.tokenizer.sentences(stream, name), batch):
             self.process(chunk, name)
             yield chunk
 
@@ -186,9 +186,8 @@ class Chain:
             else:
                 text = d if isinstance(d, str) else d.text
                 made.append((None, text, list(self.tokenizer.sentences(io.BytesIO(text_bytes(text)), "<text>"))))
-        sents = [s for _, _, ss in made for s in ss]
-        for k in range(0, len(sents), 1024):
-            self.process(sents[k:k + 1024], "<text>")
+        for chunk in batches(s for _, _, ss in made for s in ss):
+            self.process(chunk, "<text>")
         return made
 
 
@@ -199,6 +198,23 @@ def made_docs(made: list[tuple]) -> list[Doc]:
 
     def __repr__(self) -> str:
         return "<Chain " + " -> ".join(c.kind for c in self.components) + ">"
+
+
+BATCH_WORDS = 50_000   # words analysed at a time at most (the kernels' arrays grow with them)
+
+
+def batches(sents: Iterable[Sentence], batch: int = 1024) -> Iterator[list[Sentence]]:
+    """``sents`` in lists of at most ``batch`` sentences and about ``BATCH_WORDS`` words."""
+    chunk: list[Sentence] = []
+    words = 0
+    for s in sents:
+        chunk.append(s)
+        words += len(s)
+        if len(chunk) >= batch or words >= BATCH_WORDS:
+            yield chunk
+            chunk, words = [], 0
+    if chunk:
+        yield chunk
 
 
 def _last_giving(before: list[Component], layers: frozenset) -> Component | None:

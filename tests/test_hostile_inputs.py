@@ -69,10 +69,11 @@ def test_plot_reads_a_bounded_amount(sk, tmp_path):
 
 
 @pytest.mark.parametrize("text,needle", [(False, "no blank line in 65 MB: not sentences of CoNLL rows"),
-                                         (True, "no line end in 65 MB: not text")])
+                                         (True, "a NUL byte: not text")])
 def test_an_input_without_sentence_ends_is_refused_at_the_block_cap(sk, chunk_model, text, needle):
     """/dev/zero as the input of chunk: the block reader accumulated it until memory ran out;
-    it stops at MAX_BLOCK_BYTES without a blank line (rows) or a line end (raw text)."""
+    it stops at MAX_BLOCK_BYTES without a blank line (rows); raw text is read in blocks of at most
+    MAX_TEXT_BLOCK_BYTES and holds no NUL byte."""
     args = ["chunk", "--model", chunk_model, "/dev/zero"] + (["--text"] if text else [])
     assert_one_line_error(sk(*args), "/dev/zero:1:", needle)
 
@@ -80,7 +81,7 @@ def test_an_input_without_sentence_ends_is_refused_at_the_block_cap(sk, chunk_mo
 def test_raw_text_without_blank_lines_is_cut_at_a_line_end(monkeypatch):
     from structkit.io import blocks as batch
 
-    monkeypatch.setattr(batch, "MAX_BLOCK_BYTES", 1000)
+    monkeypatch.setattr(batch, "MAX_TEXT_BLOCK_BYTES", 1000)
     import io as _io
 
     data = b"".join(b"line %d has some words\n" % i for i in range(400))
@@ -91,6 +92,42 @@ def test_raw_text_without_blank_lines_is_cut_at_a_line_end(monkeypatch):
     for first, b in blocks:
         assert first == line
         line += b.count(b"\n")
+
+
+def test_a_paragraph_without_end_streams_in_bounded_blocks(monkeypatch):
+    """Issue 41, item 1: raw text with no blank line (`yes | annotate`, a 10 MB line) was held
+    whole, up to 64 MB a block, before any analysis (2.1 GB and no output in 200 s). Blocks of
+    raw text are now at most about MAX_TEXT_BLOCK_BYTES: cut at a line end, else at a space, else
+    between characters (never inside a UTF-8 sequence); every byte is kept, in order."""
+    import io as _io
+
+    from structkit.io import blocks as B
+
+    monkeypatch.setattr(B, "MAX_TEXT_BLOCK_BYTES", 1000)
+    for data in (b"y\n" * 5000, b"casa " * 2000, "\u00e8\u4e2d".encode() * 1000, b"x" * 5000):
+        blocks = [b for _, b in B.iter_blocks(_io.BytesIO(data), 100, lines=True)]
+        assert b"".join(blocks) == data
+        assert len(blocks) > 3 and max(map(len, blocks)) <= 1000 + 100
+        for b in blocks:
+            b.decode("utf-8")          # whole characters
+        if b" " in data:
+            assert all(b.endswith(b" ") for b in blocks[:-1])
+        elif b"\n" in data:
+            assert all(b.endswith(b"\n") for b in blocks[:-1])
+
+    class Counted(_io.BytesIO):      # how far the reader runs ahead of what it has given
+        got = 0
+
+        def read(self, n=-1):
+            data = super().read(n)
+            self.got += len(data)
+            return data
+
+    stream, given = Counted(b"y\n" * 100_000), 0
+    for _, b in B.iter_blocks(stream, 100, lines=True):
+        given += len(b)
+        assert stream.got - given <= 2 * 100 + 1000
+    assert given == 200_000
 
 
 def test_a_one_line_error_quotes_little_of_a_huge_input(sk, tmp_path):

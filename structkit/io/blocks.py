@@ -12,7 +12,11 @@ from typing import IO, Iterator
 from structkit.errors import UserError
 
 BLOCK_BYTES = 1 << 20
-MAX_BLOCK_BYTES = 64 << 20  # no blank line in this much: not sentences (rows) / one paragraph (text)
+MAX_BLOCK_BYTES = 64 << 20  # no blank line in this much: not sentences (rows)
+MAX_TEXT_BLOCK_BYTES = 64 << 10  # raw text with no blank line in this much is cut at a line end,
+                                # else a space, else a character (a paragraph without end is
+                                # analysed as it streams in, in bounded memory)
+_SPACES = (b" ", b"\t", b"\r")
 _CUT = (b"\n\n", b"\n\r\n")
 
 
@@ -31,13 +35,36 @@ def cut_point(buf, lo: int = 0) -> int:
         end = p + n - 1  # look further back (a run of blank lines, or a cut at the very end)
 
 
+def _check_text(block, name: str, line: int) -> None:
+    """Raw text holds no NUL byte (``/dev/zero``, a binary file): one line naming where."""
+    k = block.find(b"\0")
+    if k >= 0:
+        raise UserError("a NUL byte: not text", name, line + block.count(b"\n", 0, k))
+
+
+def _text_cut(buf) -> int:
+    """Where raw text with no blank line is cut: after its last line end, else after its last
+    space, else before the last character that starts there (never inside a UTF-8 sequence)."""
+    buf = bytes(buf)
+    q = buf.rfind(b"\n") + 1
+    if q > 0:
+        return q
+    q = max(buf.rfind(c) for c in _SPACES) + 1
+    if q > 0:
+        return q
+    q = len(buf) - 1
+    while q > 0 and buf[q] & 0xC0 == 0x80:   # a continuation byte: back to the character's start
+        q -= 1
+    return q
+
+
 def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = False,
                 name: str = "<input>") -> Iterator[tuple[int, bytes]]:
     """(first line number, bytes) blocks of whole sentences, about ``target`` bytes each, cut
-    after a blank line. Memory is bounded: past ``MAX_BLOCK_BYTES`` without a blank line, raw
-    text (``lines``) is cut at its last line end (a line is at most a few MB: the readers' cap),
-    and CoNLL rows are a one-line error (no sentence is that long: ``/dev/zero`` was read until
-    memory ran out)."""
+    after a blank line. Memory is bounded: raw text (``lines``) past ``MAX_TEXT_BLOCK_BYTES``
+    without a blank line is cut (``_text_cut``: a line end, a space, a character), and CoNLL rows
+    past ``MAX_BLOCK_BYTES`` are a one-line error (no sentence is that long: ``/dev/zero`` was
+    read until memory ran out)."""
     buf = bytearray()
     line = 1
     searched = 0
@@ -46,21 +73,24 @@ def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = Fals
         if not data:
             break
         buf += data
-        if len(buf) < target:
-            continue
-        q = cut_point(buf, max(0, searched - 3))  # a blank line may straddle the old end
-        searched = len(buf)
-        if q <= 0:
-            if len(buf) <= MAX_BLOCK_BYTES:
-                continue
-            q = buf.rfind(b"\n") + 1 if lines else 0
+        while len(buf) >= target:   # cut what was read: the buffer stays under about 2 * target
+            q = cut_point(buf, max(0, searched - 3))  # a blank line may straddle the old end
+            searched = len(buf)
             if q <= 0:
-                raise UserError(f"no {'line end' if lines else 'blank line'} in {len(buf) >> 20} MB: "
-                                f"{'not text' if lines else 'not sentences of CoNLL rows'}", name, line)
-        block = bytes(buf[:q])
-        del buf[:q]
-        searched = 0
-        yield line, block
-        line += block.count(b"\n")
+                if len(buf) <= (MAX_TEXT_BLOCK_BYTES if lines else MAX_BLOCK_BYTES):
+                    break
+                q = _text_cut(memoryview(buf)[:MAX_TEXT_BLOCK_BYTES]) if lines else 0
+                if q <= 0:
+                    raise UserError(f"no blank line in {len(buf) >> 20} MB: not sentences of CoNLL rows",
+                                    name, line)
+            block = bytes(buf[:q])
+            del buf[:q]
+            searched = 0
+            if lines:
+                _check_text(block, name, line)
+            yield line, block
+            line += block.count(b"\n")
     if buf or line == 1:
+        if lines:
+            _check_text(buf, name, line)
         yield line, bytes(buf)

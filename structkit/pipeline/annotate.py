@@ -5,11 +5,11 @@ chain over each block of its input as ``structkit.load(...)(text)`` runs it over
 from __future__ import annotations
 
 import io
-import itertools
 import json
 from dataclasses import dataclass
 from typing import IO, Iterable
 
+from structkit.components import batches
 from structkit.errors import UserError
 from structkit.io.batchjob import Job, continue_document, count_on
 from structkit.io.conllu import looks_like_conllu, read_conllu
@@ -105,8 +105,7 @@ class AnnotateJob(Job):
 def _batches(sents, chain, name: str):
     """CoNLL-U sentences, ``BATCH`` at a time, analysed by the chain's models after its
     tokenizer (their tokens and sentences are the input's)."""
-    it = iter(sents)
-    while chunk := list(itertools.islice(it, BATCH)):
+    for chunk in batches(sents, BATCH):
         chain.process(chunk, name)
         yield chunk
 

@@ -285,3 +285,36 @@ def test_bad_values_given_to_the_api_are_one_line_errors(parts):
         with pytest.raises(structkit.UserError, match=re.escape(want)) as ei:
             call()
         assert "\n" not in str(ei.value)
+
+
+def test_annotate_streams_a_text_that_has_not_ended(parts):
+    """Issue 41, item 1: `yes | structkit annotate -m M -` held its input (up to 64 MB a block,
+    four blocks before writing) and printed nothing in 200 s. A text with no blank line is
+    analysed 64 KB at a time and each block is written when done: the first sentences come out
+    while the input is still open."""
+    import os
+    import select
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    p = subprocess.Popen([sys.executable, "-m", "structkit", "annotate", "-m", str(parts["tok"]), "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    def feed():   # 1.2 MB, and the input stays open
+        try:
+            p.stdin.write(b"The dog sleeps .\n" * 70_000)
+            p.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
+    try:
+        deadline, got = time.monotonic() + 60, b""
+        while b"# sent_id = 1\n" not in got and time.monotonic() < deadline:
+            if select.select([p.stdout], [], [], 1)[0]:
+                got += os.read(p.stdout.fileno(), 65536)
+        assert b"# sent_id = 1\n" in got and p.poll() is None
+    finally:
+        p.kill()
+        p.wait()
