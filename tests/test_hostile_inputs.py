@@ -97,23 +97,30 @@ def test_raw_text_without_blank_lines_is_cut_at_a_line_end(monkeypatch):
 def test_a_paragraph_without_end_streams_in_bounded_blocks(monkeypatch):
     """Issue 41, item 1: raw text with no blank line (`yes | annotate`, a 10 MB line) was held
     whole, up to 64 MB a block, before any analysis (2.1 GB and no output in 200 s). Blocks of
-    raw text are now at most about MAX_TEXT_BLOCK_BYTES: cut at a line end, else at a space, else
-    between characters (never inside a UTF-8 sequence); every byte is kept, in order."""
+    raw text are now cut at a line end near MAX_TEXT_BLOCK_BYTES; a longer line stays whole up
+    to MAX_LINE_BYTES (a treebank's test text may be one 158 KB line), past that it is cut at a
+    space, else between characters (never inside a UTF-8 sequence); every byte is kept, in order."""
     import io as _io
 
     from structkit.io import blocks as B
 
     monkeypatch.setattr(B, "MAX_TEXT_BLOCK_BYTES", 1000)
-    for data in (b"y\n" * 5000, b"casa " * 2000, "\u00e8\u4e2d".encode() * 1000, b"x" * 5000):
+    monkeypatch.setattr(B, "MAX_LINE_BYTES", 3000)
+    for data in (b"y\n" * 5000, b"casa " * 2000, "\u00e8\u4e2d".encode() * 2000, b"x" * 10000):
         blocks = [b for _, b in B.iter_blocks(_io.BytesIO(data), 100, lines=True)]
         assert b"".join(blocks) == data
-        assert len(blocks) > 3 and max(map(len, blocks)) <= 1000 + 100
+        assert len(blocks) > 2 and max(map(len, blocks)) <= (1000 if b"\n" in data else 3000)
         for b in blocks:
             b.decode("utf-8")          # whole characters
         if b" " in data:
             assert all(b.endswith(b" ") for b in blocks[:-1])
         elif b"\n" in data:
             assert all(b.endswith(b"\n") for b in blocks[:-1])
+    # lines of 2,500 bytes (longer than a block, shorter than MAX_LINE_BYTES) are never cut
+    data = b"".join((b"%d " % i) * 500 + b"\n" for i in range(100, 120))
+    blocks = [b for _, b in B.iter_blocks(_io.BytesIO(data), 100, lines=True)]
+    assert b"".join(blocks) == data and len(blocks) > 3
+    assert all(b.endswith(b"\n") and len(b) == 2001 for b in blocks)
 
     class Counted(_io.BytesIO):      # how far the reader runs ahead of what it has given
         got = 0

@@ -13,9 +13,10 @@ from structkit.errors import UserError
 
 BLOCK_BYTES = 1 << 20
 MAX_BLOCK_BYTES = 64 << 20  # no blank line in this much: not sentences (rows)
-MAX_TEXT_BLOCK_BYTES = 64 << 10  # raw text with no blank line in this much is cut at a line end,
-                                # else a space, else a character (a paragraph without end is
-                                # analysed as it streams in, in bounded memory)
+MAX_TEXT_BLOCK_BYTES = 64 << 10  # raw text with no blank line in this much is cut at a line end ...
+MAX_LINE_BYTES = 1 << 20         # ... and a line longer than this at a space, else between characters
+                                 # (as the tokenizers cut a paragraph: text.tokenize.MAX_BLOCK_CHARS):
+                                 # a text without end is analysed as it streams in, in bounded memory
 _SPACES = (b" ", b"\t", b"\r")
 _CUT = (b"\n\n", b"\n\r\n")
 
@@ -42,13 +43,18 @@ def _check_text(block, name: str, line: int) -> None:
         raise UserError("a NUL byte: not text", name, line + block.count(b"\n", 0, k))
 
 
-def _text_cut(buf) -> int:
-    """Where raw text with no blank line is cut: after its last line end, else after its last
-    space, else before the last character that starts there (never inside a UTF-8 sequence)."""
-    buf = bytes(buf)
-    q = buf.rfind(b"\n") + 1
-    if q > 0:
+def _text_cut(buf, long_line: bool) -> int:
+    """Where raw text with no blank line is cut: after its last line end in the first
+    ``MAX_TEXT_BLOCK_BYTES``, else after the first line end in the first ``MAX_LINE_BYTES`` (a
+    long line stays whole); with none there and over ``MAX_LINE_BYTES`` read (``long_line``),
+    after its last space in the first ``MAX_LINE_BYTES``, else before the last character that
+    starts there (never inside a UTF-8 sequence); 0: not yet."""
+    q = buf.rfind(b"\n", 0, MAX_TEXT_BLOCK_BYTES) + 1
+    if q <= 0:
+        q = buf.find(b"\n", MAX_TEXT_BLOCK_BYTES, MAX_LINE_BYTES) + 1
+    if q > 0 or not long_line:
         return q
+    buf = bytes(buf[:MAX_LINE_BYTES])
     q = max(buf.rfind(c) for c in _SPACES) + 1
     if q > 0:
         return q
@@ -76,13 +82,13 @@ def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = Fals
         while len(buf) >= target:   # cut what was read: the buffer stays under about 2 * target
             q = cut_point(buf, max(0, searched - 3))  # a blank line may straddle the old end
             searched = len(buf)
+            if q <= 0 and lines and len(buf) > MAX_TEXT_BLOCK_BYTES:
+                q = _text_cut(buf, len(buf) > MAX_LINE_BYTES)
             if q <= 0:
-                if len(buf) <= (MAX_TEXT_BLOCK_BYTES if lines else MAX_BLOCK_BYTES):
-                    break
-                q = _text_cut(memoryview(buf)[:MAX_TEXT_BLOCK_BYTES]) if lines else 0
-                if q <= 0:
-                    raise UserError(f"no blank line in {len(buf) >> 20} MB: not sentences of CoNLL rows",
-                                    name, line)
+                if len(buf) <= (MAX_LINE_BYTES if lines else MAX_BLOCK_BYTES):
+                    break       # read on (in lines, _text_cut cuts a longer line)
+                raise UserError(f"no blank line in {len(buf) >> 20} MB: not sentences of CoNLL rows",
+                                name, line)
             block = bytes(buf[:q])
             del buf[:q]
             searched = 0
