@@ -29,7 +29,7 @@ from structkit.io.document import write_conllu
 from structkit.io.files import display_name, spooled_stdin
 from structkit.learn import registry
 from structkit.morph import task as morph_task  # (a module: its trainer can be swapped in tests)
-from structkit.parse.labelled import label_scores
+from structkit.parse.labelled import check_lengths, label_scores
 from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 from structkit.pipeline.model import PipelineConfig, PipelineModel
 from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
@@ -174,6 +174,11 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
     model = PipelineModel(config, info=info)
     parts = config.parts
     stages = Stages(on_epoch, _plan(config, dev_path))
+    if "parse" in parts:   # read first: a sentence the parser refuses stops training before any stage
+        sents, trees = read_training(train_path)
+        dev = read_treebank(dev_path) if dev_path else None
+        check_lengths(trees, display_name(train_path))
+        check_lengths(dev or [], display_name(dev_path) if dev_path else None)
     if "tokenize" in parts:
         c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
@@ -185,8 +190,6 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
         with _timed(info, "morph"):
             model.morph = morph_task.train_morph(c, train_path, dev_path, stages.tagged("morph", "morph"))
     if "parse" in parts:
-        sents, trees = read_training(train_path)
-        dev = read_treebank(dev_path) if dev_path else None
         name, sha = display_name(train_path), digest.hexdigest()
         candidates: dict[str, list] = {}
         if model.morph is None:   # no morph model: the parser reads the input's own columns

@@ -75,3 +75,25 @@ def test_training_names_every_stage_and_counts_its_epochs_honestly(tmp_path):
         assert re.search(r"train (characters right|tags right|sentences with no update) \d+\.\d\d%", x), x
         assert "dev words 1" not in x and "train acc" not in x, x
     assert any("dev words F1 " in x for x in lines) and any("dev UAS " in x for x in lines)
+
+
+def test_a_sentence_the_parser_refuses_stops_training_before_any_stage(monkeypatch, tmp_path):
+    """Issue 41, item 13: a 50,000-word sentence trained the tokenizer and the morphology (53 s,
+    1.35 GB) before the parser's length limit refused it; the limit is checked first now."""
+    import pytest
+
+    from structkit.errors import UserError
+    from structkit.parse import labelled
+    from structkit.pipeline import train as ptrain
+    from structkit.pipeline.model import PipelineConfig
+
+    def never(*a, **k):
+        raise AssertionError("a stage trained before the length check")
+
+    monkeypatch.setattr(labelled, "MAX_SENTENCE_WORDS", 5)   # the tiny file has longer sentences
+    monkeypatch.setattr(ptrain, "train_tokenizer", never)
+    monkeypatch.setattr(ptrain.morph_task, "train_morph", never)
+    with pytest.raises(UserError) as e:
+        ptrain.train_pipeline(PipelineConfig(), str(TINY))
+    assert "the beam parser takes at most 5 words per sentence" in str(e.value)
+    assert "train.conllu" in e.value.format()
