@@ -34,7 +34,7 @@ from structkit.io.batchjob import EXTENSIONS, Job
 from structkit.io.batchjob import StdinContext as _StdinContext
 from structkit.io.blocks import BLOCK_BYTES, iter_blocks  # noqa: F401 (the one block cutter)
 from structkit.io.blocks import cut_point as _cut_point
-from structkit.io.files import atomic_output, check_outputs, open_binary, open_input
+from structkit.io.files import atomic_output, check_outputs, open_binary, open_input, sweep_stale
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -307,6 +307,7 @@ def plan_outputs(job: Job, inputs: list[Input], output_dir: str) -> list[str]:
             os.makedirs(folder, exist_ok=True)
         except OSError as e:
             raise UserError(f"cannot create folder: {e.strerror or e}", folder) from None
+        sweep_stale(folder, ".tmp-")   # what a killed run left, even if --skip-existing writes nothing
     return outs
 
 

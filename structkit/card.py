@@ -14,7 +14,6 @@ shows a card (:func:`card_lines`). Files written before cards existed have none 
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from typing import Any, Callable
 
@@ -24,6 +23,7 @@ from structkit.datasets import paths
 from structkit.datasets.convert import sha256_file
 from structkit.datasets.registry import corpora, corpus_for_path
 from structkit.errors import UserError
+from structkit.io.files import temporary_folder
 from structkit.model import card_for_saves, load_model, model_header, scratch_saves
 from structkit.tasks import Command, Task
 
@@ -110,7 +110,7 @@ def score_model(task, model_path: str, gold_path: str) -> tuple[dict, bool]:
     command (`structkit COMMAND -m MODEL INPUT`) on ``gold_path``: INPUT is the gold file, or
     what the task's ``model_input`` makes of it (the raw text, for a tokenizer; then the second
     value is True)."""
-    with tempfile.TemporaryDirectory(prefix="structkit-card-") as folder:
+    with temporary_folder("structkit-card-") as folder:
         command = task.command
         given = command.model_input(gold_path, folder)
         out = os.path.join(folder, "predicted")
@@ -231,7 +231,7 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
         readable = []
     if readable:
         t0 = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="structkit-card-") as folder:
+        with temporary_folder("structkit-card-") as folder:
             path = os.path.join(folder, "model")
             with scratch_saves():   # read back once here; the user's file is written compressed
                 model.save(path)

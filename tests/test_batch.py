@@ -252,6 +252,27 @@ def test_skip_existing_resumes(chunker, tmp_path):
     assert os.stat(out / "a.conll").st_mtime_ns == before
 
 
+def test_skip_existing_removes_what_a_killed_run_left(chunker, tmp_path, monkeypatch):
+    """Issue 41, item 13: a --skip-existing rerun with nothing to write left a killed run's
+    `.tmp-*` files; the folders of the outputs are swept first (a dead process's files only)."""
+    import subprocess
+    import sys
+
+    from structkit.io import files
+
+    src = os.path.join(SAMPLE, "chunk", "test.txt")
+    out = tmp_path / "out"
+    run(TagJob(chunker), [Input(src, "a.txt")], output_dir=str(out))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    stale = out / f".tmp-{dead}.{files._HOST}-b.conll"
+    stale.write_text("half")
+    monkeypatch.setattr(files, "_SWEPT", set())   # a folder is swept once a process: a new run
+    s = run(TagJob(chunker), [Input(src, "a.txt")], output_dir=str(out), skip_existing=True)
+    assert s.skipped == 1 and s.written == []
+    assert sorted(p.name for p in out.iterdir()) == ["a.conll"]
+
+
 def test_one_file_has_no_marker_several_do(chunker, tmp_path):
     src = os.path.join(SAMPLE, "chunk", "test.txt")
     one = _run_bytes(TagJob(chunker), [src], tmp_path)

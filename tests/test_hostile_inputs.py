@@ -158,3 +158,46 @@ def test_a_one_line_error_quotes_little_of_a_huge_input(sk, tmp_path):
     shown = str(UserError("bad value " + "y" * 100_000, "f.txt", 3))
     assert shown.startswith("f.txt:3: bad value yyy") and len(shown) < MAX_MESSAGE + 100
     assert shown.endswith("(message cut: 100,010 characters)")
+
+
+def test_what_a_killed_run_left_is_removed_by_the_next(sk, chunk_model, tmp_path, monkeypatch):
+    """Issue 41, item 13: after SIGKILL, `.tmp-*` files stayed in the output folder (a
+    --skip-existing rerun left them) and `structkit-jackknife-*` folders in TMPDIR. Temporary
+    names carry their process's id; the next run making one in that folder removes those of
+    dead processes of this host, and never one of a live process."""
+    import signal
+    import subprocess
+    import tempfile
+
+    from structkit.io import files
+
+    out, tmp = tmp_path / "out", tmp_path / "tmpdir"
+    out.mkdir()
+    tmp.mkdir()
+    child = ("import os, signal, sys, tempfile\n"
+             "from structkit.io import files\n"
+             "tempfile.tempdir = sys.argv[2]\n"
+             "files.temporary_file('.tmp-', 'a.txt', sys.argv[1])\n"
+             "cm = files.temporary_folder('structkit-jackknife-'); folder = cm.__enter__()\n"
+             "open(os.path.join(folder, 'fold0.conllu'), 'w').write('x')\n"
+             "os.kill(os.getpid(), signal.SIGKILL)\n")
+    r = subprocess.run([sys.executable, "-c", child, str(out), str(tmp)], cwd=ROOT)
+    assert r.returncode == -signal.SIGKILL
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        alive_name = f".tmp-{live.pid}.{files._HOST}-keep.txt"   # a live writer's file stays
+        (out / alive_name).write_text("x")
+        other_host = ".tmp-1.00000000-other.txt"                   # so does another host's
+        (out / other_host).write_text("x")
+        left = sorted(p.name for p in out.iterdir())
+        assert len(left) == 3 and len(list(tmp.iterdir())) == 1
+        test = os.path.join(CHUNK, "test.txt")
+        run = sk("chunk", "--model", chunk_model, test, "-o", str(out / "t.txt"))
+        assert run.code == 0, run.err
+        assert sorted(p.name for p in out.iterdir()) == sorted([alive_name, other_host, "t.txt"])
+        monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+        with files.temporary_folder("structkit-jackknife-") as folder:
+            assert [p.name for p in tmp.iterdir()] == [os.path.basename(folder)]
+    finally:
+        live.kill()
+        live.wait()

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -17,6 +19,79 @@ _SPOOLED: set[str] = set()
 
 def display_name(path: str) -> str:
     return "<stdin>" if path == "-" or path in _SPOOLED else str(path)
+
+
+# Temporary files and folders are named ``BASE + PID.HOST-...`` (``owned``): one that a killed
+# process left (SIGKILL, a power cut: no ``finally`` ran) is removed by the next run that makes
+# one of its kind in that folder (``sweep_stale``), never one of a live process or another host.
+_HOST = hashlib.sha1(os.uname().nodename.encode("utf-8", "replace")).hexdigest()[:8]
+_SWEPT: set[tuple[str, str]] = set()
+
+
+def owned(base: str) -> str:
+    """The prefix of a temporary name of this process: ``base``, its id, its host's hash."""
+    return f"{base}{os.getpid()}.{_HOST}-"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def sweep_stale(folder: str, base: str) -> int:
+    """Remove what dead processes of this host left in ``folder`` under ``base`` (``owned``
+    names whose process no longer runs); once per folder and base in a process. Returns how
+    many were removed; a folder that cannot be read or an entry that cannot be removed is left."""
+    key = (os.path.realpath(folder), base)
+    if key in _SWEPT:
+        return 0
+    _SWEPT.add(key)
+    removed = 0
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return 0
+    with entries:
+        for e in entries:
+            if not e.name.startswith(base):
+                continue
+            pid, _, rest = e.name[len(base):].partition(".")
+            if not (pid.isdigit() and len(pid) < 10 and rest[:8] == _HOST and rest[8:9] == "-"):
+                continue
+            if _alive(int(pid)):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    shutil.rmtree(e.path)
+                else:
+                    os.unlink(e.path)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def temporary_file(base: str, suffix: str = "", folder: str | None = None) -> tuple[int, str]:
+    """``tempfile.mkstemp`` in ``folder`` (the temporary folder by default) named by ``owned``,
+    after sweeping what dead processes left there under ``base``."""
+    folder = folder or tempfile.gettempdir()
+    sweep_stale(folder, base)
+    return tempfile.mkstemp(prefix=owned(base), suffix=suffix, dir=folder)
+
+
+@contextlib.contextmanager
+def temporary_folder(base: str) -> Iterator[str]:
+    """A ``tempfile.TemporaryDirectory`` named by ``owned``, after sweeping the stale ones."""
+    sweep_stale(tempfile.gettempdir(), base)
+    with tempfile.TemporaryDirectory(prefix=owned(base)) as folder:
+        yield folder
 
 
 def stdin_once(*named: tuple[str, str | None]) -> None:
@@ -40,7 +115,7 @@ def spooled_stdin(paths: Sequence[str | None]) -> Iterator[list[str | None]]:
         yield list(paths)
         return
     try:
-        fd, tmp = tempfile.mkstemp(prefix="structkit-stdin-")
+        fd, tmp = temporary_file("structkit-stdin-")
     except OSError as e:
         raise UserError(f"cannot keep standard input in a temporary file: {_reason(e)}", "<stdin>") from None
     _SPOOLED.add(tmp)
@@ -281,7 +356,7 @@ def atomic_output(path: str | None, mode: str = "w", encoding: str | None = "utf
     folder = os.path.dirname(target)
     # An unwritable folder made mkstemp raise a raw OSError (a traceback); it is a user error.
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(target), dir=folder)
+        fd, tmp = temporary_file(".tmp-", os.path.basename(target), folder)
     except OSError as e:
         raise UserError(f"cannot write: {e.strerror or e}", path) from None
     try:
@@ -319,7 +394,7 @@ def check_writable(path: str | None, what: str = "this output") -> None:
         # a model is renamed into place: that would replace a device node or FIFO
         raise UserError("cannot write: not a regular file (a model is written to a file)", path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.realpath(path)))
+        fd, tmp = temporary_file(".tmp-", "", os.path.dirname(os.path.realpath(path)))
         os.close(fd)
         os.unlink(tmp)
     except OSError as e:
@@ -342,8 +417,7 @@ def commit_together(writers) -> None:
             path = os.path.realpath(shown)
             if os.path.exists(path) and not os.path.isfile(path):
                 raise UserError("cannot write: not a regular file (a model is written to a file)", shown)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=os.path.basename(path),
-                                       dir=os.path.dirname(path))
+            fd, tmp = temporary_file(".tmp-", os.path.basename(path), os.path.dirname(path))
             os.close(fd)
             done.append((tmp, path))
             try:

@@ -10,13 +10,13 @@ parts' facts (tag sets, training facts) and the jackknife comparison.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.io.files import temporary_folder
 from structkit.learn import registry
 from structkit.model import load_model, save_model
 from structkit.tagsets import check_chain, morph_facts, parser_facts
@@ -111,7 +111,7 @@ class PipelineModel:
         from dataclasses import asdict
 
         arrays = {}
-        with tempfile.TemporaryDirectory(prefix="structkit-pipeline-") as tmp:
+        with temporary_folder("structkit-pipeline-") as tmp:
             for name, part in self.parts().items():
                 p = os.path.join(tmp, name + ".model")
                 part.save(p)
@@ -136,7 +136,7 @@ class PipelineModel:
         if not isinstance(names, list) or set(names) - set(PARTS) or set(arrays) != {"part_" + n for n in names}:
             raise UserError("damaged model file: its parts do not match its header", path)
         loaded = {}
-        with tempfile.TemporaryDirectory(prefix="structkit-pipeline-") as tmp:
+        with temporary_folder("structkit-pipeline-") as tmp:
             for name in names:
                 p = os.path.join(tmp, name + ".model")
                 with open(p, "wb") as f:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 from contextlib import contextmanager
 from typing import Callable
@@ -26,7 +25,7 @@ from typing import Callable
 from structkit.errors import UserError
 from structkit.io.conllu import read_conllu
 from structkit.io.document import write_conllu
-from structkit.io.files import display_name, spooled_stdin
+from structkit.io.files import display_name, spooled_stdin, temporary_folder
 from structkit.learn import registry
 from structkit.morph import task as morph_task  # (a module: its trainer can be swapped in tests)
 from structkit.parse.labelled import check_lengths, label_scores
@@ -114,7 +113,7 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
     reported as the stage ``morph fold k/N`` of ``stages``)."""
 
     analyses: list = [None] * len(sents)
-    with tempfile.TemporaryDirectory(prefix="structkit-jackknife-") as tmp:
+    with temporary_folder("structkit-jackknife-") as tmp:
         for k in range(folds):
             t0 = time.perf_counter()
             held = [i for i in range(len(sents)) if i % folds == k]

@@ -14,7 +14,6 @@ learnt rules (for tokens unseen in training) are kept only where dev says they h
 from __future__ import annotations
 
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.document import new_sentence
 from structkit.io.document import write_conllu as write_lines
+from structkit.io.files import temporary_file
 from structkit.learn import registry, selection
 from structkit.model import load_model, save_model
 from structkit.text.conllu import write_conllu
@@ -153,7 +153,7 @@ def evaluate_text(tok, gold_path: str, text: str) -> dict:
     ``text`` of the treebank ``gold_path``, through a temporary CoNLL-U file."""
     from structkit.eval.tokenize import evaluate_tokenization
 
-    fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-eval-")
+    fd, tmp = temporary_file(".structkit-eval-", ".conllu")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             write_conllu(iter_sentences(text, tok), f)
@@ -250,7 +250,7 @@ def _learner(config: TokenizeConfig):
 
 def _held_out_gold(paragraphs) -> str:
     """A temporary CoNLL-U file of the held-out sentences: text, tokens and their words."""
-    fd, tmp = tempfile.mkstemp(suffix=".conllu", prefix=".structkit-held-")
+    fd, tmp = temporary_file(".structkit-held-", ".conllu")
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         for p in paragraphs:
             write_lines((new_sentence(((form, words, True) for form, words in sent.tokens),
