@@ -24,7 +24,7 @@ import numpy as np
 
 from structkit import __version__
 from structkit.errors import UserError
-from structkit.io.files import atomic_output, read_error
+from structkit.io.files import atomic_output, os_reason, read_error
 
 FORMAT = "structkit-model"
 # 2: vocabularies and labels as offsets + UTF-8 bytes (NAME__off, NAME__utf8) instead of
@@ -126,7 +126,7 @@ def save_model(path: str, header: dict[str, Any], arrays: dict[str, np.ndarray])
         with atomic_output(path, "wb") as f:
             write_npz(f, {_HEADER: blob, **arrays}, compress=not _SCRATCH_SAVES.get())
     except OSError as e:
-        raise UserError(f"cannot write the model: {e.strerror or e}", path) from None
+        raise UserError(f"cannot write the model: {os_reason(e)}", path) from None
 
 
 # Limits of what a model file may declare, checked before anything is allocated.

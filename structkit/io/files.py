@@ -80,18 +80,48 @@ def sweep_stale(folder: str, base: str) -> int:
 
 def temporary_file(base: str, suffix: str = "", folder: str | None = None) -> tuple[int, str]:
     """``tempfile.mkstemp`` in ``folder`` (the temporary folder by default) named by ``owned``,
-    after sweeping what dead processes left there under ``base``."""
+    after sweeping what dead processes left there under ``base``. An OSError is left to the
+    caller, who names the output it was for (a temporary beside an output)."""
     folder = folder or tempfile.gettempdir()
     sweep_stale(folder, base)
     return tempfile.mkstemp(prefix=owned(base), suffix=suffix, dir=folder)
 
 
+def temporary_error(e: OSError | str) -> UserError:
+    """One line for a failed write in the temporary folder (a full disk under TMPDIR was
+    reported as 'standard output: no space left'): it names the temporary folder."""
+    reason = e if isinstance(e, str) else os_reason(e)
+    return UserError(f"cannot write a temporary file: {reason} (set TMPDIR to a folder with room)",
+                     tempfile.gettempdir())
+
+
 @contextlib.contextmanager
 def temporary_folder(base: str) -> Iterator[str]:
-    """A ``tempfile.TemporaryDirectory`` named by ``owned``, after sweeping the stale ones."""
+    """A ``tempfile.TemporaryDirectory`` named by ``owned``, after sweeping the stale ones; one
+    that cannot be made is ``temporary_error``, as are the caller's writes it wraps in
+    ``temporary_writes``."""
     sweep_stale(tempfile.gettempdir(), base)
-    with tempfile.TemporaryDirectory(prefix=owned(base)) as folder:
+    try:
+        made = tempfile.TemporaryDirectory(prefix=owned(base))
+    except OSError as e:
+        raise temporary_error(e) from None
+    with made as folder:
         yield folder
+
+
+@contextlib.contextmanager
+def temporary_writes() -> Iterator[None]:
+    """Writes in the temporary folder: an OSError, or a UserError naming a file there (a model
+    saved there), is ``temporary_error``."""
+    try:
+        yield
+    except OSError as e:
+        raise temporary_error(e) from None
+    except UserError as e:
+        if e.path is None or not e.message.startswith("cannot write") \
+                or not os.path.realpath(str(e.path)).startswith(os.path.realpath(tempfile.gettempdir())):
+            raise
+        raise temporary_error(e.message.split(": ", 1)[-1]) from None
 
 
 def stdin_once(*named: tuple[str, str | None]) -> None:
@@ -117,7 +147,7 @@ def spooled_stdin(paths: Sequence[str | None]) -> Iterator[list[str | None]]:
     try:
         fd, tmp = temporary_file("structkit-stdin-")
     except OSError as e:
-        raise UserError(f"cannot keep standard input in a temporary file: {_reason(e)}", "<stdin>") from None
+        raise UserError(f"cannot keep standard input in a temporary file: {os_reason(e)}", "<stdin>") from None
     _SPOOLED.add(tmp)
     try:
         try:
@@ -125,7 +155,7 @@ def spooled_stdin(paths: Sequence[str | None]) -> Iterator[list[str | None]]:
                 while block := f.read(1 << 20):
                     out.write(block.encode("utf-8") if isinstance(block, str) else block)
         except OSError as e:
-            raise UserError(f"cannot keep standard input in a temporary file: {_reason(e)}",
+            raise UserError(f"cannot keep standard input in a temporary file: {os_reason(e)}",
                             "<stdin>") from None
         try:
             yield [tmp if p == "-" else p for p in paths]
@@ -428,12 +458,12 @@ def commit_together(writers) -> None:
                     mode = 0o666 & ~umask
                 os.chmod(tmp, mode)
             except OSError as e:
-                raise UserError(f"cannot write: {_reason(e)}", shown) from None
+                raise UserError(f"cannot write: {os_reason(e)}", shown) from None
         for tmp, path in done:
             try:
                 os.replace(tmp, path)
             except OSError as e:
-                raise UserError(f"cannot write: {_reason(e)}", path) from None
+                raise UserError(f"cannot write: {os_reason(e)}", path) from None
     except BaseException:
         for tmp, _ in done:
             try:
@@ -443,7 +473,8 @@ def commit_together(writers) -> None:
         raise
 
 
-def _reason(e: OSError) -> str:
+def os_reason(e: OSError) -> str:
+    """The system's reason for an OSError, a full disk said plainly."""
     import errno
 
     return "no space left on the device (disk full)" if e.errno == errno.ENOSPC else (e.strerror or str(e))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.io.files import temporary_folder
+from structkit.io.files import temporary_folder, temporary_writes
 from structkit.learn import registry
 from structkit.model import load_model, save_model
 from structkit.tagsets import check_chain, morph_facts, parser_facts
@@ -114,7 +114,8 @@ class PipelineModel:
         with temporary_folder("structkit-pipeline-") as tmp:
             for name, part in self.parts().items():
                 p = os.path.join(tmp, name + ".model")
-                part.save(p)
+                with temporary_writes():
+                    part.save(p)
                 with open(p, "rb") as f:
                     arrays["part_" + name] = np.frombuffer(f.read(), dtype=np.uint8)
         header = {"task": "pipeline", "config": asdict(self.config), "info": self.info,
@@ -139,7 +140,7 @@ class PipelineModel:
         with temporary_folder("structkit-pipeline-") as tmp:
             for name in names:
                 p = os.path.join(tmp, name + ".model")
-                with open(p, "wb") as f:
+                with temporary_writes(), open(p, "wb") as f:
                     f.write(arrays["part_" + name].tobytes())
                 try:
                     loaded[name] = _loader(name)(p)

@@ -25,7 +25,7 @@ from typing import Callable
 from structkit.errors import UserError
 from structkit.io.conllu import read_conllu
 from structkit.io.document import write_conllu
-from structkit.io.files import display_name, spooled_stdin, temporary_folder
+from structkit.io.files import display_name, spooled_stdin, temporary_folder, temporary_writes
 from structkit.learn import registry
 from structkit.morph import task as morph_task  # (a module: its trainer can be swapped in tests)
 from structkit.parse.labelled import check_lengths, label_scores
@@ -120,7 +120,8 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
             if not held:
                 continue
             path = os.path.join(tmp, f"fold{k}.conllu")
-            write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)
+            with temporary_writes():
+                write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)
             cfg = morph_task.MorphConfig(epochs=epochs, seed=seed)
             cfg.validate()
             model = morph_task.train_morph(cfg, path, None, None if stages is None else

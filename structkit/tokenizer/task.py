@@ -22,7 +22,7 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.document import new_sentence
 from structkit.io.document import write_conllu as write_lines
-from structkit.io.files import temporary_file
+from structkit.io.files import temporary_file, temporary_writes
 from structkit.learn import registry, selection
 from structkit.model import load_model, save_model
 from structkit.text.conllu import write_conllu
@@ -153,9 +153,10 @@ def evaluate_text(tok, gold_path: str, text: str) -> dict:
     ``text`` of the treebank ``gold_path``, through a temporary CoNLL-U file."""
     from structkit.eval.tokenize import evaluate_tokenization
 
-    fd, tmp = temporary_file(".structkit-eval-", ".conllu")
+    with temporary_writes():
+        fd, tmp = temporary_file(".structkit-eval-", ".conllu")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with temporary_writes(), os.fdopen(fd, "w", encoding="utf-8") as f:
             write_conllu(iter_sentences(text, tok), f)
         return evaluate_tokenization(gold_path, tmp)
     finally:
@@ -250,8 +251,9 @@ def _learner(config: TokenizeConfig):
 
 def _held_out_gold(paragraphs) -> str:
     """A temporary CoNLL-U file of the held-out sentences: text, tokens and their words."""
-    fd, tmp = temporary_file(".structkit-held-", ".conllu")
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
+    with temporary_writes():
+        fd, tmp = temporary_file(".structkit-held-", ".conllu")
+    with temporary_writes(), os.fdopen(fd, "w", encoding="utf-8") as out:
         for p in paragraphs:
             write_lines((new_sentence(((form, words, True) for form, words in sent.tokens),
                                       (["# newpar"] if i == 0 else []) + [f"# text = {sent.text}"])
