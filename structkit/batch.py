@@ -156,7 +156,7 @@ class Executor:
     def submit(self, block: Block):
         return _Done(run_block(self.job, block))
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         pass
 
 
@@ -216,9 +216,14 @@ class PoolExecutor(Executor):
         gc.freeze()  # the collector would touch (and so copy) every shared page in each worker
         self.pool = pool(self.jobs)
 
-    def close(self) -> None:
+    def close(self, abort: bool = False) -> None:
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
+            if self.kind == "process":
+                from structkit.workers import stop
+
+                stop(self.pool, abort)
+            else:
+                self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
 
 
@@ -408,10 +413,14 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
         else:
             _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
                        lambda k: _FileSink(outs[k], atomic_output), False, on_error)
-    finally:
+    except BaseException:   # an error or a signal: the workers' blocks in flight are not waited for
         bar.close()
         if own:
-            executor.close()
+            executor.close(abort=True)
+        raise
+    bar.close()
+    if own:
+        executor.close()
     return summary
 
 

@@ -72,8 +72,30 @@ class _Signalled(BaseException):
         self.signum = signum
 
 
+# The signals received in this run: one raised inside numba's compiler (a cold cache) comes out
+# of it as another exception (a RuntimeError, a SystemError) after Python reported it as
+# "Exception ignored": it is still the signal, reported as such in one line.
+_RECEIVED: list[int] = []
+
+
 def _on_signal(signum, frame) -> None:
+    _RECEIVED.append(signum)
     raise _Signalled(signum)
+
+
+def _on_interrupt(signum, frame) -> None:
+    _RECEIVED.append(signum)
+    raise KeyboardInterrupt
+
+
+def _unraisable(hook):
+    """``sys.unraisablehook`` that stays quiet about a signal's exception raised where Python
+    cannot propagate it (a ctypes callback in numba's compiler): the run ends on it anyway."""
+    def quiet(u) -> None:
+        if isinstance(u.exc_value, (KeyboardInterrupt, _Signalled)):
+            return
+        hook(u)
+    return quiet
 
 
 def _signal_cause(e: BaseException) -> BaseException | None:
@@ -93,6 +115,12 @@ def _install_signal_handlers() -> dict:
     import signal
 
     replaced = {}
+    try:
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, _on_interrupt)
+            replaced[signal.SIGINT] = signal.default_int_handler
+    except (ValueError, OSError):
+        pass
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
         if sig is None:
@@ -176,9 +204,13 @@ def main(argv: list[str] | None = None) -> None:
     import signal
 
     replaced = _install_signal_handlers()
+    del _RECEIVED[:]
+    hook = sys.unraisablehook
+    sys.unraisablehook = _unraisable(hook)
     try:
         _main(argv)
     finally:
+        sys.unraisablehook = hook
         for sig, old in replaced.items():
             try:
                 signal.signal(sig, old)
@@ -226,20 +258,18 @@ def _main(argv: list[str] | None) -> None:
         # exception as its cause: the signal it is, not an internal error.
         sig = _signal_cause(e)
         if sig is None:
+            if _RECEIVED:
+                _stopped(_RECEIVED[0])
             raise
         if isinstance(sig, KeyboardInterrupt):
             click.echo("structkit: interrupted", err=True)
             sys.exit(130)
-        import signal
-        click.echo(f"structkit: stopped by {signal.Signals(sig.signum).name}", err=True)
-        sys.exit(128 + sig.signum)
+        _stopped(sig.signum)
     except KeyboardInterrupt:
         click.echo("structkit: interrupted", err=True)
         sys.exit(130)
     except _Signalled as e:
-        import signal
-        click.echo(f"structkit: stopped by {signal.Signals(e.signum).name}", err=True)
-        sys.exit(128 + e.signum)
+        _stopped(e.signum)
     except BrokenPipeError:
         # The reader closed the pipe (`structkit chunk big | head -1`): it wanted no more.
         # End quietly with success, so `set -o pipefail` scripts do not fail.
@@ -252,6 +282,23 @@ def _main(argv: list[str] | None) -> None:
         if e.errno in (32,):  # EPIPE raised as a plain OSError
             _quiet_stdout()
             sys.exit(0)
+        if _RECEIVED:
+            _stopped(_RECEIVED[0])
         click.echo(_os_error_line(e), err=True)
         sys.exit(1)
+    except Exception:
+        if _RECEIVED:   # a signal turned into another exception on its way out (numba's compiler)
+            _stopped(_RECEIVED[0])
+        raise
     sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _stopped(signum: int) -> None:
+    """End as stopped by the signal ``signum``: one line, exit 130 for Ctrl-C, else 128 + N."""
+    import signal
+
+    if signum == signal.SIGINT:
+        click.echo("structkit: interrupted", err=True)
+        sys.exit(130)
+    click.echo(f"structkit: stopped by {signal.Signals(signum).name}", err=True)
+    sys.exit(128 + signum)

@@ -343,17 +343,18 @@ def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 
         else:
             return
     _CALL = fn
-    from structkit.workers import pool
+    from structkit.workers import pool, stop
 
-    with pool(n) as workers:
-        window: collections.deque = collections.deque()
-        try:
-            for x in it:
-                window.append(workers.submit(_call, x))
-                if len(window) >= 2 * n:
-                    yield window.popleft().result()
-            while window:
+    workers = pool(n)
+    window: collections.deque = collections.deque()
+    try:
+        for x in it:
+            window.append(workers.submit(_call, x))
+            if len(window) >= 2 * n:
                 yield window.popleft().result()
-        finally:
-            for f in window:
-                f.cancel()
+        while window:
+            yield window.popleft().result()
+    except BaseException:   # an error, a signal, or the caller stopped early: end the workers now
+        stop(workers, abort=True)
+        raise
+    stop(workers)

@@ -41,6 +41,19 @@ def worker_init(parent: int) -> None:
     threading.Thread(target=watch, name="structkit-parent-watch", daemon=True).start()
 
 
+def stop(executor: cf.ProcessPoolExecutor, abort: bool = False) -> None:
+    """Shut a pool down. When ``abort`` (an error, Ctrl-C, SIGTERM in the parent), its workers are
+    ended first: the blocks in flight are not waited for (``annotate -j 2`` took 25-54 s to stop
+    on a signal, where ``-j 1`` took 0.2 s); they hold no file, their results go to the parent."""
+    if abort:
+        for p in list((getattr(executor, "_processes", None) or {}).values()):
+            try:
+                p.terminate()
+            except (OSError, ValueError, AttributeError):
+                pass
+    executor.shutdown(wait=True, cancel_futures=True)
+
+
 def pool(jobs: int) -> cf.ProcessPoolExecutor:
     """``jobs`` forked workers (the parent's memory, models included, shared, not pickled), each
     set up by ``worker_init``."""

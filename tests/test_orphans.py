@@ -67,3 +67,68 @@ def test_workers_exit_when_the_command_is_killed(tmp_path):
     for w in left:
         os.kill(w, signal.SIGKILL)
     assert left == [], f"workers {left} outlived their command"
+
+
+_STOPS = r'''
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from structkit import batch, components
+from structkit.batch import Input, run
+
+which, model, text, out = sys.argv[2:6]
+
+def slow(job, b):                    # every block but the first never ends in a worker
+    if os.getpid() != PARENT:
+        print(os.getpid(), flush=True)   # the worker's pid, for the check below
+        time.sleep(10_000)
+    r = REAL(job, b)                 # (numba's kernels compiled, if its cache is cold)
+    signal.alarm(3)                  # Ctrl-C once the workers' blocks are in flight
+    return r
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+PARENT, REAL = os.getpid(), batch.run_block
+signal.signal(signal.SIGALRM, interrupt)
+try:
+    if which == "batch":
+        from structkit.sequence.jobs import TagJob
+        from structkit.sequence.task import TaggerConfig, train_tagger
+        tagger = train_tagger(TaggerConfig.for_learner("chunk", "perceptron", epochs=1), model)
+        batch.run_block = slow
+        run(TagJob(tagger), [Input(text, "t.txt")], output=out, jobs=2, block_bytes=4096)
+    else:
+        signal.alarm(3)
+        for _ in components.fork_map(lambda x: time.sleep(10_000) if x else x, range(4), 2, warm=False):
+            pass
+except KeyboardInterrupt:
+    print("stopped", flush=True)
+'''
+
+
+@pytest.mark.parametrize("which", ["batch", "fork_map"])
+def test_a_signal_stops_the_workers_without_waiting_for_their_blocks(tmp_path, which):
+    """Issue 41, item 6: `annotate -j 2` acted on SIGTERM or Ctrl-C only after the blocks in
+    flight were done (25-54 s), where `-j 1` stops at once: the pool's shutdown waited for them.
+    Here the workers' blocks never end: the run must stop anyway, and its workers with it (the
+    subprocess's time-out is a hang guard, not a limit under test)."""
+    import sys
+
+    model = CHUNK / "train.txt"     # the child trains its chunker on it
+    text = tmp_path / "t.txt"
+    text.write_bytes((CHUNK / "test.txt").read_bytes() * 20)
+    try:
+        r = subprocess.run([sys.executable, "-c", _STOPS, str(ROOT), which, str(model), str(text),
+                            str(tmp_path / "out.txt")], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run waited for its workers' blocks")
+    lines = r.stdout.split()
+    assert lines[-1:] == ["stopped"], r.stderr[-2000:]
+    workers = [int(x) for x in lines[:-1]]
+    assert (len(workers) >= 1) == (which == "batch")
+    for _ in range(100):   # a hang guard
+        if not any(_alive(w) for w in workers):
+            break
+        time.sleep(0.1)
+    assert not any(_alive(w) for w in workers)
+    assert not (tmp_path / "out.txt").exists()

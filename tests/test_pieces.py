@@ -176,6 +176,35 @@ def test_a_signal_wrapped_in_a_system_error_is_still_the_signal(monkeypatch, sk,
     assert not (tmp_path / "m").exists()
 
 
+@pytest.mark.parametrize("signum,code,line", [(signal.SIGTERM, 143, "structkit: stopped by SIGTERM"),
+                                              (signal.SIGINT, 130, "structkit: interrupted")])
+def test_a_signal_lost_in_numbas_compiler_is_still_the_signal(monkeypatch, sk, tmp_path, signum, code, line):
+    """Found while checking issue 41, item 6: SIGTERM while numba compiled (a cold cache) was
+    raised inside a ctypes callback, which printed 'Exception ignored ... _Signalled: 15', and
+    the compiler then failed with 'RuntimeError: no compiled object yet' and a traceback. A run
+    that received a signal and then fails ends as that signal, in one line, and the exception
+    swallowed where it could not propagate is not printed."""
+    import sys
+
+    import structkit.cli as cli
+    import structkit.sequence.learn.perceptron as perceptron
+
+    def broken(*args):
+        handler = signal.getsignal(signum)   # what the command line installed for the signal
+        try:
+            handler(signum, None)
+        except BaseException as e:           # as a ctypes callback does: reported, not raised
+            sys.unraisablehook(type("U", (), {"exc_type": type(e), "exc_value": e, "exc_traceback": None,
+                                              "err_msg": "Exception ignored", "object": None})())
+        raise RuntimeError("no compiled object yet for <Library '_feature'>")
+
+    monkeypatch.setattr(perceptron, "structured_epoch", broken)
+    r = sk("train", "--task", "chunk", "--train", os.path.join(CHUNK, "train.txt"), "-m", str(tmp_path / "m"))
+    assert r.code == code and r.err.strip() == line, r.err
+    assert not (tmp_path / "m").exists()
+    assert cli._RECEIVED == [signum]
+
+
 def test_the_beam_parser_parses_in_pieces_with_the_same_trees(monkeypatch):
     from structkit.io.conllx import read_conllx
 
