@@ -19,6 +19,12 @@ from typing import Iterator
 
 from structkit.errors import UserError
 from structkit.io.document import read_conllu
+from structkit.text.tokenize import MAX_BLOCK_CHARS
+
+# Training memory follows the characters read (about 0.5 KB each: 783 MB for a treebank with
+# one 1M-character sentence); analysis cuts a paragraph at MAX_BLOCK_CHARS, so no model needs
+# to see a longer sentence, and a longer one is refused before any work.
+MAX_SENTENCE_CHARS = MAX_BLOCK_CHARS
 
 LABELS = ("N", "T", "S", "W")
 N, T, S, W = range(4)
@@ -114,6 +120,10 @@ def read_treebank(path: str, max_chars: int = 2000) -> Treebank:
     tb = Treebank()
     cur: Paragraph | None = None
     for sent in read_sentences(path):
+        if len(sent.text) > MAX_SENTENCE_CHARS:
+            raise UserError(f"a sentence of {len(sent.text):,} characters: a tokenizer trains on at most "
+                            f"{MAX_SENTENCE_CHARS:,} a sentence (tokenizer.gold.MAX_SENTENCE_CHARS, the "
+                            "paragraph analysis reads at once; no option raises it); split it", path, sent.line)
         labels = sentence_labels(sent, path)
         tb.n_sentences += 1
         for form, words in sent.tokens:

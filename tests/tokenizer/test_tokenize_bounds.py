@@ -183,3 +183,23 @@ def test_multiword_words_with_control_characters_are_refused(sk, tokenizer, tmp_
             assert TokenizerModel.load(str(path)).tokenizer.mwt.seen["zzz"] == words
         else:
             assert_one_line_error(sk("tokenize", "-m", path, "-"), "damaged model file", "no word")
+
+
+def test_a_sentence_longer_than_analysis_reads_at_once_is_refused_in_training(sk, tmp_path, monkeypatch):
+    """Issue 41, item 3: training on a 10 MB token ended in MemoryError (memory follows the
+    characters read). A sentence longer than tokenizer.gold.MAX_SENTENCE_CHARS (the paragraph
+    analysis reads at once) is refused in one line naming the constant and the sentence's line."""
+    from structkit.tokenizer import gold
+
+    text = "Una frase " + "molto " * 20 + "lunga ."
+    words = text.split(" ")
+    rows = "".join(f"{i}\t{w}\t{w}\tX\t_\t_\t{0 if i == 1 else 1}\t{'root' if i == 1 else 'dep'}\t_\t_\n"
+                   for i, w in enumerate(words, 1))
+    f = tmp_path / "long.conllu"
+    f.write_text("# text = Breve .\n1\tBreve\tbreve\tX\t_\t_\t0\troot\t_\t_\n2\t.\t.\tX\t_\t_\t1\tpunct\t_\t_\n\n"
+                 f"# text = {text}\n{rows}\n", encoding="utf-8")
+    monkeypatch.setattr(gold, "MAX_SENTENCE_CHARS", 100)
+    assert len(text) > 100
+    r = sk("train", "--task", "tokenize", "--train", str(f), "--model", str(tmp_path / "t.skm"))
+    assert_one_line_error(r, f"{f}:5:", f"a sentence of {len(text):,} characters", "MAX_SENTENCE_CHARS")
+    assert not (tmp_path / "t.skm").exists()
