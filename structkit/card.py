@@ -110,7 +110,7 @@ def score_model(task, model_path: str, gold_path: str) -> tuple[dict, bool]:
     command (`structkit COMMAND -m MODEL INPUT`) on ``gold_path``: INPUT is the gold file, or
     what the task's ``model_input`` makes of it (the raw text, for a tokenizer; then the second
     value is True)."""
-    with temporary_folder("structkit-card-") as folder, temporary_writes():
+    with temporary_folder("structkit-card-") as folder, temporary_writes(folder):
         command = task.command
         given = command.model_input(gold_path, folder)
         out = os.path.join(folder, "predicted")
@@ -233,7 +233,7 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
         t0 = time.perf_counter()
         with temporary_folder("structkit-card-") as folder:
             path = os.path.join(folder, "model")
-            with scratch_saves(), temporary_writes():   # read back once here; the user's file is compressed
+            with scratch_saves(), temporary_writes(folder):   # read back once here; the user's file is compressed
                 model.save(path)
             for k, p in readable:
                 card.setdefault(k, {})["scores"], made = score_model(task, path, p)

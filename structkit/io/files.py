@@ -110,16 +110,17 @@ def temporary_folder(base: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def temporary_writes() -> Iterator[None]:
-    """Writes in the temporary folder: an OSError, or a UserError naming a file there (a model
-    saved there), is ``temporary_error``."""
+def temporary_writes(folder: str | None = None) -> Iterator[None]:
+    """Writes in the temporary folder: an OSError, or a failed write that names a file in
+    ``folder`` (one of ``temporary_folder``: a model saved there), is ``temporary_error``."""
     try:
         yield
     except OSError as e:
         raise temporary_error(e) from None
     except UserError as e:
-        if e.path is None or not e.message.startswith("cannot write") \
-                or not os.path.realpath(str(e.path)).startswith(os.path.realpath(tempfile.gettempdir())):
+        inside = folder is not None and e.path is not None and \
+            os.path.realpath(str(e.path)).startswith(os.path.join(os.path.realpath(folder), ""))
+        if not (inside and e.message.startswith("cannot write")):
             raise
         raise temporary_error(e.message.split(": ", 1)[-1]) from None
 

@@ -114,7 +114,7 @@ class PipelineModel:
         with temporary_folder("structkit-pipeline-") as tmp:
             for name, part in self.parts().items():
                 p = os.path.join(tmp, name + ".model")
-                with temporary_writes():
+                with temporary_writes(tmp):
                     part.save(p)
                 with open(p, "rb") as f:
                     arrays["part_" + name] = np.frombuffer(f.read(), dtype=np.uint8)
