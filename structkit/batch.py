@@ -34,6 +34,7 @@ from structkit.io.batchjob import EXTENSIONS, Job
 from structkit.io.batchjob import StdinContext as _StdinContext
 from structkit.io.blocks import BLOCK_BYTES, iter_blocks  # noqa: F401 (the one block cutter)
 from structkit.io.blocks import cut_point as _cut_point
+from structkit.io.conllu import warn_once
 from structkit.io.files import atomic_output, check_outputs, open_binary, open_input, sweep_stale
 
 
@@ -406,13 +407,14 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
     bar = _Progress(inputs, todo, summary, progress)
     marks = outs is None and len(inputs) > 1
     try:
-        if outs is None:
-            with atomic_output(output, "wb") as sink:
+        with warn_once():
+            if outs is None:
+                with atomic_output(output, "wb") as sink:
+                    _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
+                               lambda k: _Stream(sink, keep_going), marks, on_error)
+            else:
                 _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
-                           lambda k: _Stream(sink, keep_going), marks, on_error)
-        else:
-            _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
-                       lambda k: _FileSink(outs[k], atomic_output), False, on_error)
+                           lambda k: _FileSink(outs[k], atomic_output), False, on_error)
     except BaseException:   # an error or a signal: the workers' blocks in flight are not waited for
         bar.close()
         if own:

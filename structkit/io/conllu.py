@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
+from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
@@ -150,6 +151,23 @@ def is_conllu_file(path: str, by_rows: bool = True) -> bool:
     return _conllu_signs(path, head, line, by_rows)
 
 
+# The inputs already warned about in this batch run (``warn_once``): a stream read block by
+# block (`yes | annotate -`) warned about its long sentences once a block, 16 lines a second.
+_SAID: set[str] | None = None
+
+
+@contextmanager
+def warn_once() -> Iterator[None]:
+    """Within the block, the long-sentence warning of ``read_raw_text`` is said once an input
+    (once a worker process, for blocks analysed by workers), not once a block."""
+    global _SAID
+    old, _SAID = _SAID, set()
+    try:
+        yield
+    finally:
+        _SAID = old
+
+
 def read_raw_text(path: str, lang: str = "en", split: str = "auto",
                   stream: IO | None = None, allow_empty: bool = False) -> Iterator[Sentence]:
     """Raw text tokenised and split into sentences (``structkit.text``), each as the CoNLL-U
@@ -188,9 +206,11 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
                     word_at.append(i)
                     rows.append(cols)
         yield DocSentence.from_lines(rows, lines, word_at, 1)
-    if cut:   # as the server warns for the same text
+    if cut and (_SAID is None or name not in _SAID):   # as the server warns for the same text
         from structkit.text.base import MAX_SENTENCE_TOKENS as most
 
+        if _SAID is not None:
+            _SAID.add(name)
         sys.stderr.write(f"structkit: warning: {name}: {cut} sentence(s) of the text had over {most} tokens: "
                          f"each was cut into pieces of at most {most} tokens\n")
     if n == 0 and not allow_empty:

@@ -124,6 +124,26 @@ def test_a_long_sentence_is_cut_with_a_warning_on_every_path(parts, sk, tmp_path
     assert "1 sentence(s) of the text had over 1000 tokens" in capsys.readouterr().err
 
 
+def test_the_long_sentence_warning_is_said_once_an_input_not_once_a_block(parts, tmp_path):
+    """Found by the hostile harness of issue 41: `yes | annotate -` said the warning for every
+    block read (16 lines a second). A batch run says it once an input. (A process of its own:
+    the blocks are made small there.)"""
+    import subprocess
+    import sys
+
+    long = tmp_path / "long.txt"
+    long.write_text(("word " * 1500 + "\n\n") * 4, encoding="utf-8")
+    code = ("import sys; from structkit import batch; from structkit.cli import main\n"
+            "batch.run.__kwdefaults__['block_bytes'] = 4096   # a block a paragraph\n"
+            "main(sys.argv[1:])")
+    r = subprocess.run([sys.executable, "-c", code, "annotate", "-m", str(parts["tok"]), str(long)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("# text") == 8                                   # each cut in two
+    assert r.stderr.splitlines() == [f"structkit: warning: {long}: 1 sentence(s) of the text had over 1000 "
+                                     "tokens: each was cut into pieces of at most 1000 tokens"]
+
+
 def test_components_run_in_the_order_given(parts, sk):
     """Later components write over earlier ones: a UPOS tagger then the morph model leaves the
     morph model's XPOS (the treebank's NNS, VBP...), the other way round the tagger's tag (NOUN,
