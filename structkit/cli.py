@@ -10,6 +10,7 @@ import click
 from structkit import __version__
 from structkit.commands import data, evaluate, inspect, models, serve, train
 from structkit.errors import UserError
+from structkit.io.files import printable
 from structkit.tasks import tasks
 
 
@@ -191,7 +192,8 @@ def _os_error_line(e: OSError) -> str:
     reason = e.strerror or str(e) or type(e).__name__
     if e.errno == _errno.ENOSPC:
         reason = "no space left on the device (disk full)"
-    return f"structkit: error: {where}: {reason}" if where else f"structkit: error: {reason}"
+    line = f"structkit: error: {where}: {reason}" if where else f"structkit: error: {reason}"
+    return printable(line)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -231,7 +233,7 @@ def _main(argv: list[str] | None) -> None:
         rv = cli.main(args=argv, prog_name="structkit", standalone_mode=False)
         sys.stdout.flush()  # a full disk or a closed pipe on stdout is reported here, not at exit
     except UserError as e:
-        click.echo(f"structkit: error: {e}", err=True)
+        click.echo(printable(f"structkit: error: {e}"), err=True)
         sys.exit(1)
     except click.exceptions.Abort:
         click.echo("structkit: aborted", err=True)
@@ -250,7 +252,7 @@ def _main(argv: list[str] | None) -> None:
     except click.ClickException as e:
         ctx = getattr(e, "ctx", None)
         where = f"{ctx.command_path}: " if ctx is not None else "structkit: "
-        click.echo(f"{where}error: {e.format_message()} (see --help)", err=True)
+        click.echo(printable(f"{where}error: {e.format_message()} (see --help)"), err=True)
         sys.exit(e.exit_code)
     except SystemError as e:
         # A signal's exception raised while numba's dispatcher runs Python code comes out of

@@ -201,3 +201,15 @@ def test_what_a_killed_run_left_is_removed_by_the_next(sk, chunk_model, tmp_path
     finally:
         live.kill()
         live.wait()
+
+
+def test_an_error_line_shows_control_characters_escaped(sk, tmp_path):
+    """Found by the issue 41 harness: a file name holding ESC and BEL (an OSC title sequence)
+    reached the terminal raw in the error line; every error and warning line goes through
+    io.files.printable, as dumps do."""
+    bad = tmp_path / "esc\x1b]0;pwned\x07.skm"
+    bad.write_text("hello\n", encoding="utf-8")
+    r = sk("info", bad)
+    line = assert_one_line_error(r, "not a structkit model file")
+    assert "\x1b" not in r.err and "\x07" not in r.err
+    assert "esc\\x1b]0;pwned\\x07.skm" in line

@@ -9,6 +9,7 @@ from dataclasses import dataclass, fields
 import click
 
 from structkit.errors import UserError
+from structkit.io.files import printable
 from structkit.learn import registry
 from structkit.learn.registry import alternatives
 from structkit.tasks import names, tasks
@@ -253,7 +254,7 @@ def run_batch(job, files, batch: BatchOptions, protect) -> None:
     show = progress_enabled(b.quiet)
 
     def report(e: UserError) -> None:
-        click.echo(f"structkit: error: {e}", err=True)
+        click.echo(printable(f"structkit: error: {e}"), err=True)
 
     if b.dask_address:
         from structkit.distributed import run_dask

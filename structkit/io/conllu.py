@@ -20,7 +20,7 @@ from structkit.errors import UserError
 from structkit.io.conll import Columns, Sentence, key_value, read_conll  # noqa: F401 (key_value: read from here too)
 from structkit.io.document import Sentence as DocSentence
 from structkit.io.document import read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
-from structkit.io.files import bounded_lines, display_name, iter_lines, open_input
+from structkit.io.files import bounded_lines, display_name, iter_lines, open_input, printable
 
 if TYPE_CHECKING:
     from structkit.io.conllx import DepSentence
@@ -211,7 +211,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
 
         if _SAID is not None:
             _SAID.add(name)
-        sys.stderr.write(f"structkit: warning: {name}: {cut} sentence(s) of the text had over {most} tokens: "
+        sys.stderr.write(f"structkit: warning: {printable(name)}: {cut} sentence(s) of the text had over {most} tokens: "
                          f"each was cut into pieces of at most {most} tokens\n")
     if n == 0 and not allow_empty:
         raise UserError("empty input: no text to tag", name)

@@ -125,6 +125,11 @@ def temporary_writes(folder: str | None = None) -> Iterator[None]:
         raise temporary_error(e.message.split(": ", 1)[-1]) from None
 
 
+def _spool_error(e: OSError) -> UserError:
+    return UserError(f"cannot keep standard input in a temporary file in {tempfile.gettempdir()}: "
+                     f"{os_reason(e)} (set TMPDIR to a folder with room)", "<stdin>")
+
+
 def stdin_once(*named: tuple[str, str | None]) -> None:
     """Refuse '-' for more than one input of a command: standard input can be read once.
     ``named`` is (option or argument as the user wrote it, value) pairs."""
@@ -148,7 +153,7 @@ def spooled_stdin(paths: Sequence[str | None]) -> Iterator[list[str | None]]:
     try:
         fd, tmp = temporary_file("structkit-stdin-")
     except OSError as e:
-        raise UserError(f"cannot keep standard input in a temporary file: {os_reason(e)}", "<stdin>") from None
+        raise _spool_error(e) from None
     _SPOOLED.add(tmp)
     try:
         try:
@@ -156,8 +161,7 @@ def spooled_stdin(paths: Sequence[str | None]) -> Iterator[list[str | None]]:
                 while block := f.read(1 << 20):
                     out.write(block.encode("utf-8") if isinstance(block, str) else block)
         except OSError as e:
-            raise UserError(f"cannot keep standard input in a temporary file: {os_reason(e)}",
-                            "<stdin>") from None
+            raise _spool_error(e) from None
         try:
             yield [tmp if p == "-" else p for p in paths]
         except UserError as e:

@@ -244,7 +244,8 @@ def test_the_servers_tokenizer_of_a_pipeline_is_described_by_the_models_card(tin
     assert meta["train_sha256"] == hashlib.sha256(TINY.read_bytes()).hexdigest()
 
 
-def test_a_full_temporary_folder_is_named_not_standard_output(tiny_model, tmp_path):
+@pytest.mark.parametrize("command", ["annotate", "eval"])
+def test_a_full_temporary_folder_is_named_not_standard_output(tiny_model, tmp_path, command):
     """Issue 41, item 11: with TMPDIR on a full disk, annotate (a pipeline unpacks its parts
     there) said 'standard output: no space left'. A file-size limit makes every write past 4 KB
     fail (EFBIG) in the child, as a full disk would: the error names the temporary folder."""
@@ -260,11 +261,14 @@ def test_a_full_temporary_folder_is_named_not_standard_output(tiny_model, tmp_pa
 
     tmp = tmp_path / "tmpdir"
     tmp.mkdir()
-    r = subprocess.run([sys.executable, "-c", "from structkit.cli import main; main()", "annotate", "-m", str(tiny_model), "-"],
-                       input=b"Il gatto dorme.\n", capture_output=True, preexec_fn=limited,
-                       env={**os.environ, "TMPDIR": str(tmp)})
+    args = {"annotate": ["annotate", "-m", str(tiny_model), "-"],     # unpacks the pipeline's parts
+            "eval": ["eval", "--task", "ud", str(TINY), "-"]}[command]   # keeps stdin in a file
+    stdin = b"Il gatto dorme.\n" if command == "annotate" else TINY.read_bytes()
+    r = subprocess.run([sys.executable, "-c", "from structkit.cli import main; main()", *args],
+                       input=stdin, capture_output=True, preexec_fn=limited, env={**os.environ, "TMPDIR": str(tmp)})
     err = r.stderr.decode()
     assert r.returncode == 1 and err.count("\n") == 1, err
-    assert err.startswith(f"structkit: error: {tmp}: cannot write a temporary file: "), err
+    assert err.startswith(f"structkit: error: {tmp}: cannot write a temporary file: " if command == "annotate"
+                          else f"structkit: error: <stdin>: cannot keep standard input in a temporary file in {tmp}: "), err
     assert "set TMPDIR" in err and "standard output" not in err and r.stdout == b""
     assert list(tmp.iterdir()) == []     # nothing left there
