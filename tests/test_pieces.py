@@ -12,6 +12,16 @@ import pytest
 
 from structkit.learn import pieces
 
+
+@pytest.fixture
+def interruptible():
+    """SIGINT as an interactive Python process has it (KeyboardInterrupt): a suite started in the
+    background by a non-interactive shell (`make test &`, nohup) inherits it ignored, and these
+    tests send themselves SIGINT."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHUNK = os.path.join(ROOT, "structkit", "data", "sample", "chunk")
 UD = os.path.join(ROOT, "structkit", "data", "sample", "ud")
@@ -84,7 +94,7 @@ def test_a_call_per_sentence_gives_the_same_model(monkeypatch, name, train):
         assert np.array_equal(whole[k], one_by_one[k]), k
 
 
-def test_a_signal_is_handled_between_pieces(monkeypatch, sk, tmp_path):
+def test_a_signal_is_handled_between_pieces(monkeypatch, sk, tmp_path, interruptible):
     """SIGINT arriving during a piece stops training before the next piece (not at the end of
     the epoch): the kernel is wrapped to send it during its third call."""
     import structkit.sequence.learn.perceptron as perceptron
@@ -115,7 +125,7 @@ def test_parameter_mixing_in_pieces_gives_the_same_model(monkeypatch):
         assert np.array_equal(whole[k], one_by_one[k]), k
 
 
-def test_a_signal_stops_the_shard_threads_of_parameter_mixing(monkeypatch):
+def test_a_signal_stops_the_shard_threads_of_parameter_mixing(monkeypatch, interruptible):
     """--jobs N training: SIGINT reaches the main thread while the shards run in their threads;
     the shards then stop at their next piece (ipm.STOP) instead of finishing the epoch, which
     the pool's shutdown would wait for."""
@@ -178,7 +188,8 @@ def test_a_signal_wrapped_in_a_system_error_is_still_the_signal(monkeypatch, sk,
 
 @pytest.mark.parametrize("signum,code,line", [(signal.SIGTERM, 143, "structkit: stopped by SIGTERM"),
                                               (signal.SIGINT, 130, "structkit: interrupted")])
-def test_a_signal_lost_in_numbas_compiler_is_still_the_signal(monkeypatch, sk, tmp_path, signum, code, line):
+def test_a_signal_lost_in_numbas_compiler_is_still_the_signal(monkeypatch, sk, tmp_path, signum, code, line,
+                                                              interruptible):
     """Found while checking issue 41, item 6: SIGTERM while numba compiled (a cold cache) was
     raised inside a ctypes callback, which printed 'Exception ignored ... _Signalled: 15', and
     the compiler then failed with 'RuntimeError: no compiled object yet' and a traceback. A run
