@@ -24,7 +24,8 @@ def display_name(path: str) -> str:
 # Temporary files and folders are named ``BASE + PID.HOST-...`` (``owned``): one that a killed
 # process left (SIGKILL, a power cut: no ``finally`` ran) is removed by the next run that makes
 # one of its kind in that folder (``sweep_stale``), never one of a live process or another host.
-_HOST = hashlib.sha1(os.uname().nodename.encode("utf-8", "replace")).hexdigest()[:8]
+_NODE = os.uname().nodename if hasattr(os, "uname") else os.environ.get("COMPUTERNAME", "")
+_HOST = hashlib.sha1(_NODE.encode("utf-8", "replace")).hexdigest()[:8]
 _SWEPT: set[tuple[str, str]] = set()
 
 
