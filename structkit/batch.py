@@ -406,6 +406,7 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
     window = window or (1 if isinstance(executor, Executor) else max(4, 2 * jobs + 2))
     bar = _Progress(inputs, todo, summary, progress)
     marks = outs is None and len(inputs) > 1
+    aborted = True   # an error or a signal: the workers' blocks in flight are not waited for
     try:
         with warn_once():
             if outs is None:
@@ -415,14 +416,11 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
             else:
                 _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
                            lambda k: _FileSink(outs[k], atomic_output), False, on_error)
-    except BaseException:   # an error or a signal: the workers' blocks in flight are not waited for
+        aborted = False
+    finally:
         bar.close()
         if own:
-            executor.close(abort=True)
-        raise
-    bar.close()
-    if own:
-        executor.close()
+            executor.close(abort=aborted)
     return summary
 
 

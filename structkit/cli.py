@@ -10,7 +10,7 @@ import click
 from structkit import __version__
 from structkit.commands import data, evaluate, inspect, models, serve, train
 from structkit.errors import UserError
-from structkit.io.files import printable
+from structkit.io.files import os_reason, printable
 from structkit.tasks import tasks
 
 
@@ -189,9 +189,7 @@ def _os_error_line(e: OSError) -> str:
     if where is None and e.errno in (_errno.ENOSPC, _errno.EPIPE, _errno.EIO, _errno.EFBIG,
                                      _errno.EDQUOT, _errno.EBADF):
         where = "standard output"
-    reason = e.strerror or str(e) or type(e).__name__
-    if e.errno == _errno.ENOSPC:
-        reason = "no space left on the device (disk full)"
+    reason = os_reason(e) or type(e).__name__
     line = f"structkit: error: {where}: {reason}" if where else f"structkit: error: {reason}"
     return printable(line)
 

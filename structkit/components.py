@@ -347,6 +347,7 @@ def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 
 
     workers = pool(n)
     window: collections.deque = collections.deque()
+    aborted = True   # an error, a signal, or the caller stopped early: the workers end now
     try:
         for x in it:
             window.append(workers.submit(_call, x))
@@ -354,7 +355,6 @@ def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()
-    except BaseException:   # an error, a signal, or the caller stopped early: end the workers now
-        stop(workers, abort=True)
-        raise
-    stop(workers)
+        aborted = False
+    finally:
+        stop(workers, abort=aborted)
