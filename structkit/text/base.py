@@ -5,7 +5,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Iterator
 
-__all__ = ["Token", "Sentence", "Tokenizer", "MAX_SENTENCE_TOKENS", "CutSentence"]
+__all__ = ["Token", "Sentence", "Tokenizer", "MAX_SENTENCE_TOKENS"]
 
 # The most tokens one sentence of raw text may have: a longer run without a sentence end (a
 # 10 MB line of "a,a,a,...", a list without punctuation) is cut into sentences of this many
@@ -45,10 +45,6 @@ class Sentence:
     cut: bool = False  # cut at MAX_SENTENCE_TOKENS with no end in sight: it goes on in the next
 
 
-class CutSentence(list):
-    """The tokens of a sentence cut at ``MAX_SENTENCE_TOKENS`` (what a tokenizer yields then)."""
-
-
 class Tokenizer(ABC):
     """The rules of one language: how a block of text becomes tokens, and tokens sentences.
 
@@ -62,7 +58,9 @@ class Tokenizer(ABC):
         of ``text`` in the whole input); together they hold every non-space character."""
 
     @abstractmethod
-    def sentences(self, text: str, offset: int = 0) -> Iterator[list[Token]]:
+    def sentences(self, text: str, offset: int = 0) -> Iterator[tuple[list[Token], bool]]:
         """The tokens of the paragraph ``text`` grouped into sentences (consecutive, none
-        empty, none longer than ``MAX_SENTENCE_TOKENS``), offsets as for ``tokens``. A separate method and not a pass over
-        ``tokens``' output so that an implementation can decide both in one scan."""
+        empty, none longer than ``MAX_SENTENCE_TOKENS``), offsets as for ``tokens``, each with
+        whether it was cut at ``MAX_SENTENCE_TOKENS`` with no end in sight (it goes on in the
+        next). A separate method and not a pass over ``tokens``' output so that an
+        implementation can decide both in one scan."""

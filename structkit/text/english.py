@@ -37,7 +37,7 @@ import re
 from itertools import pairwise
 from typing import Iterator
 
-from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, Token, Tokenizer
 
 __all__ = ["EnglishTokenizer"]
 
@@ -224,7 +224,7 @@ class EnglishTokenizer(Tokenizer):
         for tok, _ in _scan(text, offset):
             yield tok
 
-    def sentences(self, text: str, offset: int = 0) -> Iterator[list[Token]]:
+    def sentences(self, text: str, offset: int = 0) -> Iterator[tuple[list[Token], bool]]:
         sent: list[Token] = []
         ended: str | None = None       # how the sentence so far may end (see _scan)
         for tok, how in _scan(text, offset):
@@ -236,15 +236,15 @@ class EnglishTokenizer(Tokenizer):
                         sent.append(tok)
                         continue
                 elif _starts_sentence(tok, ended):
-                    yield _final_period(sent)
+                    yield _final_period(sent), False
                     sent = []
             if len(sent) == MAX_SENTENCE_TOKENS:
-                yield CutSentence(sent)   # no end in sight: cut here (see MAX_SENTENCE_TOKENS)
+                yield sent, True   # no end in sight: cut here (see MAX_SENTENCE_TOKENS)
                 sent = []
             sent.append(tok)
             ended = None if how == "close" else how
         if sent:
-            yield _final_period(sent)
+            yield _final_period(sent), False
 
 
 def _scan(text: str, offset: int) -> Iterator[tuple[Token, str | None]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
-from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Sentence, Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, Sentence, Token, Tokenizer
 from structkit.text.english import EnglishTokenizer
 
 __all__ = ["Token", "Sentence", "Tokenizer", "TOKENIZERS", "SPLIT_MODES", "get_tokenizer",
@@ -114,24 +114,24 @@ def _sentences(tokenizer: Tokenizer, blocks: Iterable[tuple[int, str, bool]],
             groups = tokenizer.sentences(block, offset)
         else:
             groups = _whole(tokenizer.tokens(block, offset))
-        for toks in groups:
+        for toks, cut in groups:
             start, end = toks[0].start, toks[-1].end
             yield Sentence(list(toks), start, end, block[start - offset:end - offset],
-                           new_par=new_par, new_doc=first, cut=isinstance(toks, CutSentence))
+                           new_par=new_par, new_doc=first, cut=cut)
             first = new_par = False
 
 
-def _whole(tokens: Iterable[Token]) -> Iterator[list[Token]]:
+def _whole(tokens: Iterable[Token]) -> Iterator[tuple[list[Token], bool]]:
     """All tokens of a block as one sentence (none if the block has no tokens), cut into
-    sentences of ``MAX_SENTENCE_TOKENS`` when it has more."""
+    sentences of ``MAX_SENTENCE_TOKENS`` when it has more (as ``Tokenizer.sentences``)."""
     toks: list[Token] = []
     for tok in tokens:
         if len(toks) == MAX_SENTENCE_TOKENS:
-            yield CutSentence(toks)
+            yield toks, True
             toks = []
         toks.append(tok)
     if toks:
-        yield toks
+        yield toks, False
 
 
 def tokenize(text: str, lang: str = "en", split: str = "auto") -> list[Sentence]:

@@ -432,7 +432,7 @@ def rule_labels(text: str, feats: int, words: dict | None = None) -> np.ndarray:
         return NO_RULES
 
     out = np.full(len(text), 3, dtype=np.int64)
-    for sent in EnglishTokenizer().sentences(text):
+    for sent, _ in EnglishTokenizer().sentences(text):
         for t in sent:
             out[t.start:t.end] = 0
             if t.end > t.start:

@@ -12,7 +12,7 @@ import numpy as np
 
 from structkit.jit import njit
 from structkit.sequence.search.viterbi import max_marginals, viterbi_ws
-from structkit.text.base import MAX_SENTENCE_TOKENS, CutSentence, Token, Tokenizer
+from structkit.text.base import MAX_SENTENCE_TOKENS, Token, Tokenizer
 from structkit.text.english import addresses
 from structkit.tokenizer import features as F
 
@@ -204,7 +204,7 @@ class LearntTokenizer(Tokenizer):
         labels, ``features.rule_labels``), for ``_spans``."""
         return tag_chars(cps, F.tables(), self.known, self.bits, self.feats, rl, self.W, self.T)
 
-    def _split(self, text: str, offset: int) -> Iterator[list[Token]]:
+    def _split(self, text: str, offset: int) -> Iterator[tuple[list[Token], bool]]:
         cps = F.code_points(text)
         cls, _ = F.tables()
         space = np.zeros(len(cps), dtype=np.bool_)
@@ -234,13 +234,13 @@ class LearntTokenizer(Tokenizer):
                     words = expand(form) if expand is not None else (form,)
                 sent.append(Token(form, a + offset, b + offset, words, sp))
                 if last:
-                    yield sent
+                    yield sent, False
                     sent = []
                 elif len(sent) == MAX_SENTENCE_TOKENS:
-                    yield CutSentence(sent)
+                    yield sent, True
                     sent = []
         if sent:
-            yield sent
+            yield sent, False
 
     def _spans(self, cps: np.ndarray, space: np.ndarray, rl: np.ndarray = F.NO_RULES,
                keep: list[tuple[int, int]] | tuple = ()):
@@ -270,10 +270,10 @@ class LearntTokenizer(Tokenizer):
             pos += cut
 
     def tokens(self, text: str, offset: int = 0) -> Iterator[Token]:
-        for sent in self._split(text, offset):
+        for sent, _ in self._split(text, offset):
             yield from sent
 
-    def sentences(self, text: str, offset: int = 0) -> Iterator[list[Token]]:
+    def sentences(self, text: str, offset: int = 0) -> Iterator[tuple[list[Token], bool]]:
         return self._split(text, offset)
 
 

@@ -28,7 +28,7 @@ def tokenizer(tmp_path_factory):
 
 
 def segment(tok, text):
-    return [[(t.form, t.start, t.end) for t in s] for s in tok.sentences(text)]
+    return [[(t.form, t.start, t.end) for t in s] for s, _ in tok.sentences(text)]
 
 
 def check_covers(text, sents):
@@ -122,7 +122,7 @@ def test_a_token_never_spans_a_line_break():
     W[:, 0] = 1.0          # every feature pushes "inside a token"
     tok = LearntTokenizer(W, np.zeros((5, 5)), F.known_table([]), bits)
     text = "ab cd\nef gh\r\nij\u2028kl mn"
-    forms = [t.form for s in tok.sentences(text) for t in s]
+    forms = [t.form for s, _ in tok.sentences(text) for t in s]
     assert forms == ["ab cd", "ef gh", "ij", "kl mn"]
 
 
