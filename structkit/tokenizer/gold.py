@@ -15,10 +15,9 @@ between tokens. Whitespace inside a token (Vietnamese ``Hà Nội``) is ``N``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from structkit.errors import UserError
-from structkit.io.document import read_conllu
+from structkit.io.document import Sentence, read_conllu
 from structkit.text.tokenize import MAX_BLOCK_CHARS
 
 # Training memory follows the characters read (about 0.5 KB each: 783 MB for a treebank with
@@ -30,12 +29,9 @@ LABELS = ("N", "T", "S", "W")
 N, T, S, W = range(4)
 
 
-@dataclass
-class GoldSentence:
-    text: str
-    line: int                                   # the line of its first comment or row
-    tokens: list[tuple[str, tuple[str, ...]]]   # (token form, its words)
-    new_par: bool
+# What a tokenizer learns of a sentence of the treebank (``structkit.io.document.Sentence``):
+# its ``# text``, and its tokens as (token form, its words).
+Gold = tuple[str, list[tuple[str, tuple[str, ...]]]]
 
 
 @dataclass
@@ -47,7 +43,7 @@ class Paragraph:
     sentences: int = 0
     first_line: int = 0
     tokens: list[str] = field(default_factory=list)   # its token forms
-    sents: list["GoldSentence"] = field(default_factory=list)
+    sents: list[Gold] = field(default_factory=list)   # its sentences' text and tokens
 
 
 @dataclass
@@ -74,39 +70,45 @@ def _text_comment(comment: str) -> str | None:
     return value[1:] if value.startswith(" ") else value
 
 
-def read_sentences(path: str) -> Iterator[GoldSentence]:
-    """The sentences of a CoNLL-U file (read and checked by the one reader,
-    ``structkit.io.document.read_conllu``): text, tokens (multiword tokens with their words)."""
-    for s in read_conllu(path, check_text=False):
-        text = next((t for c in s.comments if (t := _text_comment(c)) is not None), None)
-        if text is None:
-            raise UserError("sentence has no '# text = ...' comment (a tokenizer learns from "
-                            "the raw text)", path, s.first_line)
-        tokens = [(t.form, tuple(w.form for w in t.words)) for t in s.tokens]
-        new_par = any(c.startswith(("# newpar", "# newdoc")) for c in s.comments)
-        yield GoldSentence(text, s.first_line, tokens, new_par)
+def gold_text(sent: Sentence, path: str) -> str:
+    """A treebank sentence's ``# text`` (a ``file:line`` error when it has none)."""
+    text = next((t for c in sent.comments if (t := _text_comment(c)) is not None), None)
+    if text is None:
+        raise UserError("sentence has no '# text = ...' comment (a tokenizer learns from "
+                        "the raw text)", path, sent.first_line)
+    return text
 
 
-def sentence_labels(sent: GoldSentence, path: str) -> list[int]:
-    """One label per character of ``sent.text``: each token found in order after whitespace."""
-    text = sent.text
+def opens_paragraph(sent: Sentence) -> bool:
+    return any(c.startswith(("# newpar", "# newdoc")) for c in sent.comments)
+
+
+def gold_tokens(sent: Sentence) -> list[tuple[str, tuple[str, ...]]]:
+    """A treebank sentence's tokens as (token form, its words)."""
+    return [(t.form, tuple(w.form for w in t.words)) for t in sent.tokens]
+
+
+def sentence_labels(text: str, tokens: list[tuple[str, tuple[str, ...]]], path: str,
+                    line: int) -> list[int]:
+    """One label per character of a sentence's ``text``: each of its ``tokens`` found in order
+    after whitespace (``line``: where the sentence is, for the error)."""
     labels = [W] * len(text)
     pos = 0
     last_end = -1
-    for form, _ in sent.tokens:
+    for form, _ in tokens:
         while pos < len(text) and text[pos].isspace():
             pos += 1
         if not form or not text.startswith(form, pos):
             shown = text[pos:pos + len(form) + 10]
             raise UserError(f"token {form!r} is not in '# text' at character {pos + 1} (the text "
-                            f"has {shown!r} there): the tokens and the text disagree", path, sent.line)
+                            f"has {shown!r} there): the tokens and the text disagree", path, line)
         for i in range(pos, pos + len(form)):
             labels[i] = N
         pos += len(form)
         labels[pos - 1] = T
         last_end = pos - 1
     if text[pos:].strip():
-        raise UserError(f"'# text' goes on after the last token: {text[pos:pos + 20]!r}", path, sent.line)
+        raise UserError(f"'# text' goes on after the last token: {text[pos:pos + 20]!r}", path, line)
     if last_end >= 0:
         labels[last_end] = S
     return labels
@@ -119,33 +121,33 @@ def read_treebank(path: str, max_chars: int = 2000) -> Treebank:
     update of a sequence learner) and the multiword tokens' splits."""
     tb = Treebank()
     cur: Paragraph | None = None
-    for sent in read_sentences(path):
-        if len(sent.text) > MAX_SENTENCE_CHARS:
-            raise UserError(f"a sentence of {len(sent.text):,} characters: a tokenizer trains on at most "
+    for sent in read_conllu(path, check_text=False):
+        text = gold_text(sent, path)
+        if len(text) > MAX_SENTENCE_CHARS:
+            raise UserError(f"a sentence of {len(text):,} characters: a tokenizer trains on at most "
                             f"{MAX_SENTENCE_CHARS:,} a sentence (tokenizer.gold.MAX_SENTENCE_CHARS, the "
-                            "paragraph analysis reads at once; no option raises it); split it", path, sent.line)
-        labels = sentence_labels(sent, path)
+                            "paragraph analysis reads at once; no option raises it); split it",
+                            path, sent.first_line)
+        tokens = gold_tokens(sent)
+        labels = sentence_labels(text, tokens, path, sent.first_line)
         tb.n_sentences += 1
-        for form, words in sent.tokens:
+        for form, words in tokens:
             tb.n_tokens += 1
             tb.n_words += len(words)
             tb.tokens[form] = tb.tokens.get(form, 0) + 1
             if len(words) > 1:
                 seen = tb.mwt.setdefault(form, {})
                 seen[words] = seen.get(words, 0) + 1
-        tb.n_chars += len(sent.text)
-        if cur is None or sent.new_par or len(cur.text) >= max_chars:
-            cur = Paragraph(sent.text, labels, 1, sent.line)
+        tb.n_chars += len(text)
+        if cur is None or opens_paragraph(sent) or len(cur.text) >= max_chars:
+            cur = Paragraph(text, labels, 1, sent.first_line)
             tb.paragraphs.append(cur)
-            cur.tokens.extend(form for form, _ in sent.tokens)
-            cur.sents.append(sent)
-            continue
         else:
-            cur.text += " " + sent.text
+            cur.text += " " + text
             cur.labels += [W] + labels
             cur.sentences += 1
-            cur.tokens.extend(form for form, _ in sent.tokens)
-            cur.sents.append(sent)
+        cur.tokens.extend(form for form, _ in tokens)
+        cur.sents.append((text, tokens))
     if tb.n_sentences == 0:
         raise UserError("no sentences: a tokenizer needs a CoNLL-U treebank with '# text'", path)
     return tb

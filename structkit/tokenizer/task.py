@@ -76,13 +76,14 @@ def raw_text(path: str) -> str:
     """The raw text of a treebank as the CoNLL 2018 evaluation reads it: each sentence's
     ``# text``, the sentences of a paragraph joined by a space, a blank line between
     paragraphs (``# newpar``/``# newdoc``)."""
-    from structkit.tokenizer.gold import read_sentences
+    from structkit.io.document import read_conllu
+    from structkit.tokenizer.gold import gold_text, opens_paragraph
 
     paragraphs: list[list[str]] = []
-    for sent in read_sentences(path):
-        if sent.new_par or not paragraphs:
+    for sent in read_conllu(path, check_text=False):
+        if opens_paragraph(sent) or not paragraphs:
             paragraphs.append([])
-        paragraphs[-1].append(sent.text)
+        paragraphs[-1].append(gold_text(sent, path))
     return "\n\n".join(" ".join(p) for p in paragraphs) + "\n"
 
 
@@ -255,7 +256,7 @@ def _held_out_gold(paragraphs) -> str:
         fd, tmp = temporary_file(".structkit-held-", ".conllu")
     with temporary_writes(), os.fdopen(fd, "w", encoding="utf-8") as out:
         for p in paragraphs:
-            write_lines((new_sentence(((form, words, True) for form, words in sent.tokens),
-                                      (["# newpar"] if i == 0 else []) + [f"# text = {sent.text}"])
-                         for i, sent in enumerate(p.sents)), out)
+            write_lines((new_sentence(((form, words, True) for form, words in tokens),
+                                      (["# newpar"] if i == 0 else []) + [f"# text = {text}"])
+                         for i, (text, tokens) in enumerate(p.sents)), out)
     return tmp
