@@ -48,7 +48,7 @@ def auto_tag(tagger, sentences) -> tuple[list, float]:
     """Copies of the sentences with predicted POS in both POS columns; and the tag accuracy."""
     import copy
 
-    rows = [Sentence([[w] for w in s.words], s.first_line) for s in sentences]
+    rows = [Sentence.from_rows([[w] for w in s.words], s.first_line) for s in sentences]
     out, right, total = [], 0, 0
     tagged = [lab for _, labels in tagger.tag_batches(rows, "<test>", text=True) for lab in labels]
     for s, tags in zip(sentences, tagged):

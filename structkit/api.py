@@ -400,7 +400,7 @@ class Tagger(_Estimator):
                     raise UserError(f"{what}: sentence {i + 1}, token {k + 1}: unknown label "
                                     f"{labels[k]!r}: {config.task} labels are O or "
                                     "B-/I-/E-/S-/L-/U-TYPE")
-            sentences.append(Sentence([r + [lab] for r, lab in zip(rows, labels)], i + 1))
+            sentences.append(Sentence.from_rows([r + [lab] for r, lab in zip(rows, labels)], i + 1))
         try:
             corpus = corpus_from_sentences(sentences, config.columns, what, config.task)
         except UserError as e:  # drop the line number: Python data has none
@@ -417,7 +417,7 @@ class Tagger(_Estimator):
         X = _plain(X)
         _check_pairs(X, None, "X")
         rows = _sentence_rows(X, "X")
-        sents = [Sentence(r, i + 1) for i, r in enumerate(rows)]
+        sents = [Sentence.from_rows(r, i + 1) for i, r in enumerate(rows)]
         if not rows:
             return sents, "X", False
         width = len(rows[0][0])

@@ -12,7 +12,7 @@ from structkit.explanation import report, report_lines  # noqa: F401 (words them
 
 def explain_sentence(model, sentence, path: str = "<input>", columns: str | None = None,
                      text: bool = False, depth: int | None = None) -> list:
-    """Explain each token of one sentence (a ``structkit.io.conll.Sentence``); ``depth``: a
+    """Explain each token of one sentence (a ``structkit.io.document.Sentence``); ``depth``: a
     history-based model's lookahead depth (default: the depth trained with)."""
     return list(iter_explanations(model, sentence, path, columns, text, depth))
 

@@ -122,7 +122,7 @@ class Serving:
         pos = s.tagger_pos() if with_pos else None
         rows = [[w, p] for w, p in zip(s.words, pos)] if pos else [[w] for w in s.words]
         try:
-            got = sv.kind.explanations(sv.model, Sentence(rows, 1), "<request>", text=not pos)
+            got = sv.kind.explanations(sv.model, Sentence.from_rows(rows, 1), "<request>", text=not pos)
             return None if got is None else [explanation_json(e) for e in got]
         except UserError:
             return None

@@ -94,7 +94,7 @@ def _serial_tag(tagger, path: str, text: bool = False, fmt: str | None = None) -
         if b[0].lines is not None and (not text or fmt == "conllu"):
             write_tagged(b, labels, out, column, key)
         elif text:
-            write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in b], labels, out)
+            write_conll([Sentence.from_rows([[r[1]] for r in s.rows], s.first_line) for s in b], labels, out)
         else:
             write_conll(b, labels, out)
     return out.getvalue().encode()

@@ -221,7 +221,7 @@ def test_columns_named_by_the_user():
     """Names other than word, pos and label are columns feature templates can read."""
     c = Columns.parse("word,pos,cluster,label")
     assert (c.word, c.pos, c.label) == (0, 1, 3) and c.index("cluster") == 2
-    sents = [Sentence([["a", "DT", "c7", "O"], ["b", "NN", "_", "O"]], 1)]
+    sents = [Sentence.from_rows([["a", "DT", "c7", "O"], ["b", "NN", "_", "O"]], 1)]
     assert c.values(sents, "cluster") == ["c7", None]  # '_' fires nothing
     assert c.values(sents, "lemma") is None
     assert c.to_spec(4) == "word,pos,cluster,label"
@@ -263,7 +263,7 @@ def test_read_text_invalid_utf8(tmp_path):
 
 # ---- writing ------------------------------------------------------------------------------
 def test_write_conll_appends_one_column_and_a_blank_line_per_sentence():
-    sents = [Sentence([["The", "DT"], ["cat", "NN"]], 1), Sentence([["Hi", "UH"]], 4)]
+    sents = [Sentence.from_rows([["The", "DT"], ["cat", "NN"]], 1), Sentence.from_rows([["Hi", "UH"]], 4)]
     out = io.StringIO()
     write_conll(sents, [["B-NP", "I-NP"], ["O"]], out)
     assert out.getvalue() == "The DT B-NP\ncat NN I-NP\n\nHi UH O\n\n"
@@ -271,7 +271,7 @@ def test_write_conll_appends_one_column_and_a_blank_line_per_sentence():
 
 def test_write_conll_custom_separator():
     out = io.StringIO()
-    write_conll([Sentence([["a"]], 1)], [["X"]], out, sep="\t")
+    write_conll([Sentence.from_rows([["a"]], 1)], [["X"]], out, sep="\t")
     assert out.getvalue() == "a\tX\n\n"
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
+from structkit.io.document import Sentence, cr_only_error, key_value  # noqa: F401 (read from here too)
 from structkit.io.files import display_name, iter_lines, open_input
 
 DOC_MARKERS = ("-DOCSTART-", "###MEDLINE:")
@@ -26,27 +27,6 @@ WORD_ATTRS = ("w", "lw", "pre1", "pre2", "pre3", "pre4", "suf1", "suf2", "suf3",
 # Attributes read from a dictionary learnt on the training data (word -> labels).
 LEXICON_ATTRS = ("amb",)
 ATTRS = WORD_ATTRS + LEXICON_ATTRS + ("p", "bias")
-
-
-@dataclass
-class Sentence:
-    """One sentence: the raw columns of each token row, and where it starts in its file.
-
-    A CoNLL-U sentence (``structkit.io.conllu``) also keeps all its ``lines`` as read
-    (comments, multiword ranges, empty nodes) and the index in them of each word row
-    (``word_at``), so that a tagged file is written back unchanged but for the prediction."""
-
-    rows: list[list[str]]
-    first_line: int
-    lines: list[str] | None = None
-    word_at: list[int] | None = None
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def line_of(self, k: int) -> int:
-        """The line number of token row ``k`` (0-based) in the file read."""
-        return self.first_line + (self.word_at[k] if self.word_at is not None else k)
 
 
 @dataclass(frozen=True)
@@ -151,24 +131,6 @@ class Columns:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def key_value(field: str, key: str) -> str | None:
-    """The value of ``key`` in a ``K=V|K=V`` column (CoNLL-U FEATS, MISC), or None."""
-    if field == "_":
-        return None
-    for item in field.split("|"):
-        k, sep, v = item.partition("=")
-        if sep and k == key:
-            return v
-    return None
-
-
-def cr_only_error(name: str, lineno: int) -> UserError:
-    """A carriage return inside a line: the file ends its lines with CR alone (classic Mac),
-    which made a whole file one line ("found 6837 columns")."""
-    return UserError("line endings are CR only (a carriage return inside a line); convert with "
-                     "`tr '\\r' '\\n' < FILE > NEW` or `dos2unix -c mac FILE`", name, lineno)
-
-
 def read_conll(path: str, stream: IO[str] | None = None, digest: "hashlib._Hash | None" = None,
                n_columns: int | None = None) -> Iterator[Sentence]:
     """Stream sentences from a CoNLL column file ('-' is stdin).
@@ -195,7 +157,7 @@ def read_conll(path: str, stream: IO[str] | None = None, digest: "hashlib._Hash 
         if not stripped or stripped.startswith(DOC_MARKERS):
             if rows:
                 seen_any = True
-                yield Sentence(rows, first)
+                yield Sentence.from_rows(rows, first)
                 rows = []
             continue
         if "\r" in line:
@@ -214,7 +176,7 @@ def read_conll(path: str, stream: IO[str] | None = None, digest: "hashlib._Hash 
         rows.append(cols)
     if rows:
         seen_any = True
-        yield Sentence(rows, first)
+        yield Sentence.from_rows(rows, first)
     if not seen_any:
         raise UserError("empty file: no sentences found", name)
 
@@ -231,7 +193,7 @@ def read_text(path: str, stream: IO[str] | None = None) -> Iterator[Sentence]:
         toks = line.split()
         if toks:
             seen_any = True
-            yield Sentence([[t] for t in toks], lineno)
+            yield Sentence.from_rows([[t] for t in toks], lineno)
     if not seen_any:
         raise UserError("empty file: no sentences found", name)
 

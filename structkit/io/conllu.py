@@ -17,9 +17,8 @@ from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
-from structkit.io.conll import Columns, Sentence, key_value, read_conll  # noqa: F401 (key_value: read from here too)
-from structkit.io.document import Sentence as DocSentence
-from structkit.io.document import read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
+from structkit.io.conll import Columns, read_conll
+from structkit.io.document import Sentence, key_value, read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input, printable
 
 if TYPE_CHECKING:
@@ -205,7 +204,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
                 if "-" not in cols[0]:
                     word_at.append(i)
                     rows.append(cols)
-        yield DocSentence.from_lines(rows, lines, word_at, 1)
+        yield Sentence.from_lines(rows, lines, word_at, 1)
     if cut and (_SAID is None or name not in _SAID):   # as the server warns for the same text
         from structkit.text.base import MAX_SENTENCE_TOKENS as most
 

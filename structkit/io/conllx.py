@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
-from structkit.io.conll import cr_only_error
+from structkit.io.document import cr_only_error
 from structkit.io.files import display_name, iter_lines, open_input
 
 # Column counts of the two accepted layouts.

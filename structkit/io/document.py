@@ -26,7 +26,6 @@ import re
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
-from structkit.io.conll import cr_only_error, key_value
 from structkit.io.files import display_name, iter_lines, open_input
 
 __all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "surface_text", "new_sentence",
@@ -50,6 +49,24 @@ def text_bytes(text: object, what: str = "text") -> bytes:
     except UnicodeEncodeError as e:
         raise UserError(f"{what} is not Unicode text: a lone surrogate (U+{ord(text[e.start]):04X}) at "
                         f"character {e.start + 1}") from None
+
+
+def key_value(field: str, key: str) -> str | None:
+    """The value of ``key`` in a ``K=V|K=V`` column (CoNLL-U FEATS, MISC), or None."""
+    if field == "_":
+        return None
+    for item in field.split("|"):
+        k, sep, v = item.partition("=")
+        if sep and k == key:
+            return v
+    return None
+
+
+def cr_only_error(name: str, lineno: int) -> UserError:
+    """A carriage return inside a line: the file ends its lines with CR alone (classic Mac),
+    which made a whole file one line ("found 6837 columns")."""
+    return UserError("line endings are CR only (a carriage return inside a line); convert with "
+                     "`tr '\\r' '\\n' < FILE > NEW` or `dos2unix -c mac FILE`", name, lineno)
 
 
 def _opt(value: str) -> str | None:
@@ -238,7 +255,15 @@ class Sentence:
     A sentence read from a file (``read_conllu``) is held as its lines until its objects are
     asked for: ``rows`` (the ten columns of each word), ``lines`` (every line, in order),
     ``word_at`` (the index in ``lines`` of each word row) and ``first_line`` (the file line of
-    its first line) are what the commands read, and :meth:`set_columns` what they change."""
+    its first line) are what the commands read, and :meth:`set_columns` what they change.
+
+    A sentence of a CoNLL column file (``structkit.io.conll.read_conll``, :meth:`from_rows`)
+    is held as its token rows alone, with any number of columns: its ``lines`` and ``word_at``
+    are None (what tells it from CoNLL-U), ``first_line`` is the line of its first row, and it
+    has no CoNLL-U objects (tokens, words)."""
+
+    __slots__ = ("_tokens", "_comments", "_empty_nodes", "_layout", "_rows", "_lines", "_word_at",
+                 "first_line", "start", "end")
 
     def __init__(self, tokens: list[Token] | None = None, comments: list[str] | None = None,
                  empty_nodes: list[tuple[int, EmptyNode]] | None = None,
@@ -265,6 +290,21 @@ class Sentence:
         s.start = s.end = None
         return s
 
+    @classmethod
+    def from_rows(cls, rows: list[list[str]], first_line: int = 1) -> "Sentence":
+        """A sentence of a CoNLL column file: ``rows`` its token rows, ``first_line`` the line
+        of the first."""
+        s = cls.__new__(cls)
+        s._tokens = s._comments = s._empty_nodes = s._layout = s._lines = s._word_at = None
+        s._rows, s.first_line = rows, first_line
+        s.start = s.end = None
+        return s
+
+    @property
+    def columns_only(self) -> bool:
+        """Held as the rows of a column file (no CoNLL-U lines)."""
+        return self._lines is None and self._rows is not None
+
     # -- as lines: what the commands read and change
     @property
     def held_as_lines(self) -> bool:
@@ -278,15 +318,16 @@ class Sentence:
         return [w.columns() for w in self.words]
 
     @property
-    def lines(self) -> list[str]:
-        """Every line of the sentence, in order (without the blank line after it)."""
-        if self._lines is not None:
+    def lines(self) -> list[str] | None:
+        """Every line of the sentence, in order (without the blank line after it); None for a
+        sentence of a column file."""
+        if self._lines is not None or self._rows is not None:
             return self._lines
         return self._object_lines()
 
     @property
-    def word_at(self) -> list[int]:
-        if self._word_at is not None:
+    def word_at(self) -> list[int] | None:
+        if self._word_at is not None or self._rows is not None:
             return self._word_at
         return [i for i, line in enumerate(self._object_lines())
                 if _WORD.fullmatch(line.split("\t", 1)[0])]
@@ -294,7 +335,8 @@ class Sentence:
     def line_of(self, k: int) -> int:
         """The line number of word ``k`` (0-based) in the file read (its first line's for a
         sentence that was not read from a file)."""
-        return (self.first_line or 0) + self.word_at[k]
+        word_at = self.word_at
+        return (self.first_line or 0) + (word_at[k] if word_at is not None else k)
 
     def set_columns(self, k: int, values: dict[int, str]) -> None:
         """Set columns of word ``k`` (0-based) from their CoNLL-U text: ``{3: "NOUN"}``."""
@@ -302,7 +344,8 @@ class Sentence:
             row = self._rows[k]
             for c, v in values.items():
                 row[c] = v
-            self._lines[self._word_at[k]] = "\t".join(row)  # type: ignore[index]
+            if self._lines is not None:
+                self._lines[self._word_at[k]] = "\t".join(row)  # type: ignore[index]
             return
         w = self.words[k]
         for c, v in values.items():
@@ -312,6 +355,8 @@ class Sentence:
     def _materialize(self) -> None:
         """Build the objects from the lines (once); from then on the objects are the sentence."""
         if self._lines is None:
+            if self._rows is not None:
+                raise ValueError("a sentence of a column file has rows, not CoNLL-U tokens and words")
             return
         comments: list[str] = []
         tokens: list[Token] = []

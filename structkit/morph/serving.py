@@ -40,7 +40,7 @@ class MorphServing(Serving):
         from structkit.serving import explanation_json
 
         per: list[dict] = [{} for _ in s.words]
-        for e in sv.kind.explanations(sv.model, Sentence([[w] for w in s.words], 1), "<request>", text=True):
+        for e in sv.kind.explanations(sv.model, Sentence.from_rows([[w] for w in s.words], 1), "<request>", text=True):
             per[e.index - 1][e.word.rsplit("[", 1)[-1].rstrip("]").lower()] = explanation_json(e)
         return per
 

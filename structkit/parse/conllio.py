@@ -89,7 +89,7 @@ def pos_tagged(tagger, sentences, name: str, batch: int = 1024):
 
     it = iter(sentences)
     while chunk := list(itertools.islice(it, batch)):
-        rows = [Sentence([[w] for w in s.words], s.first_line) for s in chunk]
+        rows = [Sentence.from_rows([[w] for w in s.words], s.first_line) for s in chunk]
         for _, labels in tagger.tag_batches(rows, name, text=True, batch=batch):
             for s, tags in zip(chunk, labels):
                 set_pos(s, tags)

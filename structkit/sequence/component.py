@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from structkit.components import Component
-from structkit.io.conll import Sentence as Rows
 from structkit.io.document import Sentence
 from structkit.tagsets import tagger_facts
 
@@ -21,7 +20,7 @@ class Tagger(Component):
     def process(self, sents: list[Sentence], name: str = "-") -> None:
         if not sents:
             return
-        rows = [Rows([[r[1]] for r in s.rows], 0) for s in sents]
+        rows = [Sentence.from_rows([[r[1]] for r in s.rows], 0) for s in sents]
         k = 0
         for _, labels in self.model.tag_batches(rows, name, text=True):
             for tags in labels:

@@ -33,7 +33,7 @@ from structkit.sequence.task import column_values, columns_from
 def iter_explanations(tagger, sentence, path: str = "<input>", columns: str | None = None,
                       text: bool = False, depth: int | None = None,
                       only: int | None = None) -> Iterator[TokenExplanation]:
-    """A tagger's explanations of one sentence (a ``structkit.io.conll.Sentence``), one token at
+    """A tagger's explanations of one sentence (a ``structkit.io.document.Sentence``), one token at
     a time, in token order (``only``: just the token of that 1-based index); ``depth``: a
     history-based model's lookahead depth (default: the depth trained with). Memory is a few numbers per token and label (the scores
     and max-marginals) plus one token's explanation: a sentence of any length is explained in

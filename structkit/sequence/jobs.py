@@ -84,7 +84,7 @@ class TagJob(Job):
             elif batch[0].lines is not None and (not self.text or self.fmt == "conllu"):
                 write_tagged(batch, labels, out, column, key)  # CoNLL-U in, CoNLL-U out
             elif self.text:
-                write_conll([Sentence([[r[1]] for r in s.rows], s.first_line) for s in batch],
+                write_conll([Sentence.from_rows([[r[1]] for r in s.rows], s.first_line) for s in batch],
                             labels, out)
             else:
                 write_conll(batch, labels, out)
@@ -108,7 +108,7 @@ def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:
         write_tagged(batch, labels, out, column, key)
         return
     rows = ([[r[1]] for r in s.rows] if text else s.rows for s in batch)
-    scored = [Sentence([r + [lab] for r, lab in zip(rs, labs)], s.first_line)
+    scored = [Sentence.from_rows([r + [lab] for r, lab in zip(rs, labs)], s.first_line)
               for rs, labs, s in zip(rows, labels, batch)]
     write_conll(scored, [[f"{m:.3f}" for m in ms] for ms in margins], out)
 

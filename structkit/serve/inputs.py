@@ -34,7 +34,7 @@ class Sent:
     pos: list[str] | None = None            # POS from the input (token pairs, CoNLL-U)
     multiword: list[dict] = field(default_factory=list)
     space_after: list[bool] | None = None
-    conllu: Any = None                       # structkit.io.conll.Sentence read from CoNLL-U
+    conllu: Any = None                       # structkit.io.document.Sentence read from CoNLL-U
     predicted_pos: list[str] | None = None   # from the first pos model of the request
     analyses: list[dict] | None = None       # from the first morph model (lemma, upos, xpos, feats per word)
     labels: dict = field(default_factory=dict)        # model -> labels

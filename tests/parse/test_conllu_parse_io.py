@@ -141,4 +141,4 @@ def test_write_parsed_needs_conllu_sentences():
     from structkit.io.conll import Sentence
 
     with pytest.raises(ValueError, match="read_conllu"):
-        write_parsed([Sentence([["Go"]], 1)], [[0]], None, io.StringIO())
+        write_parsed([Sentence.from_rows([["Go"]], 1)], [[0]], None, io.StringIO())
