@@ -36,6 +36,8 @@ class Lexicon:
         self.all_tags: Counter = Counter()
         self.lemmas: set[str] = set()       # lower-cased
         self._casings: dict[str, str] | None = None
+        # a counter's keys, most frequent first (ties by id), by id(counter): (counter, keys)
+        self._ranks: dict[int, tuple[Counter, list[int]]] = {}
 
     def surface(self, form: str) -> str:
         """``form`` when training saw it (or it has no capitals), else the casing of it that
@@ -62,6 +64,7 @@ class Lexicon:
         """Count ``(form, tag id, rule id, lemma)`` tuples."""
         pairs_t, pairs_r = set(), set()
         self._casings = None
+        self._ranks = {}
         for form, tag, rule, lemma in tokens:
             self.lemmas.add(lemma.lower())
             self.form_tags[form][tag] += 1
@@ -80,10 +83,18 @@ class Lexicon:
                 self.suffix_rules[s][rule] += 1
         return self
 
+    def _ranked(self, c: Counter) -> list[int]:
+        """The keys of ``c``, most frequent first, ties by id; sorted once per counter (the
+        counts do not change once trained: ``add`` forgets them)."""
+        got = self._ranks.get(id(c))
+        if got is None or got[0] is not c:
+            got = self._ranks[id(c)] = (c, [t for t, _ in sorted(c.items(), key=lambda x: (-x[1], x[0]))])
+        return got[1]
+
     def _top(self, counters, cap: int) -> list[int]:
         out: dict[int, None] = {}
         for c in counters:
-            for t, _ in sorted(c.items(), key=lambda x: (-x[1], x[0])):
+            for t in self._ranked(c):
                 if len(out) >= cap:
                     return list(out)
                 out.setdefault(t)
