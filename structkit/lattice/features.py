@@ -114,22 +114,30 @@ def _mix(template: int, vals: np.ndarray) -> np.ndarray:
 
 
 class TypeTable:
-    """Feature values per word type, computed once per type."""
+    """Feature values per word type, computed once per type; ``known``, if given, is a cache of
+    ``type_values`` shared with other tables (a model's, kept between calls: see
+    ``bounded_cache``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, known: dict | None = None) -> None:
         self.index: dict[str, int] = {}
         self.own: list[list[int]] = []
         self.ctx: list[list[int]] = []
+        self.known = known
 
     def ids(self, forms: list[str]) -> np.ndarray:
         out = np.empty(len(forms), dtype=np.int64)
+        known = self.known
         for i, f in enumerate(forms):
             k = self.index.get(f)
             if k is None:
                 k = self.index[f] = len(self.own)
-                own, ctx = type_values(f)
-                self.own.append(own)
-                self.ctx.append(ctx)
+                got = known.get(f) if known is not None else None
+                if got is None:
+                    got = type_values(f)
+                    if known is not None:
+                        known[f] = got
+                self.own.append(got[0])
+                self.ctx.append(got[1])
             out[i] = k
         return out
 

@@ -181,17 +181,18 @@ def _lookups(lex: Lexicon, tables: Tables, form: str, surface: str, cache: dict)
 
 
 def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTable,
-           gold_tags=None, gold_rules=None) -> Encoded:
+           gold_tags=None, gold_rules=None, caches: dict[int, dict] | None = None) -> Encoded:
     """Encode sentences of forms; ``lexicons(k)`` looks up sentence k's words (the jackknifed
     lexicon of its fold in training, else the full one). With gold ids (training) the gold tag
     and rule are added to the candidates where missing, and the words are read as written;
-    otherwise as ``_views`` reads them (words in capitals as the casing training saw)."""
+    otherwise as ``_views`` reads them (words in capitals as the casing training saw).
+    ``caches``: each lexicon's look-ups by ``id(lexicon)``, kept by the caller between calls."""
     forms = [f for s in sentences for f in s]
     sent_ptr = np.zeros(len(sentences) + 1, dtype=np.int64)
     sent_ptr[1:] = np.cumsum([len(s) for s in sentences])
     tag_lists, rule_lists, feat_lists = [], [], []
     amb, known_ = np.empty(len(forms), dtype=np.uint64), np.zeros(len(forms), dtype=bool)
-    caches: dict[int, dict] = {}
+    caches = {} if caches is None else caches
     i = 0
     views, surfaces = [], []
     for k, s in enumerate(sentences):
@@ -224,6 +225,18 @@ def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTabl
                    surfaces)
 
 
+# How many word types a loaded model keeps the look-ups and feature values of between calls
+# (``nlp.pipe``, ``annotate``'s blocks, the server's requests); past it they are forgotten, so
+# the memory stays bounded whatever the text.
+KEPT_TYPES = 1 << 17
+
+
+def _kept(cache: dict) -> dict:
+    if len(cache) > KEPT_TYPES:
+        cache.clear()
+    return cache
+
+
 class MorphModel:
     """A trained tagger and lemmatizer: weights, tables, lexicon and the header facts."""
 
@@ -233,6 +246,9 @@ class MorphModel:
         self.config, self.tables, self.info = config, tables, info
         self.W_tag, self.W_lem = W_tag, W_lem
         self.labels = tables.tags
+        # what analysis computes per word type, kept between calls (see ``_kept``)
+        self._lookups: dict = {}
+        self._type_values: dict = {}
 
     # ---- running ----
     def predict_ids(self, sentences: list[list[str]], enc: Encoded | None = None,
@@ -242,7 +258,8 @@ class MorphModel:
         W_tag, W_lem = weights if weights is not None else (self.W_tag, self.W_lem)
         t = self.tables
         if enc is None:
-            enc = encode(sentences, t, lambda k: t.lexicon, TypeTable())
+            enc = encode(sentences, t, lambda k: t.lexicon, TypeTable(_kept(self._type_values)),
+                         caches={id(t.lexicon): _kept(self._lookups)})
         tags = np.zeros(enc.tids.shape[0], dtype=np.int64)
         if tags.size:
             tag_corpus(W_tag, enc.feats, enc.sent_ptr, enc.cand_ptr, enc.cands, t.parts_ptr, t.parts, tags)
