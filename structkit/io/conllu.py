@@ -174,9 +174,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
     multiword tokens, ``SpaceAfter=No``): tagging then fills a column, as for a treebank.
     ``split="lines"`` takes each line as one sentence. Streamed: one paragraph at a time. A
     text with no words is an error, unless ``allow_empty`` (an empty document, no sentences)."""
-    import io
-
-    from structkit.text.conllu import write_conllu
+    from structkit.text.conllu import conllu_sentence
     from structkit.text.tokenize import get_tokenizer, iter_sentences
 
     get_tokenizer(lang)  # an unknown language is an error before any input is read
@@ -192,19 +190,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
         n += 1
         cut += sent.cut and not prev_cut   # a run of cut pieces is one sentence of the text
         prev_cut = sent.cut
-        buf = io.StringIO()
-        write_conllu([sent], buf, start=n)
-        # What read_conllu would make of these lines, without re-checking what was just written:
-        # comments, ranges (2-3) and word rows.
-        lines = buf.getvalue().rstrip("\n").split("\n")
-        rows, word_at = [], []
-        for i, ln in enumerate(lines):
-            if ln[0] != "#":
-                cols = ln.split("\t")
-                if "-" not in cols[0]:
-                    word_at.append(i)
-                    rows.append(cols)
-        yield Sentence.from_lines(rows, lines, word_at, 1)
+        yield conllu_sentence(sent, str(n))
     if cut and (_SAID is None or name not in _SAID):   # as the server warns for the same text
         from structkit.text.base import MAX_SENTENCE_TOKENS as most
 

@@ -13,13 +13,16 @@ otherwise, so the surface tokens and MISC rebuild ``# text`` exactly.
 from __future__ import annotations
 
 import operator
-from typing import IO, Iterable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.io.document import new_sentence
 from structkit.io.document import write_conllu as write
 from structkit.text.base import Sentence
 
-__all__ = ["write_conllu", "sentence_text"]
+if TYPE_CHECKING:
+    from structkit.io.document import Sentence as DocSentence
+
+__all__ = ["write_conllu", "sentence_text", "conllu_sentence"]
 
 
 def sentence_text(sentence: Sentence) -> str:
@@ -32,6 +35,16 @@ def sentence_text(sentence: Sentence) -> str:
             parts.append(" ")
     parts.append(sentence.tokens[-1].form)
     return "".join(parts)
+
+
+def conllu_sentence(sent: Sentence, sent_id: str,
+                    middle: Sequence[Sequence[str]] | None = None) -> "DocSentence":
+    """The CoNLL-U sentence (held as lines) :func:`write_conllu` writes for ``sent``: its
+    comments, ``sent_id``, and LEMMA..DEPREL from ``middle`` (six strings per word; ``_``
+    without it)."""
+    comments = (["# newdoc"] if sent.new_doc else []) + (["# newpar"] if sent.new_par else []) + \
+        [f"# sent_id = {sent_id}", f"# text = {sentence_text(sent)}"]
+    return new_sentence(((t.form, t.words, t.space_after) for t in sent.tokens), comments, middle)
 
 
 def _tags(tags: Iterator[Sequence] | None, k: int, n: int, name: str) -> Sequence:
@@ -76,13 +89,10 @@ def write_conllu(sentences: Iterable[Sentence], out: IO[str],
         hs = cols["heads"]
         if iters["heads"] is not None:
             hs = [_head(h, i, k, n) for i, h in enumerate(hs)]
-        comments = (["# newdoc"] if sent.new_doc else []) + (["# newpar"] if sent.new_par else []) + \
-            [f"# sent_id = {sent_id_prefix}{start + k}", f"# text = {sentence_text(sent)}"]
         middle = [(_column(cols["lemmas"][i], "lemma"), _column(cols["upos"][i], "upos"),
                    _column(cols["xpos"][i], "xpos"), _column(cols["feats"][i], "feats"), str(hs[i]),
                    _column(cols["deprels"][i], "deprel")) for i in range(n)]
-        count += write([new_sentence(((t.form, t.words, t.space_after) for t in sent.tokens), comments, middle)],
-                       out)
+        count += write([conllu_sentence(sent, f"{sent_id_prefix}{start + k}", middle)], out)
     for name, tags in iters.items():
         if tags is not None and next(tags, None) is not None:
             raise ValueError(f"{name} has more sentences than the {count} written")
