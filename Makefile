@@ -15,6 +15,7 @@ install:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/structkit compile   # numba's kernels into its cache: the first command does not wait for them
 
 # Fetch CoNLL-2000 (or, offline, use the shipped sample), train a chunker, chunk, evaluate.
 demo:

@@ -8,7 +8,7 @@ import sys
 import click
 
 from structkit import __version__
-from structkit.commands import data, evaluate, inspect, models, serve, train
+from structkit.commands import compile, data, evaluate, inspect, models, serve, train
 from structkit.errors import UserError
 from structkit.io.files import os_reason, printable
 from structkit.tasks import tasks
@@ -53,7 +53,8 @@ def cli() -> None:
 
 def _add_commands() -> None:
     for command in (train.train, evaluate.eval_cmd, inspect.explain, inspect.dump, inspect.plot,
-                    inspect.algorithms, data.data, serve.serve, models.info, models.models):
+                    inspect.algorithms, data.data, serve.serve, models.info, models.models,
+                    compile.compile_cmd):
         cli.add_command(command)
 
 
