@@ -428,3 +428,25 @@ def test_a_killed_worker_process_is_one_line(chunker, tmp_path, monkeypatch):
     with pytest.raises(UserError, match="worker process died"):
         run(TagJob(chunker), [Input(path, "t")], output=str(out), jobs=2, block_bytes=300)
     assert not out.exists() and not [f for f in os.listdir(tmp_path) if f.startswith(".tmp-")]
+
+
+def test_a_file_is_cut_finer_when_workers_share_it(tmp_path):
+    """With several workers, a regular file under two blocks a worker is cut into about two
+    blocks a worker (none under 64 KB); one worker, standard input and a pipe keep the block
+    size asked for (a pipe's size is not known)."""
+    from structkit.batch import Input, _block_size
+
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 400_000)
+    small = tmp_path / "small.txt"
+    small.write_bytes(b"x" * 10_000)
+    fifo = tmp_path / "in.fifo"
+    os.mkfifo(fifo)
+    one_mb = 1 << 20
+    assert _block_size(Input(str(big), "big.txt"), one_mb, 2) == 100_000      # 400,000 / (2 x 2)
+    assert _block_size(Input(str(big), "big.txt"), one_mb, 4) == 65_536       # 25,000, raised to 64 KB
+    assert _block_size(Input(str(small), "small.txt"), one_mb, 2) == 65_536
+    assert _block_size(Input(str(big), "big.txt"), 50_000, 2) == 50_000       # never above what was asked
+    assert _block_size(Input(str(big), "big.txt"), one_mb, 1) == one_mb
+    assert _block_size(Input("-", "-"), one_mb, 2) == one_mb
+    assert _block_size(Input(str(fifo), "in.fifo"), one_mb, 2) == one_mb

@@ -1,0 +1,206 @@
+"""Words per CPU second of a whole UD pipeline, stage by stage, on two source trees in one run
+(issue 42): the current tree against a baseline (default: the last commit before issue 42's
+work, checked out by ``git worktree`` into a temporary folder).
+
+For each treebank (default: Italian ParTUT and Turkish IMST), a pipeline model trained with the
+defaults on its train and dev files (kept in build/bench-pipeline/, trained once by this tree)
+analyses the raw text of its test file five times over (the test text repeated, as issue 42
+measures it), loaded once, in a process per tree and run, numba cache warm (a first call on a
+few sentences before the timing). Each figure is the best of ``--repeat`` runs, the trees
+alternating:
+
+- **load**: ``structkit.load(model)``, CPU seconds;
+- per stage, CPU seconds over the same batches of sentences ``annotate`` makes (1,024 sentences):
+  **tokenize** (the tokenizer's sentences, held as CoNLL-U lines), **morph**, **parse**,
+  **write** (CoNLL-U text);
+- **whole**: ``nlp.to_conllu(text)``, what ``annotate`` runs without start-up and loading, and
+  its words per CPU second: timed first, then the model is loaded again for the stages (a
+  loaded model keeps what it computed per word type). The outputs of both trees, whole and
+  staged, are checked to be the same bytes.
+
+And, for the current tree only, the ``annotate`` process on the repeated text (start-up, loading
+and writing included), its wall and CPU seconds, with ``--jobs 1`` and ``--jobs 2``.
+Writes results/bench-pipeline-speed.json and .md, with the load average beside each figure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from common import dump_json, machine  # noqa: E402
+
+BASE = "3f42e39"   # main before issue 42's work
+TREEBANKS = {"it_partut": "ud-italian-partut/it_partut-ud", "tr_imst": "ud-turkish-imst/tr_imst-ud"}
+COPIES = 5
+OUT = ROOT / "results" / "bench-pipeline-speed.json"
+
+WORKER = r'''
+import hashlib, io, json, sys, time
+import structkit
+from structkit.components import batches
+from structkit.io.document import text_bytes, write_conllu
+from structkit.pipeline.annotate import BATCH
+
+model, path = sys.argv[1], sys.argv[2]
+text = open(path, encoding="utf-8").read()
+cpu = time.process_time
+t = cpu(); nlp = structkit.load(model); load = cpu() - t
+nlp.to_conllu(text[:2000])                       # numba loaded, kernels compiled or read
+t = cpu(); whole = nlp.to_conllu(text); whole_cpu = cpu() - t
+nlp = structkit.load(model)                      # again: what a model keeps between calls, forgotten
+nlp.to_conllu(text[:2000])
+chain = nlp.chain
+stages = {"tokenize": 0.0, "morph": 0.0, "parse": 0.0, "write": 0.0}
+names = {0: "morph", 1: "parse"}
+t = cpu(); sents = list(chain.tokenizer.sentences(io.BytesIO(text_bytes(text)), "<text>")); stages["tokenize"] = cpu() - t
+out = io.StringIO()
+for chunk in batches(iter(sents), BATCH):
+    for k, c in enumerate(chain.analysers):
+        t = cpu(); c.process(chunk, "<text>"); stages[names.get(k, "parse")] += cpu() - t
+    t = cpu(); write_conllu(chunk, out); stages["write"] += cpu() - t
+words = sum(1 for line in whole.split("\n") if line[:1].isdigit() and line.split("\t", 1)[0].isdigit())
+print(json.dumps({"load": load, **stages, "whole": whole_cpu, "words": words,
+                  "sha": hashlib.sha256(whole.encode()).hexdigest()[:16],
+                  "staged_sha": hashlib.sha256(out.getvalue().encode()).hexdigest()[:16]}))
+'''
+
+
+def _load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def _worker(tree: str, model: str, text: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": tree}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    p = subprocess.run([sys.executable, "-c", WORKER, model, text], env=env, capture_output=True,
+                       text=True, cwd=tempfile.gettempdir())
+    if p.returncode != 0:
+        sys.exit(f"{tree}: the worker failed:\n{p.stderr}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _annotate(model: str, text: str, jobs: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-m", "structkit", "annotate", "-m", model, text,
+                              "--jobs", str(jobs), "-o", f"{d}/out.conllu"], env=env, cwd=d)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"annotate --jobs {jobs} failed")
+    return {"wall": round(wall, 3), "cpu": round(ru.ru_utime + ru.ru_stime, 3)}
+
+
+def _model(name: str, data: Path) -> str:
+    folder = ROOT / "build" / "bench-pipeline"
+    folder.mkdir(parents=True, exist_ok=True)
+    model = folder / f"{name}.model"
+    if not model.exists():
+        stem = data / TREEBANKS[name]
+        print(f"training {model} ...", flush=True)
+        subprocess.run([sys.executable, "-m", "structkit", "train", "--task", "pipeline", "--train",
+                        f"{stem}-train.conllu", "--dev", f"{stem}-dev.conllu", "--model", str(model), "-q"],
+                       check=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tempfile.gettempdir())
+    return str(model)
+
+
+def run(data: Path, base: str, repeat: int, names: list[str]) -> dict:
+    sys.path.insert(0, str(ROOT))
+    from structkit.tokenizer.task import raw_text
+
+    res: dict = {"machine": machine(), "base": base, "copies": COPIES, "treebanks": {}}
+    with tempfile.TemporaryDirectory(prefix="structkit-bench-pipeline-") as tmp:
+        base_tree = str(Path(tmp) / "base")
+        subprocess.run(["git", "worktree", "add", "--detach", base_tree, base], cwd=ROOT, check=True,
+                       capture_output=True)
+        try:
+            for name in names:
+                model = _model(name, data)
+                text = Path(tmp) / f"{name}.txt"
+                text.write_text(raw_text(str(data / f"{TREEBANKS[name]}-test.conllu")) * COPIES, encoding="utf-8")
+                row: dict = {"load_before": _load()}
+                runs: dict[str, list[dict]] = {"base": [], "new": []}
+                for _ in range(repeat):
+                    for side, tree in (("base", base_tree), ("new", str(ROOT))):
+                        runs[side].append(_worker(tree, model, str(text)))
+                for side, rs in runs.items():
+                    shas = {r["sha"] for r in rs} | {r["staged_sha"] for r in rs}
+                    best = {k: round(min(r[k] for r in rs), 3) for k in ("load", "tokenize", "morph", "parse", "write", "whole")}
+                    best["words"] = rs[0]["words"]
+                    best["sha"] = rs[0]["sha"]
+                    best["same_output_every_run"] = len(shas) == 1
+                    row[side] = best
+                row["same_output_both_trees"] = row["base"]["sha"] == row["new"]["sha"]
+                row["annotate_jobs1"] = min((_annotate(model, str(text), 1) for _ in range(repeat)), key=lambda r: r["wall"])
+                row["annotate_jobs2"] = min((_annotate(model, str(text), 2) for _ in range(repeat)), key=lambda r: r["wall"])
+                row["load_after"] = _load()
+                res["treebanks"][name] = row
+                print(name, json.dumps(row), flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", base_tree], cwd=ROOT, capture_output=True)
+    return res
+
+
+def report(res: dict) -> str:
+    m = res["machine"]
+    lines = [
+        "# Whole UD pipeline: words per CPU second, stage by stage",
+        "",
+        f"`python scripts/bench_pipeline_speed.py` at {m['commit']} against {res['base']} (main before "
+        f"issue 42's work), {m['cpu']} ({m['cores']} cores), {m['date']}. Test raw text x{res['copies']}, "
+        "model loaded, one process, numba cache warm; CPU seconds, best of the runs, the trees "
+        "alternating. Words per CPU second are the whole run's (`nlp.to_conllu`).",
+        "",
+        "| treebank | tree | words | load | tokenize | morph | parse | write | whole | words / CPU s | same output | load average before / after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name, r in res["treebanks"].items():
+        for side in ("base", "new"):
+            b = r[side]
+            lines.append(f"| {name} | {side} | {b['words']:,} | {b['load']} | {b['tokenize']} | {b['morph']} | "
+                         f"{b['parse']} | {b['write']} | {b['whole']} | {b['words'] / b['whole']:,.0f} | "
+                         f"{'yes' if r['same_output_both_trees'] else 'NO'} | "
+                         f"{', '.join(map(str, r['load_before']))} / {', '.join(map(str, r['load_after']))} |")
+    lines += ["", "`annotate` of the same text as a process (this tree; start-up, loading and writing included), best wall time:", "",
+              "| treebank | words | --jobs 1: wall s (CPU s) | words / wall s | --jobs 2: wall s (CPU s) | words / wall s |",
+              "|---|---|---|---|---|---|"]
+    for name, r in res["treebanks"].items():
+        w = r["new"]["words"]
+        a, b = r["annotate_jobs1"], r["annotate_jobs2"]
+        lines.append(f"| {name} | {w:,} | {a['wall']} ({a['cpu']}) | {w / a['wall']:,.0f} | "
+                     f"{b['wall']} ({b['cpu']}) | {w / b['wall']:,.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=Path(os.environ.get("STRUCTKIT_DATA", "")))
+    ap.add_argument("--base", default=BASE, help="the baseline commit")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", nargs="*", choices=sorted(TREEBANKS), default=sorted(TREEBANKS))
+    ap.add_argument("--report-only", action="store_true")
+    args = ap.parse_args()
+    if args.report_only:
+        res = json.loads(OUT.read_text())
+    else:
+        if not (args.data / TREEBANKS["it_partut"]).parent.is_dir():
+            sys.exit("bench_pipeline_speed.py: set STRUCTKIT_DATA (or --data) to the folder with the UD treebanks")
+        res = run(args.data, args.base, args.repeat, args.only)
+        dump_json(res, OUT)
+    OUT.with_suffix(".md").write_text(report(res))
+    print(report(res))
+
+
+if __name__ == "__main__":
+    main()
