@@ -188,7 +188,10 @@ def _parse_header(raw: bytes) -> Any:
                     raise _Damaged(f"header nested more than {MAX_HEADER_DEPTH} levels deep")
             else:
                 depth -= 1
-    return json.loads(text, parse_constant=bad_constant, parse_int=parse_int)
+    # the check of each integer costs a Python call per integer (a morph model's header holds
+    # tens of thousands): made only where a run of digits is long enough to need it
+    long_digits = re.search(f"[0-9]{{{MAX_INT_DIGITS + 1}}}", text) is not None
+    return json.loads(text, parse_constant=bad_constant, parse_int=parse_int if long_digits else None)
 
 
 def _npy_header(f, name: str) -> tuple[np.dtype, tuple[int, ...], bool, int]:

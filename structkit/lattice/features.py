@@ -54,10 +54,10 @@ def context_templates() -> tuple[str, ...]:
     return ("l",) + tuple(f"s{k}" for k in NEIGH_SUFFIXES) + ("sh",)
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=1 << 16)
 def value(template: str, s: str) -> int:
     """The 64-bit value of ``s`` under ``template`` (stable across runs and machines); the
-    last 2^18 asked are kept (affixes, shapes and flags recur across word types)."""
+    last 2^16 asked are kept (affixes, shapes and flags recur across word types)."""
     return int.from_bytes(hashlib.blake2b(f"{template}\x1f{s}".encode("utf-8", "surrogatepass"),
                                           digest_size=8).digest(), "little")
 
