@@ -402,8 +402,9 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
     own = executor is None
     if executor is None:
         executor = Executor(job) if jobs <= 1 else PoolExecutor(job, jobs)
-    # in one process a block is done when submitted: written at once (output streams as it comes)
-    window = window or (1 if isinstance(executor, Executor) else max(4, 2 * jobs + 2))
+    # in one process (the plain Executor, not a pool: its subclasses) a block is done when
+    # submitted: written at once (output streams as it comes); workers get several in flight
+    window = window or (1 if type(executor) is Executor else max(4, 2 * getattr(executor, "jobs", jobs) + 2))
     bar = _Progress(inputs, todo, summary, progress)
     marks = outs is None and len(inputs) > 1
     aborted = True   # an error or a signal: the workers' blocks in flight are not waited for

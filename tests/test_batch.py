@@ -450,3 +450,41 @@ def test_a_file_is_cut_finer_when_workers_share_it(tmp_path):
     assert _block_size(Input(str(big), "big.txt"), one_mb, 1) == one_mb
     assert _block_size(Input("-", "-"), one_mb, 2) == one_mb
     assert _block_size(Input(str(fifo), "in.fifo"), one_mb, 2) == one_mb
+
+
+def test_workers_get_several_blocks_in_flight(chunker, tmp_path):
+    """With a pool, blocks are submitted ahead of the results taken (2 x jobs + 2 of them), so
+    the workers run side by side; in one process each block's result is taken as soon as it is
+    submitted (its output streams). A check that took every executor for the one-process kind
+    left --jobs N running one block at a time."""
+    from structkit.batch import Executor, run_block
+
+    def counting(ex):
+        """``ex`` with the most blocks it had submitted and not yet taken counted."""
+        ex.in_flight, ex.most = 0, 0
+
+        def submit(block):
+            ex.in_flight += 1
+            ex.most = max(ex.most, ex.in_flight)
+            done = run_block(ex.job, block)
+
+            class Later:
+                def result(self):
+                    ex.in_flight -= 1
+                    return done
+            return Later()
+        ex.submit = submit
+        return ex
+
+    class Pool(Executor):   # a pool's way of being driven, without processes
+        def __init__(self, job, jobs):
+            super().__init__(job)
+            self.jobs = jobs
+
+    path = os.path.join(SAMPLE, "chunk", "test.txt")   # 4 KB: 64-byte blocks make dozens
+    job = TagJob(chunker)
+    pool, one = counting(Pool(job, 2)), counting(Executor(job))
+    _run_bytes(job, [path], tmp_path, executor=pool, block_bytes=64)
+    _run_bytes(job, [path], tmp_path, executor=one, block_bytes=64)
+    assert pool.most == 6   # 2 x 2 + 2
+    assert one.most == 1
