@@ -275,7 +275,8 @@ def greedy_perceptron_pass(X, order, w, u, c, hist):
 def exact_step(X, w, ws, s, tau, kappa, mode, E, seq, score):
     """One SMO step on sentence s with the ``FirstOrder`` weights w and the ``WorkingSets``
     ws: mode 0 PROCESSNEW / 1 PROCESSOLD (c+ from loss-augmented Viterbi over all sequences),
-    2 OPTIMIZE (c+ among the support vectors and the gold); scratch E, seq, score from
+    2 OPTIMIZE (c+ among the support vectors and the gold) -- the operations' numbers in
+    ``structkit.sequence.learn.schedule``; scratch E, seq, score from
     ``decode_buffers``. Returns (dual increase, dropped: 1 if the Viterbi sequence did not fit,
     loss of that sequence (modes 0/1) or -1)."""
     NF = w.W.shape[0]
