@@ -31,7 +31,7 @@ WINGS = ("structkit.sequence.wing", "structkit.parse.wing", "structkit.rerank.wi
 class CommandOption:
     """One option of a task's command, declared without click (the command line makes the
     click option): its flags and parameter name, help, and kind (``bool`` for a flag, ``int``,
-    ``str``, or ``choices``)."""
+    ``str``, or ``choices``); ``metavar``, the value's name in ``--help`` (default: its type's)."""
 
     decls: tuple[str, ...]
     help: str
@@ -39,6 +39,7 @@ class CommandOption:
     choices: tuple[str, ...] = ()
     default: Any = None
     show_default: bool = False
+    metavar: str | None = None
 
 
 @dataclass(frozen=True)

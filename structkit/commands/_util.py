@@ -12,7 +12,7 @@ from structkit.errors import UserError
 from structkit.io.files import printable
 from structkit.learn import registry
 from structkit.learn.registry import alternatives
-from structkit.tasks import names, tasks
+from structkit.tasks import CommandOption, names, tasks
 
 
 def progress_enabled(quiet: bool) -> bool:
@@ -191,6 +191,41 @@ class BatchOptions:
     quiet: bool = False
 
 
+# The batch options, as the tasks declare their own (``structkit.tasks.CommandOption``), made
+# into click options by the one ``click_option``.
+BATCH_OPTIONS = (
+    CommandOption(("-o", "--output"), "Write one stream here instead of standard output (several files: "
+                  "each file's start is marked, '# file = NAME' or a -DOCSTART- row)."),
+    CommandOption(("--output-dir",), "Write one output per input into this folder, mirroring the inputs' "
+                  "relative paths, with the output format's suffix (.conll, .conllu, .conllx)."),
+    CommandOption(("--glob", "pattern"), "In folders, only files matching this pattern (e.g. '*.txt'; by "
+                  "name, or by relative path when it has a '/'). Folders are read recursively."),
+    CommandOption(("--skip-existing",), "With --output-dir: skip inputs whose output is already there "
+                  "(outputs appear only when complete), so an interrupted run resumes.", bool),
+    CommandOption(("--keep-going",), "Report a bad file and carry on with the others (its output is "
+                  "dropped); exit 1 at the end if any failed.", bool),
+    CommandOption(("-j", "--jobs"), "Worker processes: an integer, or 'auto' for every core (the default)."),
+    CommandOption(("--dask", "dask_address"), "Run on a Dask cluster: a scheduler address (tcp://host:8786), "
+                  "or local[:N] for a local cluster of N workers (needs structkit-nlp[dask]).",
+                  metavar="ADDRESS"),
+    CommandOption(("--shared-fs",), "With --dask and --output-dir: workers read the inputs and write the "
+                  "outputs themselves (a file system every worker sees); otherwise blocks go to the "
+                  "workers and results come back to this machine.", bool),
+    CommandOption(("-q", "--quiet"), "No progress bar on a terminal.", bool),
+)
+
+
+def click_option(o: CommandOption):
+    """The click option of a ``CommandOption`` (a task's, or a batch option)."""
+    if o.kind is bool:
+        return click.option(*o.decls, is_flag=True, help=o.help)
+    kind = Choice(list(o.choices)) if o.choices else INT if o.kind is int else o.kind
+    extra = {"default": o.default, "show_default": True} if o.show_default else {}
+    if o.metavar is not None:
+        extra["metavar"] = o.metavar
+    return click.option(*o.decls, type=kind, help=o.help, **extra)
+
+
 def batch_options(fn):
     """Inputs and outputs for collections, cores and clusters, the same for every batch
     command (``structkit.batch``): the command gets them as one ``batch`` (``BatchOptions``)."""
@@ -201,35 +236,8 @@ def batch_options(fn):
         batch = BatchOptions(**{k: kwargs.pop(k) for k in names})
         return fn(*args, batch=batch, **kwargs)
 
-    opts = [
-        click.option("-o", "--output", type=str,
-                     help="Write one stream here instead of standard output (several files: "
-                          "each file's start is marked, '# file = NAME' or a -DOCSTART- row)."),
-        click.option("--output-dir", type=str,
-                     help="Write one output per input into this folder, mirroring the inputs' "
-                          "relative paths, with the output format's suffix (.conll, .conllu, .conllx)."),
-        click.option("--glob", "pattern", type=str,
-                     help="In folders, only files matching this pattern (e.g. '*.txt'; by name, or "
-                          "by relative path when it has a '/'). Folders are read recursively."),
-        click.option("--skip-existing", is_flag=True,
-                     help="With --output-dir: skip inputs whose output is already there (outputs "
-                          "appear only when complete), so an interrupted run resumes."),
-        click.option("--keep-going", is_flag=True,
-                     help="Report a bad file and carry on with the others (its output is dropped); "
-                          "exit 1 at the end if any failed."),
-        click.option("-j", "--jobs", type=str, default=None,
-                     help="Worker processes: an integer, or 'auto' for every core (the default)."),
-        click.option("--dask", "dask_address", type=str, metavar="ADDRESS",
-                     help="Run on a Dask cluster: a scheduler address (tcp://host:8786), or "
-                          "local[:N] for a local cluster of N workers (needs structkit-nlp[dask])."),
-        click.option("--shared-fs", is_flag=True,
-                     help="With --dask and --output-dir: workers read the inputs and write the "
-                          "outputs themselves (a file system every worker sees); otherwise blocks "
-                          "go to the workers and results come back to this machine."),
-        click.option("-q", "--quiet", is_flag=True, help="No progress bar on a terminal."),
-    ]
-    for o in reversed(opts):
-        command = o(command)
+    for o in reversed(BATCH_OPTIONS):
+        command = click_option(o)(command)
     return command
 
 

@@ -5,16 +5,7 @@ from __future__ import annotations
 
 import click
 
-from structkit.commands._util import INT, Choice, batch_options, run_batch
-
-
-def _option(o):
-    """The click option of a task's ``CommandOption``."""
-    if o.kind is bool:
-        return click.option(*o.decls, is_flag=True, help=o.help)
-    kind = Choice(list(o.choices)) if o.choices else INT if o.kind is int else o.kind
-    extra = {"default": o.default, "show_default": True} if o.show_default else {}
-    return click.option(*o.decls, type=kind, help=o.help, **extra)
+from structkit.commands._util import batch_options, click_option, run_batch
 
 
 def task_command(task) -> click.Command:
@@ -33,7 +24,7 @@ def task_command(task) -> click.Command:
             spec.run(task, model_path, files, **options)
         fn = command
     for o in reversed(spec.options):
-        fn = _option(o)(fn)
+        fn = click_option(o)(fn)
     fn = click.argument("files", nargs=-1)(fn)
     fn = click.option("-m", "--model", "model_path", required=True, multiple=spec.chains,
                       help=spec.model_help(task.name))(fn)

@@ -35,8 +35,8 @@ class StdinContext:
 
 
 class Job:
-    """What a batch command does to a block. A task's job (``Command.batch_job``) subclasses it:
-    ``structkit.sequence.jobs.TagJob``, ``structkit.parse.jobs.ParseJob``."""
+    """What a batch command does to a block. A task's job (``Command.batch_job``) subclasses it
+    (or ``RawTextJob``): ``structkit.sequence.jobs.TagJob``, ``structkit.parse.jobs.ParseJob``."""
 
     cut_lines = False  # raw text: a block may end at any line end (not only after a blank line)
 
@@ -66,6 +66,32 @@ class Job:
     def output_columns(self, ctx: Any) -> int:
         return 2
 
+    def one_document(self) -> bool:
+        """Whether a file's outputs make one document, the CoNLL-U (or JSON lines) of raw text:
+        a block after the first continues it (``block_output``) and numbers its sentences on
+        from the blocks before (``fix_block``)."""
+        return False
+
+    def block_output(self, text: str, first: bool) -> bytes:
+        """A block's output text as ``process`` returns it: bytes, continuing the document
+        after a file's ``first`` block when the file is ``one_document``."""
+        return (continue_document(text, first) if self.one_document() else text).encode("utf-8")
+
     def fix_block(self, data: bytes, ctx: Any, sentences_before: int) -> bytes:
         """Adjust a block's output for what came before it in the file (sentence ids)."""
-        return data
+        return count_on(data, sentences_before) if self.one_document() else data
+
+
+class RawTextJob(Job):
+    """A job that reads raw text when given ``text``, a language code or a learnt
+    ``structkit.text.Tokenizer`` (and ``split``: "auto", or "lines" for a sentence a line), and
+    otherwise CoNLL: raw text may be cut into blocks at any line end, and what it makes of a file
+    is one document."""
+
+    def __init__(self, text=None, split: str = "auto"):
+        self.text = text
+        self.split = split
+        self.cut_lines = text is not None
+
+    def one_document(self) -> bool:
+        return self.text is not None

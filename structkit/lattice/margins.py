@@ -44,25 +44,29 @@ def max_marginals(W, feats, a, b, cand_ptr, cands, parts_ptr, parts):
 
 
 @njit
+def candidate_margin(scores, cand_ptr, cands, i, p):
+    """Token i's margin from its candidates' scores (``scores`` indexed like ``cands``): the
+    score of its predicted tag p minus the best of its other candidates' (inf when it has no
+    other), and that best other tag (-1: none)."""
+    mine, other, arg = -np.inf, -np.inf, -1
+    for j in range(cand_ptr[i], cand_ptr[i + 1]):
+        v = scores[j]
+        if cands[j] == p:
+            mine = v
+        elif v > other:
+            other, arg = v, cands[j]
+    return (mine - other if arg >= 0 else np.inf), arg
+
+
+@njit
 def lattice_margins(W, feats, sent_ptr, cand_ptr, cands, parts_ptr, parts, pred, margin, runner):
     """Per token: ``margin`` the max-marginal of its predicted tag ``pred[i]`` minus the best of
     its other candidates' (inf when it has no other), ``runner`` that best other tag (-1: none)."""
+    mm = np.empty(cands.shape[0])
+    corpus_max_marginals(W, feats, sent_ptr, cand_ptr, cands, parts_ptr, parts, mm)
     for s in range(sent_ptr.shape[0] - 1):
-        a, b = sent_ptr[s], sent_ptr[s + 1]
-        if b <= a:
-            continue
-        mm = max_marginals(W, feats, a, b, cand_ptr, cands, parts_ptr, parts)
-        base = cand_ptr[a]
-        for i in range(a, b):
-            mine, other, arg = -np.inf, -np.inf, -1
-            for j in range(cand_ptr[i], cand_ptr[i + 1]):
-                v = mm[j - base]
-                if cands[j] == pred[i]:
-                    mine = v
-                elif v > other:
-                    other, arg = v, cands[j]
-            margin[i] = mine - other if arg >= 0 else np.inf
-            runner[i] = arg
+        for i in range(sent_ptr[s], sent_ptr[s + 1]):
+            margin[i], runner[i] = candidate_margin(mm, cand_ptr, cands, i, pred[i])
 
 
 @njit
@@ -71,18 +75,14 @@ def class_margins(W, feats, cand_ptr, cands, cand_feats, pred, margin, runner):
     ``kernels.best_candidate`` scores them): per token the predicted rule's score minus the best
     other candidate's (inf: none), and that runner-up (-1: none)."""
     mask = W.shape[0] - 1
+    scores = np.empty(cands.shape[0])
     for i in range(feats.shape[0]):
-        mine, other, arg = -np.inf, -np.inf, -1
         for j in range(cand_ptr[i], cand_ptr[i + 1]):
             s = K._class_score(W, mask, feats, i, cands[j])
             if cand_feats[j] != 0:
                 s += W[K.slot(cand_feats[j], -1, mask)]
-            if cands[j] == pred[i]:
-                mine = s
-            elif s > other:
-                other, arg = s, cands[j]
-        margin[i] = mine - other if arg >= 0 else np.inf
-        runner[i] = arg
+            scores[j] = s
+        margin[i], runner[i] = candidate_margin(scores, cand_ptr, cands, i, pred[i])
 
 
 @njit

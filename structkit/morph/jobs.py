@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from itertools import islice
 
-from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.batchjob import RawTextJob
 from structkit.io.conllu import read_conllu, read_raw_text, set_key
 from structkit.io.document import write_conllu
 from structkit.morph.explain import (
@@ -56,16 +56,14 @@ def write_analysed(model, sents, out, scores: bool = False) -> None:
     write_conllu(sents, out)
 
 
-class MorphJob(Job):
+class MorphJob(RawTextJob):
     """morph: a block of CoNLL-U, or of raw text (``text``: a language code or a learnt
     ``structkit.text.Tokenizer``), analysed."""
 
     def __init__(self, model, scores: bool = False, text=None, split: str = "auto"):
+        super().__init__(text, split)
         self.model = model
         self.scores = scores
-        self.text = text
-        self.split = split
-        self.cut_lines = text is not None
 
     def sniff(self, name: str, head: bytes) -> MorphContext:
         return MorphContext()
@@ -91,10 +89,4 @@ class MorphJob(Job):
             write_analysed(self.model, block, out, self.scores)
             tokens += sum(len(s.rows) for s in block)
             sentences += len(block)
-        text = out.getvalue()
-        if self.text is not None:
-            text = continue_document(text, first)
-        return text.encode("utf-8"), tokens, sentences
-
-    def fix_block(self, data: bytes, ctx, sentences_before: int) -> bytes:
-        return count_on(data, sentences_before) if self.text is not None else data
+        return self.block_output(out.getvalue(), first), tokens, sentences

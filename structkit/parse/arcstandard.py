@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from structkit.jit import njit
+from structkit.lookahead import weigh_action
 from structkit.offsets import max_length, span  # noqa: F401 (span: the parse kernels' too)
 from structkit.parse.templates import unroll
 
@@ -285,28 +286,15 @@ def decide(depth, margin, gold, st, sp, b, sent, w, buf):
     features(st, sp, b, sent, w.mask, feats[0])
     action_scores(feats[0], w.W, scores[0])
     inner = Scratch(feats[1:], scores[1:], buf.acts, buf.olds, buf.acc, path, path_gold, path_best)
-    best_v = -np.inf
-    best_a = -1
-    plain_v = -np.inf
-    plain_a = -1
+    best = (-np.inf, -1, -np.inf, -1)  # (chosen score, chosen action, plain score, plain action)
     for a in range(N_ACTIONS):
         if not legal(a, sp, b, n):
             continue
         sp1, b1, old = apply(a, st, sp, b)
         v = scores[0, a] + search(depth, st, sp1, b1, sent, w, inner)
         undo(a, st, sp1, b1, old)
-        if v > plain_v:
-            plain_v = v
-            plain_a = a
-        if a == gold:
-            v -= margin
-            for j in range(depth):
-                path_gold[j] = path[j]
-        if v > best_v:
-            best_v = v
-            best_a = a
-            for j in range(depth):
-                path_best[j] = path[j]
+        best = weigh_action(a, v, gold, margin, path, depth, path_gold, path_best, best)
+    _, best_a, _, plain_a = best
     return best_a, plain_a
 
 

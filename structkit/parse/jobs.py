@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.batchjob import RawTextJob
 from structkit.io.conllu import _conllu_signs
 from structkit.parse.conllio import parse_stream
 
@@ -15,20 +15,18 @@ class ParseContext:
     conllu: bool
 
 
-class ParseJob(Job):
+class ParseJob(RawTextJob):
     """parse: a block of CoNLL-U (written back as CoNLL-U) or CoNLL-X / `word POS` rows; with
     ``text`` (a language code or a ``structkit.text.Tokenizer``, such as a learnt one) a block
     of raw text, tokenised into the CoNLL-U sentences ``tag --text --format conllu`` writes."""
 
     def __init__(self, parser, tagger=None, depth: int | None = None, beam: int | None = None,
                  text=None, split: str = "auto"):
+        super().__init__(text, split)
         self.parser = parser
         self.tagger = tagger
         self.depth = depth
         self.beam = beam
-        self.text = text
-        self.split = split
-        self.cut_lines = text is not None
 
     def sniff(self, name: str, head: bytes) -> ParseContext:
         if self.text is not None:
@@ -50,10 +48,4 @@ class ParseJob(Job):
         out = io.StringIO()
         tokens, sentences = parse_stream(self.parser, self.tagger, name, io.BytesIO(data), ctx.conllu,
                                          out, self.depth, self.beam, self.text, self.split)
-        text = out.getvalue()
-        if self.text is not None:
-            text = continue_document(text, first)
-        return text.encode("utf-8"), tokens, sentences
-
-    def fix_block(self, data: bytes, ctx: ParseContext, sentences_before: int) -> bytes:
-        return count_on(data, sentences_before) if self.text is not None else data
+        return self.block_output(out.getvalue(), first), tokens, sentences

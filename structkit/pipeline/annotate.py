@@ -11,7 +11,7 @@ from typing import IO, Iterable
 
 from structkit.components import batches
 from structkit.errors import UserError
-from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.batchjob import Job
 from structkit.io.conllu import looks_like_conllu, read_conllu
 from structkit.io.document import write_conllu
 
@@ -95,11 +95,10 @@ class AnnotateJob(Job):
             write(chunk, out)
             words += sum(len(s.rows) for s in chunk)
             count += len(chunk)
-        text = out.getvalue()
-        return (text if self.conllu else continue_document(text, first)).encode("utf-8"), words, count
+        return self.block_output(out.getvalue(), first), words, count
 
-    def fix_block(self, data: bytes, ctx, sentences_before: int) -> bytes:
-        return data if self.conllu else count_on(data, sentences_before)   # CoNLL-U keeps its ids
+    def one_document(self) -> bool:
+        return not self.conllu   # CoNLL-U in keeps its sentence ids
 
 
 def _batches(sents, chain, name: str):

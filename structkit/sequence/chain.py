@@ -229,13 +229,9 @@ def apply_dF(X, a, n, seq, w, u, d, cd):
     for t in range(n):
         g = y[a + t]
         p = seq[t]
-        if g != p:
-            for j in range(X.indptr[a + t], X.indptr[a + t + 1]):
-                f = X.indices[j]
-                W[f, g] += d
-                U[f, g] += cd
-                W[f, p] -= d
-                U[f, p] -= cd
+        if g != p:  # the gold label's cells, then the other's (never the same cell: g != p)
+            add_features(X, a + t, W, U, g, d, cd)
+            add_features(X, a + t, W, U, p, -d, -cd)
     for t in range(n + 1):
         gp, gc, pp, pc = transition_pairs(y, a, seq, t, n, L)
         if gp != pp or gc != pc:

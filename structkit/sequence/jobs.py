@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from structkit.io.batchjob import Job, continue_document, count_on
+from structkit.io.batchjob import Job
 from structkit.io.conll import Sentence, read_conll, write_conll
 from structkit.io.conllu import (
     read_conllu,
@@ -88,13 +88,10 @@ class TagJob(Job):
                             labels, out)
             else:
                 write_conll(batch, labels, out)
-        text = out.getvalue()
-        if self.text and self.fmt == "conllu":
-            text = continue_document(text, first)
-        return text.encode("utf-8"), tokens, sentences
+        return self.block_output(out.getvalue(), first), tokens, sentences
 
-    def fix_block(self, data: bytes, ctx: TagContext, sentences_before: int) -> bytes:
-        return count_on(data, sentences_before) if self.text and self.fmt == "conllu" else data
+    def one_document(self) -> bool:
+        return bool(self.text) and self.fmt == "conllu"
 
 
 def _write_scored(batch, labels, margins, out, column, key, text, fmt) -> None:

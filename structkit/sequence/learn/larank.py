@@ -16,9 +16,11 @@ For each example n of ``order`` (one pass):
     kBV-OPTIMIZE: m <- random processed example; SMO restricted to the coefficients of S_m that
     are non-zero (beta > 0), no decoding, so no new support vectors.
 
-The paper's kBV operations all run SMO "while the KKT conditions are violated more than tau";
-none of them is a single SMO step (that is the 1-best OLaRank's PROCESSNEW / PROCESSOLD), so
-every SMO call here runs to tau-optimality (capped at max_steps per call).
+The schedule (one PROCESSNEW, then n_R x (PROCESSOLD + maxIter x OPTIMIZE)) is OLaRank's, in
+``structkit.sequence.learn.schedule``. The paper's kBV operations all run SMO "while the KKT
+conditions are violated more than tau"; none of them is a single SMO step (that is the 1-best
+OLaRank's PROCESSNEW / PROCESSOLD), so every SMO call here runs to tau-optimality (capped at
+max_steps per call).
 
 Deviation: the paper picks y'' among y with beta > kappa (a second tolerance kappa > 0); we
 reuse ``smo_solve``, which uses beta > 0, i.e. kappa = 0.
@@ -42,6 +44,7 @@ from collections import namedtuple
 import numpy as np
 
 from structkit.sequence.learn.smo import kbest_sdm_epoch, smo_solve, stack
+from structkit.sequence.learn.schedule import NEW, OPTIMIZE, operation, start_pass, turn_length
 from structkit.sequence.chain import hamming
 from structkit.jit import njit
 
@@ -110,6 +113,18 @@ def larank_core(X, order, w, u, c, k, smo, ws, n_reprocess, seed, n_optimize, tr
 
 
 @njit
+def _operate(X, m, w, u, c, k, smo, ws, kind, one):
+    """Algorithm 3's operation ``kind`` (``structkit.sequence.learn.schedule``) on example m:
+    kBV-PROCESSNEW or kBV-PROCESSOLD, both k-best SDM's step (``kbest_sdm_epoch`` on the
+    one-element order [m], in ``one``), or kBV-OPTIMIZE (``_optimize``). Returns (c after it,
+    SMO steps, top loss, dropped)."""
+    if kind == OPTIMIZE:
+        return c, _optimize(X, m, w, u, c, smo, ws), 0, 0
+    one[0] = m
+    return kbest_sdm_epoch(X, one, w, u, c, k, smo, ws)
+
+
+@njit
 def larank_steps(X, order, w, u, c, k, smo, ws, plan, seen, n_seen, trace):
     """The steps of Algorithm 3 (scheduled by the ``LaRankPlan`` plan) for the examples of
     ``order``, continuing a pass that has seen ``seen[:n_seen]`` (PROCESSOLD and OPTIMIZE draw
@@ -117,63 +132,42 @@ def larank_steps(X, order, w, u, c, k, smo, ws, plan, seen, n_seen, trace):
     (``structkit.learn.pieces``), the first with the pass's seed and the others with -1, which
     continues numba's generator instead of seeding it. Returns (c, smo_steps, top_loss,
     dropped, n_seen)."""
-    n_reprocess, n_optimize = plan.n_reprocess, plan.n_optimize
-    if plan.seed >= 0:
-        np.random.seed(plan.seed)
+    n_optimize = plan.n_optimize
+    rec = start_pass(plan.seed, trace)
     N = order.shape[0]
     one = np.empty(1, dtype=order.dtype)
     total = 0
     top_loss = 0
     dropped = 0
-    rec = trace.shape[0] > 0
     lin = 0.0
     if rec:
         for s in range(ws.m.shape[0]):
             lin += _lin(X, ws, s)
         trace[0] = _dual(w, lin)
-    per = 1 + n_reprocess * (1 + n_optimize)
+    per = turn_length(plan.n_reprocess, n_optimize)
     for i in range(N):
         s = order[i]
         if X.offsets[s + 1] - X.offsets[s] == 0:
             continue
         pos = 1 + i * per
-        # kBV-PROCESSNEW
-        if rec:
-            lin -= _lin(X, ws, s)
-        one[0] = s
-        c, st, tl, dr = kbest_sdm_epoch(X, one, w, u, c, k, smo, ws)
-        total += st
-        top_loss += tl
-        dropped += dr
-        seen[n_seen] = s
-        n_seen += 1
-        if rec:
-            lin += _lin(X, ws, s)
-            trace[pos] = _dual(w, lin)
-            pos += 1
-        for r in range(n_reprocess):
-            # kBV-PROCESSOLD
-            m = seen[np.random.randint(0, n_seen)]
+        for op in range(per):
+            kind = operation(op, n_optimize)
+            # PROCESSNEW on s, the others on a random example processed in this pass
+            m = s if kind == NEW else seen[np.random.randint(0, n_seen)]
             if rec:
                 lin -= _lin(X, ws, m)
-            one[0] = m
-            _, st, _, dr = kbest_sdm_epoch(X, one, w, u, c, k, smo, ws)
+            c_op, st, tl, dr = _operate(X, m, w, u, c, k, smo, ws, kind, one)
             total += st
             dropped += dr
+            if kind == NEW:  # c and top_loss count PROCESSNEW's examples only
+                c = c_op
+                top_loss += tl
+                seen[n_seen] = s
+                n_seen += 1
             if rec:
                 lin += _lin(X, ws, m)
                 trace[pos] = _dual(w, lin)
                 pos += 1
-            # maxIter x kBV-OPTIMIZE
-            for it in range(n_optimize):
-                m = seen[np.random.randint(0, n_seen)]
-                if rec:
-                    lin -= _lin(X, ws, m)
-                total += _optimize(X, m, w, u, c, smo, ws)
-                if rec:
-                    lin += _lin(X, ws, m)
-                    trace[pos] = _dual(w, lin)
-                    pos += 1
     return c, total, top_loss, dropped, n_seen
 
 

@@ -21,7 +21,8 @@ The three operations (Section 4.1) differ only in where c+ is sought:
 PROCESSNEW (a fresh pattern) and PROCESSOLD (a random support pattern): over all classes, i.e.
 loss-augmented inference (Viterbi for exact, a scan of the labels for greedy); OPTIMIZE (a
 random support pattern): only among its current support vectors and its gold/slack. Scheduling
-(Section 4.2): each PROCESSNEW is followed by n_R REPROCESS = one PROCESSOLD + ten OPTIMIZE.
+(Section 4.2, ``structkit.sequence.learn.schedule``): each PROCESSNEW is followed by n_R
+REPROCESS = one PROCESSOLD + ten OPTIMIZE.
 n_R = 0 is the passive-aggressive baseline (PAExact, PAGreedy). Support patterns are those with
 some non-gold b > 0; the random picks are uniform over the current support patterns (seeded
 numba generator: the same seed gives the same model).
@@ -49,6 +50,7 @@ import numpy as np
 from collections import namedtuple
 
 from structkit.learn.pieces import sum_in_pieces
+from structkit.sequence.learn.schedule import NEW, OPTIMIZE, operation, start_pass, turn_length
 from structkit.sequence.learn.smo import init_working_sets, prune_working_set, stored_equals
 from structkit.sequence.chain import (FirstOrder, GreedyHistory, add_features, add_sparse, corpus,
                                     hamming, smo_pair_step, sparse_dF, sparse_dot, w_dot_dF)
@@ -84,6 +86,18 @@ def _sp_update(p, is_sv, sp, n_sp):
         sp_pos[p] = -1
         return n_sp - 1
     return n_sp
+
+
+@njit
+def _pattern(kind, new, sp, n_sp):
+    """The pattern an operation of a turn works on (``structkit.sequence.learn.schedule``):
+    PROCESSNEW the turn's ``new`` one, the others a support pattern drawn uniformly (-1: there is
+    none, and so none for the rest of the turn)."""
+    if kind == NEW:
+        return new
+    if n_sp == 0:
+        return -1
+    return sp.patterns[np.random.randint(0, n_sp)]
 
 
 # ---- greedy (token patterns) --------------------------------------------------------------
@@ -172,41 +186,32 @@ def olarank_greedy_pass(X, order, w, P, sp, n_sp, tau, kappa, n_reprocess, seed,
     If trace.shape[0] > 0, trace[0] gets the dual on entry and trace[1 + i] the dual recomputed
     from scratch (``greedy_dual``) after the i-th operation (for tests; slow). Returns
     (n_sp, steps taken, dual increase, steps taken by PROCESSNEW)."""
-    if seed >= 0:  # a negative seed continues the stream (the next piece of a pass)
-        np.random.seed(seed)
-    L = w.W.shape[1]
-    sc = np.empty(L)
+    rec = start_pass(seed, trace)
+    sc = np.empty(w.W.shape[1])
     steps = 0
     gain = 0.0
     new_steps = 0
-    rec = trace.shape[0] > 0
-    op = 0
+    done = 0  # operations traced
     if rec:
         trace[0] = greedy_dual(X, w, P)
     for s in order:
         for j in range(X.offsets[s], X.offsets[s + 1]):
-            dg = greedy_step(X, w, P, j, tau, kappa, False, sc)
-            if dg != 0.0:
-                steps += 1
-                gain += dg
-                new_steps += 1
-            n_sp = _sp_update(j, _token_is_sv(P.B, X.y, j), sp, n_sp)
-            if rec:
-                op += 1
-                trace[op] = greedy_dual(X, w, P)
-            for r in range(n_reprocess):
-                for it in range(1 + N_OPTIMIZE):
-                    if n_sp == 0:
-                        break
-                    p = sp.patterns[np.random.randint(0, n_sp)]
-                    dg = greedy_step(X, w, P, p, tau, kappa, it > 0, sc)
-                    if dg != 0.0:
-                        steps += 1
-                        gain += dg
-                        n_sp = _sp_update(p, _token_is_sv(P.B, X.y, p), sp, n_sp)
-                    if rec:
-                        op += 1
-                        trace[op] = greedy_dual(X, w, P)
+            for op in range(turn_length(n_reprocess, N_OPTIMIZE)):
+                kind = operation(op, N_OPTIMIZE)
+                p = _pattern(kind, j, sp, n_sp)
+                if p < 0:
+                    break
+                dg = greedy_step(X, w, P, p, tau, kappa, kind == OPTIMIZE, sc)
+                if dg != 0.0:  # a step was taken
+                    steps += 1
+                    gain += dg
+                    if kind == NEW:
+                        new_steps += 1
+                if dg != 0.0 or kind == NEW:  # p may have joined or left the support set
+                    n_sp = _sp_update(p, _token_is_sv(P.B, X.y, p), sp, n_sp)
+                if rec:
+                    done += 1
+                    trace[done] = greedy_dual(X, w, P)
     return n_sp, steps, gain, new_steps
 
 
@@ -270,7 +275,8 @@ def greedy_perceptron_pass(X, order, w, u, c, hist):
 def exact_step(X, w, ws, s, tau, kappa, mode, E, seq, score):
     """One SMO step on sentence s with the ``FirstOrder`` weights w and the ``WorkingSets``
     ws: mode 0 PROCESSNEW / 1 PROCESSOLD (c+ from loss-augmented Viterbi over all sequences),
-    2 OPTIMIZE (c+ among the support vectors and the gold); scratch E, seq, score from
+    2 OPTIMIZE (c+ among the support vectors and the gold) -- the operations' numbers in
+    ``structkit.sequence.learn.schedule``; scratch E, seq, score from
     ``decode_buffers``. Returns (dual increase, dropped: 1 if the Viterbi sequence did not fit,
     loss of that sequence (modes 0/1) or -1)."""
     NF = w.W.shape[0]
@@ -355,45 +361,35 @@ def olarank_exact_pass(X, order, w, ws, sp, n_sp, tau, kappa, n_reprocess, seed,
     and ``SupportSet`` sp of size n_sp. ``trace`` as in ``olarank_greedy_pass``. Returns
     (n_sp, steps, dual increase, token errors of the loss-augmented Viterbi sequences at
     PROCESSNEW, dropped)."""
-    if seed >= 0:  # a negative seed continues the stream (the next piece of a pass)
-        np.random.seed(seed)
-    L = w.W.shape[1]
-    _, E, seq, score = decode_buffers(X.offsets, L, 1)  # 1-best loss-augmented Viterbi
+    rec = start_pass(seed, trace)
+    _, E, seq, score = decode_buffers(X.offsets, w.W.shape[1], 1)  # 1-best loss-augmented Viterbi
     steps = 0
     gain = 0.0
     errors = 0
     dropped = 0
-    rec = trace.shape[0] > 0
-    op = 0
+    done = 0  # operations traced
     if rec:
         trace[0] = exact_dual(X, w, ws)
     for s in order:
         if X.offsets[s + 1] == X.offsets[s]:
             continue
-        dg, dr, vl = exact_step(X, w, ws, s, tau, kappa, 0, E, seq, score)
-        errors += vl
-        dropped += dr
-        if dg != 0.0:
-            steps += 1
-            gain += dg
-        n_sp = _sp_update(s, _sentence_is_sv(ws, s), sp, n_sp)
-        if rec:
-            op += 1
-            trace[op] = exact_dual(X, w, ws)
-        for r in range(n_reprocess):
-            for it in range(1 + N_OPTIMIZE):
-                if n_sp == 0:
-                    break
-                p = sp.patterns[np.random.randint(0, n_sp)]
-                dg, dr, _ = exact_step(X, w, ws, p, tau, kappa, 1 if it == 0 else 2, E, seq, score)
-                dropped += dr
-                if dg != 0.0:
-                    steps += 1
-                    gain += dg
-                    n_sp = _sp_update(p, _sentence_is_sv(ws, p), sp, n_sp)
-                if rec:
-                    op += 1
-                    trace[op] = exact_dual(X, w, ws)
+        for op in range(turn_length(n_reprocess, N_OPTIMIZE)):
+            kind = operation(op, N_OPTIMIZE)
+            p = _pattern(kind, s, sp, n_sp)
+            if p < 0:
+                break
+            dg, dr, vl = exact_step(X, w, ws, p, tau, kappa, kind, E, seq, score)
+            dropped += dr
+            if kind == NEW:
+                errors += vl
+            if dg != 0.0:  # a step was taken
+                steps += 1
+                gain += dg
+            if dg != 0.0 or kind == NEW:  # p may have joined or left the support set
+                n_sp = _sp_update(p, _sentence_is_sv(ws, p), sp, n_sp)
+            if rec:
+                done += 1
+                trace[done] = exact_dual(X, w, ws)
     return n_sp, steps, gain, errors, dropped
 
 
@@ -475,7 +471,7 @@ class OLaRankLearner:
             seed = int(rng.integers(2 ** 31))
             n_ops = 0
             if self.trace is not None:
-                per = 1 + self.nr * (1 + N_OPTIMIZE)
+                per = turn_length(self.nr, N_OPTIMIZE)
                 n_ops = (data.n_tokens if self.greedy else data.n_sentences) * per + 1
             tr = np.full(n_ops, np.nan)
             next_seed = [seed]

@@ -22,7 +22,8 @@ computed once per ``smo_solve`` call with ``sparse_dot``. Averaging as in
 ``structkit.sequence.chain``: every change d of W (T) adds c * d to U (TU); c += 1 per example.
 
 k-best MIRA (Algorithm 1), solved in the dual with SMO: per example S_n = {y_n} + B^k_w (eq. 12,
-``kbest_viterbi_loss``, sequences equal to y_n dropped), beta = (C, 0, ...), SMO, S_n discarded.
+``kbest_viterbi_loss``, sequences equal to y_n dropped), beta = (C, 0, ...), SMO, S_n discarded:
+SDM's step below on a working set that starts afresh at every example (``smo_epoch`` runs both).
 Note: Algorithm 1 as printed writes a slack xi_{n,y} per constraint; we use the single
 per-example slack of eqs. 2-5 / 15-16 (sum constraint), which is the form Sec. 4.2 compares with
 SDM ("only the first epoch will be the same") and reduces to PA (eq. 21) for k = 1.
@@ -52,7 +53,8 @@ from structkit.sequence.chain import (
     sparse_dot,
     w_dot_sparse,
 )
-from structkit.sequence.search.kbest import decode_buffers, decode_example
+from structkit.sequence.search.kbest import decode_buffers, decoded_examples
+from structkit.sequence.search.viterbi import max_length
 
 if TYPE_CHECKING:
     from structkit.sequence.chain import WorkingSets
@@ -138,34 +140,6 @@ def stack(X, a, n, seqs, m, NF, L):
     return SparseStack(keys[:ptr[m]], vals[:ptr[m]], ptr, losses)
 
 
-@njit
-def kbest_mira_epoch(X, order, w, u, c, k, C, smo):
-    """One epoch of k-best MIRA (Algorithm 1) solved by SMO. Returns (c, smo_steps, top_loss)."""
-    NF = w.W.shape[0]
-    L = w.W.shape[1]
-    maxlen, E, seqs, scores = decode_buffers(X.offsets, L, k)
-    S = np.empty((seqs.shape[0] + 1, maxlen), dtype=np.int32)
-    total = 0
-    top_loss = 0
-    for s in order:
-        a, n, r, loss0 = decode_example(X, w, s, k, E, seqs, scores)
-        if n == 0:
-            continue
-        top_loss += loss0
-        S[0, :n] = X.y[a:a + n]
-        m = 1
-        for j in range(r):
-            if hamming(X.y, a, n, seqs[j]) > 0:
-                S[m, :n] = seqs[j, :n]
-                m += 1
-        V = stack(X, a, n, S[:, :n], m, NF, L)
-        beta = np.zeros(m)
-        beta[0] = C
-        total += smo_solve(V, beta, w, u, c, smo)
-        c += 1.0
-    return c, total, top_loss
-
-
 def init_working_sets(offsets: np.ndarray, y: np.ndarray, C: float, cap: int) -> WorkingSets:
     """Flat SDM working sets: S_n = {y_n} with beta = C (Algorithm 2's initialisation)."""
     N = len(offsets) - 1
@@ -205,40 +179,75 @@ def stored_equals(ws, s, j, seq, n):
 
 
 @njit
-def kbest_sdm_epoch(X, order, w, u, c, k, smo, ws):
-    """One epoch of k-best SDM (Algorithm 2) on the ``WorkingSets`` ws. Returns
-    (c, smo_steps, top_loss, dropped)."""
+def add_kbest(ws, i, seqs, r, n):
+    """kBV-PROCESSNEW's new working set i (the gold first, label sequences of length n):
+    S_i = {y : beta_y > 0} (``prune_working_set``) union the k-best sequences seqs[:r] not in it
+    yet, appended with beta = 0 (dropped, and counted, when the set is full). Returns (its size,
+    also in ws.m[i]; dropped)."""
+    cap = ws.seq.shape[1]
+    m = prune_working_set(ws, i, n)
+    dropped = 0
+    for j in range(r):
+        new = True
+        for q in range(m):
+            if stored_equals(ws, i, q, seqs[j], n):
+                new = False
+                break
+        if not new:
+            continue
+        if m == cap:
+            dropped += 1
+            continue
+        ws.seq[i, m, :n] = seqs[j, :n]
+        ws.beta[i, m] = 0.0
+        m += 1
+    ws.m[i] = m
+    return m, dropped
+
+
+@njit
+def smo_epoch(X, order, w, u, c, k, C, smo, ws, fresh):
+    """One epoch of k-best SDM (Algorithm 2) on the ``WorkingSets`` ws, or with ``fresh`` of
+    k-best MIRA (Algorithm 1): per example its working set gets the current k-best sequences
+    (``add_kbest``), then SMO runs over the whole set. SDM keeps example s's set in row s across
+    epochs; MIRA's is row 0, reset to S_n = {y_n} with beta = C before each example (its k-best
+    sequences, pairwise distinct, all fit when ws holds k + 1). Returns (c, smo_steps, top_loss,
+    dropped)."""
     NF = w.W.shape[0]
     L = w.W.shape[1]
-    cap = ws.seq.shape[1]
-    maxlen, E, seqs, scores = decode_buffers(X.offsets, L, k)
+    _, E, seqs, scores = decode_buffers(X.offsets, L, k)
     total = 0
     top_loss = 0
     dropped = 0
-    for s in order:
-        a, n, r, loss0 = decode_example(X, w, s, k, E, seqs, scores)
-        if n == 0:
-            continue
-        m = prune_working_set(ws, s, n)
+    for s, a, n, r, loss0 in decoded_examples(X, w, order, k, E, seqs, scores):
         top_loss += loss0
-        for j in range(r):
-            new = True
-            for i in range(m):
-                if stored_equals(ws, s, i, seqs[j], n):
-                    new = False
-                    break
-            if not new:
-                continue
-            if m == cap:
-                dropped += 1
-                continue
-            ws.seq[s, m, :n] = seqs[j, :n]
-            ws.beta[s, m] = 0.0
-            m += 1
-        ws.m[s] = m
-        V = stack(X, a, n, ws.seq[s, :, :n], m, NF, L)
-        beta = ws.beta[s, :m].copy()
+        i = 0 if fresh else s
+        if fresh:
+            ws.seq[0, 0, :n] = X.y[a:a + n]
+            ws.beta[0, 0] = C
+            ws.m[0] = 1
+        m, dr = add_kbest(ws, i, seqs, r, n)
+        dropped += dr
+        V = stack(X, a, n, ws.seq[i, :, :n], m, NF, L)
+        beta = ws.beta[i, :m].copy()
         total += smo_solve(V, beta, w, u, c, smo)
-        ws.beta[s, :m] = beta
+        ws.beta[i, :m] = beta
         c += 1.0
     return c, total, top_loss, dropped
+
+
+@njit
+def kbest_mira_epoch(X, order, w, u, c, k, C, smo):
+    """One epoch of k-best MIRA (Algorithm 1) solved by SMO. Returns (c, smo_steps, top_loss)."""
+    cap = max(k, 1) + 1
+    ws = WorkingSets(np.empty((1, cap, max_length(X.offsets)), dtype=np.int32), np.empty((1, cap)),
+                     np.ones(1, dtype=np.int64))
+    c, total, top_loss, _ = smo_epoch(X, order, w, u, c, k, C, smo, ws, True)
+    return c, total, top_loss
+
+
+@njit
+def kbest_sdm_epoch(X, order, w, u, c, k, smo, ws):
+    """One epoch of k-best SDM (Algorithm 2) on the ``WorkingSets`` ws. Returns
+    (c, smo_steps, top_loss, dropped)."""
+    return smo_epoch(X, order, w, u, c, k, 0.0, smo, ws, False)

@@ -53,7 +53,11 @@ def _unicode_space(cp):
 @njit
 def utf8_plain(data, start):
     """True if data[start:] is valid UTF-8 (as Python's strict decoder has it) without any
-    non-ASCII whitespace character; False otherwise."""
+    non-ASCII whitespace character; False otherwise.
+
+    A lead byte gives the sequence's length k (2, 3 or 4) and the range of its second byte
+    (narrower after E0, ED, F0 and F4: no overlong forms, surrogates or code points past
+    U+10FFFF); the other continuation bytes are 80..BF. One check serves every length."""
     n = len(data)
     i = start
     while i < n:
@@ -61,45 +65,33 @@ def utf8_plain(data, start):
         if b < 0x80:
             i += 1
             continue
-        if b < 0xC2:
+        if b < 0xC2 or b >= 0xF5:
             return False
         if b < 0xE0:
-            if i + 1 >= n:
-                return False
-            c1 = data[i + 1]
-            if c1 < 0x80 or c1 > 0xBF:
-                return False
-            if _unicode_space(((b & 0x1F) << 6) | (c1 & 0x3F)):
-                return False
-            i += 2
+            k, lo, hi = 2, 0x80, 0xBF
         elif b < 0xF0:
-            if i + 2 >= n:
-                return False
-            c1 = data[i + 1]
-            c2 = data[i + 2]
+            k = 3
             lo = 0xA0 if b == 0xE0 else 0x80
             hi = 0x9F if b == 0xED else 0xBF
-            if c1 < lo or c1 > hi or c2 < 0x80 or c2 > 0xBF:
-                return False
-            cp = ((np.int64(b) & 0x0F) << 12) | ((np.int64(c1) & 0x3F) << 6) | (np.int64(c2) & 0x3F)
-            if _unicode_space(cp):
-                return False
-            i += 3
-        elif b < 0xF5:
-            if i + 3 >= n:
-                return False
-            c1 = data[i + 1]
+        else:
+            k = 4
             lo = 0x90 if b == 0xF0 else 0x80
             hi = 0x8F if b == 0xF4 else 0xBF
-            if c1 < lo or c1 > hi:
-                return False
-            for k in range(2, 4):
-                c = data[i + k]
-                if c < 0x80 or c > 0xBF:
-                    return False
-            i += 4
-        else:
+        if i + k > n:
             return False
+        c1 = data[i + 1]
+        if c1 < lo or c1 > hi:
+            return False
+        # the code point (the lead byte's 7 - k payload bits, then 6 from each continuation)
+        cp = ((np.int64(b) & (0x7F >> k)) << 6) | (np.int64(c1) & 0x3F)
+        for q in range(2, k):
+            c = data[i + q]
+            if c < 0x80 or c > 0xBF:
+                return False
+            cp = (cp << 6) | (np.int64(c) & 0x3F)
+        if _unicode_space(cp):  # (never a 4-byte one: all of them are past U+FFFF)
+            return False
+        i += k
     return True
 
 
@@ -508,15 +500,18 @@ def emissions_rows(indptr, indices, W, a, b, out):
 
 
 @njit
+def _viterbi_buffers(offsets, L):
+    """Scratch for ``viterbi_rows`` over the sentences of a corpus (longest m tokens, L
+    labels): (m, emissions E[m, L], delta[m, L], back[m, L], best[L])."""
+    m = max_length(offsets)
+    return m, np.empty((m, L)), np.empty((m, L)), np.empty((m, L), dtype=np.int32), np.empty(L)
+
+
+@njit
 def decode_rows(indptr, indices, offsets, W, T, out):
     """``structkit.sequence.search.viterbi.decode_corpus`` on CSR ids of W's rows (-1: a zero row,
     skipped): the labels of a model's compact W."""
-    L = W.shape[1]
-    m = max_length(offsets)
-    E = np.empty((m, L))
-    delta = np.empty((m, L))
-    back = np.empty((m, L), dtype=np.int32)
-    best = np.empty(L)
+    _, E, delta, back, best = _viterbi_buffers(offsets, W.shape[1])
     for s in range(len(offsets) - 1):
         a = offsets[s]
         b = offsets[s + 1]
@@ -532,11 +527,7 @@ def tag_viterbi(A, offsets, tpl, W, T, out):
     into ``out``. ``W`` holds the rows the tables map features to (a model's non-zero rows); each
     token's emissions add its features' rows in template order, as ``emissions`` does."""
     L = W.shape[1]
-    m = max_length(offsets)
-    E = np.empty((m, L))
-    delta = np.empty((m, L))
-    back = np.empty((m, L), dtype=np.int32)
-    best = np.empty(L)
+    m, E, delta, back, best = _viterbi_buffers(offsets, L)
     fids = np.empty(m, dtype=np.int32)
     n_tpl = len(tpl.n_atoms)
     for s in range(len(offsets) - 1):

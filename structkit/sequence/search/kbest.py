@@ -317,12 +317,15 @@ def decode_kbest(X, w, a, n, k, E, seqs, scores):
 
 
 @njit
-def decode_example(X, w, s, k, E, seqs, scores):
-    """``decode_kbest`` on sentence s of X: (its first token a, its length n, how many
-    sequences, Hamming loss of the best); an empty sentence (n = 0) is not decoded."""
-    a = X.offsets[s]
-    n = X.offsets[s + 1] - a
-    if n == 0:
-        return a, n, 0, 0
-    m, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
-    return a, n, m, loss0
+def decoded_examples(X, w, order, k, E, seqs, scores):
+    """The sentences of ``order`` that are not empty, one after another, each decoded by
+    ``decode_kbest`` into seqs/scores with the weights w as they are when it is reached (the
+    caller updates them in between: a learner's epoch): yields (s, its first token a, its
+    length n, how many sequences, Hamming loss of the best)."""
+    for s in order:
+        a = X.offsets[s]
+        n = X.offsets[s + 1] - a
+        if n == 0:
+            continue
+        m, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
+        yield s, a, n, m, loss0

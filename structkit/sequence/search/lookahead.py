@@ -37,6 +37,7 @@ from collections import namedtuple
 import numpy as np
 
 from structkit.jit import njit
+from structkit.lookahead import weigh_action
 from structkit.sequence.search.viterbi import max_length, token_row
 
 Scratch = namedtuple("Scratch", ["E", "B1", "B2", "values", "labels", "pre", "paths"])
@@ -216,22 +217,14 @@ def decide(w, s, k, d, p1, p2, gold, margin, second_order, use_dp):
     values = s.values
     path_tmp, path_gold, path_best = s.paths[0], s.paths[1], s.paths[2]
     L = E.shape[1]
-    best_v = -np.inf
-    best_a = 0
-    plain_v = -np.inf
-    plain_a = 0
+    best = (-np.inf, 0, -np.inf, 0)  # (chosen score, chosen action, plain score, plain action)
     if use_dp:
         d = window_dp(w, s, k, d, p1, second_order)
         for a in range(L):
             v = step_score(E, T, T2, k, p1, p2, a, second_order) + values[a]
-            if v > plain_v:
-                plain_v = v
-                plain_a = a
-            if a == gold:
-                v -= margin
-            if v > best_v:
-                best_v = v
-                best_a = a
+            # no path to copy (d = 0): the DP rebuilds the two that are needed below
+            best = weigh_action(a, v, gold, margin, path_tmp, 0, path_gold, path_best, best)
+        _, best_a, _, plain_a = best
         if gold >= 0 and best_a != gold and d > 0:
             window_path(w, s, k, d, p1, gold, second_order, path_gold)
             window_path(w, s, k, d, p1, best_a, second_order, path_best)
@@ -241,18 +234,8 @@ def decide(w, s, k, d, p1, p2, gold, margin, second_order, use_dp):
             v = step_score(E, T, T2, k, p1, p2, a, second_order)
         else:
             v, d = search_brute(w, s, k, d, p1, p2, a, second_order, path_tmp)
-        if v > plain_v:
-            plain_v = v
-            plain_a = a
-        if a == gold:
-            v -= margin
-            for j in range(d):
-                path_gold[j] = path_tmp[j]
-        if v > best_v:
-            best_v = v
-            best_a = a
-            for j in range(d):
-                path_best[j] = path_tmp[j]
+        best = weigh_action(a, v, gold, margin, path_tmp, d, path_gold, path_best, best)
+    _, best_a, _, plain_a = best
     return best_a, plain_a, d
 
 
