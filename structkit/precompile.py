@@ -22,7 +22,16 @@ import sys
 import tempfile
 from typing import Callable, Iterator
 
-# (what it compiles, the commands: argv after ``structkit``; {d} is a scratch folder)
+# Each task's model trained on its sample with the defaults, then used by its command on an
+# input (``_inputs``): (task, training file, command, input); {d} is a scratch folder.
+USES = (("chunk", "sample/chunk/train.txt", "chunk", "{d}/chunk.txt"),
+        ("pos", "sample/pos/train.txt", "tag", "{d}/pos.txt"),
+        ("ner", "sample/ner/train.txt", "ner", "{d}/ner.txt"),
+        ("parse", "sample/ud/train.conllu", "parse", "{d}/ud.conllu"),
+        ("morph", "sample/ud/train.conllu", "morph", "{d}/ud.conllu"),
+        ("rerank", "sample/nbest/train.jsonl", "rerank", "sample/nbest/test.jsonl"))
+
+# (what it compiles, the commands: argv after ``structkit``)
 DEFAULTS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
     ("pipeline: train, annotate", (
         ("train", "--task", "pipeline", "--train", "sample/ud/train.conllu", "--dev", "sample/ud/dev.conllu",
@@ -30,31 +39,9 @@ DEFAULTS: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
         ("annotate", "-m", "{d}/ud.model", "{d}/text.txt", "-o", "{d}/out.conllu"),
         ("annotate", "-m", "{d}/ud.model", "{d}/text.txt", "--format", "json", "-o", "{d}/out.json"),
     )),
-    ("chunk: train, chunk", (
-        ("train", "--task", "chunk", "--train", "sample/chunk/train.txt", "--model", "{d}/chunk.model", "-q"),
-        ("chunk", "-m", "{d}/chunk.model", "{d}/chunk.txt", "-o", "{d}/chunk.out"),
-    )),
-    ("pos: train, tag", (
-        ("train", "--task", "pos", "--train", "sample/pos/train.txt", "--model", "{d}/pos.model", "-q"),
-        ("tag", "-m", "{d}/pos.model", "{d}/pos.txt", "-o", "{d}/pos.out"),
-    )),
-    ("ner: train, ner", (
-        ("train", "--task", "ner", "--train", "sample/ner/train.txt", "--model", "{d}/ner.model", "-q"),
-        ("ner", "-m", "{d}/ner.model", "{d}/ner.txt", "-o", "{d}/ner.out"),
-    )),
-    ("parse: train, parse", (
-        ("train", "--task", "parse", "--train", "sample/ud/train.conllu", "--model", "{d}/parse.model", "-q"),
-        ("parse", "-m", "{d}/parse.model", "{d}/ud.conllu", "-o", "{d}/parse.out"),
-    )),
-    ("morph: train, morph", (
-        ("train", "--task", "morph", "--train", "sample/ud/train.conllu", "--model", "{d}/morph.model", "-q"),
-        ("morph", "-m", "{d}/morph.model", "{d}/ud.conllu", "-o", "{d}/morph.out"),
-    )),
-    ("rerank: train, rerank", (
-        ("train", "--task", "rerank", "--train", "sample/nbest/train.jsonl", "--model", "{d}/rerank.model", "-q"),
-        ("rerank", "-m", "{d}/rerank.model", "sample/nbest/test.jsonl", "-o", "{d}/rerank.out"),
-    )),
-)
+) + tuple((f"{task}: train, {command}", (
+    ("train", "--task", task, "--train", train, "--model", f"{{d}}/{task}.model", "-q"),
+    (command, "-m", f"{{d}}/{task}.model", given, "-o", f"{{d}}/{task}.out"))) for task, train, command, given in USES)
 
 # the sample each task's other learners train on
 _SAMPLES = {"chunk": "sample/chunk/train.txt", "parse": "sample/ud/train.conllu",
