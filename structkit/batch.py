@@ -34,7 +34,7 @@ from structkit.io.batchjob import EXTENSIONS, Job
 from structkit.io.batchjob import StdinContext as _StdinContext
 from structkit.io.blocks import BLOCK_BYTES, iter_blocks  # noqa: F401 (the one block cutter)
 from structkit.io.blocks import cut_point as _cut_point
-from structkit.io.conllu import warn_once
+from structkit.io.conllu import take_warnings, warn_once
 from structkit.io.files import atomic_output, check_outputs, open_binary, open_input, sweep_stale
 
 
@@ -127,6 +127,7 @@ class Result:
     tokens: int = 0
     sentences: int = 0
     error: UserError | None = None
+    warnings: tuple[str, ...] = ()   # what reading it warned (said by the run, once an input)
 
 
 def run_block(job: "Job", b: Block) -> Result:
@@ -134,8 +135,10 @@ def run_block(job: "Job", b: Block) -> Result:
     try:
         if b.index > 0 and not b.data.strip():
             return Result(b.file, b.index, len(b.data))
-        data, tokens, sentences = job.process(b.ctx, b.name, b.data, b.index == 0)
-        return Result(b.file, b.index, len(b.data), data, tokens, sentences)
+        with warn_once():
+            data, tokens, sentences = job.process(b.ctx, b.name, b.data, b.index == 0)
+            said = take_warnings()
+        return Result(b.file, b.index, len(b.data), data, tokens, sentences, warnings=said)
     except UserError as e:
         return Result(b.file, b.index, len(b.data), error=relocated(e, b.name, b.first_line))
 
@@ -409,14 +412,13 @@ def run(job: Job, inputs: list[Input], *, output: str | None = None, output_dir:
     marks = outs is None and len(inputs) > 1
     aborted = True   # an error or a signal: the workers' blocks in flight are not waited for
     try:
-        with warn_once():
-            if outs is None:
-                with atomic_output(output, "wb") as sink:
-                    _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
-                               lambda k: _Stream(sink, keep_going), marks, on_error)
-            else:
+        if outs is None:
+            with atomic_output(output, "wb") as sink:
                 _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
-                           lambda k: _FileSink(outs[k], atomic_output), False, on_error)
+                           lambda k: _Stream(sink, keep_going), marks, on_error)
+        else:
+            _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, summary, bar,
+                       lambda k: _FileSink(outs[k], atomic_output), False, on_error)
         aborted = False
     finally:
         bar.close()
@@ -513,9 +515,14 @@ MIN_SHARED_BLOCK = 64 << 10
 
 def _block_size(inp: Input, block_bytes: int, jobs: int) -> int:
     """The block size for ``inp``: ``block_bytes``, or less for a regular file that would
-    otherwise give ``jobs`` workers fewer than two blocks each."""
-    if jobs <= 1 or inp.path == "-":
+    otherwise give ``jobs`` workers fewer than two blocks each, and for standard input with
+    several workers: its blocks are read as they come, and a read of a whole ``block_bytes``
+    waits for that much (`yes | annotate -` read 1 MB, cut one block of it, and waited for
+    more while the workers' window held the rest unsent)."""
+    if jobs <= 1:
         return block_bytes
+    if inp.path == "-":
+        return min(block_bytes, MIN_SHARED_BLOCK)
     try:
         st = os.stat(inp.path)
     except OSError:
@@ -529,7 +536,7 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
                sink_for, marks, on_error) -> None:
     pending: deque = deque()
     contexts: dict[int, Any] = {}
-    state = {"file": None, "sink": None, "sentences": 0, "failed": set()}
+    state = {"file": None, "sink": None, "sentences": 0, "failed": set(), "warned": set()}
 
     def blocks() -> Iterator[Block]:
         for k in todo:
@@ -590,6 +597,11 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
                 on_error(r.error)
             bar.file_done()
             return
+        for w in r.warnings:   # each kind once an input, whichever worker read the block
+            kind = (k, "".join(c for c in w if not c.isdigit()))
+            if kind not in state["warned"]:
+                state["warned"].add(kind)
+                sys.stderr.write(w)
         data = job.fix_block(r.data, contexts.get(k), state["sentences"])
         state["sentences"] += max(r.sentences, 0)
         state["sink"].write(data)

@@ -432,8 +432,8 @@ def test_a_killed_worker_process_is_one_line(chunker, tmp_path, monkeypatch):
 
 def test_a_file_is_cut_finer_when_workers_share_it(tmp_path):
     """With several workers, a regular file under two blocks a worker is cut into about two
-    blocks a worker (none under 64 KB); one worker, standard input and a pipe keep the block
-    size asked for (a pipe's size is not known)."""
+    blocks a worker (none under 64 KB) and standard input is read 64 KB at a time; one worker
+    and a named pipe keep the block size asked for (a pipe's size is not known)."""
     from structkit.batch import Input, _block_size
 
     big = tmp_path / "big.txt"
@@ -448,7 +448,7 @@ def test_a_file_is_cut_finer_when_workers_share_it(tmp_path):
     assert _block_size(Input(str(small), "small.txt"), one_mb, 2) == 65_536
     assert _block_size(Input(str(big), "big.txt"), 50_000, 2) == 50_000       # never above what was asked
     assert _block_size(Input(str(big), "big.txt"), one_mb, 1) == one_mb
-    assert _block_size(Input("-", "-"), one_mb, 2) == one_mb
+    assert _block_size(Input("-", "-"), one_mb, 2) == 65_536                  # read as it comes
     assert _block_size(Input(str(fifo), "in.fifo"), one_mb, 2) == one_mb
 
 

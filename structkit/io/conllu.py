@@ -150,21 +150,32 @@ def is_conllu_file(path: str, by_rows: bool = True) -> bool:
     return _conllu_signs(path, head, line, by_rows)
 
 
-# The inputs already warned about in this batch run (``warn_once``): a stream read block by
-# block (`yes | annotate -`) warned about its long sentences once a block, 16 lines a second.
-_SAID: set[str] | None = None
+# Within a batch run (``warn_once``), the warnings of reading a block are kept here instead of
+# written (``take_warnings`` gives them with the block's result), and the run says each once an
+# input, whichever process read the block: a stream read block by block (`yes | annotate -`)
+# warned about its long sentences once a block, 16 lines a second.
+_KEPT: list[str] | None = None
 
 
 @contextmanager
 def warn_once() -> Iterator[None]:
-    """Within the block, the long-sentence warning of ``read_raw_text`` is said once an input
-    (once a worker process, for blocks analysed by workers), not once a block."""
-    global _SAID
-    old, _SAID = _SAID, set()
+    """Within the block, the long-sentence warning of ``read_raw_text`` is kept for the batch
+    run (``take_warnings``), which says it once an input, not once a block."""
+    global _KEPT
+    old, _KEPT = _KEPT, []
     try:
         yield
     finally:
-        _SAID = old
+        _KEPT = old
+
+
+def take_warnings() -> tuple[str, ...]:
+    """The warnings kept since the last call (in a batch run; none outside one)."""
+    if not _KEPT:
+        return ()
+    out = tuple(_KEPT)
+    _KEPT.clear()
+    return out
 
 
 def read_raw_text(path: str, lang: str = "en", split: str = "auto",
@@ -191,13 +202,15 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
         cut += sent.cut and not prev_cut   # a run of cut pieces is one sentence of the text
         prev_cut = sent.cut
         yield conllu_sentence(sent, str(n))
-    if cut and (_SAID is None or name not in _SAID):   # as the server warns for the same text
+    if cut:   # as the server warns for the same text
         from structkit.text.base import MAX_SENTENCE_TOKENS as most
 
-        if _SAID is not None:
-            _SAID.add(name)
-        sys.stderr.write(f"structkit: warning: {printable(name)}: {cut} sentence(s) of the text had over {most} tokens: "
-                         f"each was cut into pieces of at most {most} tokens\n")
+        line = (f"structkit: warning: {printable(name)}: {cut} sentence(s) of the text had over {most} tokens: "
+                f"each was cut into pieces of at most {most} tokens\n")
+        if _KEPT is not None:
+            _KEPT.append(line)
+        else:
+            sys.stderr.write(line)
     if n == 0 and not allow_empty:
         raise UserError("empty input: no text to tag", name)
 
