@@ -235,3 +235,22 @@ def test_rpa_restriction_is_exercised():
         out[algo] = (upd, w)
     assert out["rpa"][0] < out["pa"][0]
     assert np.abs(out["pa"][1] - out["rpa"][1]).max() > 1e-3
+
+
+def test_each_kbest_learner_trains_after_another_filled_the_cache(tmp_path):
+    """The k-best learners share their decoding kernel. Each trains in a process of its own with
+    the kernels the one before it left in numba's (empty at first) cache: when an epoch loop
+    read a numba generator, the second learner's process failed with a KeyError in numba's
+    generator lowering (k-best PA, then SDM, as scripts/model_fingerprints.py trains them)."""
+    import os
+    import subprocess
+
+    from clitools import sk_cmd, sk_env
+
+    env = {**sk_env(), "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    for algo in ("kbest-pa", "kbest-sdm", "kbest-mira"):
+        r = subprocess.run(sk_cmd("train", "--task", "chunk", "--train", "sample/chunk/train.txt", "--algo", algo,
+                                  "--k", "2", "--epochs", "1", "--model", tmp_path / f"{algo}.model", "-q"),
+                           env=env, capture_output=True, text=True, cwd=tmp_path)
+        assert r.returncode == 0, (algo, r.stderr[-400:])
+        assert os.path.getsize(tmp_path / f"{algo}.model") > 0

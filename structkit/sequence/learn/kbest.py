@@ -65,7 +65,7 @@ from structkit.sequence.learn.smo import (
     kbest_mira_epoch,
     kbest_sdm_epoch,
 )
-from structkit.sequence.search.kbest import decode_buffers, decoded_examples
+from structkit.sequence.search.kbest import decode_buffers, decode_example
 from structkit.sequence.search.viterbi import emissions, viterbi
 
 if TYPE_CHECKING:
@@ -83,7 +83,10 @@ def _kbest_epoch(X, order, w, u, c, k, C, algo):
     pred = np.empty(maxlen, dtype=np.int32)
     n_updates = 0
     top_loss = 0
-    for _, a, n, m, loss0 in decoded_examples(X, w, order, k, E, seqs, scores):
+    for s in order:
+        a, n, m, loss0 = decode_example(X, w, s, k, E, seqs, scores)
+        if n == 0:
+            continue
         top_loss += loss0
         stale = True      # y_hat must be (re)computed for the current weights (RPA)
         lhat = 0.0

@@ -53,7 +53,7 @@ from structkit.sequence.chain import (
     sparse_dot,
     w_dot_sparse,
 )
-from structkit.sequence.search.kbest import decode_buffers, decoded_examples
+from structkit.sequence.search.kbest import decode_buffers, decode_example
 from structkit.sequence.search.viterbi import max_length
 
 if TYPE_CHECKING:
@@ -219,7 +219,10 @@ def smo_epoch(X, order, w, u, c, k, C, smo, ws, fresh):
     total = 0
     top_loss = 0
     dropped = 0
-    for s, a, n, r, loss0 in decoded_examples(X, w, order, k, E, seqs, scores):
+    for s in order:
+        a, n, r, loss0 = decode_example(X, w, s, k, E, seqs, scores)
+        if n == 0:
+            continue
         top_loss += loss0
         i = 0 if fresh else s
         if fresh:

@@ -317,15 +317,16 @@ def decode_kbest(X, w, a, n, k, E, seqs, scores):
 
 
 @njit
-def decoded_examples(X, w, order, k, E, seqs, scores):
-    """The sentences of ``order`` that are not empty, one after another, each decoded by
-    ``decode_kbest`` into seqs/scores with the weights w as they are when it is reached (the
-    caller updates them in between: a learner's epoch): yields (s, its first token a, its
-    length n, how many sequences, Hamming loss of the best)."""
-    for s in order:
-        a = X.offsets[s]
-        n = X.offsets[s + 1] - a
-        if n == 0:
-            continue
-        m, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
-        yield s, a, n, m, loss0
+def decode_example(X, w, s, k, E, seqs, scores):
+    """Sentence s of the corpus decoded by ``decode_kbest`` into seqs/scores with the weights w
+    as they are (a learner's epoch calls it for each sentence of its order, updating w in
+    between): (its first token a, its length n, how many sequences, Hamming loss of the best);
+    n = 0 and nothing decoded for an empty sentence. (A numba generator over the order did
+    the same, but a kernel holding a generator loaded from numba's cache made another kernel
+    using it fail to compile in the same process: KeyError in numba's generator lowering.)"""
+    a = X.offsets[s]
+    n = X.offsets[s + 1] - a
+    if n == 0:
+        return a, n, 0, 0
+    m, loss0 = decode_kbest(X, w, a, n, k, E, seqs, scores)
+    return a, n, m, loss0
