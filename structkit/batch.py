@@ -34,7 +34,7 @@ from structkit.io.batchjob import EXTENSIONS, Job
 from structkit.io.batchjob import StdinContext as _StdinContext
 from structkit.io.blocks import BLOCK_BYTES, iter_blocks  # noqa: F401 (the one block cutter)
 from structkit.io.blocks import cut_point as _cut_point
-from structkit.io.conllu import take_warnings, warn_once
+from structkit.io.conllu import take_warnings, keep_warnings
 from structkit.io.files import atomic_output, check_outputs, open_binary, open_input, sweep_stale
 
 
@@ -135,7 +135,7 @@ def run_block(job: "Job", b: Block) -> Result:
     try:
         if b.index > 0 and not b.data.strip():
             return Result(b.file, b.index, len(b.data))
-        with warn_once():
+        with keep_warnings():
             data, tokens, sentences = job.process(b.ctx, b.name, b.data, b.index == 0)
             said = take_warnings()
         return Result(b.file, b.index, len(b.data), data, tokens, sentences, warnings=said)

@@ -150,7 +150,7 @@ def is_conllu_file(path: str, by_rows: bool = True) -> bool:
     return _conllu_signs(path, head, line, by_rows)
 
 
-# Within a batch run (``warn_once``), the warnings of reading a block are kept here instead of
+# Within a batch run (``keep_warnings``), the warnings of reading a block are kept here instead of
 # written (``take_warnings`` gives them with the block's result), and the run says each once an
 # input, whichever process read the block: a stream read block by block (`yes | annotate -`)
 # warned about its long sentences once a block, 16 lines a second.
@@ -158,7 +158,7 @@ _KEPT: list[str] | None = None
 
 
 @contextmanager
-def warn_once() -> Iterator[None]:
+def keep_warnings() -> Iterator[None]:
     """Within the block, the long-sentence warning of ``read_raw_text`` is kept for the batch
     run (``take_warnings``), which says it once an input, not once a block."""
     global _KEPT
