@@ -300,11 +300,6 @@ class Sentence:
         s.start = s.end = None
         return s
 
-    @property
-    def columns_only(self) -> bool:
-        """Held as the rows of a column file (no CoNLL-U lines)."""
-        return self._lines is None and self._rows is not None
-
     # -- as lines: what the commands read and change
     @property
     def held_as_lines(self) -> bool:
