@@ -303,7 +303,7 @@ class Sentence:
     # -- as lines: what the commands read and change
     @property
     def held_as_lines(self) -> bool:
-        return self._rows is not None
+        return self._lines is not None
 
     @property
     def rows(self) -> list[list[str]]:

@@ -36,17 +36,6 @@ def slot(f, c, mask):
 
 
 @njit
-def _tag_score(W, mask, feats, i, t, parts_ptr, parts):
-    """The emission score of tag ``t`` at token ``i``."""
-    s = 0.0
-    for k in range(feats.shape[1]):
-        f = feats[i, k]
-        for p in range(parts_ptr[t], parts_ptr[t + 1]):
-            s += W[slot(f, parts[p], mask)]
-    return s
-
-
-@njit
 def _trans(W, mask, prev, t, parts_ptr, parts):
     """The score of tag ``t`` after tag ``prev`` (START before the first token)."""
     if prev < 0:
@@ -63,8 +52,9 @@ def _trans(W, mask, prev, t, parts_ptr, parts):
 @njit
 def emissions(W, mask, feats, a, b, cand_ptr, cands, parts_ptr, parts):
     """The emission score of every candidate of tokens a..b-1 (indexed like ``cands``, from
-    ``cand_ptr[a]``): :func:`_tag_score` of each, summed in the same order, but each weight
-    of a (feature value, part) pair read once per token, as its candidates share parts (a
+    ``cand_ptr[a]``). Tag t's at token i is the sum, over its feature values k and then its
+    parts p, of ``W[slot(feats[i, k], parts[p])]``; the sums run in that order, but each weight
+    of a (feature value, part) pair is read once per token, as its candidates share parts (a
     UPOS, a feature like Case=Nom: a Turkish token's 20 candidates have about 180 parts, far
     fewer of them distinct)."""
     base = cand_ptr[a]
