@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 
-from structkit.serving import Serving
+from structkit.serving import Output, Serving
 
 
 class MorphServing(Serving):
@@ -17,44 +17,42 @@ class MorphServing(Serving):
         return {"labels": [], "parts": list(predicted_parts(model)), "needs_pos": False,
                 "scores": True, "explain": True}
 
-    def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
-        from structkit.serving import margin, predict
+    def run(self, sv, sents: list, before, scores: bool, explain: bool) -> Output:
+        from structkit.serving import forms, margin, predict
 
         scores = scores and sv.meta["scores"]
-        out = predict(sv, [list(s.words) for s in sents], scores=scores)
-        for s, res in zip(sents, out):
-            analyses, margins = res if scores else (res, None)
-            s.labels[sv.name] = analyses
-            s.scores[sv.name] = None if margins is None else [{p: margin(m) for p, m in d.items()}
-                                                                for d in margins]
-            if s.analyses is None:
-                s.analyses = analyses
+        words = [forms(s) for s in sents]
+        labels, margins, explained = [], [], []
+        for w, res in zip(words, predict(sv, [list(x) for x in words], scores=scores)):
+            analyses, ms = res if scores else (res, None)
+            labels.append(analyses)
+            margins.append(None if ms is None else [{p: margin(m) for p, m in d.items()} for d in ms])
             if explain:
-                s.explanations[sv.name] = self._per_part(sv, s) if sv.meta["explain"] else None
-        return 0
+                explained.append(self._per_part(sv, w) if sv.meta["explain"] else None)
+        return Output(labels, margins, explained if explain else None, analyses=True)
 
-    def _per_part(self, sv, s) -> list[dict]:
+    def _per_part(self, sv, words: list[str]) -> list[dict]:
         from structkit.io.conll import (
             Sentence,  # (served requests only: the wing imports this module)
         )
         from structkit.serving import explanation_json
 
-        per: list[dict] = [{} for _ in s.words]
-        for e in sv.kind.explanations(sv.model, Sentence.from_rows([[w] for w in s.words], 1), "<request>", text=True):
+        per: list[dict] = [{} for _ in words]
+        for e in sv.kind.explanations(sv.model, Sentence.from_rows([[w] for w in words], 1), "<request>", text=True):
             per[e.index - 1][e.word.rsplit("[", 1)[-1].rstrip("]").lower()] = explanation_json(e)
         return per
 
-    def tip(self, sv, s, i: int) -> list[str]:
-        labels = s.labels.get(sv.name)
-        if labels is None:
+    def tip(self, sv, out: Output, k: int, i: int) -> list[str]:
+        if out.labels is None:
             return []
-        ms = (s.scores.get(sv.name) or [None] * (i + 1))[i] or {}
-        return [f"{sv.name}: " + ", ".join(f"{k} {v}" + (f" ({ms[k]:.2f})" if ms.get(k) is not None else "")
-                                           for k, v in labels[i].items())]
+        margins = out.scores[k] if out.scores is not None else None
+        ms = (margins[i] if margins is not None else None) or {}
+        return [f"{sv.name}: " + ", ".join(f"{key} {v}" + (f" ({ms[key]:.2f})" if ms.get(key) is not None else "")
+                                           for key, v in out.labels[k][i].items())]
 
-    def fill(self, sv, s, rows: list[list[str]]) -> None:
+    def fill(self, sv, out: Output, k: int, rows: list[list[str]]) -> None:
         from structkit.serving import CONLLU_PART
 
-        for r, a in zip(rows, s.labels.get(sv.name) or ()):
+        for r, a in zip(rows, out.labels[k] if out.labels is not None else ()):
             for part, v in a.items():
                 r[CONLLU_PART[part]] = v

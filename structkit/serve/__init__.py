@@ -34,8 +34,7 @@ from __future__ import annotations
 
 from structkit.serve.app import LOCAL_NAMES, HostGuard, create_app, openapi, release_memory
 from structkit.serve.inference import WARM_TEXT, answer, infer, run, warm_up
-from structkit.serve.inputs import (Options, Sent, check_request, decode_body, parse_request,
-                                    read_sentences)
+from structkit.serve.inputs import Options, check_request, decode_body, parse_request, read_sentences
 from structkit.serve.limits import (BIG_BYTES, CHUNK_WORDS, MAX_BYTES, MAX_CONNECTIONS,
                                     MAX_SENTENCE_WORDS, MAX_WORDS, PIECE_CHARS, READ_TIMEOUT,
                                     TIMEOUT, TIMEOUT_WORDS, Cancelled, FairLock, Job, RequestError)
@@ -47,7 +46,7 @@ from structkit.serve.views import sentence_view, span_colours, to_conllu, to_jso
 __all__ = ["MAX_BYTES", "TIMEOUT", "TIMEOUT_WORDS", "MAX_SENTENCE_WORDS", "MAX_WORDS", "PIECE_CHARS", "CHUNK_WORDS",
            "BIG_BYTES", "READ_TIMEOUT", "MAX_CONNECTIONS", "RequestError", "Cancelled", "Job",
            "FairLock", "endpoints", "Served", "load_models", "ServedTokenizer", "Tokenizers",
-           "load_tokenizers", "pipeline_tokenizers", "Sent", "Options", "parse_request",
+           "load_tokenizers", "pipeline_tokenizers", "Options", "parse_request",
            "decode_body", "check_request", "read_sentences", "to_json", "span_colours",
            "sentence_view", "to_conllu", "WARM_TEXT", "run", "infer",
            "answer", "warm_up", "release_memory", "openapi", "LOCAL_NAMES", "HostGuard",

@@ -12,7 +12,6 @@ from structkit.serve.inputs import (
     _from_text,
     check_request,
     decode_body,
-    read_sentences,
     rough_words,
     tags_pos,
 )
@@ -26,6 +25,7 @@ from structkit.serve.views import (
     to_conllu,
     to_json,
 )
+from structkit.serving import Output, Results
 
 WARM_TEXT = "The cat sat on the mat in Paris, didn't it? Mr. Smith said so."
 
@@ -34,28 +34,30 @@ def run(opts: Options, job: Job | None = None) -> tuple[dict | str, list[str]]:
     """Run the models over the sentences: the JSON response (or CoNLL-U text)."""
     warnings = infer(opts, job or Job())
     if opts.fmt == "conllu":
-        return to_conllu(opts.sents, opts.models), warnings
-    return to_json(opts.sents, opts.models, opts.scores, opts.explain, warnings,
-                   opts.render), warnings
+        return to_conllu(opts), warnings
+    return to_json(opts, warnings), warnings
 
 
 def infer(opts: Options, job: Job) -> list[str]:
     """Run the models over the sentences, a chunk at a time (checking ``job`` and taking each
-    model's lock per chunk); the warnings."""
+    model's lock per chunk), each model's output kept in ``opts.results``; the warnings."""
     warnings: list[str] = []
-    n = sum(len(s.words) for s in opts.sents)
+    n = sum(len(s) for s in opts.sents)
     if n > MAX_WORDS:
         raise RequestError(413, f"the request has {n} words; the limit is {MAX_WORDS}")
+    opts.results = Results()
+    chunks = list(_chunks(opts.sents))
     for sv in sorted(opts.models, key=lambda m: m.serving.order):
-        missing = 0
-        for part in _chunks(opts.sents):
+        out = Output()
+        for at, part in chunks:
             job.check()
             try:
-                missing += sv.serving.run(sv, part, opts.scores, opts.explain)
+                out.extend(sv.serving.run(sv, part, opts.results.at(at), opts.scores, opts.explain))
             except UserError as e:
                 raise RequestError(400, e.message) from None
-        if missing:
-            warnings.append(sv.serving.missing(sv, missing))
+        opts.results.add(sv.name, out)
+        if out.missing:
+            warnings.append(sv.serving.missing(sv, out.missing))
     job.check()
     return warnings
 
@@ -72,28 +74,27 @@ def answer(body: bytes | dict, endpoint: str, served: dict[str, Served], job: Jo
     job.check()
     notes: list[str] = []
     job.words(rough_words(data))   # its time limit grows with its words: roughly, to read them
-    opts.sents = read_sentences(data, job, notes, opts.tokenizer)
+    opts.read(data, job, notes)
     del data
-    job.words(sum(len(s.words) for s in opts.sents))   # then as many as they are
+    job.words(sum(len(s) for s in opts.sents))   # then as many as they are
     warnings = notes + infer(opts, job)
     if opts.fmt == "conllu":
-        parts, first = [], 1
-        for part in _chunks(opts.sents):
+        parts = []
+        for at, part in _chunks(opts.sents):
             job.check()
-            parts.append(to_conllu(part, opts.models, first))
-            first += len(part)
+            parts.append(to_conllu(opts, at, at + len(part)))
         return "".join(parts).encode("utf-8"), "text/plain; charset=utf-8"
     colours = span_colours(opts.models) if opts.render else None
     parts = [b'{"models":', _dumps([{"name": m.name, "task": m.task} for m in opts.models])]
     if colours is not None:
         parts += [b',"legend":', _dumps(_legend(colours))]
     parts.append(b',"sentences":[')
-    for k, s in enumerate(opts.sents):
+    for k in range(len(opts.sents)):
         if k % 64 == 0:
             job.check()
         if k:
             parts.append(b",")
-        parts.append(_dumps(_sentence_json(s, opts.models, opts.scores, opts.explain, colours, k)))
+        parts.append(_dumps(_sentence_json(opts, k, colours)))
     parts += [b'],"warnings":', _dumps(warnings), b"}"]
     return b"".join(parts), "application/json"
 
@@ -110,11 +111,10 @@ def warm_up(served: dict[str, Served], tokenizers: Tokenizers | None = None) -> 
     pos = [m for m in served.values() if tags_pos(m)]
     for sv in served.values():
         models = [sv] if tags_pos(sv) or not pos else [pos[0], sv]
+        sents = sents_for()
         if sv.meta.get("needs_pos") and not pos:
-            sents = sents_for()
-            for s in sents:
-                s.pos = ["NN"] * len(s.words)
-        else:
-            sents = sents_for()
-        run(Options(sents, models, scores=True, explain=True))
-        run(Options(sents_for(), models, scores=True, explain=False, fmt="conllu"))
+            for s in sents:   # POS in the input, as XPOS
+                for k in range(len(s)):
+                    s.set_columns(k, {4: "NN"})
+        run(Options(sents, models, scores=True, explain=True, text=WARM_TEXT))
+        run(Options(sents_for(), models, scores=True, explain=False, fmt="conllu", text=WARM_TEXT))

@@ -1,6 +1,10 @@
 """A request's input: its JSON fields checked (``check_request``: the models it runs and the
-tokenizer of its text, as ``Options``, before any work is queued), and its sentences (``Sent``)
-read from text, token lists or CoNLL-U (``read_sentences``), within the limits on words.
+tokenizer of its text, as ``Options``, before any work is queued), and its sentences read from
+text, token lists or CoNLL-U (``read_sentences``), within the limits on words: document
+sentences (``structkit.io.document.Sentence``) held as the commands hold them. Of text, the
+CoNLL-U lines of its tokens (as ``structkit tokenize`` writes them: multiword tokens,
+``SpaceAfter=No``), placed in the text by ``start`` and ``end``; of token lists, a column file's
+rows (the word, and the POS of a [word, POS] pair); of CoNLL-U, the sentences as read.
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from typing import Any
 
 from structkit.errors import UserError
 from structkit.io.conllu import read_conllu
+from structkit.io.document import Sentence, new_sentence
 from structkit.serve.limits import (
     MAX_SENTENCE_WORDS,
     MAX_WORDS,
@@ -19,43 +24,21 @@ from structkit.serve.limits import (
     RequestError,
 )
 from structkit.serve.registry import Served, Tokenizers, endpoints
+from structkit.serving import Results
 from structkit.tagsets import check_models
 from structkit.tasks import tasks
 from structkit.text.tokenize import get_tokenizer, iter_sentences
 
 
 # ---- the input: text, token lists or CoNLL-U -> sentences ----------------------------------------
-@dataclass
-class Sent:
-    words: list[str]
-    starts: list[int]
-    ends: list[int]
-    text: str
-    pos: list[str] | None = None            # POS from the input (token pairs, CoNLL-U)
-    multiword: list[dict] = field(default_factory=list)
-    space_after: list[bool] | None = None
-    conllu: Any = None                       # structkit.io.document.Sentence read from CoNLL-U
-    predicted_pos: list[str] | None = None   # from the first pos model of the request
-    analyses: list[dict] | None = None       # from the first morph model (lemma, upos, xpos, feats per word)
-    labels: dict = field(default_factory=dict)        # model -> labels
-    scores: dict = field(default_factory=dict)        # model -> margins
-    explanations: dict = field(default_factory=dict)  # model -> per-token dicts (or None)
-    heads: list[int] | None = None
-    deprels: list[str] | None = None
-    offset: int = 0  # where ``text`` begins in the request's text (starts/ends count from there)
-    analysis: list | None = None   # a pipeline model's (lemma, upos, xpos, feats) per word
-
-    def tagger_pos(self) -> list[str] | None:
-        return self.predicted_pos if self.predicted_pos is not None else self.pos
-
-
 def _from_text(text: str, lang: str, job: Job | None = None,
-               warnings: list[str] | None = None) -> list[Sent]:
-    """The tokenizer's sentences; one over MAX_SENTENCE_WORDS is cut into pieces of at most
-    that many words (at token boundaries), said in ``warnings``."""
+               warnings: list[str] | None = None) -> list[Sentence]:
+    """The sentences of ``text`` as the tokenizer cuts them (``_sentence``); one over
+    MAX_SENTENCE_WORDS is cut into pieces of at most that many words (at token boundaries),
+    said in ``warnings``."""
 
     get_tokenizer(lang)   # an unknown language: its UserError before any work
-    out: list[Sent] = []
+    out: list[Sentence] = []
     cut = total = 0
     prev_cut = False
     for s, base in ((s, base) for base, piece in _pieces(text) for s in iter_sentences(piece, lang)):
@@ -72,27 +55,25 @@ def _from_text(text: str, lang: str, job: Job | None = None,
         cut += (len(pieces) > 1 or s.cut) and not prev_cut  # a run of cut pieces is one sentence
         prev_cut = s.cut
         for toks in pieces:
-            words, starts, ends, space, mwt = [], [], [], [], []
-            for tok in toks:
-                if len(tok.words) > 1:
-                    mwt.append({"first": len(words) + 1, "last": len(words) + len(tok.words),
-                                "form": tok.form, "start": base + tok.start, "end": base + tok.end})
-                for k, w in enumerate(tok.words):
-                    words.append(w)
-                    starts.append(base + tok.start)
-                    ends.append(base + tok.end)
-                    space.append(tok.space_after if k == len(tok.words) - 1 else False)
-            own = s.text if len(pieces) == 1 else \
-                s.text[toks[0].start - s.start:toks[-1].end - s.start]
-            at = base + (s.start if len(pieces) == 1 else toks[0].start)
-            out.append(Sent(words, starts, ends, own, multiword=mwt, space_after=space, offset=at))
-            total += len(words)
+            out.append(_sentence(text, toks, base, len(out) + 1))
+            total += len(out[-1])
         if total > MAX_WORDS:
             raise RequestError(413, f"the text has over {MAX_WORDS} words; the limit is {MAX_WORDS}")
     if cut and warnings is not None:
         warnings.append(f"{cut} sentence(s) of the text had over {MAX_SENTENCE_WORDS} words: each "
                         f"was cut into pieces of at most {MAX_SENTENCE_WORDS} words")
     return out
+
+
+def _sentence(text: str, toks: list, base: int, n: int) -> Sentence:
+    """Sentence ``n`` of ``text``: the CoNLL-U lines of the tokenizer's tokens ``toks``
+    (``structkit.text.Token``) of the piece at ``base``, under its ``# sent_id`` and ``# text``,
+    placed in ``text`` by ``start`` and ``end`` (read from no file: no ``first_line``)."""
+    start, end = base + toks[0].start, base + toks[-1].end
+    s = new_sentence(((tok.form, tok.words, tok.space_after) for tok in toks),
+                     [f"# sent_id = {n}", f"# text = {' '.join(text[start:end].split())}"])
+    s.start, s.end, s.first_line = start, end, None
+    return s
 
 
 def _pieces(text: str, size: int = PIECE_CHARS):
@@ -116,18 +97,8 @@ def _pieces(text: str, size: int = PIECE_CHARS):
     yield at, text[at:]
 
 
-def _joined(words: list[str], space_after: list[bool]) -> tuple[str, list[int], list[int]]:
-    """A sentence's text rebuilt from its words, and each word's offsets in it."""
-    parts, starts, ends, at = [], [], [], 0
-    for w, sp in zip(words, space_after):
-        starts.append(at)
-        ends.append(at + len(w))
-        parts.append(w + (" " if sp else ""))
-        at += len(w) + (1 if sp else 0)
-    return "".join(parts).rstrip(" "), starts, ends
-
-
-def _from_tokens(tokens: Any) -> list[Sent]:
+def _from_tokens(tokens: Any) -> list[Sentence]:
+    """Sentences of token lists, each a column file's rows: [word] or [word, POS]."""
     if not isinstance(tokens, list):
         raise RequestError(400, "tokens must be a list of sentences, each a list of words or "
                                 "[word, POS] pairs")
@@ -155,13 +126,11 @@ def _from_tokens(tokens: Any) -> list[Sent]:
         if len(words) > MAX_SENTENCE_WORDS:
             raise RequestError(413, f"tokens: sentence {i + 1} has {len(words)} words; the limit "
                                     f"is {MAX_SENTENCE_WORDS} per sentence")
-        text, starts, ends = _joined(words, [True] * len(words))
-        out.append(Sent(words, starts, ends, text, pos=pos or None,
-                        space_after=[True] * len(words)))
+        out.append(Sentence.from_rows([[w, p] for w, p in zip(words, pos)] if pos else [[w] for w in words]))
     return out
 
 
-def _from_conllu(data: str, job: Job | None = None) -> list[Sent]:
+def _from_conllu(data: str, job: Job | None = None) -> list[Sentence]:
     sents = []
     try:
         for s in read_conllu("conllu", io.BytesIO(data.encode("utf-8"))):
@@ -171,18 +140,11 @@ def _from_conllu(data: str, job: Job | None = None) -> list[Sent]:
     except UserError as e:
         raise RequestError(400, f"conllu: {e.message}" + (f" (line {e.line})" if e.line else "")) \
             from None
-    out = []
     for k, s in enumerate(sents):
-        if len(s.rows) > MAX_SENTENCE_WORDS:
-            raise RequestError(413, f"conllu: sentence {k + 1} has {len(s.rows)} words; the limit "
+        if len(s) > MAX_SENTENCE_WORDS:
+            raise RequestError(413, f"conllu: sentence {k + 1} has {len(s)} words; the limit "
                                     f"is {MAX_SENTENCE_WORDS} per sentence")
-        words = [r[1] for r in s.rows]
-        space = ["SpaceAfter=No" not in r[9].split("|") for r in s.rows]
-        text, starts, ends = _joined(words, space)
-        pos = [r[4] if r[4] != "_" else r[3] for r in s.rows]
-        out.append(Sent(words, starts, ends, text, pos=None if all(p == "_" for p in pos) else pos,
-                        space_after=space, conllu=s))
-    return out
+    return sents
 
 
 def parses(sv: Served) -> bool:
@@ -199,13 +161,22 @@ def tags_pos(sv: Served) -> bool:
 # ---- request bodies ------------------------------------------------------------------------
 @dataclass
 class Options:
-    sents: list[Sent]
+    """A checked request: its sentences (``read``), the models it runs and how it wants the
+    answer; then what the models gave the sentences (``results``, ``inference.infer``)."""
+    sents: list[Sentence]
     models: list[Served]
     scores: bool = True
     explain: bool = False
     fmt: str = "json"
     tokenizer: Any = None   # of the request's text: a Tokenizer, or a language code with rules
     render: bool = False    # add each sentence's SVG (structkit.rendering) and the span legend
+    text: str | None = None  # the request's text, its sentences placed in it (None: tokens, CoNLL-U)
+    results: Results = field(default_factory=Results)
+
+    def read(self, body: dict, job: Job | None = None, warnings: list[str] | None = None) -> None:
+        """The sentences of the checked request ``body`` (``read_sentences``), and its text."""
+        self.sents = read_sentences(body, job, warnings, self.tokenizer)
+        self.text = body.get("text")
 
 
 _FIELDS = {"text", "tokens", "conllu", "model", "models", "tagger", "scores", "explain", "format",
@@ -243,7 +214,7 @@ def parse_request(body: Any, endpoint: str, served: dict[str, Served],
     """Check a request's JSON, pick its models and read its sentences; RequestError (400/404)
     for a mistake."""
     opts = check_request(body, endpoint, served, tokenizers)
-    opts.sents = read_sentences(body, job, None, opts.tokenizer)
+    opts.read(body, job)
     return opts
 
 
@@ -359,7 +330,7 @@ def rough_words(body: dict) -> int:
 
 
 def read_sentences(body: dict, job: Job | None = None,
-                   warnings: list[str] | None = None, tokenizer: Any = None) -> list[Sent]:
+                   warnings: list[str] | None = None, tokenizer: Any = None) -> list[Sentence]:
     """The sentences of a checked request (``check_request``): text tokenised by ``tokenizer``
     (its ``Options.tokenizer``; None: the rules of the request's "lang"), token lists or
     CoNLL-U (RequestError 400 for a mistake in them)."""

@@ -103,12 +103,13 @@ class FairLock:
 
 
 def _chunks(sents: list, words: int = CHUNK_WORDS):
-    """Consecutive runs of sentences of about ``words`` words (a longer sentence alone)."""
+    """Consecutive runs of sentences of about ``words`` words (a longer sentence alone), each
+    with the index of its first sentence."""
     at, n = 0, 0
     for k, s in enumerate(sents):
-        n += len(s.words)
+        n += len(s)
         if n >= words:
-            yield sents[at:k + 1]
+            yield at, sents[at:k + 1]
             at, n = k + 1, 0
     if at < len(sents):
-        yield sents[at:]
+        yield at, sents[at:]
