@@ -35,10 +35,11 @@ def _from_text(text: str, lang: str, job: Job | None = None,
                warnings: list[str] | None = None) -> list[Sentence]:
     """The sentences of ``text`` as the tokenizer cuts them (``_sentence``); one over
     MAX_SENTENCE_WORDS is cut into pieces of at most that many words (at token boundaries),
-    said in ``warnings``."""
+    said in ``warnings``. Once its words are counted, ``job``'s time limit grows with them
+    (``Job.words``), before their sentences are made."""
 
     get_tokenizer(lang)   # an unknown language: its UserError before any work
-    out: list[Sentence] = []
+    cuts: list[tuple[list, int]] = []   # the tokens of each sentence, and its piece's offset
     cut = total = 0
     prev_cut = False
     for s, base in ((s, base) for base, piece in _pieces(text) for s in iter_sentences(piece, lang)):
@@ -55,13 +56,20 @@ def _from_text(text: str, lang: str, job: Job | None = None,
         cut += (len(pieces) > 1 or s.cut) and not prev_cut  # a run of cut pieces is one sentence
         prev_cut = s.cut
         for toks in pieces:
-            out.append(_sentence(text, toks, base, len(out) + 1))
-            total += len(out[-1])
+            cuts.append((toks, base))
+            total += sum(len(tok.words) for tok in toks)
         if total > MAX_WORDS:
             raise RequestError(413, f"the text has over {MAX_WORDS} words; the limit is {MAX_WORDS}")
     if cut and warnings is not None:
         warnings.append(f"{cut} sentence(s) of the text had over {MAX_SENTENCE_WORDS} words: each "
                         f"was cut into pieces of at most {MAX_SENTENCE_WORDS} words")
+    if job is not None:
+        job.words(total)
+    out: list[Sentence] = []
+    for toks, base in cuts:
+        if job is not None and len(out) % 64 == 0:
+            job.check()
+        out.append(_sentence(text, toks, base, len(out) + 1))
     return out
 
 
