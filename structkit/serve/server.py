@@ -4,6 +4,7 @@ the models, serve until SIGTERM/SIGINT, and stop.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import threading
@@ -148,6 +149,11 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
         tokenizers = load_tokenizers(list(tokenizer_specs))
         pipeline_tokenizers(served, tokenizers)
         warm_up(served, tokenizers)
+        # The models and numba's objects stay until the server stops: frozen, the collector
+        # does not scan them again each time a big request's sentences (a list per word) make
+        # it run (as `tag` freezes its model: structkit.sequence.wing).
+        gc.collect()
+        gc.freeze()
         app = create_app(served, max_bytes, timeout, hosts=(host,), allow_hosts=tuple(allow_hosts),
                          tokenizers=tokenizers)
     except BaseException:
