@@ -94,7 +94,8 @@ def test_models_build_default_name_in_output_dir(sk, tmp_path, tiny):
 
 def test_models_bad_names_are_one_line(sk, tmp_path, tiny):
     assert_one_line_error(sk("models", "build", "nope"), "unknown model recipe 'nope'", "models list")
-    line = assert_one_line_error(sk("models", "build", "ud:English-ParTUT"), "did you mean")
+    # (a UD treebank's name alone builds its pipeline since issue 43: ud:English-ParTUT is one)
+    line = assert_one_line_error(sk("models", "build", "UD:english-partut/pos"), "did you mean")
     assert "ud:English-ParTUT/pos" in line
     # every name checked before anything is trained
     out = tmp_path / "m.model"
@@ -185,3 +186,100 @@ def test_models_build_says_when_the_files_here_are_not_the_registered_ones(sk, t
     finally:
         recipes.unregister("tinyreg/pos")
         registry.unregister("tinyreg")
+
+
+# ---- issue 43, item 1: a model from any UD treebank --------------------------------------------
+def _treebank(folder: Path, splits=("train", "dev", "test"), prefix: str = "xx_tiny") -> Path:
+    """A UD treebank folder as a release ships it, over the shipped sample's files."""
+    folder.mkdir(parents=True)
+    for split in splits:
+        (folder / f"{prefix}-ud-{split}.conllu").write_bytes((UD / f"{split}.conllu").read_bytes())
+    return folder
+
+
+def _files_sha256(*paths: Path) -> str:
+    """The card's treebank checksum, computed here from its definition: a line "NAME<TAB>SHA256"
+    per file, sorted, hashed."""
+    lines = sorted(f"{p.name}\t{hashlib.sha256(p.read_bytes()).hexdigest()}\n" for p in paths)
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def test_models_build_from_any_treebank_folder(sk, tmp_path, monkeypatch):
+    """`models build --from DIR` with no NAME builds from whichever UD treebank DIR holds,
+    named after the folder; the card records the folder, the split trained on and one checksum
+    over the files, and `info` prints the command that rebuilds it."""
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    tb = _treebank(tmp_path / "UD_Xx-Tiny")
+    r = sk("models", "build", "--from", tb, "--task", "pos", "--output-dir", tmp_path / "out")
+    assert r.code == 0, r.err
+    out = tmp_path / "out" / "ud-xx-tiny.pos.model"
+    assert f"wrote {out}" in r.err
+    _, card = cards.read(str(out))
+    assert card["recipe"]["name"] == "ud:Xx-Tiny/pos"
+    facts = card["recipe"]["treebank"]
+    assert facts["folder"] == str(tb) and facts["trained_on"] == "train" and facts["built_from"] == "folder"
+    assert facts["files_sha256"] == _files_sha256(*sorted(tb.iterdir()))
+    assert card["data"]["train"]["sha256"] == hashlib.sha256((UD / "train.conllu").read_bytes()).hexdigest()
+    assert card["dev"]["during_training"] and card["test"]["scores"]["accuracy"] > 0
+    info = sk("info", out)
+    assert f"`structkit models build --from {tb}`" in info.out and "trained on its train file" in info.out
+
+
+def test_a_treebank_without_dev_or_train(sk, tmp_path, monkeypatch):
+    """Without a dev file the model trains with no selection, and says so; without a training
+    file the build is one line that points at --train-on dev, which trains on the dev file and
+    records it in the card; two training files in one folder are one line."""
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    nodev = _treebank(tmp_path / "nodev", ("train", "test"))
+    out = tmp_path / "nodev.model"
+    r = sk("models", "build", "--from", nodev, "--task", "pos", "-o", out)
+    assert r.code == 0, r.err
+    assert "no dev file, so no epoch selection" in r.err
+    _, card = cards.read(str(out))
+    assert "dev" not in card and "dev" not in card["data"] and card["test"]["scores"]
+
+    notrain = _treebank(tmp_path / "notrain", ("dev", "test"))
+    out = tmp_path / "notrain.model"
+    assert_one_line_error(sk("models", "build", "--from", notrain, "--task", "pos", "-o", out),
+                          "no training file", "--train-on dev")
+    assert not out.exists() and not leftovers(tmp_path)
+    r = sk("models", "build", "--from", notrain, "--task", "pos", "-o", out, "--train-on", "dev", "-q")
+    assert r.code == 0, r.err
+    _, card = cards.read(str(out))
+    assert card["recipe"]["treebank"]["trained_on"] == "dev"
+    assert card["data"]["train"]["sha256"] == hashlib.sha256((UD / "dev.conllu").read_bytes()).hexdigest()
+    assert "dev" not in card["data"]
+    assert "--train-on dev`" in sk("info", out).out
+
+    two = _treebank(tmp_path / "two", ("train",))
+    (two / "yy_other-ud-train.conllu").write_bytes((UD / "train.conllu").read_bytes())
+    assert_one_line_error(sk("models", "build", "--from", two, "--task", "pos", "-o", out),
+                          "two train files", "one treebank")
+    assert_one_line_error(sk("models", "build", "--from", tmp_path / "empty-folder-not-here", "-o", out),
+                          "not a folder")
+    (tmp_path / "bare").mkdir()
+    assert_one_line_error(sk("models", "build", "--from", tmp_path / "bare", "-o", out), "no treebank here")
+
+
+def test_models_build_any_ud_name_finds_the_treebank_here(sk, tmp_path, monkeypatch):
+    """`ud:Language-Name[/task]`, a treebank the registry does not pin, is built from its folder
+    in $STRUCTKIT_DATA (named without a release) with no fetch; the card says where the files
+    were, since the folder does not say its release; a bad task is one line."""
+    data = tmp_path / "data"
+    _treebank(data / "ud-xx-tiny")
+    monkeypatch.setenv("STRUCTKIT_DATA", str(data))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    r = sk("models", "build", "ud:Xx-Tiny/pos", "--no-fetch", "--output-dir", tmp_path / "out", "-q")
+    assert r.code == 0, r.err
+    out = tmp_path / "out" / "ud-xx-tiny-r2.14.pos.model"
+    _, card = cards.read(str(out))
+    facts = card["recipe"]["treebank"]
+    assert facts["folder"] == str(data / "ud-xx-tiny") and "release" not in facts
+    assert facts["built_from"] == "name"
+    assert "`structkit models build ud:Xx-Tiny@r2.14/pos`" in sk("info", out).out
+    assert_one_line_error(sk("models", "build", "ud:Xx-Tiny/nope", "--no-fetch"), "unknown task 'nope'")
+    assert_one_line_error(sk("models", "build", "ud:Zz-Absent/pos", "--no-fetch"),
+                          "data fetch ud:Zz-Absent@r2.14")
+    assert_one_line_error(sk("models", "build", "ud:Xx-Tiny/pos", "--task", "pos"), "--task goes with --from")

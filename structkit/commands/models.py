@@ -80,7 +80,7 @@ def models_list(as_json) -> None:
 
 
 @models.command("build", short_help="Train the model of recipe NAME and write it with its card.")
-@click.argument("names", nargs=-1, required=True, metavar="NAME...")
+@click.argument("names", nargs=-1, metavar="[NAME]...")
 @click.option("-o", "--output", type=str, help="Where to write the model (one NAME only). "
               "[default: NAME's file name, e.g. ud-english-partut.pos.model, in --output-dir]")
 @click.option("--output-dir", type=str, default=".", show_default=True,
@@ -89,16 +89,44 @@ def models_list(as_json) -> None:
 @click.option("--from", "source", type=str, metavar="DIR",
               help="A folder that holds the corpus's files as its release ships them (e.g. a UD "
                    "release's UD_Italian-ParTUT/): train on those, fetch nothing. The card records "
-                   "their checksums, which are not required to match the registry's.")
+                   "their checksums, which are not required to match the registry's. Without NAME: "
+                   "build from the UD treebank in DIR, whichever it is (its *-ud-train.conllu, "
+                   "-dev and -test files).")
+@click.option("--task", "task_name", type=str, default=None, metavar="TASK",
+              help="With --from DIR and no NAME: the model to build from the treebank. "
+                   "[default: pipeline]")
+@click.option("--train-on", type=click.Choice(["train", "dev"]), default="train", show_default=True,
+              help="The split to train on: `dev` for a treebank that ships no training file (the "
+                   "model then has no epoch selection, and its card says so).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress and no summary lines.")
-def models_build(names, output, output_dir, no_fetch, quiet, source) -> None:
-    """Build each recipe NAME (`structkit models list`): find or fetch its corpus, train on the
-    training file with the recorded options, select the epoch on the dev file, score the model
-    on the test file, and write it with its card. Every NAME is checked before anything is
-    trained."""
-    from structkit import recipes
+def models_build(names, output, output_dir, no_fetch, quiet, source, task_name, train_on) -> None:
+    """Build each recipe NAME (`structkit models list`), or any UD treebank
+    (`ud:Language-Name[@release][/task]`, the task `pipeline` when not named; or a folder:
+    `--from DIR` with no NAME): find or fetch its files, train on the training file with the
+    recorded options, select the epoch on the dev file (a treebank without one trains without
+    selection), score the model on the test file, and write it with its card. Every NAME is
+    checked before anything is trained.
 
-    chosen = [recipes.get(n) for n in names]   # every name checked first
+    \b
+    structkit models build ud:Afrikaans-AfriBooms@r2.14
+    structkit models build --from UD_Afrikaans-AfriBooms/
+    structkit models build --from UD_Finnish-TDT/ --train-on dev
+    """
+    from structkit import recipes
+    from structkit.tasks import get_task
+
+    if task_name is not None:
+        if names or source is None:
+            raise UserError("--task goes with --from DIR and no NAME (a NAME names its task: "
+                            "ud:Language-Name/TASK)")
+        get_task(task_name)
+    if not names:
+        if source is None:
+            raise UserError("name a model to build (`structkit models list`), a UD treebank "
+                            "(ud:Language-Name[@release]), or a treebank folder with --from DIR")
+        chosen = [recipes.folder_recipe(source, task_name or recipes.DEFAULT_TASK)]
+    else:
+        chosen = [recipes.get(n) for n in names]   # every name checked first
     if output is not None and len(chosen) > 1:
         raise UserError("--output names one model: give one NAME, or --output-dir for several")
     if output is None and output_dir == "-":
@@ -114,7 +142,7 @@ def models_build(names, output, output_dir, no_fetch, quiet, source) -> None:
         check_writable(out, "--output")
     if source is not None:   # every recipe's files found there before anything is trained
         for r in chosen:
-            recipes.local_files(r, source)
+            recipes.training_paths(r, recipes.local_files(r, source), train_on)
     elif no_fetch:   # every recipe's data checked before anything is trained
         for r in chosen:
             state = recipes.status(r)
@@ -123,7 +151,8 @@ def models_build(names, output, output_dir, no_fetch, quiet, source) -> None:
     show = not quiet
     for r, out in zip(chosen, outs):
         _, card = recipes.build(r, out, fetch=not no_fetch, progress=progress_enabled(quiet),
-                                say=lambda m: say(m, show), source=source)
+                                say=lambda m: say(m, show), source=source if r.folder is None else None,
+                                train_on=train_on)
         if source is None:   # files found here that are not the registered ones: said even with -q
             for split, facts in (card.get("data") or {}).items():
                 if isinstance(facts, dict) and facts.get("registry_sha256") == "differs":
