@@ -105,7 +105,7 @@ def get(name: str) -> Recipe:
 
 
 # ---- any UD treebank: a folder of its files, or a name and release to fetch -----------------------
-_UD_FILE = re.compile(r"^(.+)-ud-(train|dev|test)\.conllu$")
+UD_FILE = re.compile(r"^(.+)-ud-(train|dev|test)\.conllu$")
 DEFAULT_TASK = "pipeline"   # what a treebank named without a task builds
 
 
@@ -117,7 +117,7 @@ def treebank_files(folder: str) -> dict[str, str]:
         raise UserError("not a folder: --from names a folder holding a treebank's files", folder)
     found: dict[str, str] = {}
     for name in sorted(os.listdir(folder)):
-        m = _UD_FILE.match(name)
+        m = UD_FILE.match(name)
         if m is None or not os.path.isfile(os.path.join(folder, name)):
             continue
         split = m.group(2)
@@ -139,12 +139,13 @@ def folder_recipe(folder: str, task: str = DEFAULT_TASK) -> Recipe:
     """The recipe for ``task`` on the UD treebank in ``folder``, named after the folder
     (``UD_Afrikaans-AfriBooms`` -> ``ud:Afrikaans-AfriBooms/pipeline``, another folder by its
     own name), with the task's defaults and seed 0."""
+    folder = os.path.abspath(folder)
     paths = treebank_files(folder)
-    base = os.path.basename(os.path.normpath(os.path.abspath(folder)))
+    base = os.path.basename(os.path.normpath(folder))
     treebank = f"ud:{base[3:]}" if base.startswith("UD_") and len(base) > 3 else _slug(base)
     return Recipe(f"{treebank}/{task}", task, None,
                   f"{task}, the treebank in {folder} (train; dev selects the epoch; scored on test)",
-                  {"seed": 0}, files=paths, folder=os.path.abspath(folder))
+                  {"seed": 0}, files=paths, folder=folder)
 
 
 def ud_recipe(spec: str) -> Recipe:
@@ -181,7 +182,7 @@ def _ud_here(corpus_name: str):
     for d in search_dirs():
         for name in names:
             folder = d / name
-            if folder.is_dir() and any(_UD_FILE.match(p.name) for p in folder.iterdir()):
+            if folder.is_dir() and any(UD_FILE.match(p.name) for p in folder.iterdir()):
                 return folder
     return None
 

@@ -283,3 +283,111 @@ def test_models_build_any_ud_name_finds_the_treebank_here(sk, tmp_path, monkeypa
     assert_one_line_error(sk("models", "build", "ud:Zz-Absent/pos", "--no-fetch"),
                           "data fetch ud:Zz-Absent@r2.14")
     assert_one_line_error(sk("models", "build", "ud:Xx-Tiny/pos", "--task", "pos"), "--task goes with --from")
+
+
+# ---- issue 43, item 2: many treebanks at once ----------------------------------------------------
+def _root(tmp_path: Path) -> Path:
+    """Three treebanks: two that build, one without a training file."""
+    root = tmp_path / "treebanks"
+    _treebank(root / "UD_Aa-One", prefix="aa_one")
+    _treebank(root / "UD_Bb-Two", ("train", "test"), prefix="bb_two")
+    _treebank(root / "UD_Cc-Three", ("dev", "test"), prefix="cc_three")
+    (root / "not-a-treebank").mkdir()
+    return root
+
+
+def _models(folder: Path) -> dict[str, str]:
+    from structkit.builds import fingerprint
+    from structkit.model import load_model
+
+    return {p.name: fingerprint(load_model(str(p))[0]) for p in sorted(folder.glob("*.model"))}
+
+
+def test_models_build_all_from_a_root(sk, tmp_path, monkeypatch):
+    """`--all --from ROOT` builds every treebank folder under ROOT, each model with its card as
+    JSON beside it; a treebank without a training file is skipped with the reason; the summary
+    table (stdout and summary.md) has a row each; --jobs 2 builds the same models as --jobs 1."""
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = _root(tmp_path)
+    r = sk("models", "build", "--all", "--from", root, "--task", "pos", "--output-dir", tmp_path / "one",
+           "--jobs", "1")
+    assert r.code == 0, r.err
+    one = tmp_path / "one"
+    assert sorted(p.name for p in one.iterdir()) == [
+        "summary.md", "ud-aa-one.pos.model", "ud-aa-one.pos.model.card.json",
+        "ud-bb-two.pos.model", "ud-bb-two.pos.model.card.json"]
+    _, card = cards.read(str(one / "ud-aa-one.pos.model"))
+    assert json.loads((one / "ud-aa-one.pos.model.card.json").read_text()) == card
+    table = (one / "summary.md").read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| ud:")]
+    assert [row.split(" | ")[0] for row in rows] == ["| ud:Aa-One/pos", "| ud:Bb-Two/pos", "| ud:Cc-Three/pos"]
+    assert rows[0].split(" | ")[1] == "built" and rows[1].split(" | ")[1] == "built"
+    assert rows[2].split(" | ")[1].startswith("skipped: the treebank has no training file")
+    assert f"{card['test']['scores']['accuracy']:.2f}" in rows[0]
+    assert table.splitlines()[0] in r.out
+    r = sk("models", "build", "--all", "--from", root, "--task", "pos", "--output-dir", tmp_path / "two",
+           "--jobs", "2", "-q")
+    assert r.code == 0 and r.err == "", r.err
+    assert _models(tmp_path / "two") == _models(one) and len(_models(one)) == 2
+
+
+def test_models_build_all_goes_on_after_a_failure_and_resumes(sk, tmp_path, monkeypatch):
+    """A treebank whose build fails is a line on stderr and a row; the others are built; the
+    exit is 1. --skip-existing keeps what was built from the same files, rebuilds a model whose
+    files changed, and builds what a stopped run did not: the same models as one whole run."""
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = _root(tmp_path)
+    bad = _treebank(root / "UD_Dd-Bad", prefix="dd_bad")
+    (bad / "dd_bad-ud-train.conllu").write_text("1\tword\n\n", encoding="utf-8")   # 2 columns
+    out = tmp_path / "out"
+    r = sk("models", "build", "--all", "--from", root, "--task", "pos", "--output-dir", out, "-j", "1")
+    assert r.code == 1
+    failed = [line for line in r.err.splitlines() if "failed" in line]
+    assert len(failed) == 2 and "ud:Dd-Bad/pos: failed" in failed[0] and "dd_bad-ud-train.conllu" in failed[0]
+    assert "1 of 4 treebanks failed: ud:Dd-Bad/pos" in failed[1]
+    whole = _models(out)
+    assert sorted(whole) == ["ud-aa-one.pos.model", "ud-bb-two.pos.model"] and not leftovers(out)
+    assert "| ud:Dd-Bad/pos | failed: " in (out / "summary.md").read_text()
+
+    (out / "ud-bb-two.pos.model").unlink()   # as if the run had stopped before it
+    before = (out / "ud-aa-one.pos.model").stat().st_mtime_ns
+    r = sk("models", "build", "--all", "--from", root, "--task", "pos", "--output-dir", out, "-j", "1",
+           "--skip-existing")
+    assert r.code == 1
+    assert "ud:Aa-One/pos: kept" in r.err and "ud:Bb-Two/pos: built" in r.err
+    assert (out / "ud-aa-one.pos.model").stat().st_mtime_ns == before
+    assert _models(out) == whole
+    # a changed training file: the model is rebuilt, not kept
+    train = root / "UD_Aa-One" / "aa_one-ud-train.conllu"
+    train.write_bytes(train.read_bytes() + (UD / "dev.conllu").read_bytes())
+    r = sk("models", "build", "--all", "--from", root, "--task", "pos", "--output-dir", out, "-j", "1",
+           "--skip-existing", "-q")
+    assert "ud:Aa-One/pos" not in r.err.replace("ud:Dd-Bad", "")
+    assert _models(out)["ud-aa-one.pos.model"] != whole["ud-aa-one.pos.model"]
+
+
+def test_models_build_all_from_a_list_and_its_errors(sk, tmp_path, monkeypatch):
+    """--list FILE builds the folders and names it lists (comments and blank lines skipped);
+    mistakes of the many-builds options are one line each, before anything is trained."""
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = _root(tmp_path)
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"# the one I want\n\n{root / 'UD_Aa-One'}\n", encoding="utf-8")
+    r = sk("models", "build", "--list", listing, "--task", "pos", "--output-dir", tmp_path / "out", "-q")
+    assert r.code == 0, r.err
+    assert sorted(_models(tmp_path / "out")) == ["ud-aa-one.pos.model"]
+    for args, words in [((), ("give NAMEs or those", )),
+                        (("--output", tmp_path / "m.model"), ("--output-dir",)),
+                        (("--jobs", "2", "--dask", "local:1"), ("give one",)),
+                        (("--jobs", "x"), ("--jobs must be",))]:
+        extra = ("ud:Aa-One/pos",) if not args else ()
+        assert_one_line_error(sk("models", "build", "--all", "--from", root, *extra, *args), *words)
+    assert_one_line_error(sk("models", "build", "--all", "--from", tmp_path / "empty-dir-absent"), "not a folder")
+    (tmp_path / "nothing").mkdir()
+    assert_one_line_error(sk("models", "build", "--all", "--from", tmp_path / "nothing"), "no UD treebank found")
+    listing.write_text("# nothing\n", encoding="utf-8")
+    assert_one_line_error(sk("models", "build", "--list", listing), "names no treebank")
+    assert_one_line_error(sk("models", "build", "ud:Aa-One/pos", "--skip-existing"), "goes with --all")
