@@ -254,12 +254,50 @@ def headline(scores: dict, picks: tuple) -> list[tuple[str, str | None, float]]:
 
 
 def main_scores(scores: dict) -> str:
-    """A few headline numbers of a card's scores, for the build summary."""
+    """A few headline numbers of a card's scores, for the build summary: a pipeline's words,
+    LAS, MLAS and BLEX (CoNLL 2018, from raw text), a tokenizer's tokens, words and sentences, a
+    parser's UAS and LAS, a tagger's accuracy or F1."""
     picks = (("accuracy", None), ("f1", None), ("conll18", "uas"), ("conll18", "las"), ("uas", None),
+             ("las", "f1"), ("mlas", "f1"), ("blex", "f1"),
              ("tokens", "f1"), ("words", "f1"), ("sentences", "f1"), ("alltags", None), ("lemmas", None),
              ("chosen", "wer"))
-    return ", ".join(f"{key if sub in (None, 'f1') else sub.upper()} {v:.2f}"
-                     for key, sub, v in headline(scores, picks)[:4])
+    got = headline(scores, picks)
+    if any(key == "las" for key, _, _ in got):   # a pipeline: words first, then the three metrics
+        got = [g for g in got if g[0] == "words"] + [g for g in got if g[0] in ("las", "mlas", "blex")]
+    return ", ".join(f"{key.upper() if key in ('las', 'mlas', 'blex') else key if sub in (None, 'f1') else sub.upper()}"
+                     f" {v:.2f}" for key, sub, v in got[:4])
+
+
+# ---- what is built: the catalogue -----------------------------------------------------------------
+MODEL_SUFFIXES = (".model", ".skm")
+
+
+def catalogue(folder: str) -> list[dict[str, Any]]:
+    """A row per model file under ``folder`` (``*.model``, ``*.skm``), sorted by path: its task,
+    recipe, test scores, size and date from its card; a file that is not a model, or is
+    damaged, is a row that says so (the listing goes on)."""
+    if not os.path.isdir(folder):
+        raise UserError("not a folder: --built names a folder of models", folder)
+    paths = sorted(os.path.join(d, n) for d, _, names in os.walk(folder) for n in names
+                   if n.endswith(MODEL_SUFFIXES))
+    rows = []
+    for path in paths:
+        row: dict[str, Any] = {"path": path, "bytes": os.path.getsize(path)}
+        try:
+            header, card = read_card(path)
+        except UserError as e:
+            row["error"] = str(e).removeprefix(path + ": ")
+            rows.append(row)
+            continue
+        card = card or {}
+        recipe = card.get("recipe") or {}
+        row.update({"task": header.get("task"), "recipe": recipe.get("name"),
+                    "treebank": (recipe.get("treebank") or {}).get("name"),
+                    "created": card.get("created"), "fingerprint": fingerprint(header),
+                    "test": (card.get("test") or {}).get("scores") or {},
+                    "train_cpu_seconds": (card.get("training") or {}).get("cpu_seconds")})
+        rows.append(row)
+    return rows
 
 
 # ---- the summary ----------------------------------------------------------------------------------

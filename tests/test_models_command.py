@@ -326,6 +326,18 @@ def test_models_build_all_from_a_root(sk, tmp_path, monkeypatch):
     assert rows[2].split(" | ")[1].startswith("skipped: the treebank has no training file")
     assert f"{card['test']['scores']['accuracy']:.2f}" in rows[0]
     assert table.splitlines()[0] in r.out
+    # the catalogue: what is built there, from the cards; a file that is not a model is a row
+    (one / "junk.model").write_bytes(b"not a model")
+    listing = sk("models", "list", "--built", one)
+    assert listing.code == 0, listing.err
+    lines = listing.out.splitlines()
+    assert len(lines) == 3 and "junk.model  not a usable model" in lines[0]
+    assert "ud-aa-one.pos.model  pos  ud:Aa-One/pos  test accuracy " + f"{card['test']['scores']['accuracy']:.2f}" in lines[1]
+    assert card["created"] in lines[1]
+    rows = [json.loads(line) for line in sk("models", "list", "--built", one, "--json").out.splitlines()]
+    assert [row.get("recipe") for row in rows] == [None, "ud:Aa-One/pos", "ud:Bb-Two/pos"]
+    assert rows[1]["bytes"] == (one / "ud-aa-one.pos.model").stat().st_size
+    (one / "junk.model").unlink()
     r = sk("models", "build", "--all", "--from", root, "--task", "pos", "--output-dir", tmp_path / "two",
            "--jobs", "2", "-q")
     assert r.code == 0 and r.err == "", r.err

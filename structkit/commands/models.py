@@ -53,14 +53,21 @@ def models() -> None:
     """
 
 
-@models.command("list", short_help="The recipes: name, task, corpus, licence, whether the data is here.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per recipe, one per line.")
-def models_list(as_json) -> None:
+@models.command("list", short_help="The recipes (or, with --built DIR, the models built there).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per recipe (or model), one per line.")
+@click.option("--built", type=str, metavar="DIR",
+              help="List the models built in DIR (its *.model and *.skm files, sub-folders too): "
+                   "task, recipe, test scores, size and date, from each model's card.")
+def models_list(as_json, built) -> None:
     """Each recipe: its name (for `structkit models build NAME`), task, corpus and the corpus's
     licence (the licence of the data a model learns from), its options, and whether the
-    corpus is here or must be fetched first."""
+    corpus is here or must be fetched first. With `--built DIR`: the models in DIR instead."""
     from structkit import recipes
     from structkit.datasets import get as get_corpus
+
+    if built is not None:
+        _list_built(built, as_json)
+        return
 
     rows = []
     for r in recipes.recipes():
@@ -194,6 +201,27 @@ def models_build(names, output, output_dir, no_fetch, quiet, source, task_name, 
         tr = card["training"]
         say(f"wrote {out}: {', '.join(scores) or 'no scores'}; trained in {tr['wall_seconds']:.1f} s "
             f"({tr['cpu_seconds']:.1f} s CPU)", show)
+
+
+def _list_built(folder: str, as_json: bool) -> None:
+    from structkit import builds
+
+    rows = builds.catalogue(folder)
+    if as_json:
+        for row in rows:
+            click.echo(json.dumps(finite(row), sort_keys=True, allow_nan=False))
+        return
+    if not rows:
+        say(f"no models in {folder} (*.model, *.skm)", True)
+        return
+    for row in rows:
+        if "error" in row:
+            click.echo(printable_line(f"{row['path']}  not a usable model: {row['error']}"))
+            continue
+        scores = main_scores(row["test"]) or "no test scores"
+        click.echo(printable_line(
+            f"{row['path']}  {row['task']}  {row['recipe'] or '(no recipe: structkit train)'}  "
+            f"test {scores}  {row['bytes'] / 1e6:.1f} MB  {row['created'] or '?'}"))
 
 
 def _build_many(names, output, output_dir, no_fetch, quiet, source, task_name, train_on,
