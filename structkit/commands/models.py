@@ -8,7 +8,6 @@ import os
 import click
 
 from structkit.commands._util import finite, progress_enabled, say
-from structkit.builds import headline, main_scores
 from structkit.errors import UserError
 from structkit.io.files import check_outputs, check_writable, printable_line
 
@@ -181,6 +180,8 @@ def models_build(names, output, output_dir, no_fetch, quiet, source, task_name, 
             state = recipes.status(r)
             if state != "here":
                 raise UserError(f"recipe {r.name}: {state} (or --from DIR, a folder with its files)")
+    from structkit.builds import main_scores
+
     show = not quiet
     for r, out in zip(chosen, outs):
         _, card = recipes.build(r, out, fetch=not no_fetch, progress=progress_enabled(quiet),
@@ -205,6 +206,7 @@ def models_build(names, output, output_dir, no_fetch, quiet, source, task_name, 
 
 def _list_built(folder: str, as_json: bool) -> None:
     from structkit import builds
+    from structkit.builds import main_scores
 
     rows = builds.catalogue(folder)
     if as_json:

@@ -6,17 +6,20 @@ import itertools
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
+from structkit.eval.attachment import AttachmentCounter, format_report, scoring_tags
 from structkit.eval.chunks import ChunkCounter
+from structkit.eval.schemes import PhraseCounter, make_counter
+from structkit.eval.significance import mcnemar
 from structkit.io.conll import read_conll
 from structkit.io.conllu import read_trees
 from structkit.io.files import display_name
+from structkit.spans import SchemeDetector, bad_label, first_bad_tag
 
 
 def check_labels(task: str, labels: list[str], path: str, first_line: int,
                  scheme: str | None = "iob2") -> None:
     """Chunk and NER labels must be phrase tags of ``scheme`` (iob1/iob2: the tags conlleval
     reads; None: any of IOB1, IOB2, IOBES, BILOU); a UserError names the line."""
-    from structkit.spans import bad_label, first_bad_tag
 
     if task == "pos":
         return
@@ -112,9 +115,6 @@ class SchemeScorer:
     scheme needs is reported)."""
 
     def __init__(self, scheme: str = "auto") -> None:
-        from structkit.eval.schemes import PhraseCounter, make_counter
-        from structkit.spans import SchemeDetector
-
         self.given = scheme_arg(scheme)
         self.detector = SchemeDetector()
         if self.given is None:
@@ -203,7 +203,6 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
     labels at all ('_' everywhere) has its LAS values None. Returns (result dict with
     ``"task": "parse"`` and ``AttachmentCounter.score(full=True)``, the text report).
     """
-    from structkit.eval.attachment import AttachmentCounter, format_report, scoring_tags
 
     gname, pname = display_name(gold_path), display_name(pred_path)
 
@@ -252,7 +251,6 @@ def compare_files(task: str, files: tuple[str, ...], other: str,
 
     The result holds McNemar's figures at the top level (as before), ``first`` and ``second``
     (accuracy, and for chunk/ner precision, recall, F1) and ``difference`` (first minus second)."""
-    from structkit.eval.significance import mcnemar
 
     second = (other,) if len(files) == 1 else (files[0], other)
     end = object()
