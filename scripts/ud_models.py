@@ -57,14 +57,12 @@ def run(args: list, interrupt_in: Path | None = None) -> dict:
             "stdout": out, "stderr": err}
 
 
-def fingerprints(summary: str) -> dict[str, str]:
-    """treebank -> model fingerprint, from a summary table's rows (built or kept)."""
-    out = {}
-    for line in summary.splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) > 3 and cells[0].startswith(("ud", "UD")) and cells[1] in ("built", "kept"):
-            out[cells[0]] = cells[-1]
-    return out
+def fingerprints(folder: Path) -> dict[str, str]:
+    """model file -> its fingerprint (``structkit.builds.fingerprint``: the arrays and settings of
+    the model and of each pipeline part, not the cards' times), for every model in ``folder``."""
+    from structkit.builds import fingerprint
+
+    return {p.name: fingerprint(str(p)) for p in sorted(folder.glob("*.model"))}
 
 
 def measure(root: str, out: Path) -> dict:
@@ -80,13 +78,13 @@ def measure(root: str, out: Path) -> dict:
     runs["resumed"] = run(base + ["--output-dir", out / "resumed", "--jobs", "2", "--skip-existing"])
     for name, sub in (("jobs2", "jobs2"), ("dask", "dask"), ("resumed", "resumed")):
         runs[name]["summary"] = (out / sub / "summary.md").read_text(encoding="utf-8")
-        runs[name]["fingerprints"] = fingerprints(runs[name]["summary"])
+        runs[name]["fingerprints"] = fingerprints(out / sub)
     return {"root": root, "machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M"), "runs": runs}
 
 
 def write_report(data: dict) -> None:
     runs = data["runs"]
-    fp = runs["jobs2"]["fingerprints"]
+    fp = runs["jobs2"]["fingerprints"]   # model file -> fingerprint
     same = {k: runs[k]["fingerprints"] == fp for k in ("dask", "resumed")}
     tmp_left = [n for n in runs["interrupted"].get("left", []) if n.startswith(".tmp-")]
     lines = [
@@ -115,11 +113,23 @@ def write_report(data: dict) -> None:
         "CPU seconds are this script's children's (the command and its worker processes; for Dask the "
         "cluster's workers are the command's children too).",
         "",
-        "The summary of the `--jobs 2` run (`summary.md`):",
+        "The summary of the `--jobs 2` run (`summary.md`; its model column is the fingerprint as "
+        "`models build` computed it then, see below):",
         "",
         runs["jobs2"]["summary"].rstrip(),
         "",
+        "Each model's fingerprint in the three runs (`structkit.builds.fingerprint`, from the model files"
+        + (f", recomputed at {data['refingerprinted']} with `--refingerprint`: the first definition hashed "
+           "a pipeline's parts whole, their cards' training times with them, so that no two runs agreed"
+           if data.get("refingerprinted") else "") + "):",
+        "",
+        "| model | --jobs 2 | --dask local:2 | interrupted, resumed |",
+        "|---|---|---|---|",
     ]
+    for name, f in fp.items():
+        lines.append(f"| {name} | {f} | {runs['dask']['fingerprints'].get(name, '-')} | "
+                     f"{runs['resumed']['fingerprints'].get(name, '-')} |")
+    lines.append("")
     MD.write_text("\n".join(lines), encoding="utf-8")
     print(MD.read_text(encoding="utf-8"))
 
@@ -129,7 +139,19 @@ def main() -> None:
     ap.add_argument("--root", default=os.environ.get("STRUCTKIT_DATA"))
     ap.add_argument("--out", default=str(ROOT / "build" / "ud-models"))
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--refingerprint", action="store_true",
+                    help="recompute the fingerprints of the models the last run left in --out (its "
+                         "summaries' model column had the first definition, which hashed a pipeline's "
+                         "parts with their cards' times), then write the report")
     a = ap.parse_args()
+    if a.refingerprint:
+        data = json.loads(JSON.read_text(encoding="utf-8"))
+        for name in ("jobs2", "dask", "resumed"):
+            data["runs"][name]["fingerprints"] = fingerprints(Path(a.out) / name)
+        data["refingerprinted"] = machine()["commit"]
+        dump_json(data, JSON)
+        write_report(data)
+        return
     if a.report_only:
         write_report(json.loads(JSON.read_text(encoding="utf-8")))
         return

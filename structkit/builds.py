@@ -20,11 +20,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
+
 from structkit import recipes
 from structkit.card import read as read_card
 from structkit.datasets.paths import search_dirs
 from structkit.errors import UserError
-from structkit.io.files import atomic_output
+from structkit.io.files import atomic_output, temporary_folder
+from structkit.model import load_model
 
 SUMMARY = "summary.md"
 # The CoNLL 2018 metrics a pipeline's row shows (its card's test scores), in order.
@@ -45,19 +48,34 @@ class Built:
     size: int = 0
 
 
-def fingerprint(header: dict) -> str:
-    """What makes a model the model it is, hashed: its arrays' checksum and the header's task,
-    configuration, facts and parts (not the card, whose times and date differ between runs)."""
-    kept = {k: header.get(k) for k in ("task", "checksum", "config", "facts", "parts")}
-    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()[:16]
+def fingerprint(path: str) -> str:
+    """What makes a model the model it is, hashed: its arrays and the header's task,
+    configuration, facts and parts, not its card (whose times and date differ between runs). A
+    pipeline's parts are model files of their own: each counts by its own fingerprint."""
+    header, arrays = load_model(path)
+    h = hashlib.sha256(json.dumps({k: header.get(k) for k in ("task", "config", "facts", "parts")},
+                                  sort_keys=True).encode())
+    for name in sorted(arrays):
+        a = arrays[name]
+        h.update(name.encode())
+        if name.startswith("part_"):
+            with temporary_folder("structkit-part-") as folder:
+                part = os.path.join(folder, "part.model")
+                with open(part, "wb") as f:
+                    f.write(a.tobytes())
+                h.update(fingerprint(part).encode())
+        else:
+            h.update(str(a.dtype).encode() + str(a.shape).encode())
+            h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
 
 
 def _row(recipe: recipes.Recipe, output: str, state: str) -> Built:
-    header, card = read_card(output)
+    _, card = read_card(output)
     card = card or {}
     return Built(recipe.name, output, state, scores=(card.get("test") or {}).get("scores") or {},
                  cpu_seconds=(card.get("training") or {}).get("cpu_seconds"),
-                 fingerprint=fingerprint(header), size=os.path.getsize(output))
+                 fingerprint=fingerprint(output), size=os.path.getsize(output))
 
 
 def build_one(recipe: recipes.Recipe, output: str, train_on: str = "train", fetch: bool = True) -> Built:
@@ -293,7 +311,7 @@ def catalogue(folder: str) -> list[dict[str, Any]]:
         recipe = card.get("recipe") or {}
         row.update({"task": header.get("task"), "recipe": recipe.get("name"),
                     "treebank": (recipe.get("treebank") or {}).get("name"),
-                    "created": card.get("created"), "fingerprint": fingerprint(header),
+                    "created": card.get("created"), "fingerprint": fingerprint(path),
                     "test": (card.get("test") or {}).get("scores") or {},
                     "train_cpu_seconds": (card.get("training") or {}).get("cpu_seconds")})
         rows.append(row)

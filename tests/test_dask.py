@@ -173,7 +173,7 @@ def test_models_build_all_on_dask_equals_local(sk, cluster, tmp_path, monkeypatc
                 open(os.path.join(ud, f"{split}.conllu"), "rb").read())
 
     def models(folder):
-        return {p.name: fingerprint(load_model(str(p))[0]) for p in sorted(folder.glob("*.model"))}
+        return {p.name: fingerprint(str(p)) for p in sorted(folder.glob("*.model"))}
 
     r = sk("models", "build", "--all", "--from", tmp_path / "root", "--task", "pos",
            "--output-dir", tmp_path / "local", "-j", "1", "-q")
