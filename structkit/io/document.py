@@ -346,6 +346,71 @@ class Sentence:
         for c, v in values.items():
             w.set_column(c, v)
 
+    def copy(self) -> "Sentence":
+        """A sentence of the same lines (or rows) whose columns change apart from this one's
+        (held as lines; a sentence held as objects is copied as the lines they write)."""
+        rows = [list(r) for r in self.rows]
+        lines = self.lines
+        if lines is None:
+            return Sentence.from_rows(rows, self.first_line)  # type: ignore[arg-type]
+        return Sentence.from_lines(rows, list(lines), list(self.word_at), self.first_line)  # type: ignore[arg-type]
+
+    # -- columns: what the parser and the evaluations read, from the rows ('_' as written)
+    def column(self, c: int) -> list[str]:
+        """Column ``c`` (0-based, as in ``rows``: 1 FORM, 2 LEMMA, 3 UPOS, 4 XPOS, 5 FEATS,
+        6 HEAD, 7 DEPREL) of every word, as its text."""
+        return [r[c] for r in self.rows]
+
+    @property
+    def forms(self) -> list[str]:
+        """FORM of each word: ``[w.form for w in sent.words]``, read from the rows."""
+        return [r[1] for r in self.rows]
+
+    @property
+    def lemmas(self) -> list[str]:
+        return [r[2] for r in self.rows]
+
+    @property
+    def upos(self) -> list[str]:
+        return [r[3] for r in self.rows]
+
+    @property
+    def xpos(self) -> list[str]:
+        return [r[4] for r in self.rows]
+
+    @property
+    def feats(self) -> list[str]:
+        return [r[5] for r in self.rows]
+
+    @property
+    def deprels(self) -> list[str]:
+        return [r[7] for r in self.rows]
+
+    @property
+    def heads(self) -> list[int] | None:
+        """HEAD of each word as an int (0: the root), or None when every HEAD is '_' (not
+        parsed). The readers of trees (``structkit.io.conllu.read_trees``, ``checked_tree``,
+        ``structkit.io.conllx.read_conllx``) check that the column is one or the other; any
+        other '_' or text is a ValueError here."""
+        col = [r[6] for r in self.rows]
+        if col.count("_") == len(col):
+            return None
+        return [int(h) for h in col]
+
+    @property
+    def multiword(self) -> list[tuple[int, int, str]]:
+        """(first word, last word, FORM) of each multiword token, from its range line."""
+        if self._lines is not None:
+            out = []
+            for line in self._lines:
+                if not line.startswith("#") and (m := _RANGE.match(line)) is not None and \
+                        line[m.end()] == "\t":
+                    out.append((int(m.group(1)), int(m.group(2)), line.split("\t", 2)[1]))
+            return out
+        if self._rows is not None:
+            return []
+        return [(t.words[0].id, t.words[-1].id, t.form) for t in self.tokens if t.is_multiword]
+
     # -- as objects: the Python API's view
     def _materialize(self) -> None:
         """Build the objects from the lines (once); from then on the objects are the sentence."""
