@@ -721,7 +721,8 @@ class Parser(_Estimator):
             *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
             on_epoch: EpochCallback | None = None) -> Parser:
         """Train on a CoNLL-X/CoNLL-U file, or on sentences ``X`` (words, (word, pos) tuples or
-        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch;
+        dicts, or the sentences of ``read_conllx`` or a ``Doc``) with gold ``heads`` (1-based,
+        0 = root); ``dev`` is scored after each epoch;
         ``on_epoch`` as in :meth:`Tagger.fit`."""
 
         config = self._new_config()
@@ -746,7 +747,8 @@ class Parser(_Estimator):
                 depth: int | None = None, labels: bool = False,
                 pos: Sequence[Sequence[str] | None] | None = None) -> list:
         """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X`` (token
-        lists, or the sentences of ``structkit.tokenize``: a head per syntactic word); with
+        lists, the sentences of ``structkit.tokenize``: a head per syntactic word, or those of
+        ``read_conllx`` or a ``Doc``, which are not changed); with
         ``labels=True`` one (heads, DEPRELs) pair per sentence (DEPREL '_' from an unlabelled
         lookahead parser). ``depth`` overrides the lookahead depth trained with (0 to 6).
         ``pos``: POS tags a tagger predicted, one list per sentence (None keeps the sentence's),

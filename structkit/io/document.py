@@ -260,7 +260,12 @@ class Sentence:
     A sentence of a CoNLL column file (``structkit.io.conll.read_conll``, :meth:`from_rows`)
     is held as its token rows alone, with any number of columns: its ``lines`` and ``word_at``
     are None (what tells it from CoNLL-U), ``first_line`` is the line of its first row, and it
-    has no CoNLL-U objects (tokens, words)."""
+    has no CoNLL-U objects (tokens, words).
+
+    The parser reads a sentence through its columns, lists over ``rows`` with one entry a word:
+    ``forms``, ``lemmas``, ``upos``, ``xpos``, ``feats``, ``deprels`` (the text, '_' as
+    written), ``heads`` (ints, or None) and ``multiword``; a CoNLL-X or `word POS` file's
+    sentence (``structkit.io.conllx.read_conllx``) is held as the ten-column lines it writes."""
 
     __slots__ = ("_tokens", "_comments", "_empty_nodes", "_layout", "_rows", "_lines", "_word_at",
                  "first_line", "start", "end")

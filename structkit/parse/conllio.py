@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from typing import IO
 
+from structkit.errors import UserError
 from structkit.io.conll import Sentence
 from structkit.io.conllu import checked_tree, read_conllu, read_raw_text, write_parsed
 from structkit.io.conllx import read_conllx
@@ -72,8 +73,11 @@ def tag_then_parse(parser, sentences, name: str, tagger=None, tags=None, depth: 
         sentences = list(tagged) if isinstance(sentences, list) else tagged
     elif tags is not None:
         sentences = list(sentences)
-        for s, t in zip(sentences, tags):
+        for k, (s, t) in enumerate(zip(sentences, tags)):
             if t is not None:
+                t = list(t)
+                if len(t) != len(s):   # (set in the sentence's columns: one a word)
+                    raise UserError(f"pos: sentence {k + 1} has {len(s)} words but {len(t)} POS tags")
                 set_pos(s, t)
     yield from parser.parse_batches(sentences, name, depth, **kw)
 
