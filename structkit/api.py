@@ -686,8 +686,7 @@ def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[Sente
             problem = check_tree(h)
             if problem is not None:
                 raise UserError(f"{what}: sentence {i + 1} is not a tree: {problem}")
-            for k, x in enumerate(h):
-                s.set_columns(k, {6: str(int(x))})
+            s.fill_columns({6: [str(int(x)) for x in h]})
         out.append(s)
     return out
 

@@ -277,7 +277,7 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
         except (ValueError, TypeError, AttributeError) as e:
             raise UserError(f"{fn}: sentences[{k}]: {e}"[:300]) from None
         for i, row in enumerate(rows):
-            if not isinstance(row, list) or len(row) != 10 or not all(isinstance(c, str) for c in row):
+            if not isinstance(row, (list, tuple)) or len(row) != 10 or not all(isinstance(c, str) for c in row):
                 raise UserError(f"{fn}: sentences[{k}], word {i + 1}: expected ten CoNLL columns as strings")
             if lines is None:
                 for c in row:

@@ -278,6 +278,7 @@ def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
     head_it = iter(heads)
     rel_it = iter(deprels) if deprels is not None else None
     count = 0
+    good = {"_"}   # the labels already checked
     for sent in sentences:
         if sent.lines is None or sent.word_at is None:
             raise ValueError("write_parsed needs sentences read by read_conllu (with their lines)")
@@ -290,18 +291,20 @@ def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
         if len(hs) != n or (rs is not None and len(rs) != n):
             raise ValueError(f"sentence {count + 1}: {len(hs)} heads and "
                              f"{'no' if rs is None else len(rs)} DEPRELs for {n} words")
-        new = []
+        new_heads, new_rels = [], []
         for k in range(n):
             h = int(hs[k])
             if not 0 <= h <= n:
                 raise ValueError(f"sentence {count + 1}: head {h} of word {k + 1} is outside 0..{n}")
             rel = "_" if rs is None else str(rs[k])
-            if not rel or any(c in rel for c in "\t\n\r "):
-                raise ValueError(f"sentence {count + 1}: DEPREL {rel!r} of word {k + 1} cannot be "
-                                 "written (empty, or a tab, newline or space in it)")
-            new.append((str(h), rel))
-        for k, (h, rel) in enumerate(new):
-            sent.set_columns(k, {6: h, 7: rel})
+            if rel not in good:
+                if not rel or any(c in rel for c in "\t\n\r "):
+                    raise ValueError(f"sentence {count + 1}: DEPREL {rel!r} of word {k + 1} cannot be "
+                                     "written (empty, or a tab, newline or space in it)")
+                good.add(rel)
+            new_heads.append(str(h))
+            new_rels.append(rel)
+        sent.fill_columns({6: new_heads, 7: new_rels})
         write_conllu([sent], out)
         count += 1
     if next(head_it, None) is not None or (rel_it is not None and next(rel_it, None) is not None):

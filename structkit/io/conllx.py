@@ -89,13 +89,14 @@ def is_projective(heads: Sequence[int]) -> bool:
 class _Builder:
     """Collects the rows of one sentence and validates it when the sentence ends. The rows are
     kept as they are written back: ID renumbered 1..n, an empty column '_', HEAD as the
-    integer's digits, DEPS/MISC (PHEAD/PDEPREL) '_'."""
+    integer's digits, DEPS/MISC (PHEAD/PDEPREL) '_'; each with its line."""
 
     def __init__(self) -> None:
-        self.rows: list[list[str]] = []
-        self.body: list[list[str] | str] = []         # word rows and range lines, in order
+        self.rows: list[tuple[str, ...]] = []
+        self.body: list[str] = []                     # word rows' and ranges' lines, in order
+        self.word_body: list[int] = []                # each word's line in body
         self.range_at: dict[int, int] = {}            # a range's first word -> its place in body
-        self.raw_heads: list[tuple[int, str]] = []   # (line, HEAD column as written)
+        self.word_lines: list[int] = []               # each word's line in the file
         self.comments: list[tuple[int, str]] = []    # (line, text)
         self.multiword: list[tuple[int, int, int]] = []  # (line, first, last)
         self.first_line = 0
@@ -103,12 +104,15 @@ class _Builder:
     def empty(self) -> bool:
         return not self.rows
 
-    def add(self, line: int, row: list[str], head: str) -> None:
+    def add(self, line: int, row: Sequence[str], text: str) -> None:
+        """A word: its row (held as a tuple: the garbage collector skips tuples of strings,
+        and a treebank is many rows) and the line it writes back."""
         if not self.rows:
             self.first_line = line
-        self.rows.append(row)
-        self.body.append(row)
-        self.raw_heads.append((line, head))
+        self.rows.append(tuple(row))  # type: ignore[arg-type]
+        self.word_lines.append(line)
+        self.word_body.append(len(self.body))
+        self.body.append(text)
 
     def add_range(self, line: int, first: int, last: int, form: str) -> None:
         self.multiword.append((line, first, last))
@@ -130,44 +134,32 @@ class _Builder:
             problem = check_tree(heads)
             if problem is not None:
                 raise UserError(f"not a tree: {problem}", name, self.first_line)
-            for row, h in zip(self.rows, heads):
-                row[6] = str(h)
-        lines = [text for _, text in self.comments]
-        word_at: list[int] = []
-        for item in self.body:
-            if item.__class__ is list:
-                word_at.append(len(lines))
-                lines.append("\t".join(item))
-            else:
-                lines.append(item)  # type: ignore[arg-type]
+        lines, word_at = self.body, self.word_body
+        if self.comments:
+            k = len(self.comments)
+            lines = [text for _, text in self.comments] + lines
+            word_at = [k + i for i in word_at]
         # first_line such that line_of(0) is the first word's row (comments may stand apart)
         return Sentence.from_lines(self.rows, lines, word_at, self.first_line - word_at[0])
 
     def _heads(self, name: str, n: int) -> list[int] | None:
         """Parse the HEAD column: all '_' means no heads; otherwise every token needs one."""
-        missing = [head == "_" for _, head in self.raw_heads]
-        if all(missing):
+        raw = [r[6] for r in self.rows]
+        missing = raw.count("_")
+        if missing == n:
             return None
-        if any(missing):
+        if missing:
             # Point at the first token that disagrees with the first token of the sentence.
-            line = next(ln for (ln, _), m in zip(self.raw_heads, missing) if m != missing[0])
+            first = raw[0] == "_"
+            line = next(ln for ln, h in zip(self.word_lines, raw) if (h == "_") != first)
             raise UserError("HEAD is '_' for some tokens of this sentence but not for others",
                             name, line)
-        heads = []
-        for i, (line, head) in enumerate(self.raw_heads, 1):
-            h = int(head)  # already checked to be a (signed) integer when the row was read
-            if not 0 <= h <= n:
-                raise UserError(f"HEAD {h} of token {i} is out of range: the sentence has "
-                                f"{n} tokens (0 = root)", name, line)
-            heads.append(h)
+        heads = [int(h) for h in raw]   # integers 0 or more, checked when the rows were read
+        if max(heads) > n:
+            i = next(i for i, h in enumerate(heads) if h > n)
+            raise UserError(f"HEAD {heads[i]} of token {i + 1} is out of range: the sentence has "
+                            f"{n} tokens (0 = root)", name, self.word_lines[i])
         return heads
-
-
-def _split(line: str) -> list[str]:
-    # CoNLL columns are tab-separated (FORM may contain spaces in CoNLL-U); a line without a
-    # tab is plain whitespace-separated text. Trailing whitespace (a stray tab) is not a column.
-    line = line.rstrip()
-    return line.split("\t") if "\t" in line else line.split()
 
 
 def read_conllx(path: str, stream: IO[str] | None = None) -> Iterator[Sentence]:
@@ -195,7 +187,11 @@ def _read(name: str, stream: IO[str]) -> Iterator[Sentence]:
 
     def token_row(lineno: int, line: str) -> None:
         nonlocal ncols, ncols_line
-        cols = _split(line)
+        # CoNLL columns are tab-separated (FORM may contain spaces in CoNLL-U); a line without a
+        # tab is plain whitespace-separated text. Trailing whitespace (a stray tab) is not a column.
+        stripped = line.rstrip()
+        tabbed = "\t" in stripped
+        cols = stripped.split("\t") if tabbed else stripped.split()
         if "\r" in line and len(cols) != ncols:
             raise cr_only_error(name, lineno)
         if ncols is None:
@@ -215,9 +211,11 @@ def _read(name: str, stream: IO[str]) -> Iterator[Sentence]:
                             f"(as on line {ncols_line})", name, lineno)
         if ncols == SIMPLE_COLUMNS:
             word, pos = cols
-            sent.add(lineno, [str(len(sent.rows) + 1), word, "_", pos, pos, "_", "_", "_", "_", "_"], "_")
+            n = str(len(sent.rows) + 1)
+            sent.add(lineno, (n, word, "_", pos, pos, "_", "_", "_", "_", "_"),
+                     f"{n}\t{word}\t_\t{pos}\t{pos}\t_\t_\t_\t_\t_")
             return
-        tid, form, lemma, upos, xpos, feats, head, deprel = cols[:8]
+        tid, form, head = cols[0], cols[1], cols[6]
         if not (tid.isascii() and tid.isdigit()):   # a plain ID (most rows) needs no regex
             if _EMPTY_NODE.fullmatch(tid):
                 return  # empty nodes belong to the enhanced graph, not the basic tree
@@ -236,17 +234,30 @@ def _read(name: str, stream: IO[str]) -> Iterator[Sentence]:
                             f"each sentence)", name, lineno)
         if not form:
             raise UserError(f"token {tid} has an empty FORM", name, lineno)
+        h = head   # as written back: '_', or the integer's digits
         if head != "_":
-            if not (head.isascii() and head.isdigit()) and not _SIGNED_INT.fullmatch(head):
+            if head.isascii() and head.isdigit():
+                v = int(head)
+                if head[0] == "0" and len(head) > 1:   # 007: written 7
+                    h = str(v)
+            elif _SIGNED_INT.fullmatch(head):
+                v = int(head)
+                h = str(v)
+            else:
                 raise UserError(f"HEAD {head!r} of token {tid} is not an integer or '_'",
                                 name, lineno)
-            if int(head) < 0:
+            if v < 0:
                 raise UserError(f"HEAD {head} of token {tid} is out of range (negative)",
                                 name, lineno)
-            if int(head) == expected:
+            if v == expected:
                 raise UserError(f"token {tid} is its own head", name, lineno)
-        sent.add(lineno, [str(expected), form, lemma or "_", upos or "_", xpos or "_", feats or "_", "_",
-                          deprel or "_", "_", "_"], head)
+        if tabbed and h is head and stripped.endswith("\t_\t_") and "\t\t" not in stripped \
+                and tid[0] != "0":   # no empty column, PHEAD and PDEPREL '_', a plain ID
+            sent.add(lineno, cols, stripped)   # (most rows) the line is as written back
+        else:
+            row = [str(expected), form, cols[2] or "_", cols[3] or "_", cols[4] or "_", cols[5] or "_",
+                   h, cols[7] or "_", "_", "_"]
+            sent.add(lineno, row, "\t".join(row))
 
     for lineno, line in iter_lines(name, stream):
         if lineno == 1:

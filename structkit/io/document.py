@@ -265,7 +265,9 @@ class Sentence:
     The parser reads a sentence through its columns, lists over ``rows`` with one entry a word:
     ``forms``, ``lemmas``, ``upos``, ``xpos``, ``feats``, ``deprels`` (the text, '_' as
     written), ``heads`` (ints, or None) and ``multiword``; a CoNLL-X or `word POS` file's
-    sentence (``structkit.io.conllx.read_conllx``) is held as the ten-column lines it writes."""
+    sentence (``structkit.io.conllx.read_conllx``) is held as the ten-column lines it writes,
+    its rows tuples (which the garbage collector need not follow: a treebank is many rows),
+    each made a list when :meth:`set_columns` changes it."""
 
     __slots__ = ("_tokens", "_comments", "_empty_nodes", "_layout", "_rows", "_lines", "_word_at",
                  "first_line", "start", "end")
@@ -312,7 +314,8 @@ class Sentence:
 
     @property
     def rows(self) -> list[list[str]]:
-        """The ten CoNLL-U columns of each word (a copy, for a sentence held as objects)."""
+        """The ten CoNLL-U columns of each word (a copy, for a sentence held as objects): a list,
+        or a tuple until changed (``read_conllx``'s); change them with :meth:`set_columns`."""
         if self._rows is not None:
             return self._rows
         return [w.columns() for w in self.words]
@@ -342,6 +345,8 @@ class Sentence:
         """Set columns of word ``k`` (0-based) from their CoNLL-U text: ``{3: "NOUN"}``."""
         if self._rows is not None:
             row = self._rows[k]
+            if row.__class__ is tuple:   # (read_conllx's rows: a list once changed)
+                row = self._rows[k] = list(row)
             for c, v in values.items():
                 row[c] = v
             if self._lines is not None:
@@ -350,6 +355,35 @@ class Sentence:
         w = self.words[k]
         for c, v in values.items():
             w.set_column(c, v)
+
+    def fill_columns(self, values: dict[int, Sequence[str]]) -> None:
+        """Set columns of every word, one list a column with a value a word, as CoNLL-U text:
+        ``{6: heads, 7: deprels}`` (:meth:`set_columns` sets one word's; a tuple row stays a
+        tuple)."""
+        n = len(self)
+        for c, col in values.items():
+            if len(col) != n:
+                raise ValueError(f"fill_columns: {len(col)} values of column {c + 1} for {n} words")
+        rows = self._rows
+        if rows is None:
+            for k, w in enumerate(self.words):
+                for c, col in values.items():
+                    w.set_column(c, col[k])
+            return
+        items = values.items()
+        for k, row in enumerate(rows):
+            if row.__class__ is tuple:
+                r = list(row)
+                for c, col in items:
+                    r[c] = col[k]
+                rows[k] = tuple(r)  # type: ignore[call-overload]
+            else:
+                for c, col in items:
+                    row[c] = col[k]
+        if self._lines is not None:
+            lines = self._lines
+            for at, row in zip(self._word_at, rows):  # type: ignore[arg-type]
+                lines[at] = "\t".join(row)
 
     def copy(self) -> "Sentence":
         """A sentence of the same lines (or rows) whose columns change apart from this one's

@@ -40,6 +40,5 @@ class Parser(Component):
         for _, heads, deprels in self.model.parse_batches(sents, name, **kw):
             for h, d in zip(heads, deprels if deprels is not None else [None] * len(heads)):
                 s = sents[k]
-                for i in range(len(s.rows)):
-                    s.set_columns(i, {6: str(h[i]), 7: d[i] if d is not None else "_"})
+                s.fill_columns({6: [str(x) for x in h], 7: d if d is not None else ["_"] * len(s)})
                 k += 1

@@ -84,8 +84,7 @@ def tag_then_parse(parser, sentences, name: str, tagger=None, tags=None, depth: 
 
 def set_pos(sentence, tags) -> None:
     """A tagger's POS tags as a sentence's UPOS and XPOS (what the parser reads)."""
-    for k, t in enumerate(tags):
-        sentence.set_columns(k, {3: t, 4: t})
+    sentence.fill_columns({3: tags, 4: tags})
 
 
 def pos_tagged(tagger, sentences, name: str, batch: int = 1024):

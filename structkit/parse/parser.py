@@ -185,11 +185,15 @@ class Treebank:
     heads: np.ndarray | None
 
 
-def encode(sentences: list[Sentence], wv: Vocab, tv: Vocab, pos: str, grow: bool) -> Treebank:
+def encode(sentences: list[Sentence], wv: Vocab, tv: Vocab, pos: str, grow: bool,
+           with_heads: bool = True) -> Treebank:
+    """The sentences as the kernels' arrays: word and POS ids (``grow``: new items added to the
+    vocabularies) and, ``with_heads``, the heads (None when a sentence has none; parsing reads
+    none)."""
     words: list[int] = []
     tags: list[int] = []
     heads: list[int] = []
-    has_heads = True
+    has_heads = with_heads
     for s in sentences:
         rows = s.rows
         forms = [r[1] for r in rows]
@@ -199,11 +203,12 @@ def encode(sentences: list[Sentence], wv: Vocab, tv: Vocab, pos: str, grow: bool
         else:
             words.extend(wv.ids(forms))
             tags.extend(tv.ids(pos_column(s, pos, rows)))
-        h = s.heads
-        if h is None:
-            has_heads = False
-        else:
-            heads.extend(h)
+        if has_heads:
+            h = s.heads
+            if h is None:
+                has_heads = False
+            else:
+                heads.extend(h)
     offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum([len(s) for s in sentences], out=offsets[1:])
     return Treebank(sentences, offsets, np.array(words, dtype=np.int64), np.array(tags, dtype=np.int64),
@@ -237,7 +242,7 @@ class DependencyParser:
         buf: list[Sentence] = []
 
         def flush():
-            tb = encode(buf, self.words, self.tags, self.config.pos, grow=False)
+            tb = encode(buf, self.words, self.tags, self.config.pos, grow=False, with_heads=False)
             heads = self.parse_encoded(tb, depth)
             o = tb.offsets
             return [heads[o[i]:o[i + 1]].tolist() for i in range(len(buf))]

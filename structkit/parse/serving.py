@@ -37,10 +37,9 @@ class ParseServing(Serving):
             else:
                 X.append(list(zip(s.words, pos or ["_"] * len(s.words))))
             if s.analyses is not None:   # a morph model ran before: its LEMMA, UPOS, XPOS and FEATS
-                for c, part in ((2, "lemma"), (3, "upos"), (4, "xpos"), (5, "feats")):
-                    if s.analyses and part in s.analyses[0]:
-                        for k, a in enumerate(s.analyses):
-                            X[-1].set_columns(k, {c: a[part]})
+                X[-1].fill_columns({c: [a[part] for a in s.analyses]
+                                    for c, part in ((2, "lemma"), (3, "upos"), (4, "xpos"), (5, "feats"))
+                                    if s.analyses and part in s.analyses[0]})
         # a pos model's tags, in the request before it, as `parse --tagger` reads them
         out = predict(sv, X, labels=True, pos=[s.predicted_pos for s in sents])
         for s, (heads, rels) in zip(sents, out):

@@ -95,8 +95,8 @@ def with_analysis(trees, analyses):
     out = []
     for t, a in zip(trees, analyses):
         c = t.copy()
-        for k, (lemma, upos, xpos, feats) in enumerate(a):
-            c.set_columns(k, {2: lemma, 3: upos, 4: xpos, 5: feats})
+        if a:
+            c.fill_columns(dict(zip((2, 3, 4, 5), (list(x) for x in zip(*a)))))
         out.append(c)
     return out
 
