@@ -395,11 +395,6 @@ class Sentence:
         return Sentence.from_lines(rows, list(lines), list(self.word_at), self.first_line)  # type: ignore[arg-type]
 
     # -- columns: what the parser and the evaluations read, from the rows ('_' as written)
-    def column(self, c: int) -> list[str]:
-        """Column ``c`` (0-based, as in ``rows``: 1 FORM, 2 LEMMA, 3 UPOS, 4 XPOS, 5 FEATS,
-        6 HEAD, 7 DEPREL) of every word, as its text."""
-        return [r[c] for r in self.rows]
-
     @property
     def forms(self) -> list[str]:
         """FORM of each word: ``[w.form for w in sent.words]``, read from the rows."""

@@ -33,7 +33,7 @@ class ParseServing(Serving):
             elif s.analyses is not None:
                 p = pos or ["_"] * len(s.words)
                 X.append(Sentence.from_rows([[str(k), w, "_", t, t, "_", "_", "_", "_", "_"]
-                                             for k, (w, t) in enumerate(zip(s.words, p), 1)]))
+                                             for k, (w, t) in enumerate(zip(s.words, p), 1)], 0))
             else:
                 X.append(list(zip(s.words, pos or ["_"] * len(s.words))))
             if s.analyses is not None:   # a morph model ran before: its LEMMA, UPOS, XPOS and FEATS
