@@ -256,8 +256,8 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
     rel_it = None if deprels is None else iter(deprels)
     count = 0
     for k, sent in enumerate(sentences):
-        if not isinstance(sent, conllx.DepSentence):
-            raise UserError(f"{fn}: sentences[{k}] must be a DepSentence (as read_conllx gives), "
+        if not isinstance(sent, DocSentence):
+            raise UserError(f"{fn}: sentences[{k}] must be a Sentence (as read_conllx gives), "
                             f"got {_kind(sent)}")
         h = r = None
         if head_it is not None:
@@ -272,12 +272,18 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
             if r is None:
                 raise UserError(f"{fn}: deprels has {k} lists, fewer than the sentences")
             r = _labels(r, 0, "deprels", k, fn, "DEPREL")
-        for name in ("words", "lemmas", "upos", "xpos", "feats", "deprels", "comments"):
-            col = getattr(sent, name, None)
-            if not isinstance(col, list) or not all(isinstance(c, str) for c in col):
-                raise UserError(f"{fn}: sentences[{k}].{name} must be a list of strings")
-            for c in col:
-                check_text(c, f"sentences[{k}].{name}", fn)
+        try:
+            rows, lines = sent.rows, sent.lines
+        except (ValueError, TypeError, AttributeError) as e:
+            raise UserError(f"{fn}: sentences[{k}]: {e}"[:300]) from None
+        for i, row in enumerate(rows):
+            if not isinstance(row, (list, tuple)) or len(row) != 10 or not all(isinstance(c, str) for c in row):
+                raise UserError(f"{fn}: sentences[{k}], word {i + 1}: expected ten CoNLL columns as strings")
+            if lines is None:
+                for c in row:
+                    check_text(c, f"sentences[{k}], word {i + 1}", fn)
+        for line in lines or ():
+            check_text(line, f"sentences[{k}], a line", fn)
         buf = io.StringIO()
         try:
             conllx.write_conllx([sent], buf, None if h is None else [h], None if r is None else [r])
@@ -454,6 +460,6 @@ def load_conllx(path: str | os.PathLike) -> tuple[list[list[tuple[str, str]]], l
 
     X, heads = [], []
     for s in read_conllx(resolve_data_path(check_path(path, "path", "load_conllx"), must_exist=True)):
-        X.append(list(zip(s.words, pos_column(s, "xpos"))))
+        X.append(list(zip(s.forms, pos_column(s, "xpos"))))
         heads.append(s.heads)
     return X, heads

@@ -206,38 +206,34 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
 
     gname, pname = display_name(gold_path), display_name(pred_path)
 
-    def token_line(sent, k: int) -> int:
-        # Line of token k (0-based): the sentence's first token row plus one row per earlier
-        # token and per CoNLL-U multiword range inside the sentence (exact for CoNLL-X).
-        return sent.first_line + k + sum(1 for first, _, _ in sent.multiword if 1 < first <= k + 1)
-
     counter = AttachmentCounter()
     end = object()
     for gs, ps in itertools.zip_longest(read_trees(gold_path), read_trees(pred_path),
                                         fillvalue=end):
         if gs is end:
             raise UserError(f"the prediction file has more sentences than the gold file "
-                            f"{gname} (which has {counter.sentences})", pname, ps.first_line)
+                            f"{gname} (which has {counter.sentences})", pname, ps.line_of(0))
         if ps is end:
             raise UserError(f"the prediction file ends before the gold file (sentence "
-                            f"{counter.sentences + 1}, at line {gs.first_line} of {gname}, "
+                            f"{counter.sentences + 1}, at line {gs.line_of(0)} of {gname}, "
                             "has no prediction)", pname)
         if len(gs) != len(ps):
             raise UserError(f"sentence has {len(ps)} tokens, but the gold sentence at line "
-                            f"{gs.first_line} of {gname} has {len(gs)}", pname, ps.first_line)
-        for k, (gw, pw) in enumerate(zip(gs.words, ps.words)):
+                            f"{gs.line_of(0)} of {gname} has {len(gs)}", pname, ps.line_of(0))
+        for k, (gw, pw) in enumerate(zip(gs.forms, ps.forms)):
             if gw != pw:
                 raise UserError(f"token {pw!r} does not line up with gold token {gw!r} at "
-                                f"line {token_line(gs, k)} of {gname}",
-                                pname, token_line(ps, k))
-        if gs.heads is None:
+                                f"line {gs.line_of(k)} of {gname}", pname, ps.line_of(k))
+        gold_heads, pred_heads = gs.heads, ps.heads
+        if gold_heads is None:
             raise UserError("gold file has no heads (the HEAD column is '_'): give a gold "
-                            "dependency treebank", gname, gs.first_line)
-        if ps.heads is None:
+                            "dependency treebank", gname, gs.line_of(0))
+        if pred_heads is None:
             raise UserError(f"prediction file has no heads (the HEAD column is '_') for the "
-                            f"gold sentence at line {gs.first_line} of {gname}",
-                            pname, ps.first_line)
-        counter.add(gs.heads, ps.heads, scoring_tags(gs.xpos, gs.upos), upos=gs.upos,
+                            f"gold sentence at line {gs.line_of(0)} of {gname}",
+                            pname, ps.line_of(0))
+        upos = gs.upos
+        counter.add(gold_heads, pred_heads, scoring_tags(gs.xpos, upos), upos=upos,
                     gold_deprels=gs.deprels, pred_deprels=ps.deprels)
     scores = counter.score(full=True)
     return {"task": "parse", **scores}, format_report(scores)

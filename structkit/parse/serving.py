@@ -17,9 +17,9 @@ class ParseServing(Serving):
 
     def run(self, sv, sents: list, scores: bool, explain: bool) -> int:
         from structkit.io.conllu import (
-            dep_view,  # (served requests only: the wing imports this module)
+            checked_tree,  # (served requests only: the wing imports this module)
         )
-        from structkit.io.conllx import DepSentence
+        from structkit.io.document import Sentence
         from structkit.serving import predict
 
         X: list = []
@@ -28,21 +28,18 @@ class ParseServing(Serving):
             pos = s.tagger_pos()
             if pos is None and s.analyses is None:
                 no_pos += 1
-            if s.conllu is not None:
-                d = dep_view(s.conllu, "conllu")
-                d.heads = None
-                X.append(d)
+            if s.conllu is not None:   # a copy: the analyses below go into what the parser reads
+                X.append(checked_tree(s.conllu, "conllu").copy())
             elif s.analyses is not None:
-                n = len(s.words)
-                p = pos or ["_"] * n
-                X.append(DepSentence(list(s.words), ["_"] * n, list(p), list(p), ["_"] * n, None, ["_"] * n))
+                p = pos or ["_"] * len(s.words)
+                X.append(Sentence.from_rows([[str(k), w, "_", t, t, "_", "_", "_", "_", "_"]
+                                             for k, (w, t) in enumerate(zip(s.words, p), 1)], 0))
             else:
                 X.append(list(zip(s.words, pos or ["_"] * len(s.words))))
             if s.analyses is not None:   # a morph model ran before: its LEMMA, UPOS, XPOS and FEATS
-                d = X[-1]
-                for part, attr in (("lemma", "lemmas"), ("upos", "upos"), ("xpos", "xpos"), ("feats", "feats")):
-                    if s.analyses and part in s.analyses[0]:
-                        setattr(d, attr, [a[part] for a in s.analyses])
+                X[-1].fill_columns({c: [a[part] for a in s.analyses]
+                                    for c, part in ((2, "lemma"), (3, "upos"), (4, "xpos"), (5, "feats"))
+                                    if s.analyses and part in s.analyses[0]})
         # a pos model's tags, in the request before it, as `parse --tagger` reads them
         out = predict(sv, X, labels=True, pos=[s.predicted_pos for s in sents])
         for s, (heads, rels) in zip(sents, out):
