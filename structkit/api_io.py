@@ -19,6 +19,9 @@ from structkit.doc import Doc
 from structkit.doc import Sentence as DocSentence
 from structkit.errors import UserError
 from structkit.io import conll, conllx
+from structkit.text import conllu
+from structkit.text.base import Tokenizer
+from structkit.text.tokenize import tokenize as _tokenize
 from structkit.tokenizer.wing import TOKENIZE
 
 __all__ = ["check_path", "check_text", "read_conll", "read_text", "write_conll", "read_conllx",
@@ -127,9 +130,7 @@ def _labels(value: Any, n: int, arg: str, k: int, fn: str, what: str = "label") 
 
 
 def _rows(sent: Any, k: int, fn: str) -> list[list[str]]:
-    from structkit.io.conll import Sentence
-
-    if not isinstance(sent, Sentence):
+    if not isinstance(sent, DocSentence):
         raise UserError(f"{fn}: sentences[{k}] must be a Sentence (as read_conll gives), "
                         f"got {_kind(sent)}")
     rows = sent.rows
@@ -302,7 +303,6 @@ def tokenize(text: Any, lang: Any = None, split: Any = "auto", tokenizer: Any = 
     """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str), by the rules of
     ``lang`` (default en) or by ``tokenizer``: a tokenizer model trained with ``structkit train
     --task tokenize`` (its path, or the model loaded) or a ``structkit.text.Tokenizer``."""
-    from structkit.text.tokenize import tokenize as _tokenize
 
     check_text(text, "text", "tokenize")
     if lang is not None and not isinstance(lang, str):
@@ -325,7 +325,6 @@ _TOKENIZER_CACHE_SIZE = 4
 def load_tokenizer(tokenizer: Any, fn: str):
     """The ``structkit.text.Tokenizer`` of ``tokenizer``: a tokenizer model's path (read once
     while the file is unchanged), a loaded tokenizer model (``.tokenizer``) or a Tokenizer."""
-    from structkit.text.base import Tokenizer
 
     if isinstance(tokenizer, Tokenizer):
         return tokenizer
@@ -368,7 +367,6 @@ def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
     ``structkit.text.conllu.write_conllu`` with each column from the lists given (``upos``,
     ``xpos``, ``lemmas``, ``feats``, ``deprels``: one string per syntactic word; ``heads``: one
     int per word, 0 for the root, as ``Parser.predict`` gives them)."""
-    from structkit.text import conllu
     from structkit.text.base import Sentence
 
     fn = "write_conllu"

@@ -18,8 +18,12 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import Columns, read_conll
+from structkit.io.conllx import check_tree, read_conllx
 from structkit.io.document import Sentence, key_value, read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input, printable
+from structkit.text.base import MAX_SENTENCE_TOKENS as most
+from structkit.text.conllu import conllu_sentence
+from structkit.text.tokenize import get_tokenizer, iter_sentences
 
 if TYPE_CHECKING:
     from structkit.io.conll import Columns
@@ -180,8 +184,6 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
     multiword tokens, ``SpaceAfter=No``): tagging then fills a column, as for a treebank.
     ``split="lines"`` takes each line as one sentence. Streamed: one paragraph at a time. A
     text with no words is an error, unless ``allow_empty`` (an empty document, no sentences)."""
-    from structkit.text.conllu import conllu_sentence
-    from structkit.text.tokenize import get_tokenizer, iter_sentences
 
     get_tokenizer(lang)  # an unknown language is an error before any input is read
     name = display_name(path)
@@ -198,7 +200,6 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
         prev_cut = sent.cut
         yield conllu_sentence(sent, str(n))
     if cut:   # as the server warns for the same text
-        from structkit.text.base import MAX_SENTENCE_TOKENS as most
 
         line = (f"structkit: warning: {printable(name)}: {cut} sentence(s) of the text had over {most} tokens: "
                 f"each was cut into pieces of at most {most} tokens\n")
@@ -221,7 +222,6 @@ def read_trees(path: str) -> Iterator[Sentence]:
     (``checked_tree``); CoNLL-X and `word POS` files through ``structkit.io.conllx.read_conllx``.
     Each is a ``Sentence`` whose columns (``forms``, ``upos``, ``xpos``, ``heads``, ...) the
     parser reads."""
-    from structkit.io.conllx import read_conllx
 
     if path != "-" and is_conllu_file(path, by_rows=False):
         name = display_name(path)
@@ -235,7 +235,6 @@ def checked_tree(sentence: Sentence, path: str = "-") -> Sentence:
     it: '_' on every word (input from a tagger: ``heads`` None), or an integer HEAD in 0..n on
     every word, the heads forming a tree. A problem is a UserError naming ``path`` and the
     word's line."""
-    from structkit.io.conllx import check_tree
 
     rows = sentence.rows
     n = len(rows)

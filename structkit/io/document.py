@@ -27,6 +27,7 @@ from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.files import display_name, iter_lines, open_input
+from structkit.rendering import render_html, sentence_html, view_of_sentence
 
 __all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "surface_text", "new_sentence",
            "write_conllu"]
@@ -580,8 +581,6 @@ class Sentence:
         return f"Sentence({self.text!r})"
 
     def _repr_html_(self) -> str:
-        from structkit.rendering import sentence_html, view_of_sentence
-
         return sentence_html(view_of_sentence(self))
 
 
@@ -650,7 +649,6 @@ class Doc:
     def _repr_html_(self) -> str:
         """What a notebook shows: the page's picture of each sentence (``structkit.render``), of
         the first ``REPR_SENTENCES`` of a long document (a treebank would be megabytes)."""
-        from structkit.rendering import render_html
 
         return render_html(self, limit=REPR_SENTENCES)
 

@@ -20,9 +20,11 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.document import Sentence
 from structkit.jit import numba_loaded
+from structkit.learn.loop import run_epochs, train_counts
 from structkit.learn.pieces import run_in_pieces, sum_in_pieces
 from structkit.learn.selection import Selector, header_config
 from structkit.model import save_model
+from structkit.parse import smallbeam
 from structkit.parse.beam import (
     Corpus,
     Model,
@@ -151,8 +153,6 @@ class LabelledParser:
 
     def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None,
                       depth: int | None = None):
-        from structkit.parse import smallbeam
-
         offsets = enc[0]
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
@@ -323,8 +323,6 @@ class _Cells:
 
 def train_labelled(config, sentences: list[Sentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
-    from structkit.learn.loop import run_epochs, train_counts
-
     trees = [(list(s.heads), list(s.deprels)) for s in sentences]
     if PROJECTIVIZE is not None:
         trees = _rare_lifts_plain([PROJECTIVIZE(h, d) for h, d in trees])

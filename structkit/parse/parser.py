@@ -17,11 +17,13 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.eval.attachment import AttachmentCounter
 from structkit.io.conllu import is_conllu_file, read_trees
 from structkit.io.conllx import check_tree
 from structkit.io.document import Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry, selection
+from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
 from structkit.learn.pieces import sum_in_pieces
 from structkit.learn.registry import PARAMS, Param
 from structkit.learn.selection import Selector
@@ -29,6 +31,7 @@ from structkit.model import load_model, save_model
 from structkit.parse.arcstandard import parse_corpus
 from structkit.parse.beam import GROUPS as BEAM_GROUPS
 from structkit.parse.labelled import LabelledParser, check_lengths, train_labelled
+from structkit.parse.learn import parser_epoch
 from structkit.parse.vocab import SPECIAL, Vocab, pos_column
 from structkit.vocab import pack_strings, unpack_strings
 
@@ -329,8 +332,6 @@ def read_treebank(path: str, digest=None) -> list[Sentence]:
 
 
 def attachment(gold: Treebank, pred_heads: np.ndarray) -> dict:
-    from structkit.eval.attachment import AttachmentCounter
-
     counter = AttachmentCounter()
     o = gold.offsets
     for i, s in enumerate(gold.sentences):
@@ -365,7 +366,6 @@ def train_parser_on(config: ParserConfig, sentences: list[Sentence],
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
     function that reads it, called once the training trees are checked. With
     ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence."""
-    from structkit.learn.loop import hold_out, refit, wants_refit
 
     if t0 is None:
         t0 = time.perf_counter()
@@ -385,9 +385,7 @@ def train_parser_on(config: ParserConfig, sentences: list[Sentence],
 def _train_arcstandard(config: ParserConfig, sentences: list[Sentence], dev, on_epoch, train_name,
                        train_sha256, t0):
     """The lookahead/greedy parser and its selector."""
-    from structkit.learn.loop import run_epochs, train_counts
     from structkit.parse.arcstandard import HashedWeights, Treebank, oracle_actions
-    from structkit.parse.learn import parser_epoch
     wv, tv = Vocab(), Vocab()
     train = encode(sentences, wv, tv, config.pos, grow=True)
     n_sent = len(train.offsets) - 1
