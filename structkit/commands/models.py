@@ -208,6 +208,8 @@ def _list_built(folder: str, as_json: bool) -> None:
     from structkit import builds
     from structkit.builds import main_scores
 
+    if folder == "-":
+        raise UserError("--built is a folder of models, not standard input ('-')")
     rows = builds.catalogue(folder)
     if as_json:
         for row in rows:
@@ -235,6 +237,8 @@ def _build_many(names, output, output_dir, no_fetch, quiet, source, task_name, t
     from structkit.batch import parse_jobs
     from structkit.tasks import get_task
 
+    if list_file == "-":
+        raise UserError("--list names a file (a treebank a line); standard input ('-') is not read for it")
     if names:
         raise UserError("--all and --list build the treebanks found or listed: give NAMEs or those, not both")
     if output is not None:
