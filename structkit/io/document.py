@@ -249,6 +249,11 @@ def _built(name: str, doc: str) -> property:
     return property(get, put, doc=doc)
 
 
+def _column(k: int, doc: str) -> property:
+    """A read-only property: column ``k`` of each of a sentence's rows ('_' as written)."""
+    return property(lambda self: [r[k] for r in self.rows], doc=doc)
+
+
 class Sentence:
     """A sentence: its comment lines (``# ...``, verbatim), surface ``tokens``, syntactic
     ``words``, ``empty_nodes``, and ``start``/``end`` in ``doc.text``.
@@ -396,30 +401,12 @@ class Sentence:
         return Sentence.from_lines(rows, list(lines), list(self.word_at), self.first_line)  # type: ignore[arg-type]
 
     # -- columns: what the parser and the evaluations read, from the rows ('_' as written)
-    @property
-    def forms(self) -> list[str]:
-        """FORM of each word: ``[w.form for w in sent.words]``, read from the rows."""
-        return [r[1] for r in self.rows]
-
-    @property
-    def lemmas(self) -> list[str]:
-        return [r[2] for r in self.rows]
-
-    @property
-    def upos(self) -> list[str]:
-        return [r[3] for r in self.rows]
-
-    @property
-    def xpos(self) -> list[str]:
-        return [r[4] for r in self.rows]
-
-    @property
-    def feats(self) -> list[str]:
-        return [r[5] for r in self.rows]
-
-    @property
-    def deprels(self) -> list[str]:
-        return [r[7] for r in self.rows]
+    forms = _column(1, "FORM of each word: ``[w.form for w in sent.words]``, read from the rows.")
+    lemmas = _column(2, "LEMMA of each word, read from the rows.")
+    upos = _column(3, "UPOS of each word, read from the rows.")
+    xpos = _column(4, "XPOS of each word, read from the rows.")
+    feats = _column(5, "FEATS of each word, read from the rows.")
+    deprels = _column(7, "DEPREL of each word, read from the rows.")
 
     @property
     def heads(self) -> list[int] | None:
