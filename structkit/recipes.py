@@ -13,8 +13,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from structkit import card as cards
@@ -177,7 +177,7 @@ def _ud_here(corpus_name: str):
     corpus = get_corpus(corpus_name)
     treebank, ref = corpus.ud
     names = [ud_folder(treebank, ref)]
-    if ref == UD_DEFAULT_RELEASE or "@" not in corpus_name:
+    if ref == UD_DEFAULT_RELEASE:
         names.append(ud_folder(treebank, ref, pinned=True))
     for d in search_dirs():
         for name in names:
