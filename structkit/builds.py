@@ -156,7 +156,8 @@ def _current(recipe: recipes.Recipe, output: str, train_on: str) -> bool:
         facts = ((card or {}).get("recipe") or {}).get("treebank") or {}
         if (card or {}).get("recipe", {}).get("name") != recipe.name:
             return False
-        paths = recipes.training_paths(recipe, recipes.files(recipe), train_on)
+        resolved, _ = recipes.source_paths(recipe, fetch=False)
+        paths = recipes.training_paths(recipe, resolved, train_on)
         return facts.get("files_sha256") == recipes.treebank_facts(recipe, paths, train_on)["files_sha256"]
     except (UserError, OSError, KeyError, TypeError, AttributeError):
         return False
