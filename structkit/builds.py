@@ -18,12 +18,14 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from structkit import recipes
 from structkit.card import read as read_card
+from structkit.datasets.convert import sha256_file
 from structkit.datasets.paths import search_dirs
 from structkit.errors import UserError
 from structkit.io.files import atomic_output, temporary_folder
@@ -150,15 +152,18 @@ def plan(items: list[str], task: str) -> list[recipes.Recipe]:
 
 def _current(recipe: recipes.Recipe, output: str, train_on: str) -> bool:
     """Whether ``output`` is a model built from this recipe's files as they are now (for
-    ``--skip-existing``): its card names the recipe and the checksum of the same files."""
+    ``--skip-existing``): its card names the recipe, and each file it was trained, selected and
+    scored on, with the sha256 of the file there now."""
     try:
         _, card = read_card(output)
-        facts = ((card or {}).get("recipe") or {}).get("treebank") or {}
-        if (card or {}).get("recipe", {}).get("name") != recipe.name:
+        card = card or {}
+        if (card.get("recipe") or {}).get("name") != recipe.name:
             return False
         resolved, _ = recipes.source_paths(recipe, fetch=False)
         paths = recipes.training_paths(recipe, resolved, train_on)
-        return facts.get("files_sha256") == recipes.treebank_facts(recipe, paths, train_on)["files_sha256"]
+        data = card.get("data") or {}
+        return set(data) == set(paths) and all(
+            (data[k] or {}).get("sha256") == sha256_file(Path(p)) for k, p in paths.items())
     except (UserError, OSError, KeyError, TypeError, AttributeError):
         return False
 

@@ -423,3 +423,16 @@ def test_a_pipelines_fingerprint_is_its_parts_not_their_cards(sk, tmp_path, monk
     r = sk("models", "build", "--from", tb, "-o", tmp_path / "c.model", "-q", "--train-on", "dev")
     assert r.code == 0, r.err
     assert fingerprint(str(tmp_path / "c.model")) != fingerprint(str(a))
+
+
+def test_skip_existing_keeps_a_registered_recipes_model(sk, tmp_path, tiny):
+    """A registered recipe's files are named relative to the data folders: --skip-existing
+    finds them there to compare their checksum (it once read them from the working folder, so
+    such a model was always rebuilt)."""
+    listing = tmp_path / "list.txt"
+    listing.write_text(tiny.name + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert sk("models", "build", "--list", listing, "--output-dir", out, "-q", "-j", "1").code == 0
+    r = sk("models", "build", "--list", listing, "--output-dir", out, "-j", "1", "--skip-existing")
+    assert r.code == 0, r.err
+    assert f"{tiny.name}: kept" in r.err
