@@ -51,10 +51,14 @@ class Built:
 
 
 def fingerprint(path: str) -> str:
-    """What makes a model the model it is, hashed: its arrays and the header's task,
-    configuration, facts and parts, not its card (whose times and date differ between runs). A
-    pipeline's parts are model files of their own: each counts by its own fingerprint."""
-    header, arrays = load_model(path)
+    """What makes the model file ``path`` the model it is, hashed (:func:`fingerprint_of`)."""
+    return fingerprint_of(*load_model(path))
+
+
+def fingerprint_of(header: dict, arrays: dict) -> str:
+    """A loaded model's fingerprint: its arrays and the header's task, configuration, facts and
+    parts, not its card (whose times and date differ between runs). A pipeline's parts are
+    model files of their own: each counts by its own fingerprint."""
     h = hashlib.sha256(json.dumps({k: header.get(k) for k in ("task", "config", "facts", "parts")},
                                   sort_keys=True).encode())
     for name in sorted(arrays):
@@ -72,12 +76,19 @@ def fingerprint(path: str) -> str:
     return h.hexdigest()[:16]
 
 
+def _loaded(path: str) -> tuple[dict, dict, str]:
+    """A model file read once (checked): its header, its card ({} before cards) and its
+    fingerprint."""
+    header, arrays = load_model(path)
+    card = header.get("card")
+    return header, card if isinstance(card, dict) else {}, fingerprint_of(header, arrays)
+
+
 def _row(recipe: recipes.Recipe, output: str, state: str) -> Built:
-    _, card = read_card(output)
-    card = card or {}
+    _, card, fp = _loaded(output)
     return Built(recipe.name, output, state, scores=(card.get("test") or {}).get("scores") or {},
                  cpu_seconds=(card.get("training") or {}).get("cpu_seconds"),
-                 fingerprint=fingerprint(output), size=os.path.getsize(output))
+                 fingerprint=fp, size=os.path.getsize(output))
 
 
 def build_one(recipe: recipes.Recipe, output: str, train_on: str = "train", fetch: bool = True) -> Built:
@@ -308,16 +319,15 @@ def catalogue(folder: str) -> list[dict[str, Any]]:
     for path in paths:
         row: dict[str, Any] = {"path": path, "bytes": os.path.getsize(path)}
         try:
-            header, card = read_card(path)
+            header, card, fp = _loaded(path)
         except UserError as e:
             row["error"] = str(e).removeprefix(path + ": ")
             rows.append(row)
             continue
-        card = card or {}
         recipe = card.get("recipe") or {}
         row.update({"task": header.get("task"), "recipe": recipe.get("name"),
                     "treebank": (recipe.get("treebank") or {}).get("name"),
-                    "created": card.get("created"), "fingerprint": fingerprint(path),
+                    "created": card.get("created"), "fingerprint": fp,
                     "test": (card.get("test") or {}).get("scores") or {},
                     "train_cpu_seconds": (card.get("training") or {}).get("cpu_seconds")})
         rows.append(row)
