@@ -92,12 +92,12 @@ def _row(recipe: recipes.Recipe, output: str, state: str) -> Built:
 
 
 def build_one(recipe: recipes.Recipe, output: str, train_on: str = "train", fetch: bool = True) -> Built:
-    """Build ``recipe`` into ``output`` and its card into ``output.card.json``; a mistake in
+    """Build ``recipe`` into ``output`` and its card into ``output.card.json`` (the two renamed
+    into place together, so a stopped run never leaves a model without its card); a mistake in
     the data or the options (a ``UserError``) or a failure of the training is the row's reason,
     never an exception: the other builds go on. Runs in a worker process or on a Dask worker."""
     try:
-        _, card = recipes.build(recipe, output, fetch=fetch, train_on=train_on)
-        _write(output + ".card.json", json.dumps(card, sort_keys=True, indent=1) + "\n")
+        recipes.build(recipe, output, fetch=fetch, train_on=train_on, card_beside=True)
         return _row(recipe, output, "built")
     except UserError as e:
         return Built(recipe.name, output, "failed", reason=str(e))

@@ -11,6 +11,7 @@ and plugins add their own with :func:`register`.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -292,11 +293,13 @@ def source_paths(recipe: Recipe, fetch: bool = True, progress: bool = False, say
 
 
 def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = False,
-          on_epoch=None, say=None, source: str | None = None, train_on: str = "train") -> tuple[Any, dict]:
+          on_epoch=None, say=None, source: str | None = None, train_on: str = "train",
+          card_beside: bool = False) -> tuple[Any, dict]:
     """Train the recipe's model and write it to ``output`` with its card; returns
     ``(model, card)``. A corpus not found is fetched first (``fetch``), or is one line;
     ``source``: a folder that holds its files, used as they are (nothing fetched);
-    ``train_on="dev"``: train on the dev file (:func:`training_paths`)."""
+    ``train_on="dev"``: train on the dev file (:func:`training_paths`); ``card_beside``: also
+    write the card as JSON to ``output.card.json``, renamed into place with the model."""
     resolved, given = source_paths(recipe, fetch, progress, say, source)
     resolved = training_paths(recipe, resolved, train_on)
     if train_on == "dev":
@@ -319,5 +322,13 @@ def build(recipe: Recipe, output: str, fetch: bool = True, progress: bool = Fals
         facts["treebank"] = treebank_facts(recipe, resolved, train_on)
     model, card = cards.train(task, config, resolved["train"], resolved.get("dev"), resolved.get("test"),
                               on_epoch, given=given, recipe=facts)
-    commit_together([(output, lambda tmp: cards.save(model, tmp, card))])
+    writes = [(output, lambda tmp: cards.save(model, tmp, card))]
+    if card_beside:   # the card as JSON beside the model, renamed into place with it
+        writes.append((output + ".card.json", lambda tmp: _write_json(tmp, card)))
+    commit_together(writes)
     return model, card
+
+
+def _write_json(path: str, obj: Any) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(obj, sort_keys=True, indent=1) + "\n")
