@@ -48,7 +48,7 @@ def main() -> int:
         model = os.path.join(tmp, "p.model")
         subprocess.run(sk + ["train", "--task", "parse", "--train", train, "--epochs", "1", "-m", model, "-q"],
                        check=True)
-        pairs = [(w, t) for s in read_conllx(train) for w, t in zip(s.words, s.upos)]
+        pairs = [(w, t) for s in read_conllx(train) for w, t in zip(s.forms, s.upos)]
         rng = random.Random(0)
 
         def sentence_file(n: int) -> str:

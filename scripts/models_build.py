@@ -40,7 +40,7 @@ HEADLINE = (("accuracy", None), ("conll18", "uas"), ("conll18", "las"), ("uas", 
 
 
 def headline(scores: dict) -> dict:
-    from structkit.commands.models import headline as picked
+    from structkit.builds import headline as picked
 
     return {key if sub in (None, "f1") else f"{key}.{sub}": round(v, 2) for key, sub, v in picked(scores, HEADLINE)}
 

@@ -46,17 +46,16 @@ def tune(args) -> dict:
 
 def auto_tag(tagger, sentences) -> tuple[list, float]:
     """Copies of the sentences with predicted POS in both POS columns; and the tag accuracy."""
-    import copy
+    from structkit.parse.conllio import set_pos
 
-    rows = [Sentence.from_rows([[w] for w in s.words], s.first_line) for s in sentences]
+    rows = [Sentence.from_rows([[w] for w in s.forms], s.line_of(0)) for s in sentences]
     out, right, total = [], 0, 0
     tagged = [lab for _, labels in tagger.tag_batches(rows, "<test>", text=True) for lab in labels]
     for s, tags in zip(sentences, tagged):
-        t = copy.copy(s)
+        t = s.copy()
         right += sum(a == b for a, b in zip(tags, s.xpos))
         total += len(tags)
-        t.xpos = list(tags)
-        t.upos = list(tags)
+        set_pos(t, tags)
         out.append(t)
     return out, 100.0 * right / max(total, 1)
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "structkit"
 WINGS = ("sequence", "parse", "rerank", "tokenizer", "ud", "morph", "pipeline")
-FRONT = ("api", "api_io", "serve", "batch", "dump", "explain", "distributed", "plot", "card", "recipes")
+FRONT = ("api", "api_io", "serve", "batch", "dump", "explain", "distributed", "plot", "card", "recipes",
+         "builds")
 TOP = ("commands", "cli", "__main__", "structkit")
 # Where a task's name may not be tested (``task == "parse"``, ``task in ("pos", ...)``).
 NO_TASK_NAMES = ("cli", "commands", "api", "serve", "batch", "dump", "card")

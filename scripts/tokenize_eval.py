@@ -57,13 +57,13 @@ def raw_text(path: str, split: str = "auto") -> str:
     for sent in read_conllx(path):
         text = None
         new_par = not paragraphs
-        for comment in sent.comments:
+        for comment in (line for line in sent.lines if line.startswith("#")):
             if comment.startswith(("# newpar", "# newdoc")):
                 new_par = True
             elif comment.startswith("# text ="):
                 text = comment[len("# text ="):].strip()
         if text is None:
-            raise UserError("sentence has no '# text = ...' comment", path, sent.first_line)
+            raise UserError("sentence has no '# text = ...' comment", path, sent.line_of(0))
         if new_par:
             paragraphs.append([])
         paragraphs[-1].append(text)

@@ -28,8 +28,8 @@ from structkit.errors import UserError
 from structkit.eval.attachment import AttachmentCounter, scoring_tags
 from structkit.eval.files import evaluate_sentences
 from structkit.io.conll import Sentence
-from structkit.io.conllu import read_conllu, read_sequence, read_trees
-from structkit.io.conllx import DepSentence, check_tree
+from structkit.io.conllu import checked_tree, read_conllu, read_sequence, read_trees
+from structkit.io.conllx import check_tree
 from structkit.io.files import display_name
 from structkit.io.nbest import NbestSet, from_utterances, read_nbest
 from structkit.model import model_header
@@ -63,7 +63,6 @@ from structkit.text.base import Sentence as TextSentence
 
 if TYPE_CHECKING:
     from structkit.io.conll import Sentence
-    from structkit.io.conllx import DepSentence
     from structkit.io.nbest import NbestSet
     from structkit.parse.parser import ParserConfig
     from structkit.rerank.task import RerankConfig
@@ -656,25 +655,27 @@ class Morph(_Estimator):
 
 
 # ---- parsing -----------------------------------------------------------------------------------
-def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[DepSentence]:
-    """DepSentences from tokens (words, (word, pos) tuples or dicts, or DepSentences) and
-    optional head lists (1-based, 0 = root)."""
+def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[Sentence]:
+    """The sentences a parser reads (``structkit.io.document.Sentence``, ten columns a word)
+    from tokens (words, (word, pos) tuples or dicts) or sentences (as ``read_conllx`` gives
+    them; copied, so that they are not changed) and optional head lists (1-based, 0 = root)."""
 
     X = _plain(X)
     _check_pairs(X, heads, what, "heads")
     out = []
     for i, sent in enumerate(X):
-        if isinstance(sent, DepSentence):
-            s = DepSentence(list(sent.words), list(sent.lemmas), list(sent.upos), list(sent.xpos),
-                            list(sent.feats), None if sent.heads is None else list(sent.heads),
-                            list(sent.deprels), list(sent.comments), list(sent.multiword),
-                            sent.first_line)
+        if isinstance(sent, Sentence):
+            s = sent.copy()
+            if len(s) == 0 or any(len(r) != 10 for r in s.rows):
+                raise UserError(f"{what}: sentence {i + 1} is not a sentence of words in ten CoNLL "
+                                "columns (as read_conllx reads them)")
+            checked_tree(s, what)   # its HEAD column: a tree, or '_' on every word
         else:
-            rows = _sentence_rows([sent], what)[0]
-            n = len(rows)
-            pos = [r[1] if len(r) > 1 else "_" for r in rows]
-            s = DepSentence([r[0] for r in rows], ["_"] * n, pos, list(pos), ["_"] * n, None,
-                            ["_"] * n, first_line=i + 1)
+            rows = []
+            for k, r in enumerate(_sentence_rows([sent], what)[0], 1):
+                pos = r[1] if len(r) > 1 else "_"
+                rows.append([str(k), r[0], "_", pos, pos, "_", "_", "_", "_", "_"])
+            s = Sentence.from_rows(rows, i + 1)
         if heads is not None:
             h = heads[i]
             if isinstance(h, str) or not isinstance(h, Sequence) or len(h) != len(s):
@@ -685,7 +686,7 @@ def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[DepSe
             problem = check_tree(h)
             if problem is not None:
                 raise UserError(f"{what}: sentence {i + 1} is not a tree: {problem}")
-            s.heads = [int(x) for x in h]
+            s.fill_columns({6: [str(int(x)) for x in h]})
         out.append(s)
     return out
 
@@ -699,7 +700,7 @@ class Parser(_Estimator):
     _what, _task, _config = "Parser", "parse", ("structkit.parse.parser", "ParserConfig")
     config: ParserConfig
 
-    def _treebank(self, X: Any, heads: Any, what: str) -> tuple[list[DepSentence], str, str | None]:
+    def _treebank(self, X: Any, heads: Any, what: str) -> tuple[list[Sentence], str, str | None]:
         if _is_path(X):
             if heads is not None:
                 raise UserError(f"{what}: a treebank file carries its own heads; pass heads only with lists")
@@ -712,14 +713,15 @@ class Parser(_Estimator):
         sents = _dep_sentences(X, heads, what)
         if not sents:
             raise UserError(f"{what}: no sentences")
-        rows = ([w, t, str(h)] for s in sents for w, t, h in zip(s.words, s.xpos, s.heads))
+        rows = ([w, t, str(h)] for s in sents for w, t, h in zip(s.forms, s.xpos, s.heads))
         return sents, "<python data>", _data_digest(rows)
 
     def fit(self, X: PathLike | Sequence[Sequence[Token]], heads: Sequence[Sequence[int]] | None = None,
             *, dev: PathLike | tuple[Sequence, Sequence] | None = None,
             on_epoch: EpochCallback | None = None) -> Parser:
         """Train on a CoNLL-X/CoNLL-U file, or on sentences ``X`` (words, (word, pos) tuples or
-        dicts) with gold ``heads`` (1-based, 0 = root); ``dev`` is scored after each epoch;
+        dicts, or the sentences of ``read_conllx`` or a ``Doc``) with gold ``heads`` (1-based,
+        0 = root); ``dev`` is scored after each epoch;
         ``on_epoch`` as in :meth:`Tagger.fit`."""
 
         config = self._new_config()
@@ -734,7 +736,7 @@ class Parser(_Estimator):
         return self._fit_memory(config, lambda c, _t, _d, told: train_parser_on(c, sents, dev_sents, told,
                                                                                 name, sha), name, record)
 
-    def _input(self, X: Any) -> tuple[Iterable[DepSentence], str]:
+    def _input(self, X: Any) -> tuple[Iterable[Sentence], str]:
         if _is_path(X):
             path = _resolve(X)
             return read_trees(path), path
@@ -744,7 +746,8 @@ class Parser(_Estimator):
                 depth: int | None = None, labels: bool = False,
                 pos: Sequence[Sequence[str] | None] | None = None) -> list:
         """One head list per sentence (1-based, 0 = root) of a treebank file or of ``X`` (token
-        lists, or the sentences of ``structkit.tokenize``: a head per syntactic word); with
+        lists, the sentences of ``structkit.tokenize``: a head per syntactic word, or those of
+        ``read_conllx`` or a ``Doc``, which are not changed); with
         ``labels=True`` one (heads, DEPRELs) pair per sentence (DEPREL '_' from an unlabelled
         lookahead parser). ``depth`` overrides the lookahead depth trained with (0 to 6).
         ``pos``: POS tags a tagger predicted, one list per sentence (None keeps the sentence's),
@@ -780,7 +783,7 @@ class Parser(_Estimator):
             gold = list(read_trees(path))
             for s in gold:
                 if s.heads is None:
-                    raise UserError("gold file has no heads (the HEAD column is '_')", path, s.first_line)
+                    raise UserError("gold file has no heads (the HEAD column is '_')", path, s.line_of(0))
             name = path
         else:
             if heads is None:

@@ -19,6 +19,9 @@ from structkit.doc import Doc
 from structkit.doc import Sentence as DocSentence
 from structkit.errors import UserError
 from structkit.io import conll, conllx
+from structkit.text import conllu
+from structkit.text.base import Tokenizer
+from structkit.text.tokenize import tokenize as _tokenize
 from structkit.tokenizer.wing import TOKENIZE
 
 __all__ = ["check_path", "check_text", "read_conll", "read_text", "write_conll", "read_conllx",
@@ -127,9 +130,7 @@ def _labels(value: Any, n: int, arg: str, k: int, fn: str, what: str = "label") 
 
 
 def _rows(sent: Any, k: int, fn: str) -> list[list[str]]:
-    from structkit.io.conll import Sentence
-
-    if not isinstance(sent, Sentence):
+    if not isinstance(sent, DocSentence):
         raise UserError(f"{fn}: sentences[{k}] must be a Sentence (as read_conll gives), "
                         f"got {_kind(sent)}")
     rows = sent.rows
@@ -256,8 +257,8 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
     rel_it = None if deprels is None else iter(deprels)
     count = 0
     for k, sent in enumerate(sentences):
-        if not isinstance(sent, conllx.DepSentence):
-            raise UserError(f"{fn}: sentences[{k}] must be a DepSentence (as read_conllx gives), "
+        if not isinstance(sent, DocSentence):
+            raise UserError(f"{fn}: sentences[{k}] must be a Sentence (as read_conllx gives), "
                             f"got {_kind(sent)}")
         h = r = None
         if head_it is not None:
@@ -272,12 +273,18 @@ def write_conllx(sentences: Any, stream: Any, heads: Any = None, deprels: Any = 
             if r is None:
                 raise UserError(f"{fn}: deprels has {k} lists, fewer than the sentences")
             r = _labels(r, 0, "deprels", k, fn, "DEPREL")
-        for name in ("words", "lemmas", "upos", "xpos", "feats", "deprels", "comments"):
-            col = getattr(sent, name, None)
-            if not isinstance(col, list) or not all(isinstance(c, str) for c in col):
-                raise UserError(f"{fn}: sentences[{k}].{name} must be a list of strings")
-            for c in col:
-                check_text(c, f"sentences[{k}].{name}", fn)
+        try:
+            rows, lines = sent.rows, sent.lines
+        except (ValueError, TypeError, AttributeError) as e:
+            raise UserError(f"{fn}: sentences[{k}]: {e}"[:300]) from None
+        for i, row in enumerate(rows):
+            if not isinstance(row, (list, tuple)) or len(row) != 10 or not all(isinstance(c, str) for c in row):
+                raise UserError(f"{fn}: sentences[{k}], word {i + 1}: expected ten CoNLL columns as strings")
+            if lines is None:
+                for c in row:
+                    check_text(c, f"sentences[{k}], word {i + 1}", fn)
+        for line in lines or ():
+            check_text(line, f"sentences[{k}], a line", fn)
         buf = io.StringIO()
         try:
             conllx.write_conllx([sent], buf, None if h is None else [h], None if r is None else [r])
@@ -296,7 +303,6 @@ def tokenize(text: Any, lang: Any = None, split: Any = "auto", tokenizer: Any = 
     """``structkit.text.tokenize.tokenize``: the sentences of ``text`` (a str), by the rules of
     ``lang`` (default en) or by ``tokenizer``: a tokenizer model trained with ``structkit train
     --task tokenize`` (its path, or the model loaded) or a ``structkit.text.Tokenizer``."""
-    from structkit.text.tokenize import tokenize as _tokenize
 
     check_text(text, "text", "tokenize")
     if lang is not None and not isinstance(lang, str):
@@ -319,7 +325,6 @@ _TOKENIZER_CACHE_SIZE = 4
 def load_tokenizer(tokenizer: Any, fn: str):
     """The ``structkit.text.Tokenizer`` of ``tokenizer``: a tokenizer model's path (read once
     while the file is unchanged), a loaded tokenizer model (``.tokenizer``) or a Tokenizer."""
-    from structkit.text.base import Tokenizer
 
     if isinstance(tokenizer, Tokenizer):
         return tokenizer
@@ -362,7 +367,6 @@ def write_conllu(sentences: Any, out: Any, upos: Any = None, xpos: Any = None,
     ``structkit.text.conllu.write_conllu`` with each column from the lists given (``upos``,
     ``xpos``, ``lemmas``, ``feats``, ``deprels``: one string per syntactic word; ``heads``: one
     int per word, 0 for the root, as ``Parser.predict`` gives them)."""
-    from structkit.text import conllu
     from structkit.text.base import Sentence
 
     fn = "write_conllu"
@@ -454,6 +458,6 @@ def load_conllx(path: str | os.PathLike) -> tuple[list[list[tuple[str, str]]], l
 
     X, heads = [], []
     for s in read_conllx(resolve_data_path(check_path(path, "path", "load_conllx"), must_exist=True)):
-        X.append(list(zip(s.words, pos_column(s, "xpos"))))
+        X.append(list(zip(s.forms, pos_column(s, "xpos"))))
         heads.append(s.heads)
     return X, heads

@@ -36,6 +36,7 @@ from structkit.io.blocks import BLOCK_BYTES, iter_blocks  # noqa: F401 (the one 
 from structkit.io.blocks import cut_point as _cut_point
 from structkit.io.conllu import take_warnings, keep_warnings
 from structkit.io.files import atomic_output, check_outputs, open_binary, open_input, sweep_stale
+from structkit.workers import pool, stop
 
 
 # ---- inputs ---------------------------------------------------------------------------------
@@ -213,8 +214,6 @@ class PoolExecutor(Executor):
             return
         import gc
 
-        from structkit.workers import pool
-
         global _PROCESS_JOB
         _PROCESS_JOB = self.job
         gc.freeze()  # the collector would touch (and so copy) every shared page in each worker
@@ -223,8 +222,6 @@ class PoolExecutor(Executor):
     def close(self, abort: bool = False) -> None:
         if self.pool is not None:
             if self.kind == "process":
-                from structkit.workers import stop
-
                 stop(self.pool, abort)
             else:
                 self.pool.shutdown(wait=True, cancel_futures=True)

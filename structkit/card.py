@@ -345,6 +345,14 @@ def card_lines(path: str, header: dict, card: dict | None) -> list[str]:
                      + (f", {tr['epochs']} epochs" if tr.get("epochs") else ""))
     if card.get("recipe"):
         r = card["recipe"]
-        lines.append(f"recipe:     {r.get('name')} (`structkit models build {r.get('name')}`)")
+        tb = r.get("treebank") if isinstance(r.get("treebank"), dict) else {}
+        how = f"--from {tb['folder']}" if tb.get("built_from") == "folder" else str(r.get("name"))
+        if tb.get("trained_on") == "dev":
+            how += " --train-on dev"
+        lines.append(f"recipe:     {r.get('name')} (`structkit models build {how}`)")
+        if tb:
+            where = f"folder {tb['folder']}" if tb.get("folder") else f"release {tb.get('release', '?')}"
+            lines.append(f"treebank:   {tb.get('name')}, {where}, trained on its {tb.get('trained_on')} "
+                         f"file; files sha256 {tb.get('files_sha256')}")
     lines.append(f"version:    structkit {card.get('structkit_version', '?')}, {card.get('created', '?')}")
     return lines

@@ -5,7 +5,6 @@ surface tokens and syntactic words, read from CoNLL-U and written back exactly.
 ``doc.to_conllu()`` writes it back: every line of a UD file comes back exactly, comments,
 multiword-token range lines and empty nodes included, in the order they were read. The
 objects are plain and editable (``word.head = 3`` changes what ``to_conllu`` writes)::
-
     doc = structkit.read_conllu("en_ewt-ud-dev.conllu")
     for sent in doc.sents:
         for tok in sent.tokens:             # surface tokens, with character offsets into doc.text
@@ -21,6 +20,7 @@ from __future__ import annotations
 from structkit.errors import UserError
 from structkit.io.document import REPR_SENTENCES, Doc, EmptyNode, Sentence, Token, Word
 from structkit.io.document import read_conllu as _read
+from structkit.rendering import render_html
 
 __all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "render", "REPR_SENTENCES"]
 
@@ -50,7 +50,6 @@ def render(doc: "Doc | str", page: bool = False, spans: "tuple[str, ...] | list[
     as ``structkit tag --task ner --label-column misc.NER`` writes them)."""
     from html import escape
 
-    from structkit.rendering import render_html
 
     if isinstance(doc, str):
         doc = Doc.from_conllu(doc)

@@ -8,6 +8,7 @@ from typing import Iterator
 
 from structkit.errors import UserError
 from structkit.explanation import report, report_lines  # noqa: F401 (words them; read from here too)
+from structkit.tasks import explains, get_task, tasks
 
 
 def explain_sentence(model, sentence, path: str = "<input>", columns: str | None = None,
@@ -21,7 +22,6 @@ def iter_explanations(model, sentence, path: str = "<input>", columns: str | Non
                       text: bool = False, depth: int | None = None, only: int | None = None) -> Iterator:
     """``explain_sentence``'s explanations one token at a time, in token order (``only``: just
     the token of that 1-based index), from the model's task."""
-    from structkit.tasks import explains, get_task, tasks
 
     task = get_task(model.config.task)
     got = task.explanations(model, sentence, path, columns, text, depth, only)

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Any, Callable
 
 from structkit.errors import UserError
+from structkit.tasks import TASKS
 
 
 def _is_int(v: Any) -> bool:
@@ -50,8 +51,6 @@ def kinds_of(annotation: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def _table() -> dict[str, tuple[str, ...]]:
-    from structkit.tasks import TASKS
-
     table: dict[str, tuple[str, ...]] = {}
     for task in TASKS.values():
         alias = {field: key for key, field in task.training.aliases}

@@ -21,6 +21,9 @@ import subprocess
 import sys
 import tempfile
 from typing import Callable, Iterator
+from structkit.config import resolve_data_path
+from structkit.io.document import read_conllu
+from structkit.learn import registry
 
 # Each task's model trained on its sample with the defaults, then used by its command on an
 # input (``_inputs``): (task, training file, command, input); {d} is a scratch folder.
@@ -52,7 +55,6 @@ def every_learner() -> list[tuple[str, tuple[tuple[str, ...], ...]]]:
     """One short training run (one epoch) of every learner the defaults do not train: the
     sequence learners on the chunk sample (pos and ner run the same kernels), the parser's, the
     tokenizer's and the reranker's."""
-    from structkit.learn import registry
 
     out = []
     for task, sample in _SAMPLES.items():
@@ -71,8 +73,6 @@ INPUT_BYTES = 128 * 1024
 def _inputs(folder: str) -> None:
     """What the commands read: the raw text of the UD sample's test sentences (their ``# text``)
     for ``annotate``, and the samples' test files, each repeated to ``INPUT_BYTES``."""
-    from structkit.config import resolve_data_path
-    from structkit.io.document import read_conllu
 
     for name, sample in (("chunk.txt", "sample/chunk/test.txt"), ("pos.txt", "sample/pos/test.txt"),
                          ("ner.txt", "sample/ner/test.txt"), ("ud.conllu", "sample/ud/test.conllu")):

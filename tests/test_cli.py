@@ -710,3 +710,18 @@ def test_help_texts_offer_what_works():
         assert task in ev
     serve = " ".join(invoke("serve", "--help").output.split())
     assert "morph model, or a pipeline" in serve and "/morph" in serve
+
+
+def test_the_command_line_starts_without_numpy():
+    """`structkit --help` and the parsing of every command's options load neither numpy nor
+    numba (nor any model code): the wings and commands import their work inside the functions
+    that do it, which is why those imports are not at the top of their files."""
+    import subprocess
+    import sys
+
+    code = ("import sys, structkit.cli\n"
+            "heavy = sorted(m for m in ('numpy', 'numba', 'scipy') if m in sys.modules)\n"
+            "print(heavy)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]"

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from structkit.errors import UserError
-from structkit.io.conllx import DepSentence, check_tree, is_projective, read_conllx, write_conllx
+from structkit.io.conllx import check_tree, is_projective, read_conllx, write_conllx
+from structkit.io.document import Sentence
 
 
 
@@ -22,7 +23,7 @@ def write(tmp_path: Path, text: str, name: str = "in.conll") -> str:
     return str(p)
 
 
-def read(path: str) -> list[DepSentence]:
+def read(path: str) -> list[Sentence]:
     return list(read_conllx(path))
 
 
@@ -65,22 +66,22 @@ def test_conllx_basic(tmp_path):
     sents = read(write(tmp_path, CONLLX))
     assert len(sents) == 2
     s = sents[0]
-    assert s.words == ["Ms.", "Haag", "plays", "Elianti", "."]
+    assert s.forms == ["Ms.", "Haag", "plays", "Elianti", "."]
     assert s.heads == [2, 3, 0, 3, 3]
     assert s.upos == s.xpos == ["NNP", "NNP", "VBZ", "NNP", "."]
     assert s.lemmas == ["_"] * 5 and s.deprels == ["_"] * 5
-    assert s.first_line == 1 and s.comments == [] and s.multiword == []
+    assert s.line_of(0) == 1 and s.comments == [] and s.multiword == []
     # The last sentence has no trailing blank line and still counts.
-    assert sents[1].words == ["Hi", "!"] and sents[1].deprels == ["ROOT", "P"]
-    assert sents[1].first_line == 7
+    assert sents[1].forms == ["Hi", "!"] and sents[1].deprels == ["ROOT", "P"]
+    assert sents[1].line_of(0) == 7
 
 
 def test_reader_is_lazy(tmp_path):
     # An error late in the file only surfaces once the reader gets there.
     path = write(tmp_path, CONLLX + "\n1|x|_|X|X|_|nope|_|_|_\n".replace("|", "\t"))
     it = read_conllx(path)
-    assert next(it).words[0] == "Ms."
-    assert next(it).words[0] == "Hi"
+    assert next(it).forms[0] == "Ms."
+    assert next(it).forms[0] == "Hi"
     with pytest.raises(UserError):
         next(it)
 
@@ -90,45 +91,45 @@ def test_conllu_comments_ranges_empty_nodes(tmp_path):
     assert len(sents) == 2
     s = sents[0]
     assert s.comments == ["# newdoc id = d1", "# sent_id = 1", "# text = I wanna go."]
-    assert s.words == ["I", "wan", "na", "go", "."]  # no range line, no empty node
+    assert s.forms == ["I", "wan", "na", "go", "."]  # no range line, no empty node
     assert s.multiword == [(2, 3, "wanna")]
     assert s.heads == [2, 0, 4, 2, 2]
     assert s.upos == ["PRON", "VERB", "PART", "VERB", "PUNCT"]
     assert s.xpos == ["PRP", "VBP", "TO", "VB", "."]
     assert s.feats[0] == "Case=Nom" and s.lemmas[1] == "want"
     assert s.deprels == ["nsubj", "root", "mark", "xcomp", "punct"]
-    assert s.first_line == 4
+    assert s.line_of(0) == 4
     t = sents[1]
-    assert t.comments == ["# sent_id = 2"] and t.words == ["Sue", "likes", "coffee"]
-    assert t.heads == [2, 0, 2] and t.first_line == 14
+    assert t.comments == ["# sent_id = 2"] and t.forms == ["Sue", "likes", "coffee"]
+    assert t.heads == [2, 0, 2] and t.line_of(0) == 14
 
 
 def test_missing_heads_are_none(tmp_path):
     path = write(tmp_path, rows("1|a|_|DT|DT|_|_|_|_|_", "2|b|_|NN|NN|_|_|_|_|_"))
     (s,) = read(path)
-    assert s.heads is None and s.words == ["a", "b"]
+    assert s.heads is None and s.forms == ["a", "b"]
 
 
 def test_simple_two_column_layout(tmp_path):
     # Tab- or space-separated; '#' is a real PTB word here, not a comment.
     text = "#\t#\nThe DT\ncat\tNN\n\n\n\nsat VBD\n# #\n"
     sents = read(write(tmp_path, text, "tagged.txt"))
-    assert [s.words for s in sents] == [["#", "The", "cat"], ["sat", "#"]]
+    assert [s.forms for s in sents] == [["#", "The", "cat"], ["sat", "#"]]
     assert sents[0].upos == sents[0].xpos == ["#", "DT", "NN"]
     assert all(s.heads is None and s.comments == [] for s in sents)
-    assert sents[0].first_line == 1 and sents[1].first_line == 7
+    assert sents[0].line_of(0) == 1 and sents[1].line_of(0) == 7
 
 
 def test_whitespace_separated_conll_and_stream(tmp_path):
     text = "1 Hi _ UH UH _ 0 _ _ _\n"
     (s,) = read_conllx("stdin-like", io.StringIO(text))
-    assert s.words == ["Hi"] and s.heads == [0]
+    assert s.forms == ["Hi"] and s.heads == [0]
 
 
 def test_byte_order_mark_and_trailing_tab(tmp_path):
     path = write(tmp_path, "\ufeff" + rows("1|Hi|_|UH|UH|_|0|_|_|_|"))
     (s,) = read(path)
-    assert s.words == ["Hi"]
+    assert s.forms == ["Hi"]
 
 
 # ----------------------------------------------------------------------------- errors
@@ -228,8 +229,8 @@ def test_round_trip_conllx(tmp_path):
     assert write_conllx(sents, out) == 2
     assert out.getvalue() == CONLLX + "\n"  # every sentence gets its blank line
     again = read(write(tmp_path, out.getvalue(), "again.conll"))
-    assert [(s.words, s.heads, s.upos, s.deprels) for s in again] == \
-        [(s.words, s.heads, s.upos, s.deprels) for s in sents]
+    assert [(s.forms, s.heads, s.upos, s.deprels) for s in again] == \
+        [(s.forms, s.heads, s.upos, s.deprels) for s in sents]
 
 
 def test_round_trip_conllu_keeps_comments_and_ranges(tmp_path):
@@ -242,14 +243,14 @@ def test_round_trip_conllu_keeps_comments_and_ranges(tmp_path):
                if line and not line.startswith("#"))
     again = read(write(tmp_path, text, "again.conllu"))
     for a, b in zip(again, sents, strict=True):
-        assert (a.words, a.lemmas, a.upos, a.xpos, a.feats, a.heads, a.deprels, a.comments,
-                a.multiword) == (b.words, b.lemmas, b.upos, b.xpos, b.feats, b.heads,
+        assert (a.forms, a.lemmas, a.upos, a.xpos, a.feats, a.heads, a.deprels, a.comments,
+                a.multiword) == (b.forms, b.lemmas, b.upos, b.xpos, b.feats, b.heads,
                                  b.deprels, b.comments, b.multiword)
 
 
 def test_write_predicted_heads_and_missing_values():
-    s = DepSentence(words=["a", "b"], lemmas=["", "_"], upos=["X", "X"], xpos=["Y", "Y"],
-                    feats=["_", "_"], heads=None, deprels=["_", "_"])
+    s = Sentence.from_rows([["1", "a", "", "X", "Y", "_", "_", "_", "_", "_"],
+                            ["2", "b", "_", "X", "Y", "_", "_", "_", "_", "_"]])
     out = io.StringIO()
     write_conllx([s], out)
     assert out.getvalue() == "1\ta\t_\tX\tY\t_\t_\t_\t_\t_\n2\tb\t_\tX\tY\t_\t_\t_\t_\t_\n\n"
@@ -262,12 +263,6 @@ def test_write_predicted_heads_and_missing_values():
         write_conllx([s], io.StringIO(), heads=[[2, 0], [0]])
     with pytest.raises(ValueError):
         write_conllx([s, s], io.StringIO(), heads=[[2, 0]])
-
-
-def test_sentence_columns_must_match():
-    with pytest.raises(ValueError):
-        DepSentence(words=["a"], lemmas=[], upos=["X"], xpos=["X"], feats=["_"], heads=[0],
-                    deprels=["_"])
 
 
 # ----------------------------------------------------------------------------- tree helpers

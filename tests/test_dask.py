@@ -153,3 +153,36 @@ def test_train_cli_dask(sk, tmp_path):
     assert a.out == b.out and a.out
     r = sk("train", "--task", "chunk", "--train", train, "--dask", "local:2", "--model", tmp_path / "x")
     assert r.code == 1 and "--jobs N" in r.err
+
+
+def test_models_build_all_on_dask_equals_local(sk, cluster, tmp_path, monkeypatch):
+    """Issue 43, item 2: `models build --all --dask ADDRESS` makes each treebank a task on the
+    cluster and builds the same models as --jobs 1, also when a worker dies as it starts a
+    build (the scheduler runs it again elsewhere)."""
+    from structkit.builds import fingerprint
+    from structkit.model import load_model
+
+    monkeypatch.setenv("STRUCTKIT_DATA", str(tmp_path / "empty"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    ud = os.path.join(SAMPLE, "ud")
+    for name in ("UD_Aa-One", "UD_Bb-Two"):
+        folder = tmp_path / "root" / name
+        folder.mkdir(parents=True)
+        for split in ("train", "dev", "test"):
+            (folder / f"xx_{name[3:5].lower()}-ud-{split}.conllu").write_bytes(
+                open(os.path.join(ud, f"{split}.conllu"), "rb").read())
+
+    def models(folder):
+        return {p.name: fingerprint(str(p)) for p in sorted(folder.glob("*.model"))}
+
+    r = sk("models", "build", "--all", "--from", tmp_path / "root", "--task", "pos",
+           "--output-dir", tmp_path / "local", "-j", "1", "-q")
+    assert r.code == 0, r.err
+    client, kill = cluster
+    kill.write_text("")   # the first task to start kills its worker
+    r = sk("models", "build", "--all", "--from", tmp_path / "root", "--task", "pos",
+           "--output-dir", tmp_path / "dask", "--dask", client.scheduler.address, "-q")
+    assert r.code == 0, r.err
+    assert not kill.exists()   # a worker did die
+    client.wait_for_workers(2, timeout=60)
+    assert models(tmp_path / "dask") == models(tmp_path / "local") and len(models(tmp_path / "local")) == 2

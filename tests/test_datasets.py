@@ -453,6 +453,35 @@ def test_ud_treebank_by_name_and_release(sk, home, server):
     print(line, line404, sep="\n")
 
 
+def test_models_build_fetches_any_ud_treebank_by_name_and_release(sk, home, server, tmp_path):
+    """Issue 43, item 1: `models build ud:Language-Name@release/TASK` fetches a treebank the
+    registry does not know (its GitHub listing, each file checked by its git blob id), then
+    trains on its files as the release names them; the card records the release."""
+    from structkit import card as cards
+    from structkit.datasets.paths import sample_dir
+
+    ud = sample_dir() / "ud"
+    blob = {}
+    for split in ("train", "dev", "test"):
+        name = f"xx_toy-ud-{split}.conllu"
+        data = (ud / f"{split}.conllu").read_bytes()
+        (home.parent / name).write_bytes(data)
+        blob[name] = git_blob_sha1(home.parent / name)
+        server.put(f"https://raw.githubusercontent.com/UniversalDependencies/UD_Toy-Build/r9.9/{name}", data)
+    listing = [{"name": n, "type": "file", "sha": b} for n, b in blob.items()]
+    server.put("https://api.github.com/repos/UniversalDependencies/UD_Toy-Build/contents?ref=r9.9",
+               json.dumps(listing).encode())
+    out = tmp_path / "toy.model"
+    r = sk("models", "build", "ud:Toy-Build@r9.9/pos", "-o", out, "-q")
+    assert r.code == 0, r.err
+    assert sorted(p.name for p in (home / "ud-toy-build@r9.9").glob("*.conllu")) == sorted(blob)
+    _, card = cards.read(str(out))
+    assert card["recipe"]["name"] == "ud:Toy-Build@r9.9/pos"
+    assert card["recipe"]["treebank"]["release"] == "r9.9" and "folder" not in card["recipe"]["treebank"]
+    assert card["data"]["train"]["sha256"] == sha((ud / "train.conllu").read_bytes())
+    assert card["test"]["scores"]["accuracy"] > 0
+
+
 # ---- how paths resolve --------------------------------------------------------------------------
 def test_missing_file_names_the_folders_and_the_fetch_command(sk, home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

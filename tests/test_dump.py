@@ -87,7 +87,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
         from structkit.parse.beam import MAX_FEATS, N_ROWS, Sentence, extract, reset
 
         v = p.vocabs
-        words = np.array(v["words"].ids(sent.words), dtype=np.int64)
+        words = np.array(v["words"].ids(sent.forms), dtype=np.int64)
         tg = np.array(v["tags"].ids(tags), dtype=np.int64)
         lem = np.array(v["lemmas"].ids([x.lower() for x in sent.lemmas]), dtype=np.int64)
         mor = np.array(v["feats"].ids(sent.feats), dtype=np.int64)
@@ -105,7 +105,7 @@ def test_dump_parsers_name_real_features(sk, tmp_path, algo):
     else:
         from structkit.parse.arcstandard import N_TEMPLATES, Sentence, State, features
 
-        words = np.array(p.words.ids(sent.words), dtype=np.int64)
+        words = np.array(p.words.ids(sent.forms), dtype=np.int64)
         tg = np.array(p.tags.ids(tags), dtype=np.int64)
         n = len(words)
         st = State(*(np.zeros(n + 2, dtype=np.int64) for _ in range(4)))

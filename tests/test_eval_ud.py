@@ -16,6 +16,7 @@ from structkit.errors import UserError
 from structkit.eval.ud import (CONTENT_DEPRELS, FUNCTIONAL_DEPRELS, METRICS, evaluate_ud, report,
                                universal_feats)
 from structkit.io.conllx import read_conllx, write_conllx
+from structkit.io.document import Sentence
 
 SPAN_METRICS = ("tokens", "sentences", "words")
 
@@ -379,6 +380,16 @@ def test_gold_against_itself_scores_100(corpus, sk):
     assert r["clas"]["gold"] < words
 
 
+def _sentence(like: Sentence, rows: list[list[str]]) -> Sentence:
+    """A sentence of ``rows`` (IDs renumbered) under the comments of ``like`` (one without
+    multiword tokens), as read_conllx holds it."""
+    for i, r in enumerate(rows, 1):
+        r[0] = str(i)
+    lines = [line for line in like.lines if line.startswith("#")]
+    word_at = list(range(len(lines), len(lines) + len(rows)))
+    return Sentence.from_lines(rows, lines + ["\t".join(r) for r in rows], word_at)
+
+
 def _perturbed(gold_path: Path, out: Path) -> dict:
     """Write a copy of the gold file with known errors and return what they change:
 
@@ -399,27 +410,33 @@ def _perturbed(gold_path: Path, out: Path) -> dict:
                   if s.heads[i - 1] in (k, k + 1) and i not in (k, k + 1)]
     dependent_deprels = [s.deprels[i - 1] for i in dependents]
     lost = [s.deprels[k - 1], s.deprels[k]]
-    s.words[k - 1] += s.words[k]
-    for column in ("words", "lemmas", "upos", "xpos", "feats", "heads", "deprels"):
-        del getattr(s, column)[k]
-    s.heads = [k if h == k + 1 else h - 1 if h > k + 1 else h for h in s.heads]
+    rows = [list(r) for r in s.rows]
+    rows[k - 1][1] += rows[k][1]
+    del rows[k]
+    for r in rows:
+        h = int(r[6])
+        r[6] = str(k if h == k + 1 else h - 1 if h > k + 1 else h)
+    sents[j] = _sentence(s, rows)
     moved = []                        # (sentence, word) whose head was changed
     for jj in range(j + 1, len(sents)):
         t = sents[jj]
-        for i, h in enumerate(t.heads, 1):
-            if len(moved) < 3 and h and t.heads[h - 1] and content(t.deprels[i - 1]) \
+        heads = t.heads
+        for i, h in enumerate(heads, 1):
+            if len(moved) < 3 and h and heads[h - 1] and content(t.deprels[i - 1]) \
                     and all(m[0] != jj for m in moved):
-                t.heads[i - 1] = t.heads[h - 1]
+                t.set_columns(i - 1, {6: str(heads[h - 1])})
                 moved.append((jj, i))
     joined = next(i for i in range(max(m[0] for m in moved) + 1, len(sents) - 1)
                   if not sents[i].multiword and not sents[i + 1].multiword)
     a, b = sents[joined], sents[joined + 1]   # become one sentence
     root_a, root_b = a.heads.index(0) + 1, b.heads.index(0) + 1
     offset = len(a)
-    for column in ("words", "lemmas", "upos", "xpos", "feats", "deprels"):
-        getattr(a, column).extend(getattr(b, column))
-    a.heads.extend(h + offset if h else root_a for h in b.heads)
-    a.deprels[offset + root_b - 1] = "parataxis"
+    rows = [list(r) for r in a.rows]
+    for r in b.rows:
+        h = int(r[6])
+        rows.append([r[0], *r[1:6], str(h + offset if h else root_a), *r[7:]])
+    rows[offset + root_b - 1][7] = "parataxis"
+    sents[joined] = _sentence(a, rows)
     del sents[joined + 1]
     with open(out, "w", encoding="utf-8") as f:
         write_conllx(sents, f)

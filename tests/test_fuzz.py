@@ -112,12 +112,12 @@ def test_fuzz_conll_reader_bytes(data):
 @fuzz
 @given(st.lists(conllu_line(), max_size=30))
 def test_fuzz_conllu_and_conllx_readers(lines):
-    from structkit.io.conllu import dep_view, read_conllu
+    from structkit.io.conllu import checked_tree, read_conllu
     from structkit.io.conllx import read_conllx
     from structkit.parse.parser import read_treebank
 
     path = _file("\n".join(lines) + "\n", ".conllu")
-    loads_or_user_error(lambda p: [dep_view(s, p) for s in read_conllu(p)], path)
+    loads_or_user_error(lambda p: [checked_tree(s, p) for s in read_conllu(p)], path)
     loads_or_user_error(lambda p: list(read_conllx(p)), path)
     loads_or_user_error(read_treebank, path)
 

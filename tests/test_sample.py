@@ -24,7 +24,7 @@ def counts(path) -> tuple[int, int]:
         from structkit.io import read_conllx
 
         sents = list(read_conllx(str(path)))
-        return len(sents), sum(len(s.words) for s in sents)
+        return len(sents), sum(len(s.forms) for s in sents)
     from structkit.io import read_conll
 
     sents = list(read_conll(str(path)))

@@ -56,6 +56,8 @@ ROLES = {
     ("plot", "output"): ("refuse", "-o must end in .png, .svg or .pdf"),
     ("models build", "output"): ("refuse", "--output is written to a file"),
     ("models build", "source"): ("refuse", "--from is a folder"),
+    ("models build", "list_file"): ("refuse", "--list names a file"),
+    ("models list", "built"): ("refuse", "--built is a folder"),
 }
 
 

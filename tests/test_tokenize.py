@@ -263,7 +263,7 @@ def test_round_trip_rebuilds_text(tmp_path):
     path = tmp_path / "out.conllu"
     path.write_text(buf.getvalue(), encoding="utf-8")
     read = list(read_conllx(str(path)))
-    assert [s.words for s in read] == [[w for t in s.tokens for w in t.words] for s in sents]
+    assert [s.forms for s in read] == [[w for t in s.tokens for w in t.words] for s in sents]
     assert all(s.heads is None for s in read)
     assert read[0].multiword == [(2, 3, "O'Neil's"), (6, 7, "isn't")]
 

@@ -6,17 +6,20 @@ import itertools
 from typing import Iterable, Iterator
 
 from structkit.errors import UserError
+from structkit.eval.attachment import AttachmentCounter, format_report, scoring_tags
 from structkit.eval.chunks import ChunkCounter
+from structkit.eval.schemes import PhraseCounter, make_counter
+from structkit.eval.significance import mcnemar
 from structkit.io.conll import read_conll
 from structkit.io.conllu import read_trees
 from structkit.io.files import display_name
+from structkit.spans import SchemeDetector, bad_label, first_bad_tag
 
 
 def check_labels(task: str, labels: list[str], path: str, first_line: int,
                  scheme: str | None = "iob2") -> None:
     """Chunk and NER labels must be phrase tags of ``scheme`` (iob1/iob2: the tags conlleval
     reads; None: any of IOB1, IOB2, IOBES, BILOU); a UserError names the line."""
-    from structkit.spans import bad_label, first_bad_tag
 
     if task == "pos":
         return
@@ -112,9 +115,6 @@ class SchemeScorer:
     scheme needs is reported)."""
 
     def __init__(self, scheme: str = "auto") -> None:
-        from structkit.eval.schemes import PhraseCounter, make_counter
-        from structkit.spans import SchemeDetector
-
         self.given = scheme_arg(scheme)
         self.detector = SchemeDetector()
         if self.given is None:
@@ -203,14 +203,8 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
     labels at all ('_' everywhere) has its LAS values None. Returns (result dict with
     ``"task": "parse"`` and ``AttachmentCounter.score(full=True)``, the text report).
     """
-    from structkit.eval.attachment import AttachmentCounter, format_report, scoring_tags
 
     gname, pname = display_name(gold_path), display_name(pred_path)
-
-    def token_line(sent, k: int) -> int:
-        # Line of token k (0-based): the sentence's first token row plus one row per earlier
-        # token and per CoNLL-U multiword range inside the sentence (exact for CoNLL-X).
-        return sent.first_line + k + sum(1 for first, _, _ in sent.multiword if 1 < first <= k + 1)
 
     counter = AttachmentCounter()
     end = object()
@@ -218,27 +212,28 @@ def evaluate_parse_files(gold_path: str, pred_path: str) -> tuple[dict, str]:
                                         fillvalue=end):
         if gs is end:
             raise UserError(f"the prediction file has more sentences than the gold file "
-                            f"{gname} (which has {counter.sentences})", pname, ps.first_line)
+                            f"{gname} (which has {counter.sentences})", pname, ps.line_of(0))
         if ps is end:
             raise UserError(f"the prediction file ends before the gold file (sentence "
-                            f"{counter.sentences + 1}, at line {gs.first_line} of {gname}, "
+                            f"{counter.sentences + 1}, at line {gs.line_of(0)} of {gname}, "
                             "has no prediction)", pname)
         if len(gs) != len(ps):
             raise UserError(f"sentence has {len(ps)} tokens, but the gold sentence at line "
-                            f"{gs.first_line} of {gname} has {len(gs)}", pname, ps.first_line)
-        for k, (gw, pw) in enumerate(zip(gs.words, ps.words)):
+                            f"{gs.line_of(0)} of {gname} has {len(gs)}", pname, ps.line_of(0))
+        for k, (gw, pw) in enumerate(zip(gs.forms, ps.forms)):
             if gw != pw:
                 raise UserError(f"token {pw!r} does not line up with gold token {gw!r} at "
-                                f"line {token_line(gs, k)} of {gname}",
-                                pname, token_line(ps, k))
-        if gs.heads is None:
+                                f"line {gs.line_of(k)} of {gname}", pname, ps.line_of(k))
+        gold_heads, pred_heads = gs.heads, ps.heads
+        if gold_heads is None:
             raise UserError("gold file has no heads (the HEAD column is '_'): give a gold "
-                            "dependency treebank", gname, gs.first_line)
-        if ps.heads is None:
+                            "dependency treebank", gname, gs.line_of(0))
+        if pred_heads is None:
             raise UserError(f"prediction file has no heads (the HEAD column is '_') for the "
-                            f"gold sentence at line {gs.first_line} of {gname}",
-                            pname, ps.first_line)
-        counter.add(gs.heads, ps.heads, scoring_tags(gs.xpos, gs.upos), upos=gs.upos,
+                            f"gold sentence at line {gs.line_of(0)} of {gname}",
+                            pname, ps.line_of(0))
+        upos = gs.upos
+        counter.add(gold_heads, pred_heads, scoring_tags(gs.xpos, upos), upos=upos,
                     gold_deprels=gs.deprels, pred_deprels=ps.deprels)
     scores = counter.score(full=True)
     return {"task": "parse", **scores}, format_report(scores)
@@ -252,7 +247,6 @@ def compare_files(task: str, files: tuple[str, ...], other: str,
 
     The result holds McNemar's figures at the top level (as before), ``first`` and ``second``
     (accuracy, and for chunk/ner precision, recall, F1) and ``difference`` (first minus second)."""
-    from structkit.eval.significance import mcnemar
 
     second = (other,) if len(files) == 1 else (files[0], other)
     end = object()

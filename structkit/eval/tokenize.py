@@ -28,7 +28,7 @@ from typing import Sequence
 
 from structkit.errors import UserError, quote
 from structkit.io.conllu import read_trees
-from structkit.io.conllx import DepSentence
+from structkit.io.document import Sentence
 from structkit.io.files import display_name
 
 __all__ = ["evaluate_tokenization", "report", "METRICS", "Segmentation", "load_segmentation",
@@ -61,7 +61,7 @@ class Segmentation:
     sentences: list[tuple[int, int]] = field(default_factory=list)
     words: list[_Word] = field(default_factory=list)
     where: list[tuple[int, int, str]] = field(default_factory=list)  # (line, token no., form)
-    read: list[DepSentence] = field(default_factory=list)
+    read: list[Sentence] = field(default_factory=list)
 
 
 def _strip_space(form: str) -> str:
@@ -80,25 +80,27 @@ def load_segmentation(path: str, keep: bool = False) -> Segmentation:
         if keep:
             seg.read.append(sent)
         ranges = {first: (last, form) for first, last, form in sent.multiword}
+        forms = sent.forms
+        first_line = sent.line_of(0)
         sent_start = n
         i = 0
         number = 0
-        while i < len(sent.words):
+        while i < len(forms):
             if i + 1 in ranges:
                 last, form = ranges[i + 1]
-                words = sent.words[i:last]
+                words = forms[i:last]
                 multiword = True
             else:
-                form, words, multiword = sent.words[i], sent.words[i:i + 1], False
+                form, words, multiword = forms[i], forms[i:i + 1], False
             chars = _strip_space(form)
             number += 1
             if not chars:
-                raise UserError(f"token {number} of the sentence at line {sent.first_line} "
-                                f"is only whitespace", seg.path, sent.first_line)
+                raise UserError(f"token {number} of the sentence at line {first_line} "
+                                f"is only whitespace", seg.path, first_line)
             start, n = n, n + len(chars)
             parts.append(chars)
             seg.tokens.append((start, n))
-            seg.where.append((sent.first_line, number, form))
+            seg.where.append((first_line, number, form))
             seg.words.extend(_Word(start, n, _strip_space(w).lower(), multiword) for w in words)
             i += len(words)
         seg.sentences.append((sent_start, n))

@@ -94,17 +94,17 @@ def _nodes(seg: Segmentation) -> list[_Node]:
     one root (UserError naming the file and the sentence's first line)."""
     nodes: list[_Node] = []
     for sent in seg.read:
-        if sent.heads is None:
+        heads = sent.heads
+        if heads is None:
             raise UserError("no HEAD in this sentence: eval --task ud scores CoNLL-U files with "
-                            "ten columns and a dependency tree", seg.path, sent.first_line)
-        problem = check_tree(sent.heads, single_root=True)
+                            "ten columns and a dependency tree", seg.path, sent.line_of(0))
+        problem = check_tree(heads, single_root=True)
         if problem is not None:
-            raise UserError(f"not a tree: {problem}", seg.path, sent.first_line)
+            raise UserError(f"not a tree: {problem}", seg.path, sent.line_of(0))
         base = len(nodes)
-        for i in range(len(sent)):
-            nodes.append(_Node(sent.lemmas[i], sent.upos[i], sent.xpos[i],
-                               universal_feats(sent.feats[i]), sent.deprels[i].split(":")[0],
-                               base + sent.heads[i] - 1 if sent.heads[i] else _ROOT))
+        for r, h in zip(sent.rows, heads):
+            nodes.append(_Node(r[2], r[3], r[4], universal_feats(r[5]), r[7].split(":")[0],
+                               base + h - 1 if h else _ROOT))
         for i in range(base, len(nodes)):
             if nodes[i].head != _ROOT and nodes[i].deprel in FUNCTIONAL_DEPRELS:
                 nodes[nodes[i].head].children.append(i)

@@ -1,5 +1,6 @@
 """Readers and writers of the file formats: CoNLL columns (``read_conll``, ``read_text``,
-``write_conll``), CoNLL-X/CoNLL-U (``read_conllx``, ``write_conllx``) and n-best lists
+``write_conll``), CoNLL-X/CoNLL-U (``read_conllx``, ``write_conllx``: sentences as
+``structkit.io.document.Sentence``, the Doc's) and n-best lists
 (``read_nbest``, ``read_chosen``). Imported lazily, like the top-level ``structkit``.
 These are the functions of the format modules (``structkit.io.conll``, ...) behind argument
 checks (``structkit.api_io``): a wrong argument is a UserError naming it."""
@@ -14,7 +15,6 @@ _LAZY = {
     "Sentence": "structkit.io.conll",
     "read_conllx": "structkit.api_io",
     "write_conllx": "structkit.api_io",
-    "DepSentence": "structkit.io.conllx",
     "read_nbest": "structkit.api_io",
     "read_chosen": "structkit.api_io",
     "NbestSet": "structkit.io.nbest",

@@ -1,7 +1,7 @@
 """CoNLL-U for the commands that fill columns: which file is CoNLL-U, which column a task's
 labels are in, a prediction written into a column of the lines as read (``write_tagged``,
-``write_parsed``), raw text as sentences to fill (``read_raw_text``) and the parser's view of a
-sentence (``dep_view``).
+``write_parsed``), raw text as sentences to fill (``read_raw_text``) and the trees a parser reads
+(``read_trees``, ``checked_tree``).
 
 The sentences are ``structkit.io.document.Sentence`` as its one reader, ``read_conllu``, gives
 them: ``rows`` are the syntactic words (10 columns each) and ``lines`` all lines as read,
@@ -18,19 +18,18 @@ from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.conll import Columns, read_conll
+from structkit.io.conllx import check_tree, read_conllx
 from structkit.io.document import Sentence, key_value, read_conllu, surface_text, write_conllu  # noqa: F401 (the one reader; read from here too)
 from structkit.io.files import bounded_lines, display_name, iter_lines, open_input, printable
-
-if TYPE_CHECKING:
-    from structkit.io.conllx import DepSentence
+from structkit.text.base import MAX_SENTENCE_TOKENS as most
+from structkit.text.conllu import conllu_sentence
+from structkit.text.tokenize import get_tokenizer, iter_sentences
 
 if TYPE_CHECKING:
     from structkit.io.conll import Columns
-    from structkit.io.conllx import DepSentence
 
 NAMES = ("id", "form", "lemma", "upos", "xpos", "feats", "head", "deprel", "deps", "misc")
 KEYED = ("feats", "misc")    # columns of Key=Value pairs joined by '|'
-_RANGE = re.compile(r"([1-9][0-9]*)-([1-9][0-9]*)")
 _ID = re.compile(r"[0-9]+(?:[-.][0-9]+)?")
 
 
@@ -185,8 +184,6 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
     multiword tokens, ``SpaceAfter=No``): tagging then fills a column, as for a treebank.
     ``split="lines"`` takes each line as one sentence. Streamed: one paragraph at a time. A
     text with no words is an error, unless ``allow_empty`` (an empty document, no sentences)."""
-    from structkit.text.conllu import conllu_sentence
-    from structkit.text.tokenize import get_tokenizer, iter_sentences
 
     get_tokenizer(lang)  # an unknown language is an error before any input is read
     name = display_name(path)
@@ -203,7 +200,6 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
         prev_cut = sent.cut
         yield conllu_sentence(sent, str(n))
     if cut:   # as the server warns for the same text
-        from structkit.text.base import MAX_SENTENCE_TOKENS as most
 
         line = (f"structkit: warning: {printable(name)}: {cut} sentence(s) of the text had over {most} tokens: "
                 f"each was cut into pieces of at most {most} tokens\n")
@@ -220,67 +216,52 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
 _HEAD = re.compile(r"-?[0-9]+")
 
 
-def read_trees(path: str) -> Iterator["DepSentence"]:
+def read_trees(path: str) -> Iterator[Sentence]:
     """The dependency trees of a file, as a parser reads them: CoNLL-U (named .conllu, or with UD
-    comments) through the one CoNLL-U reader (``read_conllu``, then ``dep_view``); CoNLL-X and
-    `word POS` files through ``structkit.io.conllx.read_conllx``."""
-    from structkit.io.conllx import read_conllx
+    comments) through the one CoNLL-U reader (``read_conllu``), its HEAD column checked
+    (``checked_tree``); CoNLL-X and `word POS` files through ``structkit.io.conllx.read_conllx``.
+    Each is a ``Sentence`` whose columns (``forms``, ``upos``, ``xpos``, ``heads``, ...) the
+    parser reads."""
 
     if path != "-" and is_conllu_file(path, by_rows=False):
         name = display_name(path)
-        return (dep_view(s, name) for s in read_conllu(path, check_text=False))
+        return (checked_tree(s, name) for s in read_conllu(path, check_text=False))
 
     return read_conllx(path)
 
 
-def dep_view(sentence: Sentence, path: str = "-") -> "DepSentence":
-    """What a parser reads from a CoNLL-U sentence read by ``read_conllu``: a
-    ``structkit.io.conllx.DepSentence`` of its syntactic words (FORM, LEMMA, UPOS, XPOS,
-    FEATS, HEAD, DEPREL), comments and multiword ranges kept, empty nodes left out.
+def checked_tree(sentence: Sentence, path: str = "-") -> Sentence:
+    """``sentence`` (read by ``read_conllu``) once its HEAD column is checked as a parser reads
+    it: '_' on every word (input from a tagger: ``heads`` None), or an integer HEAD in 0..n on
+    every word, the heads forming a tree. A problem is a UserError naming ``path`` and the
+    word's line."""
 
-    HEAD '_' on every word (input from a tagger) means no heads (``heads`` None); otherwise
-    every word needs an integer HEAD in 0..n and the heads must form a tree. A problem is a
-    UserError naming ``path`` and the word's line."""
-    from structkit.io.conllx import DepSentence, check_tree
-
-    name = display_name(path)
     rows = sentence.rows
     n = len(rows)
     raw = [r[6] for r in rows]
-    heads: list[int] | None = None
-    if any(h != "_" for h in raw):
-        heads = []
-        for k, h in enumerate(raw):
+    if raw.count("_") == n:
+        return sentence
+    name = display_name(path)
+    heads = []
+    for k, h in enumerate(raw):
+        if not (h.isascii() and h.isdigit()):   # a plain number (most heads) needs no regex
             if h == "_":
                 raise UserError(f"HEAD is '_' for word {k + 1} but not for every word of its "
                                 "sentence", name, sentence.line_of(k))
             if not _HEAD.fullmatch(h):
                 raise UserError(f"HEAD {h!r} of word {k + 1} is not an integer or '_'",
                                 name, sentence.line_of(k))
-            if not 0 <= int(h) <= n:
-                raise UserError(f"HEAD {h} of word {k + 1} is out of range: the sentence has "
-                                f"{n} words (0 = root)", name, sentence.line_of(k))
-            heads.append(int(h))
-        problem = check_tree(heads)
-        if problem is not None:
-            m = re.match(r"token ([0-9]+)", problem)
-            k = int(m.group(1)) - 1 if m else 0
-            raise UserError(f"not a tree: {problem}", name, sentence.line_of(k))
-    comments: list[str] = []
-    multiword: list[tuple[int, int, str]] = []
-    for line in sentence.lines or ():
-        if line.startswith("#"):
-            comments.append(line)
-            continue
-        cols = line.split("\t")
-        m = _RANGE.fullmatch(cols[0])
-        if m:
-            multiword.append((int(m.group(1)), int(m.group(2)), cols[1]))
-    return DepSentence(
-        words=[r[1] for r in rows], lemmas=[r[2] for r in rows], upos=[r[3] for r in rows],
-        xpos=[r[4] for r in rows], feats=[r[5] for r in rows], heads=heads,
-        deprels=[r[7] for r in rows], comments=comments, multiword=multiword,
-        first_line=sentence.line_of(0))
+        v = int(h)
+        if not 0 <= v <= n:
+            raise UserError(f"HEAD {h} of word {k + 1} is out of range: the sentence has "
+                            f"{n} words (0 = root)", name, sentence.line_of(k))
+        heads.append(v)
+    problem = check_tree(heads)
+    if problem is not None:
+        m = re.match(r"token ([0-9]+)", problem)
+        k = int(m.group(1)) - 1 if m else 0
+        raise UserError(f"not a tree: {problem}", name, sentence.line_of(k))
+    return sentence
 
 
 def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
@@ -296,6 +277,7 @@ def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
     head_it = iter(heads)
     rel_it = iter(deprels) if deprels is not None else None
     count = 0
+    good = {"_"}   # the labels already checked
     for sent in sentences:
         if sent.lines is None or sent.word_at is None:
             raise ValueError("write_parsed needs sentences read by read_conllu (with their lines)")
@@ -308,18 +290,20 @@ def write_parsed(sentences: Iterable[Sentence], heads: Iterable[Sequence[int]],
         if len(hs) != n or (rs is not None and len(rs) != n):
             raise ValueError(f"sentence {count + 1}: {len(hs)} heads and "
                              f"{'no' if rs is None else len(rs)} DEPRELs for {n} words")
-        new = []
+        new_heads, new_rels = [], []
         for k in range(n):
             h = int(hs[k])
             if not 0 <= h <= n:
                 raise ValueError(f"sentence {count + 1}: head {h} of word {k + 1} is outside 0..{n}")
             rel = "_" if rs is None else str(rs[k])
-            if not rel or any(c in rel for c in "\t\n\r "):
-                raise ValueError(f"sentence {count + 1}: DEPREL {rel!r} of word {k + 1} cannot be "
-                                 "written (empty, or a tab, newline or space in it)")
-            new.append((str(h), rel))
-        for k, (h, rel) in enumerate(new):
-            sent.set_columns(k, {6: h, 7: rel})
+            if rel not in good:
+                if not rel or any(c in rel for c in "\t\n\r "):
+                    raise ValueError(f"sentence {count + 1}: DEPREL {rel!r} of word {k + 1} cannot be "
+                                     "written (empty, or a tab, newline or space in it)")
+                good.add(rel)
+            new_heads.append(str(h))
+            new_rels.append(rel)
+        sent.fill_columns({6: new_heads, 7: new_rels})
         write_conllu([sent], out)
         count += 1
     if next(head_it, None) is not None or (rel_it is not None and next(rel_it, None) is not None):

@@ -2,16 +2,18 @@
 
 The reader streams (one sentence in memory at a time) and turns every malformed input into a
 ``UserError`` pointing at ``file:line``, because treebanks are user input and a parser fed a
-broken tree fails much later with a far less useful message.
+broken tree fails much later with a far less useful message. Each sentence is a
+``structkit.io.document.Sentence`` held as the lines it writes back: ten columns per word
+(a `word POS` row padded: ``1 word _ POS POS _ _ _ _ _``), which the parser reads through the
+sentence's columns (``forms``, ``upos``, ``heads``, ...) and fills through ``set_columns``.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
-from structkit.io.document import cr_only_error
+from structkit.io.document import Sentence, cr_only_error, write_conllu
 from structkit.io.files import display_name, iter_lines, open_input
 
 # Column counts of the two accepted layouts.
@@ -22,37 +24,6 @@ SIMPLE_COLUMNS = 2   # `word POS`, for raw tagged text (no heads)
 _SIGNED_INT = re.compile(r"-?[0-9]+")      # a negative HEAD is an integer, just out of range
 _RANGE = re.compile(r"([0-9]+)-([0-9]+)")  # CoNLL-U multiword token, e.g. 2-3
 _EMPTY_NODE = re.compile(r"[0-9]+\.[0-9]+")  # CoNLL-U empty node, e.g. 5.1
-
-
-@dataclass
-class DepSentence:
-    """One sentence of a dependency treebank; all per-token lists have one entry per word.
-
-    Missing values are kept as the file wrote them ('_'), so a read sentence writes back unchanged.
-    """
-
-    words: list[str]
-    lemmas: list[str]
-    upos: list[str]      # CoNLL-X CPOSTAG / CoNLL-U UPOS
-    xpos: list[str]      # CoNLL-X POSTAG / CoNLL-U XPOS
-    feats: list[str]
-    heads: list[int] | None   # 1-based head per token, 0 = root; None when the input has none
-    deprels: list[str]
-    comments: list[str] = field(default_factory=list)   # CoNLL-U '#' lines, verbatim
-    multiword: list[tuple[int, int, str]] = field(default_factory=list)  # (first, last, form)
-    first_line: int = 0  # line number of the first token row in the source file (0 = not read)
-
-    def __post_init__(self) -> None:
-        # A column of the wrong length is a programming error that would otherwise surface as
-        # an IndexError deep inside a parser.
-        n = len(self.words)
-        for name in ("lemmas", "upos", "xpos", "feats", "heads", "deprels"):
-            column = getattr(self, name)
-            if column is not None and len(column) != n:
-                raise ValueError(f"DepSentence.{name} has {len(column)} entries for {n} words")
-
-    def __len__(self) -> int:
-        return len(self.words)
 
 
 # ----------------------------------------------------------------------------- tree checks
@@ -116,39 +87,46 @@ def is_projective(heads: Sequence[int]) -> bool:
 # ----------------------------------------------------------------------------- reading
 
 class _Builder:
-    """Collects the rows of one sentence and validates it when the sentence ends."""
+    """Collects the rows of one sentence and validates it when the sentence ends. The rows are
+    kept as they are written back: ID renumbered 1..n, an empty column '_', HEAD as the
+    integer's digits, DEPS/MISC (PHEAD/PDEPREL) '_'; each with its line."""
 
     def __init__(self) -> None:
-        self.words: list[str] = []
-        self.lemmas: list[str] = []
-        self.upos: list[str] = []
-        self.xpos: list[str] = []
-        self.feats: list[str] = []
-        self.raw_heads: list[tuple[int, str]] = []   # (line, HEAD column as written)
-        self.deprels: list[str] = []
+        self.rows: list[tuple[str, ...]] = []
+        self.body: list[str] = []                     # word rows' and ranges' lines, in order
+        self.word_body: list[int] = []                # each word's line in body
+        self.range_at: dict[int, int] = {}            # a range's first word -> its place in body
+        self.word_lines: list[int] = []               # each word's line in the file
         self.comments: list[tuple[int, str]] = []    # (line, text)
-        self.multiword: list[tuple[int, int, int, str]] = []  # (line, first, last, form)
+        self.multiword: list[tuple[int, int, int]] = []  # (line, first, last)
         self.first_line = 0
 
     def empty(self) -> bool:
-        return not self.words
+        return not self.rows
 
-    def add(self, line: int, word: str, lemma: str, upos: str, xpos: str, feats: str,
-            head: str, deprel: str) -> None:
-        if not self.words:
+    def add(self, line: int, row: Sequence[str], text: str) -> None:
+        """A word: its row (held as a tuple: the garbage collector skips tuples of strings,
+        and a treebank is many rows) and the line it writes back."""
+        if not self.rows:
             self.first_line = line
-        self.words.append(word)
-        self.lemmas.append(lemma)
-        self.upos.append(upos)
-        self.xpos.append(xpos)
-        self.feats.append(feats)
-        self.raw_heads.append((line, head))
-        self.deprels.append(deprel)
+        self.rows.append(tuple(row))  # type: ignore[arg-type]
+        self.word_lines.append(line)
+        self.word_body.append(len(self.body))
+        self.body.append(text)
 
-    def finish(self, name: str) -> DepSentence:
-        n = len(self.words)
+    def add_range(self, line: int, first: int, last: int, form: str) -> None:
+        self.multiword.append((line, first, last))
+        text = f"{first}-{last}\t{form or '_'}" + "\t_" * 8
+        if first in self.range_at:   # a second range at the same word: written in the first's place
+            self.body[self.range_at[first]] = text
+        else:
+            self.range_at[first] = len(self.body)
+            self.body.append(text)
+
+    def finish(self, name: str) -> Sentence:
+        n = len(self.rows)
         heads = self._heads(name, n)
-        for line, first, last, _form in self.multiword:
+        for line, first, last in self.multiword:
             if last > n:
                 raise UserError(f"multiword token {first}-{last} goes past the sentence's last "
                                 f"token {n}", name, line)
@@ -156,47 +134,43 @@ class _Builder:
             problem = check_tree(heads)
             if problem is not None:
                 raise UserError(f"not a tree: {problem}", name, self.first_line)
-        return DepSentence(
-            words=self.words, lemmas=self.lemmas, upos=self.upos, xpos=self.xpos,
-            feats=self.feats, heads=heads, deprels=self.deprels,
-            comments=[text for _, text in self.comments],
-            multiword=[(first, last, form) for _, first, last, form in self.multiword],
-            first_line=self.first_line)
+        lines, word_at = self.body, self.word_body
+        if self.comments:
+            k = len(self.comments)
+            lines = [text for _, text in self.comments] + lines
+            word_at = [k + i for i in word_at]
+        # first_line such that line_of(0) is the first word's row (comments may stand apart)
+        return Sentence.from_lines(self.rows, lines, word_at, self.first_line - word_at[0])
 
     def _heads(self, name: str, n: int) -> list[int] | None:
         """Parse the HEAD column: all '_' means no heads; otherwise every token needs one."""
-        missing = [head == "_" for _, head in self.raw_heads]
-        if all(missing):
+        raw = [r[6] for r in self.rows]
+        missing = raw.count("_")
+        if missing == n:
             return None
-        if any(missing):
+        if missing:
             # Point at the first token that disagrees with the first token of the sentence.
-            line = next(ln for (ln, _), m in zip(self.raw_heads, missing) if m != missing[0])
+            first = raw[0] == "_"
+            line = next(ln for ln, h in zip(self.word_lines, raw) if (h == "_") != first)
             raise UserError("HEAD is '_' for some tokens of this sentence but not for others",
                             name, line)
-        heads = []
-        for i, (line, head) in enumerate(self.raw_heads, 1):
-            h = int(head)  # already checked to be a (signed) integer when the row was read
-            if not 0 <= h <= n:
-                raise UserError(f"HEAD {h} of token {i} is out of range: the sentence has "
-                                f"{n} tokens (0 = root)", name, line)
-            heads.append(h)
+        heads = [int(h) for h in raw]   # integers 0 or more, checked when the rows were read
+        if max(heads) > n:
+            i = next(i for i, h in enumerate(heads) if h > n)
+            raise UserError(f"HEAD {heads[i]} of token {i + 1} is out of range: the sentence has "
+                            f"{n} tokens (0 = root)", name, self.word_lines[i])
         return heads
 
 
-def _split(line: str) -> list[str]:
-    # CoNLL columns are tab-separated (FORM may contain spaces in CoNLL-U); a line without a
-    # tab is plain whitespace-separated text. Trailing whitespace (a stray tab) is not a column.
-    line = line.rstrip()
-    return line.split("\t") if "\t" in line else line.split()
-
-
-def read_conllx(path: str, stream: IO[str] | None = None) -> Iterator[DepSentence]:
-    """Yield the sentences of a CoNLL-X, CoNLL-U or 2-column `word POS` file, one at a time.
+def read_conllx(path: str, stream: IO[str] | None = None) -> Iterator[Sentence]:
+    """Yield the sentences of a CoNLL-X, CoNLL-U or 2-column `word POS` file, one at a time,
+    each a ``structkit.io.document.Sentence`` held as the lines ``write_conllx`` writes.
 
     ``path`` names the file in messages ('-' = stdin); when ``stream`` is given it is read
     instead of opening ``path``. CoNLL-U comments and multiword ranges are kept on the
-    sentence, empty nodes (5.1) are skipped, DEPS/MISC and PHEAD/PDEPREL are dropped.
-    Every malformed row raises ``UserError`` with the file name and line number.
+    sentence, empty nodes (5.1) are skipped, DEPS/MISC and PHEAD/PDEPREL are dropped ('_').
+    A sentence's ``line_of(0)`` is the line of its first token row. Every malformed row
+    raises ``UserError`` with the file name and line number.
     """
     if stream is None:
         with open_input(path) as f:
@@ -205,7 +179,7 @@ def read_conllx(path: str, stream: IO[str] | None = None) -> Iterator[DepSentenc
         yield from _read(display_name(path), stream)
 
 
-def _read(name: str, stream: IO[str]) -> Iterator[DepSentence]:
+def _read(name: str, stream: IO[str]) -> Iterator[Sentence]:
     ncols: int | None = None     # fixed by the file's first token row
     ncols_line = 0
     sent = _Builder()
@@ -213,7 +187,11 @@ def _read(name: str, stream: IO[str]) -> Iterator[DepSentence]:
 
     def token_row(lineno: int, line: str) -> None:
         nonlocal ncols, ncols_line
-        cols = _split(line)
+        # CoNLL columns are tab-separated (FORM may contain spaces in CoNLL-U); a line without a
+        # tab is plain whitespace-separated text. Trailing whitespace (a stray tab) is not a column.
+        stripped = line.rstrip()
+        tabbed = "\t" in stripped
+        cols = stripped.split("\t") if tabbed else stripped.split()
         if "\r" in line and len(cols) != ncols:
             raise cr_only_error(name, lineno)
         if ncols is None:
@@ -233,37 +211,53 @@ def _read(name: str, stream: IO[str]) -> Iterator[DepSentence]:
                             f"(as on line {ncols_line})", name, lineno)
         if ncols == SIMPLE_COLUMNS:
             word, pos = cols
-            sent.add(lineno, word, "_", pos, pos, "_", "_", "_")
+            n = str(len(sent.rows) + 1)
+            sent.add(lineno, (n, word, "_", pos, pos, "_", "_", "_", "_", "_"),
+                     f"{n}\t{word}\t_\t{pos}\t{pos}\t_\t_\t_\t_\t_")
             return
-        tid, form, lemma, upos, xpos, feats, head, deprel = cols[:8]
+        tid, form, head = cols[0], cols[1], cols[6]
         if not (tid.isascii() and tid.isdigit()):   # a plain ID (most rows) needs no regex
             if _EMPTY_NODE.fullmatch(tid):
                 return  # empty nodes belong to the enhanced graph, not the basic tree
             m = _RANGE.fullmatch(tid)
             if m:
                 first, last = int(m.group(1)), int(m.group(2))
-                if first != len(sent.words) + 1 or last < first:
+                if first != len(sent.rows) + 1 or last < first:
                     raise UserError(f"multiword token range {tid} must start at the next token "
-                                    f"ID {len(sent.words) + 1} and not end before it", name, lineno)
-                sent.multiword.append((lineno, first, last, form))
+                                    f"ID {len(sent.rows) + 1} and not end before it", name, lineno)
+                sent.add_range(lineno, first, last, form)
                 return
             raise UserError(f"ID {tid!r} is not an integer", name, lineno)
-        expected = len(sent.words) + 1
+        expected = len(sent.rows) + 1
         if int(tid) != expected:
             raise UserError(f"ID {tid} out of sequence: expected {expected} (IDs run 1..n in "
                             f"each sentence)", name, lineno)
         if not form:
             raise UserError(f"token {tid} has an empty FORM", name, lineno)
+        h = head   # as written back: '_', or the integer's digits
         if head != "_":
-            if not (head.isascii() and head.isdigit()) and not _SIGNED_INT.fullmatch(head):
+            if head.isascii() and head.isdigit():
+                v = int(head)
+                if head[0] == "0" and len(head) > 1:   # 007: written 7
+                    h = str(v)
+            elif _SIGNED_INT.fullmatch(head):
+                v = int(head)
+                h = str(v)
+            else:
                 raise UserError(f"HEAD {head!r} of token {tid} is not an integer or '_'",
                                 name, lineno)
-            if int(head) < 0:
+            if v < 0:
                 raise UserError(f"HEAD {head} of token {tid} is out of range (negative)",
                                 name, lineno)
-            if int(head) == expected:
+            if v == expected:
                 raise UserError(f"token {tid} is its own head", name, lineno)
-        sent.add(lineno, form, lemma, upos, xpos, feats, head, deprel)
+        if tabbed and h is head and stripped.endswith("\t_\t_") and "\t\t" not in stripped \
+                and tid[0] != "0":   # no empty column, PHEAD and PDEPREL '_', a plain ID
+            sent.add(lineno, cols, stripped)   # (most rows) the line is as written back
+        else:
+            row = [str(expected), form, cols[2] or "_", cols[3] or "_", cols[4] or "_", cols[5] or "_",
+                   h, cols[7] or "_", "_", "_"]
+            sent.add(lineno, row, "\t".join(row))
 
     for lineno, line in iter_lines(name, stream):
         if lineno == 1:
@@ -296,50 +290,56 @@ def _field(value: object) -> str:
     return text
 
 
-def write_conllx(sentences: Iterable[DepSentence], stream: IO[str],
+def write_conllx(sentences: Iterable[Sentence], stream: IO[str],
                  heads: Sequence[Sequence[int]] | None = None,
                  deprels: Sequence[Sequence[str]] | None = None) -> int:
-    """Write sentences as CoNLL-X rows (ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD DEPREL PHEAD
-    PDEPREL), '_' for missing values, a blank line after each sentence; return how many.
+    """Write sentences (``structkit.io.document.Sentence``, as ``read_conllx`` gives them)
+    through the one CoNLL-U writer (``structkit.io.document.write_conllu``): each one's lines
+    and a blank line after it; return how many.
 
-    ``heads``, one list per sentence (e.g. a parser's predictions), replaces the sentences'
-    own heads; ``deprels`` likewise replaces their DEPREL column. Comments and multiword ranges read from CoNLL-U are written back in place, so
-    CoNLL-U input round-trips; CoNLL-X input has neither, so its output is plain CoNLL-X.
+    ``heads``, one list per sentence (e.g. a parser's predictions), replaces HEAD in what is
+    written (the sentences themselves are not changed); ``deprels`` likewise DEPREL. A sentence
+    ``read_conllx`` read is written as CoNLL-X rows (ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD
+    DEPREL PHEAD PDEPREL, '_' for missing values), with the comments and multiword ranges of
+    CoNLL-U input in place, so that CoNLL-U input round-trips; CoNLL-X input has neither, so
+    its output is plain CoNLL-X. A sentence of rows alone (``Sentence.from_rows``, ten columns)
+    is written as its rows, '_' for an empty value.
     """
     head_lists = iter(heads) if heads is not None else None
     label_lists = iter(deprels) if deprels is not None else None
     count = 0
     for sent in sentences:
-        n = len(sent.words)
-        sent_labels = sent.deprels
+        n = len(sent)
+        sent_labels = None
         if label_lists is not None:
             sent_labels = next(label_lists, None)
             if sent_labels is None or len(sent_labels) != n:
                 raise ValueError(f"sentence {count + 1}: deprels do not match its {n} words")
         if n == 0:
             raise ValueError("cannot write a sentence with no words (it would read back as none)")
+        sent_heads: Sequence[int] | None = None
         if head_lists is not None:
             try:
-                sent_heads: Sequence[int] | None = next(head_lists)
+                sent_heads = next(head_lists)
             except StopIteration:
                 raise ValueError(f"heads has {count} lists but there are more sentences") from None
             if len(sent_heads) != n:
                 raise ValueError(f"sentence {count + 1}: {len(sent_heads)} heads for {n} words")
-        else:
-            sent_heads = sent.heads
-        for comment in sent.comments:
-            stream.write(comment + "\n")
-        ranges = {first: (last, form) for first, last, form in sent.multiword}
-        for i in range(n):
-            if i + 1 in ranges:
-                last, form = ranges[i + 1]
-                stream.write(f"{i + 1}-{last}\t{_field(form)}" + "\t_" * 8 + "\n")
-            row = [str(i + 1), _field(sent.words[i]), _field(sent.lemmas[i]),
-                   _field(sent.upos[i]), _field(sent.xpos[i]), _field(sent.feats[i]),
-                   _field(None if sent_heads is None else sent_heads[i]),
-                   _field(sent_labels[i]), "_", "_"]
-            stream.write("\t".join(row) + "\n")
-        stream.write("\n")
+        if sent.lines is None:   # rows alone: their lines, as CoNLL-X
+            rows = [[_field(c) for c in r] for r in sent.rows]
+            if any(len(r) != CONLL_COLUMNS for r in rows):
+                raise ValueError(f"sentence {count + 1}: expected {CONLL_COLUMNS} columns per word")
+            sent = Sentence.from_lines(rows, ["\t".join(r) for r in rows], list(range(n)))
+        elif sent_heads is not None or sent_labels is not None:
+            sent = sent.copy()
+        for i in range(n) if sent_heads is not None or sent_labels is not None else ():
+            new = {}
+            if sent_heads is not None:
+                new[6] = _field(sent_heads[i])
+            if sent_labels is not None:
+                new[7] = _field(sent_labels[i])
+            sent.set_columns(i, new)
+        write_conllu([sent], stream)
         count += 1
     if head_lists is not None and next(head_lists, None) is not None:
         raise ValueError(f"heads has more lists than the {count} sentences")

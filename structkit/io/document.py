@@ -27,6 +27,7 @@ from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
 from structkit.io.files import display_name, iter_lines, open_input
+from structkit.rendering import render_html, sentence_html, view_of_sentence
 
 __all__ = ["Doc", "Sentence", "Token", "Word", "EmptyNode", "read_conllu", "surface_text", "new_sentence",
            "write_conllu"]
@@ -248,6 +249,11 @@ def _built(name: str, doc: str) -> property:
     return property(get, put, doc=doc)
 
 
+def _column(k: int, doc: str) -> property:
+    """A read-only property: column ``k`` of each of a sentence's rows ('_' as written)."""
+    return property(lambda self: [r[k] for r in self.rows], doc=doc)
+
+
 class Sentence:
     """A sentence: its comment lines (``# ...``, verbatim), surface ``tokens``, syntactic
     ``words``, ``empty_nodes``, and ``start``/``end`` in ``doc.text``.
@@ -260,7 +266,14 @@ class Sentence:
     A sentence of a CoNLL column file (``structkit.io.conll.read_conll``, :meth:`from_rows`)
     is held as its token rows alone, with any number of columns: its ``lines`` and ``word_at``
     are None (what tells it from CoNLL-U), ``first_line`` is the line of its first row, and it
-    has no CoNLL-U objects (tokens, words)."""
+    has no CoNLL-U objects (tokens, words).
+
+    The parser reads a sentence through its columns, lists over ``rows`` with one entry a word:
+    ``forms``, ``lemmas``, ``upos``, ``xpos``, ``feats``, ``deprels`` (the text, '_' as
+    written), ``heads`` (ints, or None) and ``multiword``; a CoNLL-X or `word POS` file's
+    sentence (``structkit.io.conllx.read_conllx``) is held as the ten-column lines it writes,
+    its rows tuples (which the garbage collector need not follow: a treebank is many rows),
+    each made a list when :meth:`set_columns` changes it."""
 
     __slots__ = ("_tokens", "_comments", "_empty_nodes", "_layout", "_rows", "_lines", "_word_at",
                  "first_line", "start", "end")
@@ -307,7 +320,8 @@ class Sentence:
 
     @property
     def rows(self) -> list[list[str]]:
-        """The ten CoNLL-U columns of each word (a copy, for a sentence held as objects)."""
+        """The ten CoNLL-U columns of each word (a copy, for a sentence held as objects): a list,
+        or a tuple until changed (``read_conllx``'s); change them with :meth:`set_columns`."""
         if self._rows is not None:
             return self._rows
         return [w.columns() for w in self.words]
@@ -337,6 +351,8 @@ class Sentence:
         """Set columns of word ``k`` (0-based) from their CoNLL-U text: ``{3: "NOUN"}``."""
         if self._rows is not None:
             row = self._rows[k]
+            if row.__class__ is tuple:   # (read_conllx's rows: a list once changed)
+                row = self._rows[k] = list(row)
             for c, v in values.items():
                 row[c] = v
             if self._lines is not None:
@@ -345,6 +361,77 @@ class Sentence:
         w = self.words[k]
         for c, v in values.items():
             w.set_column(c, v)
+
+    def fill_columns(self, values: dict[int, Sequence[str]]) -> None:
+        """Set columns of every word, one list a column with a value a word, as CoNLL-U text:
+        ``{6: heads, 7: deprels}`` (:meth:`set_columns` sets one word's; a tuple row stays a
+        tuple)."""
+        n = len(self)
+        for c, col in values.items():
+            if len(col) != n:
+                raise ValueError(f"fill_columns: {len(col)} values of column {c + 1} for {n} words")
+        rows = self._rows
+        if rows is None:
+            for k, w in enumerate(self.words):
+                for c, col in values.items():
+                    w.set_column(c, col[k])
+            return
+        items = values.items()
+        for k, row in enumerate(rows):
+            if row.__class__ is tuple:
+                r = list(row)
+                for c, col in items:
+                    r[c] = col[k]
+                rows[k] = tuple(r)  # type: ignore[call-overload]
+            else:
+                for c, col in items:
+                    row[c] = col[k]
+        if self._lines is not None:
+            lines = self._lines
+            for at, row in zip(self._word_at, rows):  # type: ignore[arg-type]
+                lines[at] = "\t".join(row)
+
+    def copy(self) -> "Sentence":
+        """A sentence of the same lines (or rows) whose columns change apart from this one's
+        (held as lines; a sentence held as objects is copied as the lines they write)."""
+        rows = [list(r) for r in self.rows]
+        lines = self.lines
+        if lines is None:
+            return Sentence.from_rows(rows, self.first_line)  # type: ignore[arg-type]
+        return Sentence.from_lines(rows, list(lines), list(self.word_at), self.first_line)  # type: ignore[arg-type]
+
+    # -- columns: what the parser and the evaluations read, from the rows ('_' as written)
+    forms = _column(1, "FORM of each word: ``[w.form for w in sent.words]``, read from the rows.")
+    lemmas = _column(2, "LEMMA of each word, read from the rows.")
+    upos = _column(3, "UPOS of each word, read from the rows.")
+    xpos = _column(4, "XPOS of each word, read from the rows.")
+    feats = _column(5, "FEATS of each word, read from the rows.")
+    deprels = _column(7, "DEPREL of each word, read from the rows.")
+
+    @property
+    def heads(self) -> list[int] | None:
+        """HEAD of each word as an int (0: the root), or None when every HEAD is '_' (not
+        parsed). The readers of trees (``structkit.io.conllu.read_trees``, ``checked_tree``,
+        ``structkit.io.conllx.read_conllx``) check that the column is one or the other; any
+        other '_' or text is a ValueError here."""
+        col = [r[6] for r in self.rows]
+        if col.count("_") == len(col):
+            return None
+        return [int(h) for h in col]
+
+    @property
+    def multiword(self) -> list[tuple[int, int, str]]:
+        """(first word, last word, FORM) of each multiword token, from its range line."""
+        if self._lines is not None:
+            out = []
+            for line in self._lines:
+                if not line.startswith("#") and (m := _RANGE.match(line)) is not None and \
+                        line[m.end()] == "\t":
+                    out.append((int(m.group(1)), int(m.group(2)), line.split("\t", 2)[1]))
+            return out
+        if self._rows is not None:
+            return []
+        return [(t.words[0].id, t.words[-1].id, t.form) for t in self.tokens if t.is_multiword]
 
     # -- as objects: the Python API's view
     def _materialize(self) -> None:
@@ -481,8 +568,6 @@ class Sentence:
         return f"Sentence({self.text!r})"
 
     def _repr_html_(self) -> str:
-        from structkit.rendering import sentence_html, view_of_sentence
-
         return sentence_html(view_of_sentence(self))
 
 
@@ -551,7 +636,6 @@ class Doc:
     def _repr_html_(self) -> str:
         """What a notebook shows: the page's picture of each sentence (``structkit.render``), of
         the first ``REPR_SENTENCES`` of a long document (a treebank would be megabytes)."""
-        from structkit.rendering import render_html
 
         return render_html(self, limit=REPR_SENTENCES)
 

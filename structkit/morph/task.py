@@ -40,7 +40,9 @@ from structkit.lattice.kernels import classify, tag_corpus
 from structkit.lattice.lexicon import Lexicon, base_rules
 from structkit.lattice.rules import applies, apply_rule, make_rule, parse_rule, rule_text
 from structkit.learn import registry, selection
+from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
 from structkit.model import load_model, save_model
+from structkit.morph.evaluate import score_rows
 
 LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
 MAX_CANDIDATES = 20
@@ -360,8 +362,6 @@ def read_treebank(path: str):
 
 
 def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray, surfaces: list) -> dict:
-    from structkit.morph.evaluate import score_rows
-
     gold, pred, i = [], [], 0
     for s in sentences:
         for row in s.rows:
@@ -377,13 +377,6 @@ def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray, surfa
 def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = None,
                 on_epoch=None, **_) -> MorphModel:
     """Train a tagger and lemmatizer on the treebank ``train_path`` (see the module docstring)."""
-    from structkit.learn.loop import (
-        hold_out,
-        refit,
-        run_epochs,
-        train_counts,
-        wants_refit,
-    )
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)

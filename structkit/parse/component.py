@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from structkit.components import Component
-from structkit.io.conllu import dep_view
+from structkit.io.conllu import checked_tree
 from structkit.io.document import Sentence
 from structkit.parse.parser import check_search_options
 from structkit.tagsets import check_chain, parser_facts
@@ -33,14 +33,12 @@ class Parser(Component):
     def process(self, sents: list[Sentence], name: str = "-") -> None:
         if not sents:
             return
-        views = [dep_view(s, name) for s in sents]
-        for v in views:
-            v.heads = None
+        for s in sents:   # the input's HEAD column is checked (a tree or '_'), then not read
+            checked_tree(s, name)
         kw = {"beam": self.beam} if self.beam is not None else {}
         k = 0
-        for _, heads, deprels in self.model.parse_batches(views, name, **kw):
+        for _, heads, deprels in self.model.parse_batches(sents, name, **kw):
             for h, d in zip(heads, deprels if deprels is not None else [None] * len(heads)):
                 s = sents[k]
-                for i in range(len(s.rows)):
-                    s.set_columns(i, {6: str(h[i]), 7: d[i] if d is not None else "_"})
+                s.fill_columns({6: [str(x) for x in h], 7: d if d is not None else ["_"] * len(s)})
                 k += 1

@@ -18,11 +18,13 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.io.conllx import DepSentence
+from structkit.io.document import Sentence
 from structkit.jit import numba_loaded
+from structkit.learn.loop import run_epochs, train_counts
 from structkit.learn.pieces import run_in_pieces, sum_in_pieces
 from structkit.learn.selection import Selector, header_config
 from structkit.model import save_model
+from structkit.parse import smallbeam
 from structkit.parse.beam import (
     Corpus,
     Model,
@@ -121,14 +123,15 @@ class LabelledParser:
     def root_label(self) -> int:
         return self.labels.index("root") + 1 if "root" in self.labels else 0
 
-    def encode(self, sentences: list[DepSentence], grow: bool = False, path: str | None = None):
+    def encode(self, sentences: list[Sentence], grow: bool = False, path: str | None = None):
         check_lengths(sentences, path)
 
         wv, tv, mv, fv = (self.vocabs[k] for k in ("words", "tags", "lemmas", "feats"))
         cols: dict[str, list[int]] = {"w": [], "t": [], "m": [], "f": []}
         for s in sentences:
-            for key, v, items in (("w", wv, s.words), ("t", tv, pos_column(s, self.config.pos)),
-                                  ("m", mv, [x.lower() for x in s.lemmas]), ("f", fv, s.feats)):
+            rows = s.rows
+            for key, v, items in (("w", wv, [r[1] for r in rows]), ("t", tv, pos_column(s, self.config.pos, rows)),
+                                  ("m", mv, [r[2].lower() for r in rows]), ("f", fv, [r[5] for r in rows])):
                 cols[key].extend(v.add(x) for x in items) if grow else cols[key].extend(v.ids(items))
         offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
         np.cumsum([len(s) for s in sentences], out=offsets[1:])
@@ -150,8 +153,6 @@ class LabelledParser:
 
     def parse_encoded(self, enc, beam: int | None = None, W: np.ndarray | None = None,
                       depth: int | None = None):
-        from structkit.parse import smallbeam
-
         offsets = enc[0]
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
@@ -188,7 +189,7 @@ class LabelledParser:
             D.append(d)
         return H, D
 
-    def parse_sentences(self, sentences: list[DepSentence], beam: int | None = None, W=None,
+    def parse_sentences(self, sentences: list[Sentence], beam: int | None = None, W=None,
                         depth: int | None = None, path: str | None = None, enc=None):
         """Heads and labels of the sentences (enc: their ``encode``, when already made)."""
         if enc is None:
@@ -196,11 +197,11 @@ class LabelledParser:
         heads, labels = self.parse_encoded(enc, beam, W, depth)
         return self._decode(sentences, enc, heads, labels)
 
-    def parse_batches(self, sentences: Iterable[DepSentence], path: str, depth: int | None = None,
+    def parse_batches(self, sentences: Iterable[Sentence], path: str, depth: int | None = None,
                       batch: int = 2048, beam: int | None = None
-                      ) -> Iterator[tuple[list[DepSentence], list[list[int]], list[list[str]]]]:
+                      ) -> Iterator[tuple[list[Sentence], list[list[int]], list[list[str]]]]:
         """Parse in batches (streamed); yields (sentences, predicted heads, predicted deprels)."""
-        buf: list[DepSentence] = []
+        buf: list[Sentence] = []
         for s in sentences:
             buf.append(s)
             if len(buf) >= batch:
@@ -238,7 +239,7 @@ class LabelledParser:
         return cls(config, vocabs, labels, W, header.get("info", {}))
 
 
-def label_scores(sentences: list[DepSentence], heads: list[list[int]], deprels: list[list[str]]) -> dict:
+def label_scores(sentences: list[Sentence], heads: list[list[int]], deprels: list[list[str]]) -> dict:
     """UAS and LAS over all words (CoNLL 2018): LAS on the full label and on its universal
     part (before ':'), the CoNLL 2018 LAS."""
     n = ua = la = lu = 0
@@ -268,12 +269,12 @@ MAX_SENTENCE_WORDS = 5000
 MAX_LABELS = 2048
 
 
-def check_lengths(sentences: list[DepSentence], path: str | None) -> None:
+def check_lengths(sentences: list[Sentence], path: str | None) -> None:
     for s in sentences:
-        if len(s.words) > MAX_SENTENCE_WORDS:
-            raise UserError(f"a sentence of {len(s.words):,} words: the beam parser takes at most "
+        if len(s) > MAX_SENTENCE_WORDS:
+            raise UserError(f"a sentence of {len(s):,} words: the beam parser takes at most "
                             f"{MAX_SENTENCE_WORDS:,} words per sentence (its time grows with the square of "
-                            f"the length); split it", path, s.first_line or None)
+                            f"the length); split it", path, s.line_of(0) or None)
 
 
 def _rare_lifts_plain(trees: list[tuple[list[int], list[str]]]) -> list[tuple[list[int], list[str]]]:
@@ -320,10 +321,8 @@ class _Cells:
         return w
 
 
-def train_labelled(config, sentences: list[DepSentence], dev, on_epoch, train_name, train_sha256,
+def train_labelled(config, sentences: list[Sentence], dev, on_epoch, train_name, train_sha256,
                    t0) -> LabelledParser:
-    from structkit.learn.loop import run_epochs, train_counts
-
     trees = [(list(s.heads), list(s.deprels)) for s in sentences]
     if PROJECTIVIZE is not None:
         trees = _rare_lifts_plain([PROJECTIVIZE(h, d) for h, d in trees])

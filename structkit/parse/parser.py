@@ -17,10 +17,13 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.eval.attachment import AttachmentCounter
 from structkit.io.conllu import is_conllu_file, read_trees
-from structkit.io.conllx import DepSentence, check_tree
+from structkit.io.conllx import check_tree
+from structkit.io.document import Sentence
 from structkit.io.files import display_name
 from structkit.learn import registry, selection
+from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
 from structkit.learn.pieces import sum_in_pieces
 from structkit.learn.registry import PARAMS, Param
 from structkit.learn.selection import Selector
@@ -28,6 +31,7 @@ from structkit.model import load_model, save_model
 from structkit.parse.arcstandard import parse_corpus
 from structkit.parse.beam import GROUPS as BEAM_GROUPS
 from structkit.parse.labelled import LabelledParser, check_lengths, train_labelled
+from structkit.parse.learn import parser_epoch
 from structkit.parse.vocab import SPECIAL, Vocab, pos_column
 from structkit.vocab import pack_strings, unpack_strings
 
@@ -136,7 +140,7 @@ def _train_beam(*args):
     return train_labelled(*args)
 
 
-def _check_beam_dev(sentences: list[DepSentence], name: str | None) -> None:
+def _check_beam_dev(sentences: list[Sentence], name: str | None) -> None:
     check_lengths(sentences, name)
 
 
@@ -177,29 +181,37 @@ def check_search_options(parser, depth: int | None, beam: int | None,
 
 @dataclass
 class Treebank:
-    sentences: list[DepSentence]
+    sentences: list[Sentence]
     offsets: np.ndarray
     words: np.ndarray
     tags: np.ndarray
     heads: np.ndarray | None
 
 
-def encode(sentences: list[DepSentence], wv: Vocab, tv: Vocab, pos: str, grow: bool) -> Treebank:
+def encode(sentences: list[Sentence], wv: Vocab, tv: Vocab, pos: str, grow: bool,
+           with_heads: bool = True) -> Treebank:
+    """The sentences as the kernels' arrays: word and POS ids (``grow``: new items added to the
+    vocabularies) and, ``with_heads``, the heads (None when a sentence has none; parsing reads
+    none)."""
     words: list[int] = []
     tags: list[int] = []
     heads: list[int] = []
-    has_heads = True
+    has_heads = with_heads
     for s in sentences:
+        rows = s.rows
+        forms = [r[1] for r in rows]
         if grow:
-            words.extend(wv.add(w) for w in s.words)
-            tags.extend(tv.add(t) for t in pos_column(s, pos))
+            words.extend(wv.add(w) for w in forms)
+            tags.extend(tv.add(t) for t in pos_column(s, pos, rows))
         else:
-            words.extend(wv.ids(s.words))
-            tags.extend(tv.ids(pos_column(s, pos)))
-        if s.heads is None:
-            has_heads = False
-        else:
-            heads.extend(s.heads)
+            words.extend(wv.ids(forms))
+            tags.extend(tv.ids(pos_column(s, pos, rows)))
+        if has_heads:
+            h = s.heads
+            if h is None:
+                has_heads = False
+            else:
+                heads.extend(h)
     offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
     np.cumsum([len(s) for s in sentences], out=offsets[1:])
     return Treebank(sentences, offsets, np.array(words, dtype=np.int64), np.array(tags, dtype=np.int64),
@@ -226,14 +238,14 @@ class DependencyParser:
                      self.config.depth if depth is None else depth, out)
         return out
 
-    def parse_batches(self, sentences: Iterable[DepSentence], path: str, depth: int | None = None,
-                      batch: int = 2048) -> Iterator[tuple[list[DepSentence], list[list[int]], None]]:
+    def parse_batches(self, sentences: Iterable[Sentence], path: str, depth: int | None = None,
+                      batch: int = 2048) -> Iterator[tuple[list[Sentence], list[list[int]], None]]:
         """Parse sentences in batches (streamed); yields (sentences, predicted heads, None): the
         unlabelled parser predicts no DEPREL (the labelled one yields label lists there)."""
-        buf: list[DepSentence] = []
+        buf: list[Sentence] = []
 
         def flush():
-            tb = encode(buf, self.words, self.tags, self.config.pos, grow=False)
+            tb = encode(buf, self.words, self.tags, self.config.pos, grow=False, with_heads=False)
             heads = self.parse_encoded(tb, depth)
             o = tb.offsets
             return [heads[o[i]:o[i + 1]].tolist() for i in range(len(buf))]
@@ -298,7 +310,7 @@ def _parser_limits(header: dict, shapes: dict) -> None:
             raise ValueError(f"array {name} of {math.prod(shape)} elements for a table of 2^{bits}")
 
 
-def read_treebank(path: str, digest=None) -> list[DepSentence]:
+def read_treebank(path: str, digest=None) -> list[Sentence]:
     """All sentences of a CoNLL-X/CoNLL-U file with heads (training or development data). A
     CoNLL-U tree must have exactly one root, as the UD guidelines require (CoNLL-X allows
     several; the arc-standard oracle skips and counts those)."""
@@ -308,10 +320,10 @@ def read_treebank(path: str, digest=None) -> list[DepSentence]:
     for s in sents:
         if s.heads is None:
             raise UserError("no HEAD column: training and development data need gold trees",
-                            display_name(path), s.first_line)
+                            display_name(path), s.line_of(0))
         if single_root and sum(1 for h in s.heads if h == 0) != 1:
             raise UserError(f"not a UD tree: {check_tree(s.heads, single_root=True)}",
-                            display_name(path), s.first_line)
+                            display_name(path), s.line_of(0))
     if digest is not None:
         with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
@@ -320,8 +332,6 @@ def read_treebank(path: str, digest=None) -> list[DepSentence]:
 
 
 def attachment(gold: Treebank, pred_heads: np.ndarray) -> dict:
-    from structkit.eval.attachment import AttachmentCounter
-
     counter = AttachmentCounter()
     o = gold.offsets
     for i, s in enumerate(gold.sentences):
@@ -342,21 +352,20 @@ def train_parser(config: ParserConfig, train_path: str, dev_path: str | None = N
                            digest.hexdigest() if digest else None, t0)
 
 
-def _read_dev(dev_path: str, config: ParserConfig) -> list[DepSentence]:
+def _read_dev(dev_path: str, config: ParserConfig) -> list[Sentence]:
     sents = read_treebank(dev_path)
     parser_family(config.algo)[1].check_dev(sents, display_name(dev_path))  # said with the dev file's name
     return sents
 
 
-def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
-                    dev: list[DepSentence] | Callable[[], list[DepSentence]] | None = None,
+def train_parser_on(config: ParserConfig, sentences: list[Sentence],
+                    dev: list[Sentence] | Callable[[], list[Sentence]] | None = None,
                     on_epoch: Callable[[int, dict], None] | None = None,
                     train_name: str | None = None, train_sha256: str | None = None,
                     t0: float | None = None) -> DependencyParser:
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
     function that reads it, called once the training trees are checked. With
     ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence."""
-    from structkit.learn.loop import hold_out, refit, wants_refit
 
     if t0 is None:
         t0 = time.perf_counter()
@@ -373,12 +382,10 @@ def train_parser_on(config: ParserConfig, sentences: list[DepSentence],
     return model
 
 
-def _train_arcstandard(config: ParserConfig, sentences: list[DepSentence], dev, on_epoch, train_name,
+def _train_arcstandard(config: ParserConfig, sentences: list[Sentence], dev, on_epoch, train_name,
                        train_sha256, t0):
     """The lookahead/greedy parser and its selector."""
-    from structkit.learn.loop import run_epochs, train_counts
     from structkit.parse.arcstandard import HashedWeights, Treebank, oracle_actions
-    from structkit.parse.learn import parser_epoch
     wv, tv = Vocab(), Vocab()
     train = encode(sentences, wv, tv, config.pos, grow=True)
     n_sent = len(train.offsets) - 1

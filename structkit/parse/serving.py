@@ -17,9 +17,9 @@ class ParseServing(Serving):
 
     def run(self, sv, sents: list, before, scores: bool, explain: bool) -> Output:
         from structkit.io.conllu import (
-            dep_view,  # (served requests only: the wing imports this module)
+            checked_tree,  # (served requests only: the wing imports this module)
         )
-        from structkit.io.conllx import DepSentence
+        from structkit.io.document import Sentence
         from structkit.serving import forms, given_as_conllu, predict, tagger_pos
 
         X: list = []
@@ -30,21 +30,18 @@ class ParseServing(Serving):
             if pos is None and analyses is None:
                 no_pos += 1
             words = forms(s)
-            if given_as_conllu(s):   # its columns, as `parse` reads them
-                d = dep_view(s, "conllu")
-                d.heads = None
-                X.append(d)
+            if given_as_conllu(s):   # a copy: the analyses below go into what the parser reads
+                X.append(checked_tree(s, "conllu").copy())
             elif analyses is not None:
-                n = len(words)
-                p = pos or ["_"] * n
-                X.append(DepSentence(list(words), ["_"] * n, list(p), list(p), ["_"] * n, None, ["_"] * n))
+                p = pos or ["_"] * len(words)
+                X.append(Sentence.from_rows([[str(k), w, "_", t, t, "_", "_", "_", "_", "_"]
+                                             for k, (w, t) in enumerate(zip(words, p), 1)], 0))
             else:
                 X.append(list(zip(words, pos or ["_"] * len(words))))
             if analyses is not None:   # a morph model ran before: its LEMMA, UPOS, XPOS and FEATS
-                d = X[-1]
-                for part, attr in (("lemma", "lemmas"), ("upos", "upos"), ("xpos", "xpos"), ("feats", "feats")):
-                    if analyses and part in analyses[0]:
-                        setattr(d, attr, [a[part] for a in analyses])
+                X[-1].fill_columns({c: [a[part] for a in analyses]
+                                    for c, part in ((2, "lemma"), (3, "upos"), (4, "xpos"), (5, "feats"))
+                                    if analyses and part in analyses[0]})
         # a pos model's tags, in the request before it, as `parse --tagger` reads them
         got = predict(sv, X, labels=True, pos=[before.pos(k) for k in range(len(sents))])
         return Output(heads=[[int(h) for h in heads] for heads, _ in got],

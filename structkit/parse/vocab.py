@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from structkit.io.conllx import DepSentence
+from structkit.io.document import Sentence
 from structkit.vocab import Vocab as BaseVocab
 
 SPECIAL = ["<none>", "<unk>"]  # ids 0 (no such item) and 1 (unknown)
 
 
-def pos_column(s: DepSentence, which: str) -> list[str]:
-    """The POS tags the parser reads: XPOS (falling back to UPOS where XPOS is '_'), or UPOS."""
+def pos_column(s: Sentence, which: str, rows: list[list[str]] | None = None) -> list[str]:
+    """The POS tags the parser reads: XPOS (falling back to UPOS where XPOS is '_'), or UPOS
+    (``rows``: the sentence's, when already at hand)."""
+    if rows is None:
+        rows = s.rows
     if which == "upos":
-        return s.upos
-    return [x if x != "_" else u for x, u in zip(s.xpos, s.upos)]
+        return [r[3] for r in rows]
+    return [r[4] if r[4] != "_" else r[3] for r in rows]
 
 
 class Vocab(BaseVocab):

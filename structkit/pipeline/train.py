@@ -79,7 +79,7 @@ def _epochs(config_epochs: int | None, algo: str, task: str) -> int:
 
 
 def read_training(path: str):
-    """(CoNLL-U sentences with their lines, the parser's view of each: ``DepSentence``)."""
+    """(CoNLL-U sentences with their lines, the trees the parser reads: ``read_treebank``'s)."""
 
     sents = list(read_conllu(path, check_text=False))
     trees = read_treebank(path)
@@ -89,14 +89,15 @@ def read_training(path: str):
 
 
 def with_analysis(trees, analyses):
-    """Copies of ``trees`` (DepSentence) with LEMMA, UPOS, XPOS and FEATS from ``analyses``
+    """Copies of ``trees`` (``Sentence``) with LEMMA, UPOS, XPOS and FEATS from ``analyses``
     (``MorphModel.analyse``: (lemma, upos, xpos, feats) per word)."""
-    from dataclasses import replace
 
     out = []
     for t, a in zip(trees, analyses):
-        lemma, upos, xpos, feats = (list(x) for x in zip(*a)) if a else ([], [], [], [])
-        out.append(replace(t, lemmas=lemma, upos=upos, xpos=xpos, feats=feats))
+        c = t.copy()
+        if a:
+            c.fill_columns(dict(zip((2, 3, 4, 5), (list(x) for x in zip(*a)))))
+        out.append(c)
     return out
 
 
@@ -196,7 +197,7 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
             candidates["gold"] = trees
         else:
             if dev is not None:   # dev as the parser will see it: analysed by the morph model
-                dev = with_analysis(dev, model.morph.analyse([t.words for t in dev]))
+                dev = with_analysis(dev, model.morph.analyse([t.forms for t in dev]))
             if config.jackknife == "yes" or (config.jackknife == "auto" and dev is not None):
                 epochs = model.morph.info.get("selected_epoch") or model.morph.config.epochs
                 folds = min(config.folds, max(len(sents), 2))   # a tiny file: a sentence per fold

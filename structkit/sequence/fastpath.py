@@ -28,6 +28,8 @@ from structkit.io.conll import read_conll, write_conll
 from structkit.io.conllu import _conllu_signs, read_sequence, write_tagged
 from structkit.jit import numba_loaded
 from structkit.sequence.features import ABSENT, UNK, Encoded
+from structkit.sequence.search import fast
+from structkit.sequence.search.fast import StringIds, Templates, build_key_tables, build_table
 from structkit.sequence.templates import (
     AMB_UNKNOWN,
     LEXICON_ATTRS,
@@ -181,12 +183,6 @@ class Prepared:
 
     def kernels_ready(self) -> None:
         """The hash tables (built by a kernel, so after numba is loaded)."""
-        from structkit.sequence.search.fast import (
-            StringIds,
-            Templates,
-            build_key_tables,
-            build_table,
-        )
 
         if self.pos_slots is None:
             self.hkeys, self.hvals, self.hoff, self.hmask = build_key_tables(
@@ -199,8 +195,6 @@ class Prepared:
             self.pos_slots = self.pos_table.slots
 
     def known_words(self, tagger: "SequenceTagger"):
-        from structkit.sequence.search.fast import build_table
-
         if self.known is None:
             words = [str(w) for w in list(tagger.features.vocab["w"])[4:]] if "w" in tagger.features.attrs else []
             buf, off = _pack(words)
@@ -247,7 +241,6 @@ def tag_block(tagger: "SequenceTagger", data: bytes, path: str, first_line: int 
               n_columns: int | None = None, force: bool = False) -> tuple[bytes, int | None]:
     """(output bytes, the column count of the block's rows) for a block of a column file;
     ``force``: the kernels even for a small block before numba is loaded."""
-    from structkit.sequence.search import fast
 
     if not fast_supported(tagger) or (len(data) < SMALL_BYTES and not numba_loaded() and not force):
         return slow_bytes(tagger, data, path, first_line, columns_spec, depth, n_columns)

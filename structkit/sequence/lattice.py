@@ -27,7 +27,14 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.conll import Columns, read_conll, write_conll
 from structkit.io.files import size_text
+from structkit.lattice import kernels as K
+from structkit.lattice.features import TypeTable, check_layout, hide_unknown, layout, tag_features, value
+from structkit.lattice.kernels import tag_corpus
+from structkit.lattice.lexicon import Lexicon, base_rules
+from structkit.lattice.margins import lattice_margins
+from structkit.lattice.rules import applies, apply_rule, make_rule, parse_rule, rule_text
 from structkit.learn import selection
+from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
 from structkit.model import save_model
 from structkit.vocab import pack_strings, packed_size, unpack_strings
 
@@ -70,8 +77,6 @@ class Lattice:
 
     def __init__(self, config, classes: list[str], rules: bool, lexicon, W: np.ndarray,
                  columns, n_columns: int, info: dict | None = None):
-        from structkit.lattice.rules import parse_rule
-
         super().__init__(config, Unnamed(lexicon.form_tags), classes, None, columns, n_columns, info)
         self.rules = rules
         self.lexicon = lexicon
@@ -94,7 +99,6 @@ class Lattice:
     # ---- encoding and decoding -------------------------------------------------------------------
     def candidates(self, form: str, lex=None) -> tuple[list[int], bool]:
         """The candidate classes of ``form`` (most frequent first) and whether it is known."""
-        from structkit.lattice.rules import applies
 
         cands, known = (lex or self.lexicon).tags(form)
         if self.rules:
@@ -110,12 +114,6 @@ class Lattice:
     def encode_words(self, words: list[str], offsets: np.ndarray, lexicons=None, gold=None):
         """(feats, cand_ptr, cands) of the words; ``lexicons(k)``: the lexicon sentence k's words
         are looked up in (training: its fold's); ``gold``: class ids added to the candidates."""
-        from structkit.lattice.features import (
-            TypeTable,
-            hide_unknown,
-            tag_features,
-            value,
-        )
 
         n = len(words)
         lists, amb, known = [], np.empty(n, dtype=np.uint64), np.zeros(n, dtype=bool)
@@ -143,8 +141,6 @@ class Lattice:
         return feats, cand_ptr, cands
 
     def decode(self, feats, offsets, cand_ptr, cands, W=None) -> np.ndarray:
-        from structkit.lattice.kernels import tag_corpus
-
         out = np.zeros(feats.shape[0], dtype=np.int64)
         if out.size:
             tag_corpus(self.W if W is None else W, feats, np.asarray(offsets, dtype=np.int64), cand_ptr, cands,
@@ -152,15 +148,11 @@ class Lattice:
         return out
 
     def label_of(self, c: int, form: str) -> str:
-        from structkit.lattice.rules import apply_rule
-
         if self.rules:
             return apply_rule(self.rule_objs[c], form) or "_"
         return self.labels[c]
 
     def label_words(self, words, pos, offsets, extra, path, text, depth, margins):
-        from structkit.lattice.margins import lattice_margins
-
         feats, cand_ptr, cands = self.encode_words(words, offsets)
         ids = self.decode(feats, offsets, cand_ptr, cands)
         lab = [self.label_of(int(c), w) for c, w in zip(ids, words)]
@@ -190,8 +182,6 @@ class Lattice:
     def save(self, path: str) -> None:
         from dataclasses import asdict
 
-        from structkit.lattice.features import layout
-
         lex = self.lexicon
 
         def flat(d):
@@ -213,9 +203,6 @@ class Lattice:
     @classmethod
     def from_file(cls, header: dict, arrays: dict, path: str) -> "Lattice":
         from collections import Counter, defaultdict
-
-        from structkit.lattice.features import check_layout
-        from structkit.lattice.lexicon import Lexicon
 
         check_layout(header, path)
         try:
@@ -283,10 +270,6 @@ def train_lattice(cls: type, config, corpus, dev, full, on_epoch, train_name: st
     ``full`` the corpus before --dev-split held sentences out, for the refit); ``budget`` the
     weight budget in bytes; dev epochs compared by ``score(gold, pred)[key]``. The epoch loop,
     dev selection and refit are the shared ones."""
-    from structkit.lattice import kernels as K
-    from structkit.lattice.lexicon import Lexicon, base_rules
-    from structkit.lattice.rules import make_rule, rule_text
-    from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
 
     check_lattice_budget(train_name, dense_mb, budget)
     words, labels, offsets = corpus.words, corpus.labels, corpus.offsets

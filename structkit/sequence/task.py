@@ -12,17 +12,27 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from structkit.errors import UserError
+from structkit.eval.accuracy import token_accuracy
+from structkit.eval.files import check_labels
+from structkit.eval.schemes import make_counter
 from structkit.io.conll import Columns, Sentence
 from structkit.io.conllu import NAMES, conllu_columns, is_conllu_file, read_sequence
 from structkit.io.files import display_name, env_limit
 from structkit.jit import numba_loaded
 from structkit.learn import registry, selection
+from structkit.learn.loop import hold_out, refit, run_epochs, wants_refit
 from structkit.learn.registry import LearnerSpec, Param
 from structkit.model import load_model, save_model
 from structkit.sequence.chain import Weights
+from structkit.sequence.fastpath import prepared, tag_block
 from structkit.sequence.features import Encoded, FeatureSpace
 from structkit.sequence.lattice import Lattice, lattice_limits, train_lattice
+from structkit.sequence.learn.ipm import ParameterMixing
+from structkit.sequence.search.decoders import decode, history_values, margins_from_values, viterbi_numpy
+from structkit.sequence.search.fast import decode_rows
+from structkit.sequence.search.viterbi import margins_corpus
 from structkit.sequence.templates import TEMPLATE_SETS
+from structkit.spans import SCHEMES, SchemeDetector
 from structkit.tasks import SEQUENCE
 from structkit.vocab import pack_strings, packed_size, unpack_strings
 
@@ -90,7 +100,6 @@ class TaggerConfig:
     def validate(self) -> None:
         """Check every option against the task and the learner's parameter table, and fill
         in the defaults (UserError on the first bad one)."""
-        from structkit.spans import SCHEMES
 
         if self.task not in TASKS:
             raise UserError(f"--task must be {registry.alternatives(TASKS)} for a tagger, got {self.task!r}")
@@ -221,7 +230,6 @@ def corpus_from_sentences(sentences: list[Sentence], columns_spec: str | None, p
                           task: str | None = None, label_column: str | None = None) -> Corpus:
     """A labelled corpus from sentences in memory (``path`` names them in messages); the
     checks of :func:`read_labelled`."""
-    from structkit.eval.files import check_labels
 
     n = len(sentences[0].rows[0])
     if sentences[0].lines is not None:
@@ -292,9 +300,6 @@ class SequenceTagger:
                     depth: int | None = None) -> np.ndarray:
         """Label ids for an encoded corpus: Viterbi, or lookahead search to the model's depth
         (or ``depth``)."""
-        from structkit.sequence.fastpath import prepared
-        from structkit.sequence.search.decoders import decode, viterbi_numpy
-        from structkit.sequence.search.fast import decode_rows
 
         if (weights is None and self.config.spec.decoder == "viterbi" and enc.n_tokens <= SMALL_TOKENS
                 and not numba_loaded()):
@@ -315,11 +320,6 @@ class SequenceTagger:
         History-based models: the decision margin, with ``ids`` as the labels already decided:
         the score the search gives that label at t's decision (with its best continuation to
         the model's depth, or ``depth``) minus the best of another label's."""
-        from structkit.sequence.search.decoders import (
-            history_values,
-            margins_from_values,
-        )
-        from structkit.sequence.search.viterbi import margins_corpus
 
         decoder = self.config.spec.decoder
         if decoder != "viterbi":
@@ -467,7 +467,6 @@ class SequenceTagger:
         (``structkit.sequence.fastpath``), with the reader and ``tag_batches`` as the fallback for
         what they do not handle (CoNLL-U, templates reading named columns, lookahead search is
         decoded by its own kernels)."""
-        from structkit.sequence.fastpath import tag_block
 
         return tag_block(self, data, path, first_line, columns_spec, depth, n_columns)[0]
 
@@ -562,8 +561,6 @@ def score_labels(task: str, gold: list[list[str]], pred: list[list[str]],
                  scheme: str = "iob2") -> dict:
     """accuracy for pos; conlleval precision/recall/F1 (and accuracy) for chunk and ner, with
     phrases read in ``scheme`` (IOBES and BILOU by the same phrase rules)."""
-    from structkit.eval.accuracy import token_accuracy
-    from structkit.eval.schemes import make_counter
 
     if task == "pos":
         return {"accuracy": token_accuracy(gold, pred)["accuracy"]}
@@ -619,9 +616,6 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     (``structkit.sequence.learn.ipm``), the shards run by ``mapper`` (``Executor.map`` semantics;
     default: N threads); with N = 1 serially, and ``mapper`` is not used."""
     import time
-
-    from structkit.learn.loop import hold_out, refit, run_epochs, wants_refit
-    from structkit.sequence.learn.ipm import ParameterMixing
 
     if t0 is None:
         t0 = time.perf_counter()
@@ -716,8 +710,6 @@ def label_scheme(task: str, corpus: Corpus, name: str | None, given: str | None 
     """The phrase label scheme of chunk/ner training labels (None for pos): ``given`` (every
     label must use its prefixes: a UserError at the first that does not) or detected from the
     labels (a UserError when they mix IOBES and BILOU prefixes)."""
-    from structkit.eval.files import check_labels
-    from structkit.spans import SchemeDetector
 
     if task not in ("chunk", "ner"):
         return None

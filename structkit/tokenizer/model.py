@@ -11,6 +11,7 @@ from typing import Iterator
 import numpy as np
 
 from structkit.jit import njit
+from structkit.sequence.features import Encoded
 from structkit.sequence.search.viterbi import max_marginals, viterbi_ws
 from structkit.text.base import MAX_SENTENCE_TOKENS, Token, Tokenizer
 from structkit.text.english import addresses
@@ -299,7 +300,6 @@ def jackknifed_tables(paragraphs, folds: int = 5) -> list[np.ndarray]:
 def encode(paragraphs, known, bits: int, feats: int = 0):
     """An Encoded corpus (``structkit.sequence.features``) of the paragraphs' characters;
     ``known`` one table for all, or a list with one per paragraph."""
-    from structkit.sequence.features import Encoded
 
     lengths = [len(p.text) for p in paragraphs]
     total = sum(lengths)

@@ -20,14 +20,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from structkit.errors import UserError
-from structkit.io.document import new_sentence
+from structkit.eval.tokenize import evaluate_tokenization
+from structkit.io.document import new_sentence, read_conllu
 from structkit.io.document import write_conllu as write_lines
 from structkit.io.files import temporary_file, temporary_writes
 from structkit.learn import registry, selection
+from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
 from structkit.model import load_model, save_model
+from structkit.sequence.learn.kbest import KBestLearner
+from structkit.sequence.learn.perceptron import AveragedPerceptron
 from structkit.text.conllu import write_conllu
 from structkit.text.tokenize import iter_sentences
+from structkit.tokenizer import features as F
 from structkit.tokenizer.features import group_mask, group_names
+from structkit.tokenizer.gold import gold_text, opens_paragraph, read_treebank
 from structkit.tokenizer.model import LearntTokenizer, encode, jackknifed_tables
 from structkit.tokenizer.mwt import MultiwordSplitter, train_splitter
 
@@ -76,8 +82,6 @@ def raw_text(path: str) -> str:
     """The raw text of a treebank as the CoNLL 2018 evaluation reads it: each sentence's
     ``# text``, the sentences of a paragraph joined by a space, a blank line between
     paragraphs (``# newpar``/``# newdoc``)."""
-    from structkit.io.document import read_conllu
-    from structkit.tokenizer.gold import gold_text, opens_paragraph
 
     paragraphs: list[list[str]] = []
     for sent in read_conllu(path, check_text=False):
@@ -152,7 +156,6 @@ def _limits(header: dict, shapes: dict) -> None:
 def evaluate_text(tok, gold_path: str, text: str) -> dict:
     """The CoNLL 2018 scores (``structkit.eval.tokenize``) of the tokenizer ``tok`` on the raw
     ``text`` of the treebank ``gold_path``, through a temporary CoNLL-U file."""
-    from structkit.eval.tokenize import evaluate_tokenization
 
     with temporary_writes():
         fd, tmp = temporary_file(".structkit-eval-", ".conllu")
@@ -174,9 +177,6 @@ def _score(tok, gold_path: str, text: str) -> dict:
 def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | None = None,
                     on_epoch=None, **_) -> TokenizerModel:
     """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring)."""
-    from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
-    from structkit.tokenizer import features as F
-    from structkit.tokenizer.gold import read_treebank
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)
@@ -241,9 +241,6 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
 
 
 def _learner(config: TokenizeConfig):
-    from structkit.sequence.learn.kbest import KBestLearner
-    from structkit.sequence.learn.perceptron import AveragedPerceptron
-
     if config.algo == "pa":
         return KBestLearner(1 << config.hash_bits, len(LABELS), algo="pa", k=1, C=config.C)
 

@@ -1,5 +1,6 @@
-"""CoNLL-U for the parser: dep_view (a read sentence as a DepSentence) and write_parsed (the
-file written back with only HEAD and DEPREL of word rows changed)."""
+"""CoNLL-U for the parser: checked_tree (a read sentence, its HEAD column checked, read through
+its columns) and write_parsed (the file written back with only HEAD and DEPREL of word rows
+changed)."""
 from __future__ import annotations
 
 import io
@@ -7,7 +8,7 @@ import io
 import pytest
 
 from structkit.errors import UserError
-from structkit.io.conllu import dep_view, read_conllu, write_parsed
+from structkit.io.conllu import checked_tree, read_conllu, write_parsed
 
 # Comments, a multiword range (2-3), an empty node (4.1, with its own DEPS), SpaceAfter=No,
 # DEPS on word rows, a trailing comment-only line kept before sentence 2.
@@ -35,9 +36,9 @@ def read(text=UD, name="in.conllu"):
     return list(read_conllu(name, io.StringIO(text)))
 
 
-def test_dep_view():
-    s1, s2 = (dep_view(s, "in.conllu") for s in read())
-    assert s1.words == ["I", "do", "n't", "sleep", "."]           # no range, no empty node
+def test_checked_tree():
+    s1, s2 = (checked_tree(s, "in.conllu") for s in read())
+    assert s1.forms == ["I", "do", "n't", "sleep", "."]           # no range, no empty node
     assert s1.lemmas == ["I", "do", "not", "sleep", "."]
     assert s1.upos == ["PRON", "AUX", "PART", "VERB", "PUNCT"]
     assert s1.xpos == ["PRP", "VBP", "RB", "VB", "."]
@@ -46,22 +47,26 @@ def test_dep_view():
     assert s1.deprels == ["nsubj", "aux", "advmod", "root", "punct"]
     assert s1.comments == ["# newdoc id = d1", "# sent_id = 1", "# text = I don't sleep."]
     assert s1.multiword == [(2, 3, "don't")]
-    assert s1.first_line == 4                                      # word 1's row
-    assert s2.heads == [0, 1] and s2.first_line == 14   # after 11 lines, a blank, 2 comments
+    assert s1.line_of(0) == 4                                      # word 1's row
+    assert s2.heads == [0, 1] and s2.line_of(0) == 14   # after 11 lines, a blank, 2 comments
 
 
-def test_dep_view_matches_read_conllx():
+def test_checked_tree_matches_read_conllx():
     from structkit.io.conllx import read_conllx
 
-    for a, b in zip((dep_view(s) for s in read()), read_conllx("in.conllu", io.StringIO(UD))):
-        assert a == b
+    def view(s):
+        return (s.forms, s.lemmas, s.upos, s.xpos, s.feats, s.heads, s.deprels, s.comments, s.multiword,
+                s.line_of(0))
+
+    for a, b in zip((checked_tree(s) for s in read()), read_conllx("in.conllu", io.StringIO(UD))):
+        assert view(a) == view(b)
 
 
-def test_dep_view_without_heads():
+def test_checked_tree_without_heads():
     # a tagger's output: HEAD and DEPREL '_'
     text = "1\tGo\t_\tVERB\t_\t_\t_\t_\t_\t_\n2\t!\t_\tPUNCT\t_\t_\t_\t_\t_\t_\n"
-    (s,) = (dep_view(x) for x in read(text))
-    assert s.heads is None and s.deprels == ["_", "_"] and s.words == ["Go", "!"]
+    (s,) = (checked_tree(x) for x in read(text))
+    assert s.heads is None and s.deprels == ["_", "_"] and s.forms == ["Go", "!"]
 
 
 @pytest.mark.parametrize("heads, line, needle", [
@@ -72,12 +77,12 @@ def test_dep_view_without_heads():
     (("2", "1"), 1, "not a tree: token 1 is in a cycle (1 -> 2 -> 1)"),
     (("0", "2"), 2, "not a tree: token 2 is its own head"),
 ])
-def test_dep_view_bad_heads_name_the_line(heads, line, needle):
+def test_checked_tree_bad_heads_name_the_line(heads, line, needle):
     text = (f"# sent_id = x\n1\tGo\t_\tVERB\t_\t_\t{heads[0]}\t_\t_\t_\n"
             f"2\t!\t_\tPUNCT\t_\t_\t{heads[1]}\t_\t_\t_\n")
     (s,) = read(text, "t.conllu")
     with pytest.raises(UserError) as e:
-        dep_view(s, "t.conllu")
+        checked_tree(s, "t.conllu")
     assert str(e.value).startswith(f"t.conllu:{line + 1}: {needle}")
 
 
@@ -101,14 +106,14 @@ def test_write_parsed_changes_only_head_and_deprel():
     assert changed == {3: ("1", "2", "a"), 5: ("2", "0", "b"), 6: ("3", "2", "c:sub"),
                        7: ("4", "2", "d"), 9: ("5", "4", "e")}
     # what was written reads back with the new heads and labels
-    back = [dep_view(s) for s in read(out.getvalue())]
+    back = [checked_tree(s) for s in read(out.getvalue())]
     assert [b.heads for b in back] == heads and [b.deprels for b in back] == rels
     assert "SpaceAfter=No" in got[7] and got[8] == want[8]
 
 
 def test_write_parsed_round_trip_with_its_own_heads_is_identical():
     sents = read()
-    views = [dep_view(s) for s in sents]
+    views = [checked_tree(s) for s in sents]
     out = io.StringIO()
     write_parsed(sents, [v.heads for v in views], [v.deprels for v in views], out)
     assert out.getvalue() == UD

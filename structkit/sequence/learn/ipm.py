@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
+from structkit.learn.pieces import run_in_pieces
 from structkit.sequence.chain import Corpus, corpus
 
 if TYPE_CHECKING:
@@ -157,7 +158,6 @@ def run_epoch(kernel: EpochKernel, X: Corpus, order: np.ndarray, w: tuple, u: tu
     """One epoch of the learner ``kernel`` over ``order``, training (w, u) in place from the
     counter c, in pieces (``structkit.learn.pieces``: the same result as one call) so that a
     stop request (``STOP``) is seen within one piece. Returns (c, counters)."""
-    from structkit.learn.pieces import run_in_pieces
 
     state: list = [c, {}]
 

@@ -58,6 +58,7 @@ from structkit.sequence.chain import (
     sparse_dot,
     w_dot_dF,
 )
+from structkit.sequence.learn.ipm import EpochKernel
 from structkit.sequence.learn.larank import LaRankPlan, larank_steps
 from structkit.sequence.learn.smo import (
     SMOLimits,
@@ -216,7 +217,6 @@ class KBestLearner(Averaged):
         """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``). SDM and LaRank
         keep per-example working sets (dual state) across epochs, which parameter mixing
         cannot combine: they have none."""
-        from structkit.sequence.learn.ipm import EpochKernel
 
         if self.algo in ("sdm", "larank"):
             raise ValueError(f"k-best {self.algo} keeps working sets across epochs and cannot be "

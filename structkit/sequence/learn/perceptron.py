@@ -21,6 +21,7 @@ from structkit.sequence.chain import (
     transition_pairs,
     with_T2,
 )
+from structkit.sequence.learn.ipm import EpochKernel
 from structkit.sequence.learn.lookahead import lookahead_epoch
 from structkit.sequence.search.viterbi import emissions, max_length, viterbi
 
@@ -113,7 +114,6 @@ class AveragedPerceptron(Averaged):
 
     def epoch_kernel(self):
         """This learner's epoch as a worker runs it (``structkit.sequence.learn.ipm``)."""
-        from structkit.sequence.learn.ipm import EpochKernel
 
         return EpochKernel(self.method, _RUN[self.method], self._args())
 

@@ -7,27 +7,24 @@ from typing import Callable
 import numpy as np
 
 from structkit.sequence.chain import with_T2
+from structkit.sequence.search.greedy import greedy_decode, greedy_values
+from structkit.sequence.search.lookahead import lookahead_decode, lookahead_values
+from structkit.sequence.search.viterbi import decode_corpus
 
 __all__ = ["DECODERS", "decode", "history_values", "margins_from_values"]
 
 
 def _viterbi(enc, w, config, depth, out) -> None:
-    from structkit.sequence.search.viterbi import decode_corpus
-
     decode_corpus(enc.indptr, enc.indices, enc.offsets, w.W, w.T, out)
 
 
 def _lookahead(enc, w, config, depth, out) -> None:
-    from structkit.sequence.search.lookahead import lookahead_decode
-
     lookahead_decode(enc.indptr, enc.indices, enc.offsets, with_T2(w), config.label_order == 2,
                      config.direction == "rtl", config.depth if depth is None else depth,
                      config.search == "dp", out)
 
 
 def _greedy_history(enc, w, config, depth, out) -> None:
-    from structkit.sequence.search.greedy import greedy_decode
-
     greedy_decode(enc.indptr, enc.indices, enc.offsets, w.W, w.H, out)
 
 
@@ -86,8 +83,6 @@ def history_values(name: str, enc, w, config, labels: np.ndarray, depth: int | N
     with ``continuations``, cont[t, :d] = the best continuation after labels[t] (or after
     ``continuation_of[t]``, at the same decision): the labels of the next d decisions in
     decoding order, -1 past the window (greedy: no columns)."""
-    from structkit.sequence.search.greedy import greedy_values
-    from structkit.sequence.search.lookahead import lookahead_values
 
     labels = np.ascontiguousarray(labels, dtype=np.int32)
     cont_of = labels if continuation_of is None else np.ascontiguousarray(continuation_of, dtype=np.int32)
