@@ -198,6 +198,7 @@ def serve(specs: list[str], host: str, port: int, max_bytes: int, timeout: float
     finally:
         app.state.stopping.set()
         sys.setswitchinterval(interval)
+        gc.unfreeze()   # a caller that goes on (a test, the API) collects as before
         signal.signal(signal.SIGTERM, old)
         for pool in (app.state.pool, app.state.big):
             pool.shutdown(wait=False, cancel_futures=True)
