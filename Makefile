@@ -9,7 +9,7 @@ ifneq ($(wildcard ../shared/data/SOURCES.md),)
 export STRUCTKIT_DATA ?= $(abspath ../shared/data)
 endif
 
-.PHONY: install demo test docs models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph official-eval pipeline
+.PHONY: install demo test docs models mutation bench bench-serve experiments chunk pos ner lookahead parse clean kbest olarank rerank tokenize-peer tokenize morph official-eval pipeline conll18
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -135,3 +135,11 @@ clean:
 pipeline:
 	$(BIN)/pip install --quiet -e '.[peers]'
 	$(BIN)/python scripts/pipeline_experiments.py $(ONLY)
+
+# Issue 43: the CoNLL 2018 shared task on every UD treebank of $STRUCTKIT_DATA: a pipeline each
+# (`structkit models build --all --jobs 2`, models kept in build/conll18 and kept on a rerun),
+# its test file's raw text annotated and scored with the 13 metrics, beside the official UDPipe
+# 1.2 baseline and best system where the treebank was a test set (results/conll18.md). About
+# ten minutes on 2 cores for the treebanks here.
+conll18:
+	$(BIN)/python scripts/conll18.py --out build/conll18

@@ -75,6 +75,8 @@ def main() -> int:
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", action="append", default=[], metavar="TEXT",
+                    help="time only the rows whose name holds TEXT (again for several)")
     args = ap.parse_args()
     from structkit.config import resolve_data_path
 
@@ -95,6 +97,8 @@ def main() -> int:
         (t / "ta.txt").write_text("\n\n".join([raw_text(resolve_data_path(TA[2]))] * 5), encoding="utf-8")
         rows = []
         for name, cmd in commands(t):
+            if args.only and not any(x in name for x in args.only):
+                continue
             trees = (args.old, args.new)
             for tree in trees:  # compile outside the timing
                 run(tree, cmd)

@@ -12,6 +12,9 @@ Never fill a figure in from memory: only from a source named in SOURCE.
 """
 from __future__ import annotations
 
+import csv
+from pathlib import Path
+
 SOURCE = ("the CoNLL 2018 shared task's official per-treebank rankings, "
           "https://universaldependencies.org/conll18/results-las.html, results-mlas.html and "
           "results-blex.html (the organisers' pages; Zeman et al. 2018, \"CoNLL 2018 Shared Task: "
@@ -66,3 +69,35 @@ PUBLISHED: dict[str, dict] = {
                            "best": {"LAS": (76.77, "HIT-SCIR"), "MLAS": (66.62, "HIT-SCIR"),
                                     "BLEX": (72.97, "HIT-SCIR")}},
 }
+
+
+# The shared task's 82 test sets, by treebank code (the file names of the same copy of the rankings).
+TEST_SETS = frozenset("""
+af_afribooms ar_padt bg_btb br_keb bxr_bdt ca_ancora cs_cac cs_fictree cs_pdt cs_pud cu_proiel da_ddt
+de_gsd el_gdt en_ewt en_gum en_lines en_pud es_ancora et_edt eu_bdt fa_seraji fi_ftb fi_pud fi_tdt fo_oft
+fr_gsd fr_sequoia fr_spoken fro_srcmf ga_idt gl_ctg gl_treegal got_proiel grc_perseus grc_proiel he_htb
+hi_hdtb hr_set hsb_ufal hu_szeged hy_armtdp id_gsd it_isdt it_postwita ja_gsd ja_modern kk_ktb kmr_mg ko_gsd
+ko_kaist la_ittb la_perseus la_proiel lv_lvtb nl_alpino nl_lassysmall no_bokmaal no_nynorsk no_nynorsklia
+pcm_nsc pl_lfg pl_sz pt_bosque ro_rrt ru_syntagrus ru_taiga sk_snk sl_ssj sl_sst sme_giella sr_set sv_lines
+sv_pud sv_talbanken th_pud tr_imst ug_udt uk_iu ur_udtb vi_vtb zh_gsd
+""".split())
+
+BASELINE = "BASELINE UDPipe 1.2 (Praha)"
+RANKINGS_CSV = Path(__file__).resolve().parent / "conll18_rankings.csv"
+
+
+def rankings() -> dict[tuple[str, str], list[tuple[str, float]]]:
+    """(metric, treebank code) -> the official ranking of the 26 systems (the baseline among them)
+    as (system, F1), best first: each row of ``conll18_rankings.csv``, quoted from SOURCE's copy for
+    the treebanks here that were test sets."""
+    out: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    with open(RANKINGS_CSV, encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(line for line in f if not line.startswith("#")):
+            out.setdefault((row["metric"], row["treebank"]), []).append((row["system"], float(row["f1"])))
+    return out
+
+
+def rank(ranking: list[tuple[str, float]], f1: float) -> int:
+    """Where ``f1`` would have ranked among ``ranking``'s systems: 1 + how many scored higher (a
+    tie shares the better place, as the official tables list tied systems)."""
+    return 1 + sum(1 for _, v in ranking if v > f1)
