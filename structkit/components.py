@@ -31,7 +31,6 @@ from structkit.io.document import Doc, Sentence, text_bytes
 from structkit.model import load_model, model_task
 from structkit.tasks import chainable, get_task, tasks
 from structkit.text.tokenize import get_tokenizer
-from structkit.workers import pool, stop
 
 LAYERS = ("text", "sentences", "tokens", "words", "lemma", "upos", "xpos", "feats", "head", "deprel")
 _TAGS = {"lemma", "upos", "xpos", "feats"}
@@ -344,6 +343,7 @@ def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 
         else:
             return
     _CALL = fn
+    from structkit.workers import pool, stop   # multiprocessing: imported when first forked
 
     workers = pool(n)
     window: collections.deque = collections.deque()

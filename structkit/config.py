@@ -6,6 +6,7 @@ table of ``train``/``dev``/``test`` paths, relative to the data folder.
 """
 from __future__ import annotations
 
+import os
 import tomllib
 from typing import Any
 
@@ -21,6 +22,9 @@ def resolve_data_path(p: str, must_exist: bool = False) -> str:
     """A path as given if it exists, else looked up in ``$STRUCTKIT_DATA`` and the cache
     (``structkit.datasets.resolve``); with ``must_exist`` a path found nowhere is a UserError
     naming the folders searched and the fetch command."""
+    p = os.fspath(p)
+    if p == "-" or os.path.exists(p):   # as resolve() begins, without importing the datasets
+        return p
     from structkit.datasets.paths import resolve
 
     return resolve(p, must_exist=must_exist)

@@ -320,7 +320,12 @@ class MorphModel:
                 # plain dicts, not Counters: analysis only reads them, and a Counter each (tens of
                 # thousands of forms and suffixes) took a quarter of the loading time
                 out = defaultdict(Counter)
-                for k, v in d.items():
+                if _ids_in_range(d, n):
+                    for k, v in d.items():
+                        pairs = iter(v)
+                        out[k] = dict(zip(pairs, pairs))   # as dict(zip(v[::2], v[1::2]))
+                    return out
+                for k, v in d.items():   # checked one by one, which says what is wrong
                     ids = v[::2]
                     if ids and (min(ids) < 0 or max(ids) >= n):
                         raise ValueError("lexicon ids out of range")
@@ -341,6 +346,24 @@ class MorphModel:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
         return cls(config, tables, W_tag, W_lem, header.get("info", {}))
+
+
+def _ids_in_range(d: dict, n: int) -> bool:
+    """Whether every value of ``d`` is a list of integers [id, count, id, count, ...] whose ids
+    are in 0..n-1, checked at once by numpy (False: anything else, left to the loader's check
+    of each list)."""
+    from itertools import chain
+
+    try:
+        if not all(type(v) is list and len(v) % 2 == 0 for v in d.values()):
+            return False
+        a = np.array(list(chain.from_iterable(d.values())))
+        if a.ndim != 1 or a.dtype.kind not in "iub":
+            return False
+        ids = a[0::2]
+        return not len(ids) or bool(ids.min() >= 0 and ids.max() < n)
+    except Exception:  # noqa: BLE001 -- anything unusual: the loop says what is wrong
+        return False
 
 
 def _limits(header: dict, shapes: dict) -> None:

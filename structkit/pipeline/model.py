@@ -141,7 +141,7 @@ class PipelineModel:
             for name in names:
                 p = os.path.join(tmp, name + ".model")
                 with temporary_writes(), open(p, "wb") as f:
-                    f.write(arrays["part_" + name].tobytes())
+                    f.write(memoryview(arrays["part_" + name]))   # no copy of the part
                 try:
                     loaded[name] = _loader(name)(p)
                 except UserError as e:

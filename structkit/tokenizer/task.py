@@ -27,8 +27,6 @@ from structkit.io.files import temporary_file, temporary_writes
 from structkit.learn import registry, selection
 from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
 from structkit.model import load_model, save_model
-from structkit.sequence.learn.kbest import KBestLearner
-from structkit.sequence.learn.perceptron import AveragedPerceptron
 from structkit.text.conllu import write_conllu
 from structkit.text.tokenize import iter_sentences
 from structkit.tokenizer import features as F
@@ -242,7 +240,11 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
 
 def _learner(config: TokenizeConfig):
     if config.algo == "pa":
+        from structkit.sequence.learn.kbest import KBestLearner   # training only: imported then
+
         return KBestLearner(1 << config.hash_bits, len(LABELS), algo="pa", k=1, C=config.C)
+
+    from structkit.sequence.learn.perceptron import AveragedPerceptron
 
     return AveragedPerceptron(1 << config.hash_bits, len(LABELS))
 
