@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import time
@@ -49,6 +50,13 @@ def measured(args: list) -> dict:
             sys.exit(f"structkit {' '.join(map(str, args))} failed:\n{err}")
         return {"wall_seconds": round(wall, 2), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
                 "peak_mb": round(ru.ru_maxrss / 1024, 1), "stdout": so.read().decode(), "stderr": err}
+
+
+def children_cpu() -> float:
+    """User + system CPU seconds of this process's finished child processes (on a shared machine
+    the wall time of a run also counts the time other jobs had the cores)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def machine() -> dict:

@@ -20,14 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, ROOT, dump_json, machine  # noqa: E402
+from common import RESULTS, ROOT, children_cpu, dump_json, machine  # noqa: E402
 from conll18_published import BASELINE, METRICS, SOURCE, TEST_SETS, rank, rankings  # noqa: E402
 
 JSON = RESULTS / "conll18.json"
@@ -37,11 +36,6 @@ COLUMNS = ("tokens", "sentences", "words", "upos", "xpos", "ufeats", "alltags", 
            "clas", "mlas", "blex")
 
 
-def _children_cpu() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
-
-
 def build(root: str, out: Path, jobs: int, dask: str | None) -> dict:
     """`structkit models build --all` over ROOT into OUT (models already there kept); its wall
     and CPU time (the command's and its workers')."""
@@ -49,10 +43,10 @@ def build(root: str, out: Path, jobs: int, dask: str | None) -> dict:
             "--output-dir", str(out), "--skip-existing", "-q"]
     args += ["--dask", dask] if dask else ["--jobs", str(jobs)]
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    cpu0, t0 = _children_cpu(), time.perf_counter()
+    cpu0, t0 = children_cpu(), time.perf_counter()
     p = subprocess.run(args, env=env, capture_output=True, text=True)
     return {"command": " ".join(["structkit", *args[3:]]), "code": p.returncode,
-            "wall_seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(_children_cpu() - cpu0, 1),
+            "wall_seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(children_cpu() - cpu0, 1),
             "stderr": p.stderr[-4000:]}
 
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, dump_json, machine, numba_cache, structkit, write_slice  # noqa: E402
+from common import RESULTS, children_cpu, dump_json, machine, numba_cache, structkit, write_slice  # noqa: E402
 
 from structkit.config import load_config  # noqa: E402
 
@@ -29,13 +28,6 @@ NUMBA_CACHE = numba_cache("warm", "the kernels compiled by an untimed 1-epoch ru
 # a result file from before the script recorded it: the same warm-up (in the script from its first version)
 LEGACY_CACHE = numba_cache("warm", NUMBA_CACHE["how"] + "; not recorded by the older runs, but the script had "
                                    "this warm-up")
-
-
-def _children_cpu() -> float:
-    """User + system CPU seconds of the finished child processes (on a shared machine the wall
-    time of a run also counts the time other jobs had the cores)."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def run(config_path: str) -> dict:
@@ -52,10 +44,10 @@ def run(config_path: str) -> dict:
                   "--model", tmp / "warm.model")
         structkit(COMMAND[task], "--model", tmp / "warm.model", warm, "-o", tmp / "warm.out")
         metrics = tmp / "metrics.json"
-        cpu0 = _children_cpu()
+        cpu0 = children_cpu()
         train_wall, _ = structkit("train", "--config", config_path, "--model", model,
                                   "--metrics-json", metrics)
-        train_cpu = _children_cpu() - cpu0
+        train_cpu = children_cpu() - cpu0
         tag_wall, _ = structkit(COMMAND[task], "--model", model, data["test"], "-o", tmp / "pred.txt")
         _, ev = structkit("eval", "--task", task, tmp / "pred.txt", "--json", "--model", model)
         history = json.loads(metrics.read_text())

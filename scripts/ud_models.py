@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -25,15 +24,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import RESULTS, ROOT, dump_json, machine  # noqa: E402
+from common import RESULTS, ROOT, children_cpu, dump_json, machine  # noqa: E402
 
 JSON = RESULTS / "ud-models.json"
 MD = RESULTS / "ud-models.md"
-
-
-def _children_cpu() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
 
 
 def run(args: list, interrupt_in: Path | None = None) -> dict:
@@ -41,7 +35,7 @@ def run(args: list, interrupt_in: Path | None = None) -> dict:
     soon as a model appears in that folder (Ctrl-C at a terminal does the same)."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    cpu0, t0 = _children_cpu(), time.perf_counter()
+    cpu0, t0 = children_cpu(), time.perf_counter()
     p = subprocess.Popen([sys.executable, "-m", "structkit", *map(str, args)], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     interrupted = False
@@ -53,7 +47,7 @@ def run(args: list, interrupt_in: Path | None = None) -> dict:
             interrupted = True
     out, err = p.communicate()
     return {"args": [str(a) for a in args], "code": p.returncode, "interrupted": interrupted,
-            "wall_seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(_children_cpu() - cpu0, 1),
+            "wall_seconds": round(time.perf_counter() - t0, 1), "cpu_seconds": round(children_cpu() - cpu0, 1),
             "stdout": out, "stderr": err}
 
 
