@@ -7,7 +7,7 @@ rules; this script prints the figures.
 
 Layers, from the ground up: the ground floor (``io``, ``eval``, ``text``, ``datasets``,
 ``learn`` (the learner registry, selection, the epoch loop), ``model``, ``jit``, ``vocab``,
-``config``, ``options``, ``tasks``), the wings (``sequence``, ``parse``, ``rerank``), the
+``vectors``, ``config``, ``options``, ``tasks``), the wings (``sequence``, ``parse``, ``rerank``), the
 front-ends (``api``, ``serve``, ``batch``, ``dump``, ``explain``, ``card``, ``recipes``, ...), and the command line
 (``commands``, ``cli``). An import may run down or within a layer, never up.
 """
