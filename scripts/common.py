@@ -30,9 +30,10 @@ def structkit(*args: str, check: bool = True) -> tuple[float, subprocess.Complet
     return wall, p
 
 
-def measured(args: list) -> dict:
-    """Run the CLI as a new process: its wall and CPU seconds, peak RSS (``os.wait4``), standard
-    output and error; a failure ends the script with the command's error."""
+def measured(args: list, ok: tuple[int, ...] = (0,)) -> dict:
+    """Run the CLI as a new process: its exit code, wall and CPU seconds (the process's and its
+    workers'), peak RSS (``os.wait4``), standard output and error; an exit code not in ``ok``
+    ends the script with the command's error."""
     import tempfile
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -46,9 +47,9 @@ def measured(args: list) -> dict:
         so.seek(0)
         se.seek(0)
         err = se.read().decode()
-        if code != 0:
+        if code not in ok:
             sys.exit(f"structkit {' '.join(map(str, args))} failed:\n{err}")
-        return {"wall_seconds": round(wall, 2), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
+        return {"code": code, "wall_seconds": round(wall, 2), "cpu_seconds": round(ru.ru_utime + ru.ru_stime, 2),
                 "peak_mb": round(ru.ru_maxrss / 1024, 1), "stdout": so.read().decode(), "stderr": err}
 
 
