@@ -30,8 +30,11 @@ FORMAT = "structkit-model"
 # 2: vocabularies and labels as offsets + UTF-8 bytes (NAME__off, NAME__utf8) instead of
 # fixed-width string arrays; a structkit that reads only version 1 says so instead of calling
 # the file damaged. Version 1 files are still read (the loaders take either layout).
-FORMAT_VERSION = 2
-READS_VERSIONS = (1, 2)
+# 3: the hashed weight tables of the morph tagger, lemmatizer and tokenizer stored sparse
+# (NAME_index, NAME_vals: :func:`sparse_arrays`) instead of whole (mostly zeros, inflated on
+# every load); versions 1 and 2 (whole tables) are still read.
+FORMAT_VERSION = 3
+READS_VERSIONS = (1, 2, 3)
 _HEADER = "__header__"
 
 
@@ -42,6 +45,31 @@ def _checksum(arrays: dict[str, np.ndarray]) -> str:
         h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
         h.update(a.tobytes())
     return h.hexdigest()
+
+
+def sparse_arrays(name: str, W: np.ndarray) -> dict[str, np.ndarray]:
+    """A hashed weight table as the two arrays a model file stores: ``NAME_index``, the flat
+    (C-order) positions of its non-zero weights, ascending, and ``NAME_vals``, those weights in
+    float32. :func:`dense_array` reads them back."""
+    flat = W.reshape(-1)
+    nz = np.flatnonzero(flat)
+    return {name + "_index": nz.astype(np.int32 if flat.size <= 1 << 31 else np.int64),
+            name + "_vals": flat[nz].astype(np.float32)}
+
+
+def dense_array(name: str, arrays: dict[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+    """The float32 table of ``shape`` that :func:`sparse_arrays` stored as ``NAME_index`` and
+    ``NAME_vals`` (ValueError, for the loader's one line, where they are not what it writes:
+    positions out of the table, not integers, values not finite, lengths that differ)."""
+    index, vals = arrays[name + "_index"], arrays[name + "_vals"]
+    W = np.zeros(math.prod(shape), dtype=np.float32)
+    if index.ndim != 1 or vals.ndim != 1 or len(index) != len(vals):
+        raise ValueError(f"weights {name}: positions and values differ in length")
+    if len(index) and (index.dtype.kind not in "iu" or index.min() < 0 or index.max() >= len(W)) \
+            or vals.dtype.kind != "f" or not np.isfinite(vals).all():
+        raise ValueError(f"weights {name} out of range or not finite")
+    W[index] = vals
+    return W.reshape(shape)
 
 
 # The model card (structkit.card) the front-end that trained a model gives for its saves: each
@@ -68,6 +96,7 @@ def card_for_saves(card: dict | None) -> Iterator[None]:
 # same process (a model card's scoring) are stored uncompressed.
 COMPRESS_LEVEL = 1
 COMPRESSIBLE_LEVEL = 6
+STORE_ABOVE = 0.7    # data level 1 shrinks by less than 30% is stored
 _PROBE_BYTES = 1 << 20
 _SCRATCH_SAVES: ContextVar[bool] = ContextVar("structkit_scratch_saves", default=False)
 
@@ -83,19 +112,24 @@ def scratch_saves() -> Iterator[None]:
         _SCRATCH_SAVES.reset(token)
 
 
-def _level(data: bytes) -> int:
+def _level(data: bytes) -> int | None:
     """COMPRESSIBLE_LEVEL for data that level 1 shrinks to under a quarter (on its first MB),
-    else COMPRESS_LEVEL."""
+    None (stored, not deflated) for data it does not shrink by STORE_ABOVE (already compressed:
+    a pipeline's parts, each a model file), else COMPRESS_LEVEL."""
     probe = data[:_PROBE_BYTES]
-    if len(probe) and len(zlib.compress(probe, 1)) < len(probe) // 4:
+    if not len(probe):
+        return COMPRESS_LEVEL
+    packed = len(zlib.compress(probe, 1))
+    if packed < len(probe) // 4:
         return COMPRESSIBLE_LEVEL
-    return COMPRESS_LEVEL
+    return None if packed >= STORE_ABOVE * len(probe) else COMPRESS_LEVEL
 
 
 def write_npz(f, arrays: dict[str, np.ndarray], compress: bool = True) -> None:
     """The archive np.savez_compressed writes (one ``NAME.npy`` member per array, streamed into
     it as numpy does, never pickled), each member deflated at the level :func:`_level` chooses
-    from the array's first MB, or stored uncompressed (``compress=False``)."""
+    from the array's first MB or stored (incompressible data, whose inflating would cost as
+    much as real data's on every load), or all stored uncompressed (``compress=False``)."""
     method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     with zipfile.ZipFile(f, mode="w", compression=method, allowZip64=True) as zf:
         for name, a in arrays.items():
@@ -104,7 +138,9 @@ def write_npz(f, arrays: dict[str, np.ndarray], compress: bool = True) -> None:
                 k = max(1, _PROBE_BYTES // max(a.itemsize, 1))
                 contiguous = a.flags.c_contiguous or a.flags.f_contiguous
                 head = a.reshape(-1, order="A")[:k] if contiguous else np.asarray(a.flat[:k])
-                zf.compresslevel = _level(head.tobytes())
+                level = _level(head.tobytes())
+                zf.compression = zipfile.ZIP_STORED if level is None else zipfile.ZIP_DEFLATED
+                zf.compresslevel = level
             with zf.open(name + ".npy", "w", force_zip64=True) as member:
                 np.lib.format.write_array(member, a, allow_pickle=False)
 
@@ -255,11 +291,37 @@ class _NotModel(Exception):
     """A file that is not a structkit model at all."""
 
 
+# Model files held in memory, by the name a loader is given for them (a pipeline's parts: the
+# bytes of each part, which the pipeline file's own checksum has verified). See
+# :func:`verified_parts`.
+_IN_MEMORY: ContextVar[dict[str, bytes] | None] = ContextVar("structkit_models_in_memory", default=None)
+
+
+@contextmanager
+def verified_parts(parts: dict[str, bytes]) -> Iterator[None]:
+    """Within the block, :func:`load_model` of a name in ``parts`` reads that model file from
+    the given bytes instead of the file system, and does not compute its checksum again: the
+    bytes are the members of an archive whose own checksum has been checked (a pipeline model's
+    parts, each a model file byte for byte). Every other check is made as for a file."""
+    token = _IN_MEMORY.set(parts)
+    try:
+        yield
+    finally:
+        _IN_MEMORY.reset(token)
+
+
 def _read_model(path: str, tasks, command, limits) -> tuple[dict, dict[str, np.ndarray]]:
     """Header and arrays of a model file, every size checked before it is allocated and the
     checksum computed while the members stream in."""
+    import io
     import os
     import stat
+
+    held = _IN_MEMORY.get()
+    if held is not None and path in held:
+        data = held[path]
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            return _read_archive(z, len(data), path, tasks, command, limits, verified=True)
 
     # Only a regular file is a model: a FIFO or a device (/dev/zero) never ends, and the zip
     # reader would seek and read it without bound. Checked before opening (opening a FIFO
@@ -287,7 +349,7 @@ def _file_kind(mode: int) -> str:
     return "special file"
 
 
-def _read_archive(z: zipfile.ZipFile, file_size: int, path, tasks, command, limits):
+def _read_archive(z: zipfile.ZipFile, file_size: int, path, tasks, command, limits, verified=False):
     infos = z.infolist()
     if len(infos) > MAX_MEMBERS:
         raise _Damaged(f"{len(infos)} archive members")
@@ -347,9 +409,9 @@ def _read_archive(z: zipfile.ZipFile, file_size: int, path, tasks, command, limi
         layout[name] = (dtype, shape, fortran, hl)
     if limits is not None:
         limits(header, {n: (d, s) for n, (d, s, _, _) in layout.items()})
-    if total > HASH_FIRST_BYTES:
+    if total > HASH_FIRST_BYTES and not verified:
         _check_before_reading(z, members, layout, header)
-    h = hashlib.sha256()
+    h = None if verified else hashlib.sha256()
     arrays: dict[str, np.ndarray] = {}
     for name in sorted(members):
         dtype, shape, fortran, hl = layout[name]
@@ -367,15 +429,16 @@ def _read_archive(z: zipfile.ZipFile, file_size: int, path, tasks, command, limi
                 raise _Damaged(f"array {name} is longer than declared")
         if fortran:
             a = a.T
-        c = np.ascontiguousarray(a)
-        h.update(f"{name}:{c.dtype.str}:{c.shape}".encode())
-        if fortran:
-            h.update(c.tobytes())
-        else:
-            for i in range(0, len(buf), _CHUNK):
-                h.update(buf[i:i + _CHUNK])
+        if h is not None:
+            c = np.ascontiguousarray(a)
+            h.update(f"{name}:{c.dtype.str}:{c.shape}".encode())
+            if fortran:
+                h.update(c.tobytes())
+            else:
+                for i in range(0, len(buf), _CHUNK):
+                    h.update(buf[i:i + _CHUNK])
         arrays[name] = a
-    if header.get("checksum") != h.hexdigest():
+    if h is not None and header.get("checksum") != h.hexdigest():
         raise _Damaged("checksum mismatch")
     return header, arrays
 

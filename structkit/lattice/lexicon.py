@@ -8,6 +8,7 @@ word resembles the many rare words with its ending more than the few frequent on
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 
 from structkit.lattice.features import word_class
 from structkit.lattice.rules import IDENTITY, LOWER, applies
@@ -21,6 +22,38 @@ def _suffixes(form: str):
     low = form.lower()
     for k in range(min(MAX_SUFFIX, len(low)), 0, -1):
         yield low[-k:]
+
+
+class PackedCounts(Mapping):
+    """Read-only counts by key, each held as the flat list ``[id, count, id, count, ...]`` a
+    model file stores and made a dict (id -> count) when first read: a loaded model reads the
+    counts of the forms and suffixes it meets, a few of its tens of thousands, and making them
+    all took a sixth of a pipeline's loading."""
+
+    __slots__ = ("_raw", "_made")
+
+    def __init__(self, raw: dict[str, list[int]]):
+        self._raw = raw
+        self._made: dict[str, dict[int, int]] = {}
+
+    def __getitem__(self, key: str) -> dict[int, int]:
+        d = self._made.get(key)
+        if d is None:
+            pairs = iter(self._raw[key])
+            d = self._made[key] = dict(zip(pairs, pairs))
+        return d
+
+    def get(self, key, default=None):
+        return self[key] if key in self._raw else default
+
+    def __contains__(self, key) -> bool:
+        return key in self._raw
+
+    def __iter__(self):
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
 
 
 class Lexicon:

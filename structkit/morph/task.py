@@ -37,11 +37,11 @@ from structkit.lattice.features import (
     value,
 )
 from structkit.lattice.kernels import classify, tag_corpus
-from structkit.lattice.lexicon import Lexicon, base_rules
+from structkit.lattice.lexicon import Lexicon, PackedCounts, base_rules
 from structkit.lattice.rules import applies, apply_rule, make_rule, parse_rule, rule_text
 from structkit.learn import registry, selection
 from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
-from structkit.model import load_model, save_model
+from structkit.model import dense_array, load_model, save_model, sparse_arrays
 from structkit.morph.evaluate import score_rows
 
 LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
@@ -299,7 +299,7 @@ class MorphModel:
                               "suffix_tags": flat(lex.suffix_tags), "suffix_rules": flat(lex.suffix_rules),
                               "class_tags": flat(lex.class_tags), "lemmas": sorted(lex.lemmas),
                               "all_tags": [x for kv in sorted(lex.all_tags.items()) for x in kv]}}
-        save_model(path, header, {"W_tag": self.W_tag.astype(np.float32), "W_lem": self.W_lem.astype(np.float32)})
+        save_model(path, header, {**sparse_arrays("W_tag", self.W_tag), **sparse_arrays("W_lem", self.W_lem)})
 
     @classmethod
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None) -> "MorphModel":
@@ -318,13 +318,11 @@ class MorphModel:
 
             def counters(d, n):
                 # plain dicts, not Counters: analysis only reads them, and a Counter each (tens of
-                # thousands of forms and suffixes) took a quarter of the loading time
-                out = defaultdict(Counter)
+                # thousands of forms and suffixes) took a quarter of the loading time; each made
+                # when first read, as the ids are checked here all at once
                 if _ids_in_range(d, n):
-                    for k, v in d.items():
-                        pairs = iter(v)
-                        out[k] = dict(zip(pairs, pairs))   # as dict(zip(v[::2], v[1::2]))
-                    return out
+                    return PackedCounts(d)
+                out = defaultdict(Counter)
                 for k, v in d.items():   # checked one by one, which says what is wrong
                     ids = v[::2]
                     if ids and (min(ids) < 0 or max(ids) >= n):
@@ -340,7 +338,11 @@ class MorphModel:
             lex.all_tags = counters({"": lx["all_tags"]}, len(tags))[""]
             lex.lemmas = set(lx["lemmas"])
             tables = Tables(tags, rules, lex)
-            W_tag, W_lem = arrays["W_tag"], arrays["W_lem"]
+            if "W_tag" in arrays:   # format versions 1 and 2: the tables whole
+                W_tag, W_lem = arrays["W_tag"], arrays["W_lem"]
+            else:
+                W_tag = dense_array("W_tag", arrays, (1 << header["bits"],))
+                W_lem = dense_array("W_lem", arrays, (1 << header["lemma_bits"],))
             if W_tag.shape != (1 << header["bits"],) or W_lem.shape != (1 << header["lemma_bits"],):
                 raise ValueError("array shapes do not fit the header")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -372,6 +374,7 @@ def _limits(header: dict, shapes: dict) -> None:
         if type(b) is not int or not 10 <= b <= 28:
             raise ValueError(f"bad hash size {b!r}")
     bounds = {"W_tag": 1 << header["bits"], "W_lem": 1 << header["lemma_bits"]}
+    bounds.update({k + end: n for k, n in list(bounds.items()) for end in ("_index", "_vals")})
     for name, (_, shape) in shapes.items():
         if int(np.prod(shape)) > bounds.get(name, 0):
             raise ValueError(f"array {name} does not fit the header")

@@ -23,7 +23,7 @@ from structkit.jit import numba_loaded
 from structkit.learn.loop import run_epochs, train_counts
 from structkit.learn.pieces import run_in_pieces, sum_in_pieces
 from structkit.learn.selection import Selector, header_config
-from structkit.model import save_model
+from structkit.model import dense_array, save_model, sparse_arrays
 from structkit.parse import smallbeam
 from structkit.parse.beam import (
     Corpus,
@@ -211,9 +211,7 @@ class LabelledParser:
             yield (buf, *self.parse_sentences(buf, beam, depth=depth, path=path))
 
     def save(self, path: str) -> None:
-        nz = np.flatnonzero(self.W)
-        arrays = {"W_index": nz.astype(np.int32 if self.config.hash_bits <= 31 else np.int64),
-                  "W_vals": self.W[nz].astype(np.float32), **pack_strings("labels", self.labels)}
+        arrays = {**sparse_arrays("W", self.W), **pack_strings("labels", self.labels)}
         for k, v in self.vocabs.items():
             arrays.update(pack_strings("vocab_" + k, v.items))
         header = {"task": "parse", "kind": self.kind, "config": header_config(asdict(self.config)), "info": self.info}
@@ -225,17 +223,12 @@ class LabelledParser:
         labels = unpack_strings("labels", arrays)
         if any(v.items[:len(SPECIAL)] != SPECIAL for v in vocabs.values()):
             raise ValueError("vocabulary")
-        if not labels or len(arrays["W_index"]) != len(arrays["W_vals"]):
-            raise ValueError("labels or weights")
+        if not labels:
+            raise ValueError("labels")
         if len(labels) > MAX_LABELS:
             raise ValueError(f"{len(labels):,} labels, over the {MAX_LABELS:,} that training writes")
         # the table's size comes from the header: checked against its range before allocating
-        W = np.zeros((1 << config.hash_bits) + 2 * len(labels) + 1, dtype=np.float32)
-        index, vals = arrays["W_index"], arrays["W_vals"]
-        if len(index) and (index.dtype.kind not in "iu" or index.min() < 0 or index.max() >= len(W)) \
-                or not np.isfinite(vals).all():
-            raise ValueError("weights out of range or not finite")
-        W[index.astype(np.int64)] = vals
+        W = dense_array("W", arrays, ((1 << config.hash_bits) + 2 * len(labels) + 1,))
         return cls(config, vocabs, labels, W, header.get("info", {}))
 
 

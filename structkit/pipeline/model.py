@@ -18,7 +18,7 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.files import temporary_folder, temporary_writes
 from structkit.learn import registry
-from structkit.model import load_model, save_model
+from structkit.model import load_model, save_model, verified_parts
 from structkit.tagsets import check_chain, morph_facts, parser_facts
 from structkit.tasks import get_task
 
@@ -136,14 +136,14 @@ class PipelineModel:
         names = header.get("parts")
         if not isinstance(names, list) or set(names) - set(PARTS) or set(arrays) != {"part_" + n for n in names}:
             raise UserError("damaged model file: its parts do not match its header", path)
+        # each part is read from the pipeline file's bytes (verified by its checksum), by its
+        # own task's loader, under a name that says which part it is
+        names_of = {name: f"{path} ({name} part)" for name in names}
         loaded = {}
-        with temporary_folder("structkit-pipeline-") as tmp:
+        with verified_parts({names_of[n]: memoryview(arrays["part_" + n]) for n in names}):
             for name in names:
-                p = os.path.join(tmp, name + ".model")
-                with temporary_writes(), open(p, "wb") as f:
-                    f.write(memoryview(arrays["part_" + name]))   # no copy of the part
                 try:
-                    loaded[name] = _loader(name)(p)
+                    loaded[name] = _loader(name)(names_of[name])
                 except UserError as e:
                     raise UserError(f"damaged model file: its {name} part: {e.message}", path) from None
         info = header.get("info") if isinstance(header.get("info"), dict) else {}

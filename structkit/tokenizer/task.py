@@ -26,7 +26,7 @@ from structkit.io.document import write_conllu as write_lines
 from structkit.io.files import temporary_file, temporary_writes
 from structkit.learn import registry, selection
 from structkit.learn.loop import refit, run_epochs, train_counts, wants_refit
-from structkit.model import load_model, save_model
+from structkit.model import dense_array, load_model, save_model, sparse_arrays
 from structkit.text.conllu import write_conllu
 from structkit.text.tokenize import iter_sentences
 from structkit.tokenizer import features as F
@@ -111,8 +111,7 @@ class TokenizerModel:
         header = {"task": "tokenize", "config": vars(self.config), "info": self.info,
                   "labels": list(LABELS), "bits": int(t.bits),
                   "mwt": t.mwt.to_json() if t.mwt is not None else None}
-        save_model(path, header, {"W": t.W.astype(np.float32), "T": t.T.astype(np.float64),
-                                  "known": t.known})
+        save_model(path, header, {**sparse_arrays("W", t.W), "T": t.T.astype(np.float64), "known": t.known})
 
     @classmethod
     def load(cls, path: str, command: str | None = None) -> "TokenizerModel":
@@ -120,7 +119,9 @@ class TokenizerModel:
         try:
             config = TokenizeConfig(**header["config"])
             mwt = MultiwordSplitter.from_json(header["mwt"]) if header.get("mwt") else None
-            W, T, known = arrays["W"], arrays["T"], arrays["known"]
+            T, known = arrays["T"], arrays["known"]
+            # format versions 1 and 2: the table whole
+            W = arrays["W"] if "W" in arrays else dense_array("W", arrays, (1 << header["bits"], len(LABELS)))
 
             if config.features is not None:
                 config.features = group_names(config.features)
@@ -134,7 +135,7 @@ class TokenizerModel:
                                  "keys without their low bit)")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
-        return cls(config, W.astype(np.float32), T, known, mwt, header.get("info", {}))
+        return cls(config, W.astype(np.float32, copy=False), T, known, mwt, header.get("info", {}))
 
 
 def _limits(header: dict, shapes: dict) -> None:
@@ -142,7 +143,8 @@ def _limits(header: dict, shapes: dict) -> None:
     bits = header.get("bits")
     if type(bits) is not int or not 16 <= bits <= 28:
         raise ValueError(f"bad hash size {bits!r}")
-    bounds = {"W": (1 << bits) * len(LABELS), "T": (len(LABELS) + 1) ** 2, "known": 1 << 26}
+    n = (1 << bits) * len(LABELS)
+    bounds = {"W": n, "W_index": n, "W_vals": n, "T": (len(LABELS) + 1) ** 2, "known": 1 << 26}
     for name, (dtype, shape) in shapes.items():
         n = 1
         for d in shape:
