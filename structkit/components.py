@@ -20,6 +20,7 @@ the model before it gives (``structkit.tagsets``).
 from __future__ import annotations
 
 import collections
+import gc
 import io
 import itertools
 import os
@@ -27,7 +28,7 @@ from typing import IO, Any, Iterable, Iterator
 
 from structkit.errors import UserError
 from structkit.io.conllu import read_raw_text
-from structkit.io.document import Doc, Sentence, text_bytes
+from structkit.io.document import Doc, Sentence, gc_paused, text_bytes
 from structkit.model import load_model, model_task
 from structkit.tasks import chainable, get_task, tasks
 from structkit.text.tokenize import get_tokenizer
@@ -194,7 +195,8 @@ class Chain:
 def made_docs(made: list[tuple]) -> list[Doc]:
     """The Docs of ``Chain.analysed``: made last, as a sentence is analysed as its lines (as
     `annotate` does) and turned into objects once."""
-    return [d if d is not None else Doc(ss, text) for d, text, ss in made]
+    with gc_paused():   # all of them at once: see gc_paused
+        return [d if d is not None else Doc(ss, text) for d, text, ss in made]
 
     def __repr__(self) -> str:
         return "<Chain " + " -> ".join(c.kind for c in self.components) + ">"
@@ -348,13 +350,24 @@ def fork_map(fn: Any, items: Iterable, jobs: int | str | None = 1, chunk: int = 
     workers = pool(n)
     window: collections.deque = collections.deque()
     aborted = True   # an error, a signal, or the caller stopped early: the workers end now
+    # The workers are forked at the first submit. What is alive then (the models, numba's
+    # objects) is frozen for them: their collector never walks it (walking writes to each
+    # object, which copies the shared pages into every worker). Here it is unfrozen right
+    # after, unless something had frozen objects before (a command, the server).
+    thaw = gc.get_freeze_count() == 0
+    gc.freeze()
     try:
         for x in it:
             window.append(workers.submit(_call, x))
+            if thaw:
+                gc.unfreeze()
+                thaw = False
             if len(window) >= 2 * n:
                 yield window.popleft().result()
         while window:
             yield window.popleft().result()
         aborted = False
     finally:
+        if thaw:   # no item was submitted
+            gc.unfreeze()
         stop(workers, abort=aborted)

@@ -16,6 +16,10 @@ def task_command(task) -> click.Command:
             import gc
 
             job, protect = spec.batch_job(task, model_path, spec.name, **options)
+            # the model's objects (and numba's), kept to the end, are never scanned again by
+            # the collector, which the work's allocations set off (and nothing is torn down one
+            # object at a time at exit)
+            gc.freeze()
             run_batch(job, files, batch, protect)
             gc.freeze()  # a quick exit: nothing left for the collector to scan
         fn = batch_options(command)

@@ -20,9 +20,11 @@ tagger, ``TokMargin``/``SentMargin`` of the tokenizer), as floats.
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import re
+from contextlib import contextmanager
 from typing import IO, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
@@ -584,6 +586,23 @@ def _layout_fits(layout: list[tuple[str, object]], sent: Sentence) -> bool:
     return [id(x) for k, x in layout if k == "empty"] == [id(n) for _, n in sent._empty_nodes or ()]
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused within the block (unless it was already off). For
+    code that builds many objects and keeps them all (a Doc's tokens and words, which point at
+    each other): each collection the allocations set off walks every object alive, and made
+    three quarters of the time of making the Docs of 2,000 short texts (0.64 s against 0.17 s).
+    Nothing built there is garbage, so pausing frees no less."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class Doc:
     """A document: ``sents``, and ``text``, into which tokens' offsets point."""
 
@@ -591,10 +610,11 @@ class Doc:
         self.sents = list(sents)
         if text is not None and not isinstance(text, str):
             raise UserError(f"Doc: expected text as a str, got {type(text).__name__}")
-        if text is None:
-            text = _join_text(self.sents)
-        else:
-            _align(self.sents, text)
+        with gc_paused():   # the sentences' objects are built here (offsets): all of them kept
+            if text is None:
+                text = _join_text(self.sents)
+            else:
+                _align(self.sents, text)
         self.text = text
 
     # -- reading and writing

@@ -106,6 +106,22 @@ def write_sentences(sents, path: str) -> None:
         write_conllu(sents, f)
 
 
+def release_memory() -> None:
+    """Between stages: collect what the stage left (its models hold cycles) and give the C
+    heap's free pages back to the system (glibc's malloc_trim), so that the next stage starts
+    from what is really kept and the peak of training is one stage's, not their sum."""
+    import ctypes
+    import gc
+    import sys
+
+    gc.collect()
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).malloc_trim(0)
+        except (OSError, AttributeError):   # not glibc (musl has no malloc_trim)
+            pass
+
+
 def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int = 0,
               on_fold: Callable[[int, float], None] | None = None, stages: Stages | None = None) -> list:
     """The morph analysis of every training sentence by a morph model that did not see it:
@@ -129,6 +145,8 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
                                            stages.tagged(f"morph fold {k + 1}/{folds}", "morph"))
             for i, a in zip(held, model.analyse([[r[1] for r in sents[i].rows] for i in held])):
                 analyses[i] = a
+            del model   # gone before the next fold trains, not after
+            release_memory()
             if on_fold is not None:
                 on_fold(k, time.perf_counter() - t0)
     return analyses
@@ -185,11 +203,13 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
         c.validate()
         with _timed(info, "tokenize"):
             model.tokenizer = train_tokenizer(c, train_path, dev_path, stages.tagged("tokenize", "tokenize"))
+        release_memory()
     if "morph" in parts:
         c = morph_task.MorphConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "morph"):
             model.morph = morph_task.train_morph(c, train_path, dev_path, stages.tagged("morph", "morph"))
+        release_memory()
     if "parse" in parts:
         name, sha = display_name(train_path), digest.hexdigest()
         candidates: dict[str, list] = {}
@@ -209,16 +229,22 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                 info["jackknife_morph_epochs"] = epochs
             if config.jackknife in ("no", "auto"):   # without dev, "auto" is gold: it won both measurements
                 candidates["gold"] = trees
-        scores, parsers = {}, {}
+        scores, parsers, trained = {}, {}, []
         for kind, data in candidates.items():
             c = ParserConfig(seed=config.seed, epochs=config.epochs)
             c.validate()
             with _timed(info, f"parse_{kind}"):
                 parsers[kind] = train_parser_on(c, data, dev, stages.tagged(f"parse ({kind} morphology)", "parse"),
                                                 name, sha)
+            trained.append(kind)
             if dev is not None:
                 scores[kind] = parser_dev_scores(parsers[kind], dev)
-        kept = choose_parser(scores, list(parsers))
+            # only the better parser so far is kept (choose_parser over the scores so far):
+            # the other's tables are freed before the next one trains
+            best = choose_parser(scores, trained)
+            parsers = {best: parsers[best]}
+            release_memory()
+        kept = choose_parser(scores, trained)
         model.parser = parsers[kept]
         info["parser_morphology"] = kept
         info["parser_dev"] = scores

@@ -338,3 +338,56 @@ def test_annotate_streams_a_text_that_has_not_ended(parts):
     finally:
         p.kill()
         p.wait()
+
+
+def test_forked_workers_get_the_models_frozen_and_the_caller_keeps_its_collector():
+    """Issue 42: ``fork_map`` freezes what is alive when its workers are forked (their collector
+    never walks the shared models) and unfreezes it here right after, unless the caller had
+    frozen objects itself (a command, the server), which then stay frozen. Checked with
+    ``gc.get_freeze_count`` (what the permanent generation holds) and what each worker reports
+    of its own."""
+    import gc
+
+    from structkit.components import fork_map
+
+    def frozen_in_worker(_):
+        return gc.get_freeze_count()
+
+    gc.unfreeze()   # what in-process commands of earlier tests froze (a command freezes for its exit)
+    assert gc.get_freeze_count() == 0
+    got = list(fork_map(frozen_in_worker, range(4), jobs=2, warm=False))
+    assert all(n > 1000 for n in got), got          # the parent's objects, frozen for the workers
+    assert gc.get_freeze_count() == 0               # and thawed here
+    assert list(fork_map(frozen_in_worker, [], jobs=2, warm=False)) == [] and gc.get_freeze_count() == 0
+    gc.freeze()                                      # a caller's own freeze is left alone
+    try:
+        before = gc.get_freeze_count()
+        list(fork_map(frozen_in_worker, range(2), jobs=2, warm=False))
+        assert gc.get_freeze_count() >= before > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_gc_paused_restores_the_collector_as_it_was():
+    import gc
+
+    from structkit.io.document import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()                   # the inner block did not turn it back on
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()                   # off before: left off
+    finally:
+        gc.enable()
+    with pytest.raises(ZeroDivisionError):
+        with gc_paused():
+            1 / 0
+    assert gc.isenabled()

@@ -97,3 +97,35 @@ def test_a_sentence_the_parser_refuses_stops_training_before_any_stage(monkeypat
         ptrain.train_pipeline(PipelineConfig(), str(TINY))
     assert "the beam parser takes at most 5 words per sentence" in str(e.value)
     assert "train.conllu" in e.value.format()
+
+
+def test_the_pipeline_keeps_the_parser_its_dev_scores_chose(monkeypatch):
+    """With dev, parsers on jackknifed and on gold morphology are trained one after the other;
+    only the better so far is kept (issue 42: the other's tables are freed before the next
+    trains). Stand-ins: each 'parser' is its kind, and its dev LAS is set by hand, so the kept
+    object must be the one with the better LAS (and jackknifed on a tie)."""
+    import structkit.pipeline.train as train
+    from structkit.pipeline.model import PipelineConfig
+
+    for las, want in (({"jackknifed": 70.0, "gold": 75.0}, "gold"),
+                      ({"jackknifed": 76.0, "gold": 75.0}, "jackknifed"),
+                      ({"jackknifed": 75.0, "gold": 75.0}, "jackknifed")):
+        made = []
+
+        class Parser:
+            info: dict = {}
+
+            def __init__(self, kind):
+                self.kind = kind
+
+        def fake_parser(cfg, data, dev, *a, **kw):
+            made.append(Parser(("jackknifed", "gold")[len(made)]))   # trained in this order
+            return made[-1]
+
+        monkeypatch.setattr(train, "train_parser_on", fake_parser)
+        monkeypatch.setattr(train, "parser_dev_scores", lambda p, dev: {"las": las[p.kind], "uas": las[p.kind]})
+        monkeypatch.setattr(train.PipelineModel, "check", lambda self, path: None)
+        model = train.train_pipeline(PipelineConfig(parts=["morph", "parse"], epochs=1), str(TINY), str(TINY))
+        assert [p.kind for p in made] == ["jackknifed", "gold"]
+        assert model.parser.kind == want and model.info["parser_morphology"] == want
+        assert model.info["parser_dev"] == {k: {"las": v, "uas": v} for k, v in las.items()}
