@@ -21,5 +21,6 @@ class Morph(Component):
         if not sents:
             return
         for s, analysis in zip(sents, self.model.analyse([[r[1] for r in s.rows] for s in sents])):
-            for k, (lemma, upos, xpos, feats) in enumerate(analysis):
-                s.set_columns(k, {2: lemma, 3: upos, 4: xpos, 5: feats})
+            if analysis:
+                lemmas, upos, xpos, feats = zip(*analysis)
+                s.fill_columns({2: lemmas, 3: upos, 4: xpos, 5: feats})

@@ -18,6 +18,8 @@ Lemmas is kept: AllTags over UPOS, XPOS and every FEATS key (``alltags_full`` of
 """
 from __future__ import annotations
 
+import itertools
+
 import time
 from dataclasses import dataclass
 
@@ -136,7 +138,7 @@ class Encoded:
 def _csr(lists) -> tuple[np.ndarray, np.ndarray]:
     ptr = np.zeros(len(lists) + 1, dtype=np.int64)
     ptr[1:] = np.cumsum([len(x) for x in lists])
-    flat = np.fromiter((v for x in lists for v in x), dtype=np.int64, count=int(ptr[-1]))
+    flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(ptr[-1]))
     return ptr, flat
 
 
@@ -220,7 +222,7 @@ def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTabl
     tids = types.ids(views)
     cand_ptr, cands = _csr(tag_lists)
     rule_ptr, rule_cands = _csr(rule_lists)
-    rule_feats = np.fromiter((v for x in feat_lists for v in x), dtype=np.uint64, count=rule_cands.size)
+    rule_feats = np.fromiter(itertools.chain.from_iterable(feat_lists), dtype=np.uint64, count=rule_cands.size)
     feats = tag_features(types, tids, sent_ptr, amb)
     hide_unknown(feats, known_)
     return Encoded(sent_ptr, tids, feats, cand_ptr, cands, rule_ptr, rule_cands, rule_feats, known_, types,
@@ -251,6 +253,8 @@ class MorphModel:
         # what analysis computes per word type, kept between calls (see ``_kept``)
         self._lookups: dict = {}
         self._type_values: dict = {}
+        self._lemmas: dict = {}       # (rule id, surface) -> lemma
+        self._columns = [tuple(t.split("\t")) for t in tables.tags]   # tag id -> (upos, xpos, feats)
 
     # ---- running ----
     def predict_ids(self, sentences: list[list[str]], enc: Encoded | None = None,
@@ -274,13 +278,15 @@ class MorphModel:
     def analyse(self, sentences: list[list[str]]) -> list[list[tuple[str, str, str, str]]]:
         """(lemma, upos, xpos, feats) of every word of every sentence (lists of forms)."""
         tags, rules, enc = self.predict_ids(sentences)
+        columns, lemma, lemmas = self._columns, self.tables.lemma, _kept(self._lemmas)
         out, i = [], 0
-        for s in sentences:
+        for s, (a, b) in zip(sentences, itertools.pairwise(enc.sent_ptr.tolist())):
             row = []
-            for form in s:
-                upos, xpos, feats = self.tables.tags[tags[i]].split("\t")
-                row.append((self.tables.lemma(rules[i], enc.surfaces[i]), upos, xpos, feats))
-                i += 1
+            for t, key in zip(tags[a:b].tolist(), zip(rules[a:b].tolist(), enc.surfaces[a:b])):
+                lem = lemmas.get(key)
+                if lem is None:
+                    lem = lemmas[key] = lemma(*key)
+                row.append((lem, *columns[t]))
             out.append(row)
         return out
 
