@@ -42,12 +42,18 @@ models:
 mutation:
 	$(BIN)/python scripts/mutation.py
 
+# The speed benchmarks; the last three are issue 42's targets, each against a baseline tree in
+# the same run (UD pipelines on Italian ParTUT and Turkish IMST, about 10 min; 2,000 short texts,
+# about 3 min; a fresh install's first runs with and without `structkit compile`, about 12 min).
 bench:
 	$(BIN)/pip install --quiet -e '.[bench,dask]'
 	$(BIN)/python scripts/bench.py --out results/bench.json
 	$(BIN)/python scripts/bench_batch.py --out results/bench-batch.json
 	$(BIN)/python scripts/bench_startup.py --out results/bench-startup.json
 	$(BIN)/python scripts/bench_kbest.py
+	$(BIN)/python scripts/bench_pipeline_speed.py
+	$(BIN)/python scripts/bench_pipe.py
+	$(BIN)/python scripts/bench_cold.py
 
 # `structkit serve` under a bounded load on 127.0.0.1: latency with one client, requests/s with 16
 # clients for 30 s, the server's memory before and after (results/bench-serve.md; about 2 min).

@@ -9,7 +9,9 @@ measures it), loaded once, in a process per tree and run, numba cache warm (a fi
 few sentences before the timing). Each figure is the best of ``--repeat`` runs, the trees
 alternating:
 
-- **load**: ``structkit.load(model)``, CPU seconds;
+- **load**: ``structkit.load(model)``, CPU seconds (numpy's and structkit's imports included);
+  the baseline reads the model file as trained, this tree the same model saved again by this
+  tree (its file format; the outputs, checked to be the same bytes, say the weights are too);
 - per stage, CPU seconds over the same batches of sentences ``annotate`` makes (1,024 sentences):
   **tokenize** (the tokenizer's sentences, held as CoNLL-U lines), **morph**, **parse**,
   **write** (CoNLL-U text);
@@ -18,9 +20,9 @@ alternating:
   loaded model keeps what it computed per word type). The outputs of both trees, whole and
   staged, are checked to be the same bytes.
 
-And, for the current tree only, the ``annotate`` process on a file of at least 50,000 words (the
-test text repeated; start-up, loading and writing included), its wall and CPU seconds, with
-``--jobs 1`` and ``--jobs 2`` (the default, every core, is 2 here).
+And, for both trees, the ``annotate`` process on a file of at least 50,000 words (the test text
+repeated; start-up, loading and writing included), its wall and CPU seconds, with ``--jobs 1``
+and ``--jobs 2`` (the default, every core, is 2 here), the outputs checked to be the same bytes.
 Writes results/bench-pipeline-speed.json and .md, with the load average beside each figure.
 """
 from __future__ import annotations
@@ -90,8 +92,8 @@ def _worker(tree: str, model: str, text: str) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def _annotate(model: str, text: str, jobs: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def _annotate(tree: str, model: str, text: str, jobs: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": tree}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     with tempfile.TemporaryDirectory() as d:
         t0 = time.perf_counter()
@@ -100,8 +102,9 @@ def _annotate(model: str, text: str, jobs: int) -> dict:
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
         if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"annotate --jobs {jobs} failed")
-    return {"wall": round(wall, 3), "cpu": round(ru.ru_utime + ru.ru_stime, 3)}
+            sys.exit(f"{tree}: annotate --jobs {jobs} failed")
+        sha = hashlib.sha256(Path(f"{d}/out.conllu").read_bytes()).hexdigest()[:16]
+    return {"wall": round(wall, 3), "cpu": round(ru.ru_utime + ru.ru_stime, 3), "sha": sha}
 
 
 def _model(name: str, data: Path) -> str:
@@ -117,6 +120,16 @@ def _model(name: str, data: Path) -> str:
     return str(model)
 
 
+def _resaved(model: str) -> str:
+    """The same model written by this tree (its file format: the baseline may not read it), for
+    this tree's runs; the baseline's runs read the file as trained."""
+    out = Path(model).with_suffix(".this-tree.model")
+    subprocess.run([sys.executable, "-c", "import sys; from structkit.pipeline.model import load_pipeline; "
+                    "load_pipeline(sys.argv[1]).save(sys.argv[2])", model, str(out)],
+                   check=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=tempfile.gettempdir())
+    return str(out)
+
+
 def run(data: Path, base: str, repeat: int, names: list[str]) -> dict:
     sys.path.insert(0, str(ROOT))
     from structkit.tokenizer.task import raw_text
@@ -129,19 +142,22 @@ def run(data: Path, base: str, repeat: int, names: list[str]) -> dict:
         try:
             for name in names:
                 model = _model(name, data)
+                models = {"base": model, "new": _resaved(model)}
+                sizes = {side: os.path.getsize(m) for side, m in models.items()}
                 text = Path(tmp) / f"{name}.txt"
                 text.write_text(raw_text(str(data / f"{TREEBANKS[name]}-test.conllu")) * COPIES, encoding="utf-8")
                 row: dict = {"load_before": _load()}
                 runs: dict[str, list[dict]] = {"base": [], "new": []}
                 for _ in range(repeat):
                     for side, tree in (("base", base_tree), ("new", str(ROOT))):
-                        runs[side].append(_worker(tree, model, str(text)))
+                        runs[side].append(_worker(tree, models[side], str(text)))
                 for side, rs in runs.items():
                     shas = {r["sha"] for r in rs} | {r["staged_sha"] for r in rs}
                     best = {k: round(min(r[k] for r in rs), 3) for k in ("load", "tokenize", "morph", "parse", "write", "whole")}
                     best["words"] = rs[0]["words"]
                     best["sha"] = rs[0]["sha"]
                     best["same_output_every_run"] = len(shas) == 1
+                    best["model_bytes"] = sizes[side]
                     row[side] = best
                 row["same_output_both_trees"] = row["base"]["sha"] == row["new"]["sha"]
                 # the annotate process on a file of at least ANNOTATE_WORDS words: the test text repeated
@@ -150,8 +166,14 @@ def run(data: Path, base: str, repeat: int, names: list[str]) -> dict:
                 big = Path(tmp) / f"{name}-big.txt"
                 big.write_text(raw_text(str(data / f"{TREEBANKS[name]}-test.conllu")) * copies, encoding="utf-8")
                 row["annotate_words"] = round(per_copy * copies)
-                row["annotate_jobs1"] = min((_annotate(model, str(big), 1) for _ in range(repeat)), key=lambda r: r["wall"])
-                row["annotate_jobs2"] = min((_annotate(model, str(big), 2) for _ in range(repeat)), key=lambda r: r["wall"])
+                ann: dict = {}
+                for _ in range(repeat):
+                    for side, tree in (("base", base_tree), ("new", str(ROOT))):
+                        for jobs in (1, 2):
+                            ann.setdefault(f"{side}_jobs{jobs}", []).append(_annotate(tree, models[side], str(big), jobs))
+                for key, rs in ann.items():
+                    row["annotate_" + key] = min(rs, key=lambda r: r["wall"])
+                row["annotate_same_output"] = len({r["sha"] for rs in ann.values() for r in rs}) == 1
                 row["load_after"] = _load()
                 res["treebanks"][name] = row
                 print(name, json.dumps(row), flush=True)
@@ -168,27 +190,35 @@ def report(res: dict) -> str:
         f"`python scripts/bench_pipeline_speed.py` at {m['commit']} against {res['base']} (main before "
         f"issue 42's work), {m['cpu']} ({m['cores']} cores), {m['date']}. Test raw text x{res['copies']}, "
         "model loaded, one process, numba cache warm; CPU seconds, best of the runs, the trees "
-        "alternating. Words per CPU second are the whole run's (`nlp.to_conllu`).",
+        "alternating. Words per CPU second are the whole run's (`nlp.to_conllu`). *load*: "
+        "`structkit.load`, what it imports included (numpy and structkit's modules). The baseline "
+        "reads the model file as trained; this tree reads the same model saved again by it (its own "
+        "file format, which the baseline may not read): the same weights, checked by the same output.",
         "",
-        "| treebank | tree | words | load | tokenize | morph | parse | write | whole | words / CPU s | same output | load average before / after |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| treebank | tree | words | model MB | load | tokenize | morph | parse | write | whole | words / CPU s | same output | load average before / after |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in res["treebanks"].items():
         for side in ("base", "new"):
             b = r[side]
-            lines.append(f"| {name} | {side} | {b['words']:,} | {b['load']} | {b['tokenize']} | {b['morph']} | "
+            mb = f"{b['model_bytes'] / 1e6:.1f}" if "model_bytes" in b else "-"
+            lines.append(f"| {name} | {side} | {b['words']:,} | {mb} | {b['load']} | {b['tokenize']} | {b['morph']} | "
                          f"{b['parse']} | {b['write']} | {b['whole']} | {b['words'] / b['whole']:,.0f} | "
                          f"{'yes' if r['same_output_both_trees'] else 'NO'} | "
                          f"{', '.join(map(str, r['load_before']))} / {', '.join(map(str, r['load_after']))} |")
-    lines += ["", "`annotate` of a file of at least 50,000 words as a process (this tree; the test text repeated; "
-              "start-up, loading and writing included), best wall time:", "",
-              "| treebank | words | --jobs 1: wall s (CPU s) | words / wall s | --jobs 2: wall s (CPU s) | words / wall s |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "`annotate` of a file of at least 50,000 words as a process (the test text repeated; "
+              "start-up, loading and writing included), best wall time, both trees alternating:", "",
+              "| treebank | tree | words | --jobs 1: wall s (CPU s) | words / wall s | --jobs 2: wall s (CPU s) | words / wall s | same output |",
+              "|---|---|---|---|---|---|---|---|"]
     for name, r in res["treebanks"].items():
         w = r["annotate_words"]
-        a, b = r["annotate_jobs1"], r["annotate_jobs2"]
-        lines.append(f"| {name} | {w:,} | {a['wall']} ({a['cpu']}) | {w / a['wall']:,.0f} | "
-                     f"{b['wall']} ({b['cpu']}) | {w / b['wall']:,.0f} |")
+        for side in ("base", "new"):
+            a, b = r.get(f"annotate_{side}_jobs1"), r.get(f"annotate_{side}_jobs2")
+            if a is None:
+                continue
+            same = "yes" if r.get("annotate_same_output") else "NO"
+            lines.append(f"| {name} | {side} | {w:,} | {a['wall']} ({a['cpu']}) | {w / a['wall']:,.0f} | "
+                         f"{b['wall']} ({b['cpu']}) | {w / b['wall']:,.0f} | {same} |")
     return "\n".join(lines) + "\n"
 
 
