@@ -78,6 +78,7 @@ def run_epochs(calls: int, step: Callable[[int], dict], averaged: Callable[[], A
             w = averaged()
             stats["dev"] = dev(w)
             stop = selector.update(epoch, stats["dev"], w)
+            del w   # the selector keeps what it needs: gone before the next epoch's average
         history.append(stats)
         if on_epoch is not None:
             on_epoch(epoch, stats)

@@ -109,6 +109,7 @@ class Selector:
         s = dev[self.key]
         if self.best_epoch is None or self.sign * s > self.sign * self.best_score:
             self.best_epoch, self.best_score, self.best_dev = epoch, s, dev
+            self.weights = None   # the old best freed before the new one is copied
             self.weights = self.copy(weights)
         return self.patience is not None and epoch - self.best_epoch >= self.patience
 

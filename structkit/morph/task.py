@@ -436,7 +436,10 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
              for k in range(FOLDS)] if len(forms) >= FOLDS else [full] * FOLDS
     types = TypeTable()
     enc = encode(forms, tables, lambda k: folds[k % FOLDS], types, gold_t, gold_r)
-    del folds
+    # the epochs read the encoded arrays only: the sentences and lists are freed before the
+    # weight tables are made (tens of MB of strings: a pipeline's training peaks here)
+    n_sent, n_rows = len(forms), len(rows)
+    del folds, every, train_sents, forms, rows, rule_objs, triples, sent_of
     dev_enc = None
     if dev_sents is not None:
         dev_forms = [[r[1] for r in s.rows] for s in dev_sents]
@@ -444,23 +447,22 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
     size_t, size_l = 1 << config.hash_bits, 1 << (config.hash_bits - LEMMA_BITS_LESS)
     W_t, U_t, c_t = np.zeros(size_t), np.zeros(size_t), np.ones(1, dtype=np.int64)
     W_l, U_l, c_l = np.zeros(size_l), np.zeros(size_l), np.ones(1, dtype=np.int64)
-    out_t = np.zeros(len(rows), dtype=np.int64)
-    out_l = np.zeros(len(rows), dtype=np.int64)
+    out_t = np.zeros(n_rows, dtype=np.int64)
+    out_l = np.zeros(n_rows, dtype=np.int64)
     rng = np.random.default_rng(config.seed)
-    n_sent = len(forms)
 
     def step(epoch: int) -> dict:
         order = rng.permutation(n_sent).astype(np.int64)
         up = K.tag_epoch(W_t, U_t, c_t, enc.feats, enc.sent_ptr, order, enc.cand_ptr, enc.cands,
                          tables.parts_ptr, tables.parts, gold_t, out_t)
-        tok = rng.permutation(len(rows)).astype(np.int64)
+        tok = rng.permutation(n_rows).astype(np.int64)
         # the lemmatizer learns from the tags the tagger gave this epoch, each before its sentence's
         # update (errors like those of new text), not the gold ones (dev Lemmas +1.1 on Turkish and Tamil)
         lf = lemma_features(enc.feats, tables.tag_vals[out_t], tables.upos_vals[out_t])
         up += K.class_epoch(W_l, U_l, c_l, lf, tok, enc.rule_ptr, enc.rule_cands, enc.rule_feats,
                             gold_r, out_l)
         mistakes = int(np.count_nonzero(out_t != gold_t))
-        return train_counts(up, mistakes, len(rows)) | {"train_lemma_mistakes": int(np.count_nonzero(out_l != gold_r))}
+        return train_counts(up, mistakes, n_rows) | {"train_lemma_mistakes": int(np.count_nonzero(out_l != gold_r))}
 
     def averaged():
         a_t, a_l = np.empty(size_t, dtype=np.float32), np.empty(size_l, dtype=np.float32)
@@ -484,7 +486,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
         model.info["dev_scores"] = _dev_scores(run.selector.best_dev)
         return model
     model.W_tag, model.W_lem = run.weights
-    model.info = {"train_file": display_name(train_path), "train_sentences": n_sent, "train_tokens": len(rows),
+    model.info = {"train_file": display_name(train_path), "train_sentences": n_sent, "train_tokens": n_rows,
                   "tags": len(tags), "rules": len(rules), "train_seconds": round(time.perf_counter() - t0, 3)}
     if run.info():
         model.info |= run.info() | {"dev_sentences": len(dev_sents)}

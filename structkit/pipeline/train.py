@@ -131,19 +131,26 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
 
     analyses: list = [None] * len(sents)
     with temporary_folder("structkit-jackknife-") as tmp:
+        # every fold's training file first; then only the words are kept of the sentences (the
+        # caller's list, when it keeps none itself, is freed while the folds train)
+        files = []
         for k in range(folds):
-            t0 = time.perf_counter()
             held = [i for i in range(len(sents)) if i % folds == k]
             if not held:
                 continue
             path = os.path.join(tmp, f"fold{k}.conllu")
             with temporary_writes():
                 write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)
+            files.append((k, path, held))
+        forms = [[r[1] for r in s.rows] for s in sents]
+        del sents
+        for k, path, held in files:
+            t0 = time.perf_counter()
             cfg = morph_task.MorphConfig(epochs=epochs, seed=seed)
             cfg.validate()
             model = morph_task.train_morph(cfg, path, None, None if stages is None else
                                            stages.tagged(f"morph fold {k + 1}/{folds}", "morph"))
-            for i, a in zip(held, model.analyse([[r[1] for r in sents[i].rows] for i in held])):
+            for i, a in zip(held, model.analyse([forms[i] for i in held])):
                 analyses[i] = a
             del model   # gone before the next fold trains, not after
             release_memory()
@@ -198,6 +205,10 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
         dev = read_treebank(dev_path) if dev_path else None
         check_lengths(trees, display_name(train_path))
         check_lengths(dev or [], display_name(dev_path) if dev_path else None)
+        # read again when the parser's stages come (as each part reads the file): not held while
+        # the tokenizer and the morph models train (about 70 MB for Italian ParTUT)
+        n_train = len(sents)
+        del sents, trees
     if "tokenize" in parts:
         c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
@@ -214,21 +225,23 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
         name, sha = display_name(train_path), digest.hexdigest()
         candidates: dict[str, list] = {}
         if model.morph is None:   # no morph model: the parser reads the input's own columns
-            candidates["gold"] = trees
+            candidates["gold"] = read_treebank(train_path)
         else:
             if dev is not None:   # dev as the parser will see it: analysed by the morph model
                 dev = with_analysis(dev, model.morph.analyse([t.forms for t in dev]))
             if config.jackknife == "yes" or (config.jackknife == "auto" and dev is not None):
                 epochs = model.morph.info.get("selected_epoch") or model.morph.config.epochs
-                folds = min(config.folds, max(len(sents), 2))   # a tiny file: a sentence per fold
+                folds = min(config.folds, max(n_train, 2))   # a tiny file: a sentence per fold
                 stages.folds(folds, epochs)   # as many epochs as the morph model kept
-                with _timed(info, "jackknife"):
-                    analyses = jackknife(train_path, sents, folds, epochs, config.seed, stages=stages)
+                with _timed(info, "jackknife"):   # the sentences as read_training read them
+                    analyses = jackknife(train_path, list(read_conllu(train_path, check_text=False)), folds,
+                                         epochs, config.seed, stages=stages)
+                trees = read_treebank(train_path)
                 candidates["jackknifed"] = with_analysis(trees, analyses)
                 info["jackknife_folds"] = folds
                 info["jackknife_morph_epochs"] = epochs
             if config.jackknife in ("no", "auto"):   # without dev, "auto" is gold: it won both measurements
-                candidates["gold"] = trees
+                candidates["gold"] = trees if "jackknifed" in candidates else read_treebank(train_path)
         scores, parsers, trained = {}, {}, []
         for kind, data in candidates.items():
             c = ParserConfig(seed=config.seed, epochs=config.epochs)

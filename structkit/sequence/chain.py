@@ -144,6 +144,13 @@ class Weights:
     zeros = staticmethod(zeros)
 
 
+def _minus_over(a: np.ndarray, b: np.ndarray, c: float) -> np.ndarray:
+    """``a - b / c``: b / c rounded, then subtracted from a, as numpy computes the expression."""
+    out = np.divide(b, c)
+    np.subtract(a, out, out=out)
+    return out
+
+
 class Averaged:
     """Weights w, their accumulator u and the example counter c of an averaged online learner;
     the average of all intermediate weight vectors is w - u / c."""
@@ -154,8 +161,10 @@ class Averaged:
         self.c = 1.0
 
     def averaged(self) -> FirstOrder | SecondOrder:
+        """w - u / c, array by array, in one new array each (the same numbers as ``a - b / c``
+        without its temporary: a 2^20-row table is 32 MB)."""
         c = self.c
-        return type(self.w)(*(a - b / c for a, b in zip(self.w, self.u)))
+        return type(self.w)(*(_minus_over(a, b, c) for a, b in zip(self.w, self.u)))
 
     @staticmethod
     def order(data, rng: np.random.Generator, shuffle: bool) -> np.ndarray:

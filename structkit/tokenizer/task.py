@@ -237,7 +237,9 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
                      sum(len(tb.paragraphs[i].sents) for i in held), t0)
     info |= run.info()
     info["train_seconds"] = round(time.perf_counter() - t0, 3)
-    return TokenizerModel(config, w.W, w.T, known, mwt, info)
+    # float32, as the model file stores it: the model analyses as it will once saved and
+    # loaded, and holds half the memory while a pipeline trains its other parts
+    return TokenizerModel(config, w.W.astype(np.float32), w.T, known, mwt, info)
 
 
 def _learner(config: TokenizeConfig):
