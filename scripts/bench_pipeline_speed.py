@@ -22,8 +22,10 @@ alternating:
 
 And, for both trees, the ``annotate`` process on a file of at least 50,000 words (the test text
 repeated; start-up, loading and writing included), its wall and CPU seconds, with ``--jobs 1``
-and ``--jobs 2`` (the default, every core, is 2 here), the outputs checked to be the same bytes.
-Writes results/bench-pipeline-speed.json and .md, with the load average beside each figure.
+and ``--jobs 2`` (the default, every core, is 2 here), the outputs checked to be the same bytes;
+and the training of each pipeline in each tree (``_train_memory``: peak resident memory and CPU
+seconds; ``--no-train`` skips it, about 5 min). Writes results/bench-pipeline-speed.json and .md,
+with the load average beside each figure.
 """
 from __future__ import annotations
 
@@ -107,6 +109,27 @@ def _annotate(tree: str, model: str, text: str, jobs: int) -> dict:
     return {"wall": round(wall, 3), "cpu": round(ru.ru_utime + ru.ru_stime, 3), "sha": sha}
 
 
+def _train_memory(tree: str, data: Path, name: str) -> dict:
+    """Peak resident memory (MiB, the process's ru_maxrss) and CPU seconds of training the
+    pipeline with the defaults on the treebank's train and dev files, in ``tree``; the tiny
+    test treebank is trained first through the same stages, so that numba's cache of that tree
+    holds the kernels (the peak is training's, not the compiler's)."""
+    env = {**os.environ, "PYTHONPATH": tree}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    tiny = Path(tree) / "tests" / "fixtures" / "tiny_ud" / "train.conllu"
+    stem = data / TREEBANKS[name]
+    with tempfile.TemporaryDirectory() as d:
+        subprocess.run([sys.executable, "-m", "structkit", "train", "--task", "pipeline", "--train", str(tiny),
+                        "--dev", str(tiny), "--model", f"{d}/tiny.model", "-q"], env=env, cwd=d, check=True)
+        p = subprocess.Popen([sys.executable, "-m", "structkit", "train", "--task", "pipeline", "--train",
+                              f"{stem}-train.conllu", "--dev", f"{stem}-dev.conllu", "--model", f"{d}/m.model",
+                              "-q"], env=env, cwd=d)
+        _, status, ru = os.wait4(p.pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{tree}: training {name} failed")
+    return {"peak_mib": round(ru.ru_maxrss / 1024, 1), "cpu": round(ru.ru_utime + ru.ru_stime, 2)}
+
+
 def _model(name: str, data: Path) -> str:
     folder = ROOT / "build" / "bench-pipeline"
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,7 +153,7 @@ def _resaved(model: str) -> str:
     return str(out)
 
 
-def run(data: Path, base: str, repeat: int, names: list[str]) -> dict:
+def run(data: Path, base: str, repeat: int, names: list[str], train_memory: bool = True) -> dict:
     sys.path.insert(0, str(ROOT))
     from structkit.tokenizer.task import raw_text
 
@@ -174,6 +197,9 @@ def run(data: Path, base: str, repeat: int, names: list[str]) -> dict:
                 for key, rs in ann.items():
                     row["annotate_" + key] = min(rs, key=lambda r: r["wall"])
                 row["annotate_same_output"] = len({r["sha"] for rs in ann.values() for r in rs}) == 1
+                if train_memory:
+                    row["train"] = {side: _train_memory(tree, data, name)
+                                    for side, tree in (("base", base_tree), ("new", str(ROOT)))}
                 row["load_after"] = _load()
                 res["treebanks"][name] = row
                 print(name, json.dumps(row), flush=True)
@@ -219,6 +245,15 @@ def report(res: dict) -> str:
             same = "yes" if r.get("annotate_same_output") else "NO"
             lines.append(f"| {name} | {side} | {w:,} | {a['wall']} ({a['cpu']}) | {w / a['wall']:,.0f} | "
                          f"{b['wall']} ({b['cpu']}) | {w / b['wall']:,.0f} | {same} |")
+    trained = [(name, r["train"]) for name, r in res["treebanks"].items() if "train" in r]
+    if trained:
+        lines += ["", "Training the pipeline (`structkit train --task pipeline` with the defaults, train and dev "
+                  "files; numba's cache warm), each tree once: the process's peak resident memory "
+                  "(ru_maxrss, MiB) and CPU seconds:", "",
+                  "| treebank | tree | peak memory MiB | CPU s |", "|---|---|---|---|"]
+        for name, t in trained:
+            for side in ("base", "new"):
+                lines.append(f"| {name} | {side} | {t[side]['peak_mib']} | {t[side]['cpu']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -229,13 +264,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--only", nargs="*", choices=sorted(TREEBANKS), default=sorted(TREEBANKS))
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--no-train", action="store_true", help="skip the training memory runs")
     args = ap.parse_args()
     if args.report_only:
         res = json.loads(OUT.read_text())
     else:
         if not (args.data / TREEBANKS["it_partut"]).parent.is_dir():
             sys.exit("bench_pipeline_speed.py: set STRUCTKIT_DATA (or --data) to the folder with the UD treebanks")
-        res = run(args.data, args.base, args.repeat, args.only)
+        res = run(args.data, args.base, args.repeat, args.only, not args.no_train)
         dump_json(res, OUT)
     OUT.with_suffix(".md").write_text(report(res))
     print(report(res))
