@@ -40,7 +40,10 @@ ST, HD, LB, LC1, LC2, RC1, RC2, NL, NR, SL, SR = range(11)
 N_ROWS = 11
 
 # template groups (bit i of the ``groups`` mask switches group i on)
-GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph")
+GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph", "clusters")
+# the groups a parser trained without --vectors has by default ("clusters" reads the word
+# clusters of pretrained vectors, which only a model trained with them holds)
+DEFAULT_GROUPS = GROUPS[:-1]
 MAX_FEATS = 128
 
 
@@ -54,11 +57,17 @@ def group_mask(names) -> int:
 
 
 # ---- arrays that travel together through the kernels -----------------------------------------
-Corpus = namedtuple("Corpus", ["offsets", "words", "tags", "lemmas", "morph"])
-Corpus.__doc__ = """Encoded sentences (``LabelledParser.encode``): sentence s is tokens
-offsets[s]..offsets[s + 1] - 1 of the word/POS/lemma/FEATS id columns."""
+# the clusters column of a corpus without word clusters: empty (``_cluster`` reads 0)
+NO_CLUSTERS = np.zeros(0, dtype=np.int64)
 
-Sentence = namedtuple("Sentence", ["words", "tags", "lemmas", "morph", "base", "n"])
+Corpus = namedtuple("Corpus", ["offsets", "words", "tags", "lemmas", "morph", "clusters"],
+                    defaults=(NO_CLUSTERS,))
+Corpus.__doc__ = """Encoded sentences (``LabelledParser.encode``): sentence s is tokens
+offsets[s]..offsets[s + 1] - 1 of the word/POS/lemma/FEATS id columns and the word-cluster
+column (``pack_clusters``: each token's clusters of pretrained vectors; empty without)."""
+
+Sentence = namedtuple("Sentence", ["words", "tags", "lemmas", "morph", "base", "n", "clusters"],
+                      defaults=(NO_CLUSTERS,))
 Sentence.__doc__ = """One sentence as the feature kernels read it: the corpus columns, its first
 token ``base`` (token i at ``words[base + i - 1]``) and its length n."""
 
@@ -90,7 +99,8 @@ ITEMS = ("s0", "s1", "s2", "n0", "n1", "n2",
 ATOMS = (tuple(x + a for x in ITEMS for a in ("w", "p")),
          tuple(x + "l" for x in ITEMS[6:]) + tuple(x + a for x in ("s0", "s1") for a in ("vl", "vr", "sl", "sr")),
          tuple(x + a for x in ("s0", "s1", "n0") for a in ("m", "f", "wp")),
-         ("d01", "d0n", "s0w*s1w", "s0w*n0w"))
+         ("d01", "d0n", "s0w*s1w", "s0w*n0w"),
+         tuple(x + f"c{j}" for x in ("s0", "s1", "n0", "n1") for j in (1, 2, 3)))
 
 # (template id, group, atoms in hashing order); extract emits the switched-on groups' features
 # in this order. A template's feature is _h(id, a1, a2, a3), unused atoms 0.
@@ -154,7 +164,27 @@ TEMPLATES = (
     (113, "morph", ("s0m", "s1m")), (114, "morph", ("s0m", "n0m")),
     (115, "morph", ("s0p", "s0f")), (116, "morph", ("n0p", "n0f")), (117, "morph", ("s1p", "s1f")),
     (118, "morph", ("s0f", "s1f")),
+    # word clusters of pretrained vectors (--vectors; c1, c2, c3: the coarse to fine levels),
+    # as Koo, Carreras & Collins (2008) use Brown clusters: in place of words and of POS
+    (120, "clusters", ("s0c2",)), (121, "clusters", ("s0c3",)), (122, "clusters", ("n0c2",)),
+    (123, "clusters", ("n0c3",)), (124, "clusters", ("s1c2",)), (125, "clusters", ("s1c3",)),
+    (126, "clusters", ("n1c2",)),
+    (127, "clusters", ("s0c3", "n0c3")), (128, "clusters", ("s0c2", "n0c2")),
+    (129, "clusters", ("s0c3", "s1c3")), (130, "clusters", ("s0c2", "s1c2")),
+    (131, "clusters", ("s0c2", "n0p")), (132, "clusters", ("s0p", "n0c2")),
+    (133, "clusters", ("s1c2", "s0p")), (134, "clusters", ("s1p", "s0c2")),
+    (135, "clusters", ("s1c1", "s0c1", "n0c1")), (136, "clusters", ("s0c2", "s1c2", "d01")),
 )
+
+
+def pack_clusters(ids) -> int:
+    """A token's word clusters (ids at up to three levels, coarse to fine, each < 65535) as the
+    one int64 of the corpus's clusters column: level j's id + 1 in bits 16j..16j + 15 (0: no
+    cluster); 0 for none at all."""
+    v = 0
+    for j, c in enumerate(ids[:3]):
+        v |= (int(c) + 1) << (16 * j)
+    return v
 
 
 
@@ -221,6 +251,13 @@ def _col(col, base, t):
 
 
 @njit(inline="always")
+def _cluster(col, base, t):
+    """Token t's packed word clusters (``pack_clusters``; 0: no such token, or no clusters:
+    an empty column)."""
+    return col[base + t - 1] if (t and col.shape[0]) else 0
+
+
+@njit(inline="always")
 def _children(S, it, t):
     """Token t's leftmost, second-leftmost, rightmost and second-rightmost child in the state
     S[it] (0: none)."""
@@ -239,7 +276,7 @@ def _row(S, it, r, t):
 def _atoms(S, it, sp, b, sent):
     """The atoms of the state S[it], as the parts of ``ATOMS`` (inlined into ``extract_at``:
     the atoms stay in registers)."""
-    words, tags, lemmas, morph, base, n = sent
+    words, tags, lemmas, morph, base, n, clusters = sent
     s0 = S[it, ST, sp - 1] if sp >= 1 else 0
     s1 = S[it, ST, sp - 2] if sp >= 2 else 0
     s2 = S[it, ST, sp - 3] if sp >= 3 else 0
@@ -266,7 +303,13 @@ def _atoms(S, it, sp, b, sent):
            _col(lemmas, base, n0), _col(morph, base, n0), _h(1, n0w, n0p, 0))
     dist = (_bucket(s0 - s1) if (s0 and s1) else 0, _bucket(n0 - s0) if (s0 and n0) else 0,
             _h(0, s0w, s1w, 0), _h(0, s0w, n0w, 0))
-    return wp, tree, lex, dist
+    c0, c1, cn0, cn1 = (_cluster(clusters, base, s0), _cluster(clusters, base, s1),
+                        _cluster(clusters, base, n0), _cluster(clusters, base, n1))
+    clus = (c0 & 0xFFFF, (c0 >> 16) & 0xFFFF, (c0 >> 32) & 0xFFFF,
+            c1 & 0xFFFF, (c1 >> 16) & 0xFFFF, (c1 >> 32) & 0xFFFF,
+            cn0 & 0xFFFF, (cn0 >> 16) & 0xFFFF, (cn0 >> 32) & 0xFFFF,
+            cn1 & 0xFFFF, (cn1 >> 16) & 0xFFFF, (cn1 >> 32) & 0xFFFF)
+    return wp, tree, lex, dist, clus
 
 
 def _atom(name: str) -> str:
@@ -739,7 +782,7 @@ def beam_epoch(X, gold_actions, order, trainable, model, search, c):
         if not trainable[s]:
             continue
         base, n = span(offsets, s)
-        sent = Sentence(X.words, X.tags, X.lemmas, X.morph, base, n)
+        sent = Sentence(X.words, X.tags, X.lemmas, X.morph, base, n, X.clusters)
         g0 = 2 * base - s
         gold = gold_actions[g0:g0 + 2 * n - 1]
         tmax, _ = beam_search(sent, model, search, bufs, gold, True)
@@ -766,7 +809,7 @@ def beam_parse_corpus(X, model, search, root_label, heads_out, labels_out):
         base, n = span(offsets, s)
         if n == 0:
             continue
-        beam_search(Sentence(X.words, X.tags, X.lemmas, X.morph, base, n), model, search, bufs,
+        beam_search(Sentence(X.words, X.tags, X.lemmas, X.morph, base, n, X.clusters), model, search, bufs,
                     nogold, False)
         S = bufs.cur[0]
         root = S[ST, 0]

@@ -32,6 +32,7 @@ from structkit.parse.labelled import check_lengths, label_scores
 from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 from structkit.pipeline.model import PipelineConfig, PipelineModel
 from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
+from structkit.vectors import clusters_of_config
 
 
 @contextmanager
@@ -107,11 +108,14 @@ def write_sentences(sents, path: str) -> None:
 
 
 def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int = 0,
-              on_fold: Callable[[int, float], None] | None = None, stages: Stages | None = None) -> list:
+              on_fold: Callable[[int, float], None] | None = None, stages: Stages | None = None,
+              clusters=None, vectors: dict | None = None) -> list:
     """The morph analysis of every training sentence by a morph model that did not see it:
     fold k (sentences i with i % folds == k) analysed by a model trained on the other folds,
     each trained with ``epochs`` (None: the learner's default) and no dev (each fold's epochs
-    reported as the stage ``morph fold k/N`` of ``stages``)."""
+    reported as the stage ``morph fold k/N`` of ``stages``); ``clusters``: the word clusters of
+    pretrained vectors the morph models read (``vectors``: the config's vectors and
+    vectors_limit), or None."""
 
     analyses: list = [None] * len(sents)
     with temporary_folder("structkit-jackknife-") as tmp:
@@ -123,10 +127,11 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
             path = os.path.join(tmp, f"fold{k}.conllu")
             with temporary_writes():
                 write_sentences([s for i, s in enumerate(sents) if i % folds != k], path)
-            cfg = morph_task.MorphConfig(epochs=epochs, seed=seed)
+            cfg = morph_task.MorphConfig(epochs=epochs, seed=seed, **(vectors or {}))
             cfg.validate()
             model = morph_task.train_morph(cfg, path, None, None if stages is None else
-                                           stages.tagged(f"morph fold {k + 1}/{folds}", "morph"))
+                                           stages.tagged(f"morph fold {k + 1}/{folds}", "morph"),
+                                           **({"clusters": clusters} if clusters is not None else {}))
             for i, a in zip(held, model.analyse([[r[1] for r in sents[i].rows] for i in held])):
                 analyses[i] = a
             if on_fold is not None:
@@ -180,16 +185,23 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
         dev = read_treebank(dev_path) if dev_path else None
         check_lengths(trees, display_name(train_path))
         check_lengths(dev or [], display_name(dev_path) if dev_path else None)
+    clusters, vectors = None, {}
+    if config.vectors is not None and ("morph" in parts or "parse" in parts):   # made once for both parts
+        with _timed(info, "vectors"):
+            clusters = clusters_of_config(config)
+        info["vectors"] = clusters.header()
+        vectors = {"vectors": config.vectors, "vectors_limit": config.vectors_limit}
     if "tokenize" in parts:
         c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
         with _timed(info, "tokenize"):
             model.tokenizer = train_tokenizer(c, train_path, dev_path, stages.tagged("tokenize", "tokenize"))
     if "morph" in parts:
-        c = morph_task.MorphConfig(seed=config.seed, epochs=config.epochs)
+        c = morph_task.MorphConfig(seed=config.seed, epochs=config.epochs, **vectors)
         c.validate()
         with _timed(info, "morph"):
-            model.morph = morph_task.train_morph(c, train_path, dev_path, stages.tagged("morph", "morph"))
+            model.morph = morph_task.train_morph(c, train_path, dev_path, stages.tagged("morph", "morph"),
+                                                 **({"clusters": clusters} if clusters is not None else {}))
     if "parse" in parts:
         name, sha = display_name(train_path), digest.hexdigest()
         candidates: dict[str, list] = {}
@@ -203,7 +215,8 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                 folds = min(config.folds, max(len(sents), 2))   # a tiny file: a sentence per fold
                 stages.folds(folds, epochs)   # as many epochs as the morph model kept
                 with _timed(info, "jackknife"):
-                    analyses = jackknife(train_path, sents, folds, epochs, config.seed, stages=stages)
+                    analyses = jackknife(train_path, sents, folds, epochs, config.seed, stages=stages,
+                                         clusters=clusters, vectors=vectors)
                 candidates["jackknifed"] = with_analysis(trees, analyses)
                 info["jackknife_folds"] = folds
                 info["jackknife_morph_epochs"] = epochs
@@ -211,11 +224,11 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                 candidates["gold"] = trees
         scores, parsers = {}, {}
         for kind, data in candidates.items():
-            c = ParserConfig(seed=config.seed, epochs=config.epochs)
+            c = ParserConfig(seed=config.seed, epochs=config.epochs, **vectors)
             c.validate()
             with _timed(info, f"parse_{kind}"):
                 parsers[kind] = train_parser_on(c, data, dev, stages.tagged(f"parse ({kind} morphology)", "parse"),
-                                                name, sha)
+                                                name, sha, clusters=clusters)
             if dev is not None:
                 scores[kind] = parser_dev_scores(parsers[kind], dev)
         kept = choose_parser(scores, list(parsers))
