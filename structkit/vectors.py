@@ -215,7 +215,8 @@ def initial_centroids(X: np.ndarray, k: int, seed: int) -> np.ndarray:
         if w.sum() <= 0:
             w = np.ones(n)
             w[chosen] = 0.0
-        chosen.append(int(rng.choice(n, p=w / w.sum())))
+        cum = np.cumsum(w)   # row i drawn with probability w[i] / sum(w)
+        chosen.append(min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1))
         dist = np.minimum(dist, ((X64 - X64[chosen[-1]]) ** 2).sum(axis=1))
     return X[chosen].copy()
 
@@ -329,14 +330,43 @@ def _norms2(C: np.ndarray) -> np.ndarray:
     return (C.astype(np.float64) ** 2).sum(axis=1).astype(np.float32)
 
 
+SAME = 1e-6
+
+
+def seed_rows(X: np.ndarray, k: int, seed: int) -> list[int]:
+    """k-means++'s k distinct rows of X (as ``initial_centroids``: the first uniformly, each
+    next with probability proportional to its squared distance to the nearest row drawn so
+    far, uniformly among the rest when those are all 0), the distances by |x|^2 + |c|^2 - 2 x.c
+    (one matrix-vector product per row drawn: k x rows x dim in all); a squared
+    distance under ``SAME`` counts as 0 (the same row)."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    sq = (X.astype(np.float64) ** 2).sum(axis=1)
+    chosen = [int(rng.integers(n))]
+    dist = np.full(n, np.inf)
+    while True:
+        c = chosen[-1]
+        d = sq + sq[c] - 2.0 * (X @ X[c]).astype(np.float64)
+        d[d < SAME] = 0.0   # float32 products: a row equal to c is at 0, not 1e-8
+        dist = np.minimum(dist, d)
+        if len(chosen) == k:
+            return chosen
+        w = dist.copy()
+        w[chosen] = 0.0
+        if w.sum() <= 0:
+            w = np.ones(n)
+            w[chosen] = 0.0
+        cum = np.cumsum(w)   # row i drawn with probability w[i] / sum(w)
+        chosen.append(min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1))
+
+
 def fit_centroids(X: np.ndarray, k: int, seed: int = 0, iters: int = FIT_ITERS) -> np.ndarray:
     """k centroids of the rows of X (float32, normalised by the caller) by Lloyd's algorithm
-    (``_nearest``, ``_means``) from k distinct rows drawn with ``numpy.random.default_rng(seed)``;
-    at most ``iters`` rounds, fewer when no row moves."""
+    (``_nearest``, ``_means``) from k-means++'s rows (``seed_rows``, with
+    ``numpy.random.default_rng(seed)``); at most ``iters`` rounds, fewer when no row moves."""
     n = X.shape[0]
     k = max(1, min(k, n))
-    rng = np.random.default_rng(seed)
-    C = X[np.sort(rng.choice(n, size=k, replace=False))].astype(np.float32)
+    C = X[seed_rows(X, k, seed)].astype(np.float32)
     assign = np.full(n, -1, dtype=np.int32)
     new = np.empty(n, dtype=np.int32)
     for _ in range(iters):
