@@ -40,31 +40,36 @@ ST, HD, LB, LC1, LC2, RC1, RC2, NL, NR, SL, SR = range(11)
 N_ROWS = 11
 
 # template groups (bit i of the ``groups`` mask switches group i on)
-GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph", "clusters")
-# the groups a parser trained without --vectors has by default ("clusters" reads the word
-# clusters of pretrained vectors, which only a model trained with them holds)
-DEFAULT_GROUPS = GROUPS[:-1]
+GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph")
+# One more group, apart: "clusters" reads the word clusters of pretrained vectors (--vectors),
+# which only a model trained with them holds (``CLUSTER_TEMPLATES``); its bit comes after GROUPS'.
+CLUSTERS = "clusters"
+CLUSTER_BIT = 1 << len(GROUPS)
 MAX_FEATS = 128
 
 
 def group_mask(names) -> int:
     m = 0
     for g in names:
+        if g == CLUSTERS:
+            m |= CLUSTER_BIT
+            continue
         if g not in GROUPS:
-            raise ValueError(f"unknown template group {g!r}; the groups are {', '.join(GROUPS)}")
+            raise ValueError(f"unknown template group {g!r}; the groups are {', '.join(GROUPS)}, {CLUSTERS}")
         m |= 1 << GROUPS.index(g)
     return m
 
 
 # ---- arrays that travel together through the kernels -----------------------------------------
-# the clusters column of a corpus without word clusters: empty (``_cluster`` reads 0)
-NO_CLUSTERS = np.zeros(0, dtype=np.int64)
+# the clusters columns of a corpus without word clusters: none (``_cluster`` reads 0)
+NO_CLUSTERS = np.zeros((0, 3), dtype=np.int64)
 
 Corpus = namedtuple("Corpus", ["offsets", "words", "tags", "lemmas", "morph", "clusters"],
                     defaults=(NO_CLUSTERS,))
 Corpus.__doc__ = """Encoded sentences (``LabelledParser.encode``): sentence s is tokens
-offsets[s]..offsets[s + 1] - 1 of the word/POS/lemma/FEATS id columns and the word-cluster
-column (``pack_clusters``: each token's clusters of pretrained vectors; empty without)."""
+offsets[s]..offsets[s + 1] - 1 of the word/POS/lemma/FEATS id columns and the rows of the
+word-cluster array (tokens x 3, ``cluster_row``: each token's clusters of pretrained vectors;
+no rows without)."""
 
 Sentence = namedtuple("Sentence", ["words", "tags", "lemmas", "morph", "base", "n", "clusters"],
                       defaults=(NO_CLUSTERS,))
@@ -99,8 +104,7 @@ ITEMS = ("s0", "s1", "s2", "n0", "n1", "n2",
 ATOMS = (tuple(x + a for x in ITEMS for a in ("w", "p")),
          tuple(x + "l" for x in ITEMS[6:]) + tuple(x + a for x in ("s0", "s1") for a in ("vl", "vr", "sl", "sr")),
          tuple(x + a for x in ("s0", "s1", "n0") for a in ("m", "f", "wp")),
-         ("d01", "d0n", "s0w*s1w", "s0w*n0w"),
-         tuple(x + f"c{j}" for x in ("s0", "s1", "n0", "n1") for j in (1, 2, 3)))
+         ("d01", "d0n", "s0w*s1w", "s0w*n0w"))
 
 # (template id, group, atoms in hashing order); extract emits the switched-on groups' features
 # in this order. A template's feature is _h(id, a1, a2, a3), unused atoms 0.
@@ -164,8 +168,14 @@ TEMPLATES = (
     (113, "morph", ("s0m", "s1m")), (114, "morph", ("s0m", "n0m")),
     (115, "morph", ("s0p", "s0f")), (116, "morph", ("n0p", "n0f")), (117, "morph", ("s1p", "s1f")),
     (118, "morph", ("s0f", "s1f")),
-    # word clusters of pretrained vectors (--vectors; c1, c2, c3: the coarse to fine levels),
-    # as Koo, Carreras & Collins (2008) use Brown clusters: in place of words and of POS
+)
+
+# The word clusters of pretrained vectors (--vectors; xc1, xc2, xc3: item x's cluster at the
+# table's coarse, middle and fine level, + 1, 0 for none: ``cluster_row``), as Koo, Carreras & Collins (2008) use
+# Brown clusters: in place of words and of POS. Their atoms (``_cluster_atoms``, in this order)
+# and templates, emitted after ``TEMPLATES``' when the group is on and the corpus has clusters.
+CLUSTER_ATOMS = tuple(x + f"c{j}" for x in ("s0", "s1", "n0", "n1") for j in (1, 2, 3)) + ("s0p", "s1p", "n0p", "d01")
+CLUSTER_TEMPLATES = (
     (120, "clusters", ("s0c2",)), (121, "clusters", ("s0c3",)), (122, "clusters", ("n0c2",)),
     (123, "clusters", ("n0c3",)), (124, "clusters", ("s1c2",)), (125, "clusters", ("s1c3",)),
     (126, "clusters", ("n1c2",)),
@@ -177,14 +187,11 @@ TEMPLATES = (
 )
 
 
-def pack_clusters(ids) -> int:
-    """A token's word clusters (ids at up to three levels, coarse to fine, each < 65535) as the
-    one int64 of the corpus's clusters column: level j's id + 1 in bits 16j..16j + 15 (0: no
-    cluster); 0 for none at all."""
-    v = 0
-    for j, c in enumerate(ids[:3]):
-        v |= (int(c) + 1) << (16 * j)
-    return v
+def cluster_row(ids) -> tuple[int, int, int]:
+    """A token's row of the corpus's clusters array: its cluster ids at the first three levels
+    (coarse to fine), each + 1; 0 where there is none (``ids`` None or shorter)."""
+    ids = list(ids or ())[:3]
+    return tuple(int(c) + 1 for c in ids) + (0,) * (3 - len(ids))
 
 
 
@@ -251,10 +258,12 @@ def _col(col, base, t):
 
 
 @njit(inline="always")
-def _cluster(col, base, t):
-    """Token t's packed word clusters (``pack_clusters``; 0: no such token, or no clusters:
-    an empty column)."""
-    return col[base + t - 1] if (t and col.shape[0]) else 0
+def _cluster(col, base, t, j):
+    """Token t's word cluster at level j (``cluster_row``; 0: no such token, or no clusters
+    array). (Read from the array: a value numba computes, such as a packed int64's bits masked
+    off, lets LLVM reason from its range through the hash's signed multiplications, which then
+    give another hash.)"""
+    return col[base + t - 1, j] if (t and col.shape[0]) else 0
 
 
 @njit(inline="always")
@@ -303,13 +312,23 @@ def _atoms(S, it, sp, b, sent):
            _col(lemmas, base, n0), _col(morph, base, n0), _h(1, n0w, n0p, 0))
     dist = (_bucket(s0 - s1) if (s0 and s1) else 0, _bucket(n0 - s0) if (s0 and n0) else 0,
             _h(0, s0w, s1w, 0), _h(0, s0w, n0w, 0))
-    c0, c1, cn0, cn1 = (_cluster(clusters, base, s0), _cluster(clusters, base, s1),
-                        _cluster(clusters, base, n0), _cluster(clusters, base, n1))
-    clus = (c0 & 0xFFFF, (c0 >> 16) & 0xFFFF, (c0 >> 32) & 0xFFFF,
-            c1 & 0xFFFF, (c1 >> 16) & 0xFFFF, (c1 >> 32) & 0xFFFF,
-            cn0 & 0xFFFF, (cn0 >> 16) & 0xFFFF, (cn0 >> 32) & 0xFFFF,
-            cn1 & 0xFFFF, (cn1 >> 16) & 0xFFFF, (cn1 >> 32) & 0xFFFF)
-    return wp, tree, lex, dist, clus
+    return wp, tree, lex, dist
+
+
+@njit(inline="always")
+def _cluster_atoms(S, it, sp, b, sent):
+    """The atoms of ``CLUSTER_ATOMS`` of the state S[it]."""
+    words, tags, lemmas, morph, base, n, clusters = sent
+    s0 = S[it, ST, sp - 1] if sp >= 1 else 0
+    s1 = S[it, ST, sp - 2] if sp >= 2 else 0
+    n0 = b if b <= n else 0
+    n1 = b + 1 if b + 1 <= n else 0
+    return (_cluster(clusters, base, s0, 0), _cluster(clusters, base, s0, 1), _cluster(clusters, base, s0, 2),
+            _cluster(clusters, base, s1, 0), _cluster(clusters, base, s1, 1), _cluster(clusters, base, s1, 2),
+            _cluster(clusters, base, n0, 0), _cluster(clusters, base, n0, 1), _cluster(clusters, base, n0, 2),
+            _cluster(clusters, base, n1, 0), _cluster(clusters, base, n1, 1), _cluster(clusters, base, n1, 2),
+            _col(tags, base, s0), _col(tags, base, s1), _col(tags, base, n0),
+            _bucket(s0 - s1) if (s0 and s1) else 0)
 
 
 def _atom(name: str) -> str:
@@ -326,11 +345,21 @@ _emit = unroll("_emit", "A, groups, out, r", "_h({t}, {atoms})",
                 for t, g, atoms in TEMPLATES], globals(), __file__, target="out[r, k]")
 
 
+# ``_emit_clusters(A, out, r, k0)``: the cluster templates' hashes, written to out[r] from k0 on.
+_emit_clusters = unroll("_emit_clusters", "A, out, r, k0", "_h({t}, {atoms})",
+                        [(t, None, [f"A[{CLUSTER_ATOMS.index(a)}]" for a in atoms] + ["0"] * (3 - len(atoms)))
+                         for t, _, atoms in CLUSTER_TEMPLATES], globals(), __file__, target="out[r, k0 + k]")
+
+
 @njit
 def extract_at(S, it, sp, b, sent, groups, out, r):
     """The hashed features of the state S[it] into out[r] (the templates of the groups switched
-    on in ``groups``, in ``TEMPLATES`` order); returns their number."""
-    return _emit(_atoms(S, it, sp, b, sent), groups, out, r)
+    on in ``groups``, in ``TEMPLATES`` order, then, with ``CLUSTER_BIT`` and a clusters column,
+    ``CLUSTER_TEMPLATES``); returns their number."""
+    k = _emit(_atoms(S, it, sp, b, sent), groups, out, r)
+    if groups & CLUSTER_BIT and sent.clusters.shape[0]:
+        k += _emit_clusters(_cluster_atoms(S, it, sp, b, sent), out, r, k)
+    return k
 
 
 @njit

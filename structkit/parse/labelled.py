@@ -27,6 +27,7 @@ from structkit.model import save_model
 from structkit.parse import smallbeam
 from structkit.parse.beam import (
     Corpus,
+    NO_CLUSTERS,
     Model,
     Search,
     average_in_place,
@@ -34,7 +35,7 @@ from structkit.parse.beam import (
     beam_parse_corpus,
     group_mask,
     nonzero_cells,
-    pack_clusters,
+    cluster_row,
     scatter_cells,
 )
 from structkit.parse.projective import LIFT, deprojectivize, projectivize, split_label
@@ -114,7 +115,7 @@ class LabelledParser:
         self.W = W
         self.info = info or {}
         self.clusters = clusters        # word clusters of pretrained vectors (--vectors), or None
-        self._packed: dict[str, int] = {}   # form -> its clusters column value (``pack_clusters``)
+        self._rows: dict[str, tuple] = {}   # form -> its row of the clusters array (``cluster_row``)
 
     @property
     def mask(self) -> int:
@@ -143,22 +144,20 @@ class LabelledParser:
         return offsets, *(np.array(cols[k], dtype=np.int64) for k in "wtmf"), self._cluster_column(sentences)
 
     def _cluster_column(self, sentences: list[Sentence]) -> np.ndarray:
-        """Each token's word clusters (``pack_clusters``; zeros without vectors)."""
-        n = sum(len(s) for s in sentences)
+        """Each token's word clusters (tokens x 3, ``cluster_row``; no rows without vectors)."""
         if self.clusters is None:
-            return np.zeros(n, dtype=np.int64)
-        packed = self._packed
-        if len(packed) > 1 << 17:
-            packed.clear()
+            return NO_CLUSTERS
+        rows = self._rows
+        if len(rows) > 1 << 17:
+            rows.clear()
         out = []
         for s in sentences:
             for r in s.rows:
-                v = packed.get(r[1])
+                v = rows.get(r[1])
                 if v is None:
-                    ids = self.clusters.lookup(r[1])
-                    v = packed[r[1]] = 0 if ids is None else pack_clusters(ids)
+                    v = rows[r[1]] = cluster_row(self.clusters.lookup(r[1]))
                 out.append(v)
-        return np.array(out, dtype=np.int64)
+        return np.array(out, dtype=np.int64).reshape(-1, 3)
 
     def model(self, W: np.ndarray | None = None, U: np.ndarray | None = None):
         """The kernels' ``Model`` of this parser (its weights, or W; U: the accumulator when

@@ -29,7 +29,7 @@ from structkit.learn.registry import PARAMS, Param
 from structkit.learn.selection import Selector
 from structkit.model import load_model, save_model
 from structkit.parse.arcstandard import parse_corpus
-from structkit.parse.beam import DEFAULT_GROUPS as BEAM_DEFAULT_GROUPS
+from structkit.parse.beam import CLUSTERS
 from structkit.parse.beam import GROUPS as BEAM_GROUPS
 from structkit.parse.labelled import LabelledParser, check_lengths, train_labelled
 from structkit.parse.learn import parser_epoch
@@ -131,15 +131,15 @@ def _configure_beam(config: ParserConfig, spec) -> None:
     config.beam = registry.PARAMS["beam"].check(config.beam)
     config.pos = "upos" if config.pos is None else config.pos
     if config.templates is None:   # the clusters of --vectors where there are vectors
-        config.templates = list(BEAM_DEFAULT_GROUPS) + (["clusters"] if config.vectors is not None else [])
+        config.templates = list(BEAM_GROUPS) + ([CLUSTERS] if config.vectors is not None else [])
     if isinstance(config.templates, str):
         config.templates = [t.strip() for t in config.templates.split(",") if t.strip()]
-    bad = [t for t in config.templates if t not in BEAM_GROUPS]
+    bad = [t for t in config.templates if t not in BEAM_GROUPS and t != CLUSTERS]
     if bad or not config.templates:
         raise UserError(f"--templates for --algo beam is a comma-separated list of "
                         f"{', '.join(BEAM_GROUPS)}; got {config.templates!r}")
     config.templates = list(config.templates)
-    if "clusters" in config.templates and config.vectors is None:
+    if CLUSTERS in config.templates and config.vectors is None:
         raise UserError("the template group clusters reads the word clusters of --vectors FILE: give one")
     if not 0 <= (config.depth or 0) <= BEAM_MAX_DEPTH:
         raise UserError(f"--depth (lookahead inside the beam) of --algo beam is 0..{BEAM_MAX_DEPTH}, "

@@ -135,8 +135,7 @@ def _atoms(st: _State, n: int, cols) -> list[int]:
         tree += (st.nl[t], st.nr[t], st.sl[t], st.sr[t]) if t else (0, 0, 0, 0)
     lex = [lemmas[s0], morph[s0], 0, lemmas[s1], morph[s1], 0, lemmas[n0], morph[n0], 0]
     dist = [_bucket(s0 - s1) if (s0 and s1) else 0, _bucket(n0 - s0) if (s0 and n0) else 0, 0, 0]
-    clus = [0] * len(ATOMS[4])   # word clusters: a model with them is parsed by the kernel
-    return wp + tree + lex + dist + clus + [0]
+    return wp + tree + lex + dist + [0]
 
 
 _XWP = [(_IDX[x + "wp"], _IDX[x + "w"], _IDX[x + "p"]) for x in ("s0", "s1", "n0")]
