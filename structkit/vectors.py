@@ -259,7 +259,7 @@ DEFAULT_LIMIT = 200_000
 # Centroids are fitted on the first (most frequent) FIT_SAMPLE words, in FIT_ITERS rounds of
 # Lloyd's algorithm at most; every kept word is then assigned to its nearest centroid. The time
 # is then bounded by FIT_SAMPLE x k x dim x FIT_ITERS + words x k x dim whatever the file.
-FIT_SAMPLE = 20_000
+FIT_SAMPLE = 10_000
 FIT_ITERS = 10
 # Unknown words: the nearest known word by character trigrams, among the words that share a
 # trigram with it (each trigram's first POSTINGS words, the most frequent), at a Dice
@@ -493,14 +493,19 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
     path = os.fspath(path)
     vec = read_vectors(path, limit)
     X = normalise(vec.matrix)
+    # words with the same vector (a pruned table, such as spaCy's, maps many words to one row)
+    # are assigned once
+    rows = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    distinct = X[first]
     ids = np.zeros((len(vec), len(levels)), dtype=np.uint16)
     for j, k in enumerate(levels):
         if not 1 <= k <= 65535:
             raise UserError(f"cluster sizes must be in 1..65535, got {k}")
         C = fit_centroids(X[:sample], k, seed, iters)
-        out = np.empty(len(vec), dtype=np.int32)
-        _nearest(X, C, _norms2(C), out)
-        ids[:, j] = out
+        out = np.empty(len(distinct), dtype=np.int32)
+        _nearest(distinct, C, _norms2(C), out)
+        ids[:, j] = out[inverse.ravel()]
     source = {"file": display_name(path), "sha256": sha256_of(path), "limit": limit, "words": len(vec),
               "dim": vec.dim, "seed": seed, "fit_sample": min(sample, len(vec)), "fit_iters": iters}
     return WordClusters(vec.words, ids, tuple(levels), source)
