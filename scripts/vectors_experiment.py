@@ -81,6 +81,30 @@ def _unseen_scores(train: str, gold: str, system: str) -> dict:
             "unseen_lemmas": round(100.0 * lem / n, 2)}
 
 
+def model_facts(model: Path) -> dict:
+    """What the pipeline's header says of its training: each step's CPU seconds (the vectors'
+    reading and clustering among them), the dev scores of its parsers (gold tokens, predicted
+    morphology) and which was kept, and its morph model's dev scores."""
+    from structkit.pipeline.model import load_pipeline
+
+    m = load_pipeline(str(model))
+    return {"step_cpu_seconds": m.info.get("cpu_seconds"), "parser_dev": m.info.get("parser_dev"),
+            "parser_kept": m.info.get("parser_morphology"), "morph_dev": m.morph.info.get("dev_scores"),
+            "vectors": m.info.get("vectors")}
+
+
+def _shown(args: list) -> str:
+    data = os.environ.get("STRUCTKIT_DATA", "")
+    out = []
+    for a in map(str, args):
+        if data and a.startswith(data.rstrip("/") + "/"):
+            a = "$STRUCTKIT_DATA/" + a[len(data.rstrip("/")) + 1:]
+        elif a.startswith(str(ROOT) + "/"):
+            a = os.path.relpath(a, ROOT)
+        out.append(a)
+    return " ".join(out)
+
+
 def run_one(kind: str, data: dict, vec: Path, folder: Path) -> dict:
     from structkit.eval.ud import evaluate_ud
     from structkit.tokenizer.task import raw_text
@@ -98,12 +122,13 @@ def run_one(kind: str, data: dict, vec: Path, folder: Path) -> dict:
     system = folder / f"{kind}.conllu"
     system.write_text(a["stdout"], encoding="utf-8")
     scores = evaluate_ud(data["test"], str(system))
-    row = {"command": "structkit " + " ".join(str(x) for x in args),
+    row = {"command": "structkit " + _shown(args),
            "train_cpu_seconds": t["cpu_seconds"], "train_wall_seconds": t["wall_seconds"],
            "train_peak_mb": t["peak_mb"], "model_bytes": model.stat().st_size,
            "annotate_cpu_seconds": a["cpu_seconds"]}
     row |= {m: round(scores[m]["f1"], 2) for m in METRICS}
     row |= _unseen_scores(data["train"], data["test"], str(system))
+    row |= model_facts(model)
     return row
 
 
@@ -141,6 +166,29 @@ def write_report(obj: dict) -> None:
                      f"x{ratio:.2f} | at most x2 | {'yes' if ratio <= 2 else 'no'} |")
         lines.append(f"| model size | {o['model_bytes'] / 1e6:.1f} MB | {w['model_bytes'] / 1e6:.1f} MB | "
                      f"x{w['model_bytes'] / o['model_bytes']:.2f} | (stated) | |")
+    if all("parser_dev" in r for r in runs.values()):
+        lines += ["", "## What training saw on dev", "",
+                  "Dev LAS of the two parsers each pipeline trains (gold tokens, the morph model's "
+                  "analysis; the one with the better dev LAS is kept) and the morph model's dev "
+                  "scores (gold tokens), from each model's header; and the CPU seconds of the "
+                  "vectors' reading and clustering within the training.", "",
+                  "| run | parser, gold morphology | parser, jackknifed | kept | morph UPOS | morph Lemmas | "
+                  "vectors step CPU s |", "|---|---|---|---|---|---|---|"]
+        for kind in ("without", "with"):
+            r = runs.get(kind)
+            if r is None:
+                continue
+            pd = r["parser_dev"] or {}
+            lines.append(f"| {kind} vectors | {pd.get('gold', {}).get('las', '-')} | "
+                         f"{pd.get('jackknifed', {}).get('las', '-')} | {r['parser_kept']} | "
+                         f"{(r['morph_dev'] or {}).get('upos', '-')} | {(r['morph_dev'] or {}).get('lemmas', '-')} | "
+                         f"{(r['step_cpu_seconds'] or {}).get('vectors', '-')} |")
+        v = runs.get("with", {}).get("vectors")
+        if v:
+            lines += ["", f"Vectors: {v['words']:,} words of {v['dim']} dimensions (--vectors-limit {v['limit']:,}), "
+                          f"k-means with {', '.join(map(str, v['levels']))} clusters fitted on the first "
+                          f"{v['fit_sample']:,} words ({v['fit_iters']} rounds at most, seed {v['seed']}); "
+                          f"sha256 {v['sha256']}."]
     lines += ["", "Commands:", ""] + [f"- {kind}: `{r['command']}`" for kind, r in runs.items()]
     Path(str(OUT) + ".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
