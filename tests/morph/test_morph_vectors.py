@@ -95,3 +95,17 @@ def test_a_layout_without_its_clusters_is_refused(tmp_path):
         check_layout({"layout": layout(), "vectors": {"levels": [16, 64]}}, "m")
     with pytest.raises(UserError, match="another layout"):
         check_layout({"layout": layout((16, 64))}, "m")
+
+
+def test_the_python_api_takes_the_options(tmp_path):
+    import structkit
+
+    train, vec = _treebank(tmp_path / "t.conllu", 40), _vectors(tmp_path / "v.vec")
+    m = structkit.Morph(epochs=1, vectors=vec, vectors_limit=10).fit(train)
+    assert len(m.model_.tables.clusters) == 10 and m.model_.info["vectors"]["limit"] == 10
+    with pytest.raises(UserError, match=r"^vectors_limit must be a positive integer, got 0$"):
+        structkit.Morph(vectors=vec, vectors_limit=0).fit(train)
+    with pytest.raises(UserError, match=r"^vectors_limit applies with vectors FILE$"):
+        structkit.Morph(vectors_limit=5).fit(train)
+    with pytest.raises(UserError, match=r"^Morph: vectors must be a string, got 3$"):
+        structkit.Morph(vectors=3).fit(train)
