@@ -22,15 +22,19 @@ NEW_NOUNS, NEW_VERBS = NOUNS[200:220], VERBS[200:220]   # 20 each unseen in trai
 NOUNS, VERBS = NOUNS[:200], VERBS[:200]                 # 200 each in training, once each
 
 
-def _treebank(path, n=400):
+def _treebank(path, n=400, caps=False):
+    """``caps``: every third word capitalised, its lemma not."""
     lines = []
     for k in range(n):
         noun = k % 2 == 0
         w = (NOUNS if noun else VERBS)[k // 2]
+        lemma = w
+        if caps and k % 3 == 0:
+            w = w.capitalize()
         upos, feats = ("NOUN", "Number=Sing") if noun else ("VERB", "VerbForm=Fin")
         lines += [f"# sent_id = {k}", f"# text = mi {w} .",
                   "1\tmi\tmi\tPRON\tPP\t_\t2\tnsubj\t_\t_",
-                  f"2\t{w}\t{w}\t{upos}\t{upos[0]}\t{feats}\t0\troot\t_\tSpaceAfter=No",
+                  f"2\t{w}\t{lemma}\t{upos}\t{upos[0]}\t{feats}\t0\troot\t_\tSpaceAfter=No",
                   "3\t.\t.\tPUNCT\tFS\t_\t2\tpunct\t_\t_", ""]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return str(path)
@@ -109,3 +113,23 @@ def test_the_python_api_takes_the_options(tmp_path):
         structkit.Morph(vectors_limit=5).fit(train)
     with pytest.raises(UserError, match=r"^Morph: vectors must be a string, got 3$"):
         structkit.Morph(vectors=3).fit(train)
+
+
+def test_explain_names_the_cluster_columns_and_its_lemma_margins_add_up(tmp_path):
+    from structkit.morph.explain import explanations
+
+    train, vec = _treebank(tmp_path / "t.conllu", caps=True), _vectors(tmp_path / "v.vec")
+    config = MorphConfig(epochs=3, vectors=vec)
+    config.validate()
+    model = train_morph(config, train)
+    words = ["mi", NEW_NOUNS[0].capitalize(), "."]   # capitalised: identity or lower-casing, two lemma rules
+    got = list(explanations(model, words))
+    upos = [e for e in got if e.word.endswith("[UPOS]") and e.runner_up is not None]
+    assert any(p.name.startswith("c16=") for e in upos for p in e.pushes)
+    c = model.tables.clusters.lookup(NEW_NOUNS[0])
+    assert any(p.name == f"c256={c[2]}" for e in upos for p in e.pushes)
+    lemmas = [e for e in got if e.word.endswith("[LEMMA]") and e.runner_up is not None]
+    assert lemmas
+    assert any(p.name == f"c256 x upos={c[2]} NOUN" for e in lemmas for p in e.pushes)
+    for e in lemmas:   # every lemma feature is a push: they add up to the margin
+        assert sum(p.weight for p in e.pushes) == pytest.approx(e.margin, abs=1e-4)
