@@ -1,6 +1,15 @@
-"""Pretrained word vectors (issue 44, first step): reading the word2vec/fastText text format and
-clustering the vectors into discrete word classes at several granularities, the features a
-linear model can use. Ground floor: nothing here imports a wing. Not wired into training yet.
+"""Pretrained word vectors (issue 44): reading the word2vec/fastText text format and clustering
+the vectors into discrete word classes at several granularities, the features a linear model can
+use. Ground floor: nothing here imports a wing.
+
+``train --vectors FILE [--vectors-limit N]`` (morph, the beam parser, pipelines) makes a
+``WordClusters`` table with ``word_clusters``: the file's first N words (``DEFAULT_LIMIT``), their
+clusters at ``LEVELS`` by a k-means whose time is bounded (centroids fitted by ``fit_centroids``
+on the first ``FIT_SAMPLE`` words, every word then assigned by the kernel ``_nearest``); the
+table goes into the model file (``WordClusters.arrays``/``from_model``), and a word it lacks
+takes its lower-cased form's clusters, else the nearest known word's by character trigrams
+(``WordClusters.lookup``). ``kmeans``/``cluster_ids`` (Lloyd's algorithm from k-means++ over
+all rows, ``_lloyd``) are the unbounded original, kept for small tables.
 
 The format (``.vec``, gzipped or not: gzip is told by its magic bytes, not by the name):
 
