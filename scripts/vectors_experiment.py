@@ -4,7 +4,7 @@ CoNLL 2018 metrics. Writes results/vectors.json and results/vectors.md.
 
     python scripts/extract_vectors.py        # once: build/vectors/fr_core_news_md.vec.gz
     python scripts/vectors_experiment.py [--vectors build/vectors/fr_core_news_md.vec.gz]
-        [--treebank ud-french-partut] [--only without|with] [--report-only]
+        [--treebank ud-french-partut] [--only without|with] [--seed N] [--report-only]
 
 For each run (a new process each, as a user runs them):
 
@@ -105,12 +105,22 @@ def _shown(args: list) -> str:
     return " ".join(out)
 
 
-def run_one(kind: str, data: dict, vec: Path, folder: Path) -> dict:
+def _key(kind: str, seed: int) -> str:
+    return kind if seed == 0 else f"{kind}-seed{seed}"
+
+
+def _seeds(runs: dict) -> list[int]:
+    return sorted({int(k.split("-seed")[1]) if "-seed" in k else 0 for k in runs})
+
+
+def run_one(kind: str, data: dict, vec: Path, folder: Path, seed: int = 0) -> dict:
     from structkit.eval.ud import evaluate_ud
     from structkit.tokenizer.task import raw_text
 
-    model = KEEP / f"pipeline-{kind}.skm"
+    model = KEEP / f"pipeline-{_key(kind, seed)}.skm"
     args = ["train", "--task", "pipeline", "--train", data["train"], "--model", model, "-q"]
+    if seed:
+        args += ["--seed", str(seed)]
     if "dev" in data:
         args += ["--dev", data["dev"]]
     if kind == "with":
@@ -119,7 +129,7 @@ def run_one(kind: str, data: dict, vec: Path, folder: Path) -> dict:
     raw = folder / "test.txt"
     raw.write_text(raw_text(data["test"]), encoding="utf-8")
     a = measured(["annotate", "-m", model, raw])
-    system = folder / f"{kind}.conllu"
+    system = folder / f"{_key(kind, seed)}.conllu"
     system.write_text(a["stdout"], encoding="utf-8")
     scores = evaluate_ud(data["test"], str(system))
     row = {"command": "structkit " + _shown(args),
@@ -146,11 +156,11 @@ def write_report(obj: dict) -> None:
              "", "| run | LAS | MLAS | UAS | UPOS | UFeats | Lemmas | BLEX | unseen words | unseen UPOS | "
                  "unseen Lemmas | train CPU s | train wall s | model MB |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for kind in ("without", "with"):
-        r = runs.get(kind)
+    for key in [_key(k, sd) for sd in _seeds(runs) for k in ("without", "with")]:
+        r = runs.get(key)
         if r is None:
             continue
-        lines.append(f"| {kind} vectors | {r['las']:.2f} | {r['mlas']:.2f} | {r['uas']:.2f} | {r['upos']:.2f} | "
+        lines.append(f"| {key.replace('-seed', ' vectors, seed ') if '-seed' in key else key + ' vectors'} | {r['las']:.2f} | {r['mlas']:.2f} | {r['uas']:.2f} | {r['upos']:.2f} | "
                      f"{r['ufeats']:.2f} | {r['lemmas']:.2f} | {r['blex']:.2f} | {r['unseen_words']} | "
                      f"{r['unseen_upos']:.2f} | {r['unseen_lemmas']:.2f} | {r['train_cpu_seconds']:.1f} | "
                      f"{r['train_wall_seconds']:.1f} | {r['model_bytes'] / 1e6:.1f} |")
@@ -161,6 +171,18 @@ def write_report(obj: dict) -> None:
         for m, target in TARGETS.items():
             d = w[m] - o[m]
             lines.append(f"| {m} | {o[m]:.2f} | {w[m]:.2f} | {d:+.2f} | +{target} | {'yes' if d >= target else 'no'} |")
+        pairs = [(runs[_key("without", sd)], runs[_key("with", sd)]) for sd in _seeds(runs)
+                 if _key("without", sd) in runs and _key("with", sd) in runs]
+        if len(pairs) > 1:
+            lines += ["", f"The same changes for each training seed ({len(pairs)} seeds: `--seed`; the vectors' "
+                          "k-means seed stays 0), and their mean:", "",
+                      "| measure | " + " | ".join(f"seed {sd}" for sd in _seeds(runs)) + " | mean |",
+                      "|---|" + "---|" * (len(pairs) + 1)]
+            for m in TARGETS:
+                ds = [b[m] - a[m] for a, b in pairs]
+                lines.append(f"| {m} | " + " | ".join(f"{d:+.2f}" for d in ds) + f" | {sum(ds) / len(ds):+.2f} |")
+            rs = [b["train_cpu_seconds"] / a["train_cpu_seconds"] for a, b in pairs]
+            lines.append("| training CPU time | " + " | ".join(f"x{r:.2f}" for r in rs) + f" | x{sum(rs) / len(rs):.2f} |")
         ratio = w["train_cpu_seconds"] / max(o["train_cpu_seconds"], 1e-9)
         lines.append(f"| training CPU time | {o['train_cpu_seconds']:.1f} s | {w['train_cpu_seconds']:.1f} s | "
                      f"x{ratio:.2f} | at most x2 | {'yes' if ratio <= 2 else 'no'} |")
@@ -174,12 +196,12 @@ def write_report(obj: dict) -> None:
                   "vectors' reading and clustering within the training.", "",
                   "| run | parser, gold morphology | parser, jackknifed | kept | morph UPOS | morph Lemmas | "
                   "vectors step CPU s |", "|---|---|---|---|---|---|---|"]
-        for kind in ("without", "with"):
-            r = runs.get(kind)
+        for key in [_key(k, sd) for sd in _seeds(runs) for k in ("without", "with")]:
+            r = runs.get(key)
             if r is None:
                 continue
             pd = r["parser_dev"] or {}
-            lines.append(f"| {kind} vectors | {pd.get('gold', {}).get('las', '-')} | "
+            lines.append(f"| {key} | {pd.get('gold', {}).get('las', '-')} | "
                          f"{pd.get('jackknifed', {}).get('las', '-')} | {r['parser_kept']} | "
                          f"{(r['morph_dev'] or {}).get('upos', '-')} | {(r['morph_dev'] or {}).get('lemmas', '-')} | "
                          f"{(r['step_cpu_seconds'] or {}).get('vectors', '-')} |")
@@ -189,7 +211,7 @@ def write_report(obj: dict) -> None:
                           f"k-means with {', '.join(map(str, v['levels']))} clusters fitted on the first "
                           f"{v['fit_sample']:,} words ({v['fit_iters']} rounds at most, seed {v['seed']}); "
                           f"sha256 {v['sha256']}."]
-    lines += ["", "Commands:", ""] + [f"- {kind}: `{r['command']}`" for kind, r in runs.items()]
+    lines += ["", "Commands:", ""] + [f"- {key}: `{r['command']}`" for key, r in sorted(runs.items())]
     Path(str(OUT) + ".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
@@ -198,6 +220,7 @@ def main() -> None:
     ap.add_argument("--vectors", type=Path, default=VEC)
     ap.add_argument("--treebank", default="ud-french-partut")
     ap.add_argument("--only", choices=("without", "with"))
+    ap.add_argument("--seed", type=int, default=0, help="the training seed (--seed of train); rows of its own")
     ap.add_argument("--no-warm", action="store_true", help="skip warming numba's cache")
     ap.add_argument("--report-only", action="store_true")
     a = ap.parse_args()
@@ -218,8 +241,8 @@ def main() -> None:
                               folder / "warm.skm", "-q", "--epochs", "1"]
                              + (["--vectors", a.vectors, "--vectors-limit", "2000"] if kind == "with" else []))
             for kind in kinds:
-                obj["runs"][kind] = run_one(kind, data, a.vectors, folder)
-                print(kind, json.dumps(obj["runs"][kind]), flush=True)
+                obj["runs"][_key(kind, a.seed)] = run_one(kind, data, a.vectors, folder, a.seed)
+                print(kind, a.seed, json.dumps(obj["runs"][_key(kind, a.seed)]), flush=True)
         obj["treebank"] = a.treebank
         obj["vectors_file"] = os.path.relpath(a.vectors, ROOT)
         obj["machine"] = machine()
