@@ -536,6 +536,9 @@ def check_options(vectors, limit) -> tuple[str | None, int | None]:
         return None, None
     if not isinstance(vectors, str) or not vectors:
         raise UserError(f"--vectors must be the path of a .vec file, got {vectors!r}")
+    if vectors == "-":
+        raise UserError("--vectors is read by name, not from standard input ('-'): the model card "
+                        "records the file and its sha256")
     return vectors, (None if limit is None else VECTORS_LIMIT.check(limit))
 
 

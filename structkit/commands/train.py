@@ -175,6 +175,9 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
     learner (`structkit algorithms NAME` shows what a learner takes)."""
 
     stdin_once(("--train", train_path), ("--dev", dev_path), ("--test", test_path), ("--config", config_path))
+    if options.get("vectors") == "-":   # refused whatever the task, as --model -
+        from structkit.vectors import check_options as check_vector_options
+        check_vector_options("-", None)
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
     data = cfg.pop("data")
     for meta in ("name", "description", "experiment"):
