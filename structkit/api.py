@@ -566,7 +566,8 @@ class Tagger(_Estimator):
 class Morph(_Estimator):
     """A morphological tagger and lemmatizer (UPOS, XPOS, FEATS and LEMMA of each word), trained
     like ``structkit train --task morph`` on a CoNLL-U treebank; options: epochs, seed,
-    hash_bits, dev_split, patience, refit (see ``structkit.morph.task.MorphConfig``)."""
+    hash_bits, dev_split, patience, refit, vectors (a .vec file whose word clusters become
+    features) and vectors_limit (see ``structkit.morph.task.MorphConfig``)."""
 
     _what, _task, _config = "Morph", "morph", ("structkit.morph.task", "MorphConfig")
 
@@ -694,8 +695,9 @@ def _dep_sentences(X: Sequence, heads: Sequence | None, what: str) -> list[Sente
 @serves("parse")
 class Parser(_Estimator):
     """An arc-standard dependency parser with lookahead search, trained like ``structkit train
-    --task parse``; options: algo, epochs, depth, margin, seed, hash_bits, pos (see
-    ``structkit.parse.parser.ParserConfig``)."""
+    --task parse``; options: algo, epochs, depth, margin, seed, hash_bits, pos, and for
+    ``algo="beam"`` vectors (a .vec file whose word clusters become features) and vectors_limit
+    (see ``structkit.parse.parser.ParserConfig``)."""
 
     _what, _task, _config = "Parser", "parse", ("structkit.parse.parser", "ParserConfig")
     config: ParserConfig

@@ -219,6 +219,8 @@ def train(task, config, train_path: str, dev_path: str | None = None, test_path:
     }
     if recipe is not None:
         card["recipe"] = recipe
+    if isinstance(info.get("vectors"), dict):   # --vectors: the file, its sha256, the limit, the clusters
+        card["vectors"] = info["vectors"]
     scoring = [(k, p) for k, p in (("dev", dev_path), ("test", test_path)) if p is not None]
     for k, p in scoring:
         data[k] = data_facts(given.get(k, p), p)
@@ -320,6 +322,12 @@ def card_lines(path: str, header: dict, card: dict | None) -> list[str]:
         shown = ", ".join(f"{k}={v}" for k, v in opts.items() if v is not None and k != "task"
                           and not (k == "algo" and v == "none"))   # a pipeline's parts have their own
         lines.append(f"options:    {shown}")
+    vec = card.get("vectors")
+    if isinstance(vec, dict):
+        lines.append(f"vectors:    {vec.get('file')}; sha256 {vec.get('sha256')}; limit {vec.get('limit')}, "
+                     f"{vec.get('words')} words of {vec.get('dim')} dimensions; k-means clusters "
+                     f"{', '.join(map(str, vec.get('levels') or []))} (seed {vec.get('seed')}, fitted on the "
+                     f"first {vec.get('fit_sample')} words)")
     dev = card.get("dev") or {}
     if dev.get("scores"):
         lines.append(f"dev:        {_scores_text(dev['scores'])}")

@@ -1,6 +1,15 @@
-"""Pretrained word vectors (issue 44, first step): reading the word2vec/fastText text format and
-clustering the vectors into discrete word classes at several granularities, the features a
-linear model can use. Ground floor: nothing here imports a wing. Not wired into training yet.
+"""Pretrained word vectors (issue 44): reading the word2vec/fastText text format and clustering
+the vectors into discrete word classes at several granularities, the features a linear model can
+use. Ground floor: nothing here imports a wing.
+
+``train --vectors FILE [--vectors-limit N]`` (morph, the beam parser, pipelines) makes a
+``WordClusters`` table with ``word_clusters``: the file's first N words (``DEFAULT_LIMIT``), their
+clusters at ``LEVELS`` by a k-means whose time is bounded (centroids fitted by ``fit_centroids``
+on the first ``FIT_SAMPLE`` words, every word then assigned by the kernel ``_nearest``); the
+table goes into the model file (``WordClusters.arrays``/``from_model``), and a word it lacks
+takes its lower-cased form's clusters, else the nearest known word's by character trigrams
+(``WordClusters.lookup``). ``kmeans``/``cluster_ids`` (Lloyd's algorithm from k-means++ over
+all rows, ``_lloyd``) are the unbounded original, kept for small tables.
 
 The format (``.vec``, gzipped or not: gzip is told by its magic bytes, not by the name):
 
@@ -30,6 +39,7 @@ import numpy as np
 from structkit.errors import UserError, quote
 from structkit.io.files import display_name, iter_lines, open_binary
 from structkit.jit import njit
+from structkit.learn.spec import Param
 
 
 @dataclass
@@ -214,7 +224,8 @@ def initial_centroids(X: np.ndarray, k: int, seed: int) -> np.ndarray:
         if w.sum() <= 0:
             w = np.ones(n)
             w[chosen] = 0.0
-        chosen.append(int(rng.choice(n, p=w / w.sum())))
+        cum = np.cumsum(w)   # row i drawn with probability w[i] / sum(w)
+        chosen.append(min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1))
         dist = np.minimum(dist, ((X64 - X64[chosen[-1]]) ** 2).sum(axis=1))
     return X[chosen].copy()
 
@@ -247,3 +258,309 @@ def cluster_ids(vectors: Vectors, ks=(16, 64, 256), seed: int = 0) -> np.ndarray
         if n:
             out[:, j] = kmeans(X, min(k, n), seed)[1]
     return out
+
+
+# ---- word clusters for the models' features (issue 44) --------------------------------------
+# The granularities (numbers of clusters) a model's features read, coarse to fine.
+LEVELS = (16, 64, 256)
+# ``--vectors-limit``'s default: the most frequent words kept from the file.
+DEFAULT_LIMIT = 200_000
+# Centroids are fitted on the first (most frequent) FIT_SAMPLE words, in FIT_ITERS rounds of
+# Lloyd's algorithm at most; every kept word is then assigned to its nearest centroid. The time
+# is then bounded by FIT_SAMPLE x k x dim x FIT_ITERS + words x k x dim whatever the file.
+FIT_SAMPLE = 10_000
+FIT_ITERS = 10
+# Unknown words: the nearest known word by character trigrams, among the words that share a
+# trigram with it (each trigram's first POSTINGS words, the most frequent), at a Dice
+# coefficient of at least MIN_DICE; and a loaded model keeps the answers of at most KEPT words.
+POSTINGS = 4000
+MIN_DICE = 0.5
+KEPT = 1 << 17
+
+
+@njit
+def _nearest(X, C, C2, out):
+    """out[i] = the centroid c (row of C) nearest to row i of X by squared Euclidean distance
+    less |X[i]|^2 (which is the same for every c): C2[c] - 2 X[i].C[c], C2[c] = |C[c]|^2; the
+    lowest index on a tie. The dot product is summed in float32 in eight partial sums over
+    dims j = 8m + r (r = 0..7), added as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)),
+    then the remaining dims in order: a fixed order, so the result is reproducible."""
+    n, d = X.shape
+    k = C.shape[0]
+    for i in range(n):
+        best = -1
+        bestv = np.float32(0.0)
+        for c in range(k):
+            s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float32(0.0)
+            j = 0
+            while j + 8 <= d:
+                s0 += X[i, j] * C[c, j]
+                s1 += X[i, j + 1] * C[c, j + 1]
+                s2 += X[i, j + 2] * C[c, j + 2]
+                s3 += X[i, j + 3] * C[c, j + 3]
+                s4 += X[i, j + 4] * C[c, j + 4]
+                s5 += X[i, j + 5] * C[c, j + 5]
+                s6 += X[i, j + 6] * C[c, j + 6]
+                s7 += X[i, j + 7] * C[c, j + 7]
+                j += 8
+            s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+            while j < d:
+                s += X[i, j] * C[c, j]
+                j += 1
+            v = C2[c] - np.float32(2.0) * s
+            if best < 0 or v < bestv:
+                best = c
+                bestv = v
+        out[i] = best
+    return out
+
+
+@njit
+def _means(X, assign, C):
+    """Each centroid (row of C, updated in place) the mean of its rows of X (``assign``),
+    summed in float64 in row order; a centroid without rows is left as it was. Returns the
+    number of rows of each centroid."""
+    k, d = C.shape
+    sums = np.zeros((k, d))
+    counts = np.zeros(k, np.int64)
+    for i in range(X.shape[0]):
+        c = assign[i]
+        counts[c] += 1
+        for j in range(d):
+            sums[c, j] += X[i, j]
+    for c in range(k):
+        if counts[c] > 0:
+            for j in range(d):
+                C[c, j] = sums[c, j] / counts[c]
+    return counts
+
+
+def _norms2(C: np.ndarray) -> np.ndarray:
+    return (C.astype(np.float64) ** 2).sum(axis=1).astype(np.float32)
+
+
+SAME = 1e-6
+
+
+def seed_rows(X: np.ndarray, k: int, seed: int) -> list[int]:
+    """k-means++'s k distinct rows of X (as ``initial_centroids``: the first uniformly, each
+    next with probability proportional to its squared distance to the nearest row drawn so
+    far, uniformly among the rest when those are all 0), the distances by |x|^2 + |c|^2 - 2 x.c
+    (one matrix-vector product per row drawn: k x rows x dim in all); a squared
+    distance under ``SAME`` counts as 0 (the same row)."""
+    rng = np.random.default_rng(seed)
+    n = X.shape[0]
+    sq = (X.astype(np.float64) ** 2).sum(axis=1)
+    chosen = [int(rng.integers(n))]
+    dist = np.full(n, np.inf)
+    while True:
+        c = chosen[-1]
+        d = sq + sq[c] - 2.0 * (X @ X[c]).astype(np.float64)
+        d[d < SAME] = 0.0   # float32 products: a row equal to c is at 0, not 1e-8
+        dist = np.minimum(dist, d)
+        if len(chosen) == k:
+            return chosen
+        w = dist.copy()
+        w[chosen] = 0.0
+        if w.sum() <= 0:
+            w = np.ones(n)
+            w[chosen] = 0.0
+        cum = np.cumsum(w)   # row i drawn with probability w[i] / sum(w)
+        chosen.append(min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1))
+
+
+def fit_centroids(X: np.ndarray, k: int, seed: int = 0, iters: int = FIT_ITERS) -> np.ndarray:
+    """k centroids of the rows of X (float32, normalised by the caller) by Lloyd's algorithm
+    (``_nearest``, ``_means``) from k-means++'s rows (``seed_rows``, with
+    ``numpy.random.default_rng(seed)``); at most ``iters`` rounds, fewer when no row moves."""
+    n = X.shape[0]
+    k = max(1, min(k, n))
+    C = X[seed_rows(X, k, seed)].astype(np.float32)
+    assign = np.full(n, -1, dtype=np.int32)
+    new = np.empty(n, dtype=np.int32)
+    for _ in range(iters):
+        _nearest(X, C, _norms2(C), new)
+        if (new == assign).all():
+            break
+        assign[:] = new
+        _means(X, assign, C)
+    return C
+
+
+@dataclass
+class WordClusters:
+    """Each kept word's cluster at each granularity of ``levels`` (``ids[i, l]``: word i's
+    cluster among levels[l]), what the models' features read, stored in the model file.
+    ``source``: the facts the model card shows (file, sha256, limit, ...)."""
+    words: list[str]
+    ids: np.ndarray                      # (n_words, len(levels)) uint16
+    levels: tuple = LEVELS
+    source: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.index = {w: i for i, w in enumerate(self.words)}
+        self._cache: dict[str, tuple | None] = {}
+        self._grams: dict[str, np.ndarray] | None = None
+        self._gram_counts: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def lookup(self, word: str) -> tuple | None:
+        """The word's cluster ids (one per level), or None: the word's own, else its
+        lower-cased form's, else the nearest known word's by character trigrams (``nearest``);
+        kept per word type (at most ``KEPT``)."""
+        got = self._cache.get(word, False)
+        if got is not False:
+            return got
+        i = self.index.get(word)
+        if i is None:
+            i = self.index.get(word.lower())
+        if i is None:
+            i = self.nearest(word)
+        got = None if i is None else tuple(int(x) for x in self.ids[i])
+        if len(self._cache) >= KEPT:
+            self._cache.clear()
+        self._cache[word] = got
+        return got
+
+    def _build_grams(self) -> None:
+        grams: dict[str, list[int]] = {}
+        counts = np.zeros(len(self.words), dtype=np.int32)
+        for i, w in enumerate(self.words):
+            g = trigrams(w)
+            counts[i] = len(g)
+            for t in g:
+                post = grams.setdefault(t, [])
+                if len(post) < POSTINGS:
+                    post.append(i)
+        self._grams = {t: np.array(p, dtype=np.int32) for t, p in grams.items()}
+        self._gram_counts = counts
+
+    def nearest(self, word: str) -> int | None:
+        """The row of the known word most like ``word`` by character trigrams of the lower-cased
+        words with boundary marks (``trigrams``): the highest Dice coefficient 2 |shared| / (|a|
+        + |b|) among the words a trigram of it lists (``POSTINGS``), at least ``MIN_DICE``; on
+        a tie the earlier (more frequent) word. None when there is no such word."""
+        if self._grams is None:
+            self._build_grams()
+        g = trigrams(word)
+        lists = [self._grams[t] for t in g if t in self._grams]
+        if not lists:
+            return None
+        rows, shared = np.unique(np.concatenate(lists), return_counts=True)
+        dice = 2.0 * shared / (len(g) + self._gram_counts[rows])
+        best = int(np.argmax(dice))   # rows ascending: the first maximum is the earliest word
+        return int(rows[best]) if dice[best] >= MIN_DICE else None
+
+    # ---- inside a model file ----
+    def arrays(self) -> dict:
+        from structkit.vocab import pack_strings
+        return {**pack_strings("vectors_words", self.words), "vectors_clusters": self.ids.astype(np.uint16)}
+
+    def header(self) -> dict:
+        return {"levels": list(self.levels), **self.source}
+
+    @classmethod
+    def from_model(cls, header: dict | None, arrays) -> "WordClusters | None":
+        """The table a model file holds (None when it was trained without vectors); a
+        ValueError when it is damaged."""
+        if not header:
+            return None
+        from structkit.vocab import unpack_strings
+        words = unpack_strings("vectors_words", arrays)
+        ids = np.asarray(arrays["vectors_clusters"])
+        levels = tuple(int(k) for k in header["levels"])
+        if ids.shape != (len(words), len(levels)) or not levels or any(not 1 <= k <= 65535 for k in levels) \
+                or (len(words) and (ids.max(axis=0) >= np.array(levels)).any()):
+            raise ValueError("word clusters that do not fit their levels")
+        source = {k: v for k, v in header.items() if k != "levels"}
+        return cls(words, ids, levels, source)
+
+
+def trigrams(word: str) -> list[str]:
+    """The distinct character trigrams of ``<word>`` lower-cased (``<`` and ``>`` mark its
+    ends), in order."""
+    w = f"<{word.lower()}>"
+    return list(dict.fromkeys(w[i:i + 3] for i in range(len(w) - 2)))
+
+
+def sha256_of(path: str) -> str:
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, seed: int = 0,
+                  sample: int = FIT_SAMPLE, iters: int = FIT_ITERS) -> WordClusters:
+    """The cluster table of a ``.vec`` file (``read_vectors``, at most ``limit`` words): for
+    each level k, k centroids fitted (``fit_centroids``) on the normalised vectors of the first
+    ``sample`` words, then every word assigned to its nearest one (``_nearest``)."""
+    path = os.fspath(path)
+    vec = read_vectors(path, limit)
+    X = normalise(vec.matrix)
+    # words with the same vector (a pruned table, such as spaCy's, maps many words to one row)
+    # are assigned once
+    rows = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
+    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    distinct = X[first]
+    ids = np.zeros((len(vec), len(levels)), dtype=np.uint16)
+    for j, k in enumerate(levels):
+        if not 1 <= k <= 65535:
+            raise UserError(f"cluster sizes must be in 1..65535, got {k}")
+        C = fit_centroids(X[:sample], k, seed, iters)
+        out = np.empty(len(distinct), dtype=np.int32)
+        _nearest(distinct, C, _norms2(C), out)
+        ids[:, j] = out[inverse.ravel()]
+    source = {"file": display_name(path), "sha256": sha256_of(path), "limit": limit, "words": len(vec),
+              "dim": vec.dim, "seed": seed, "fit_sample": min(sample, len(vec)), "fit_iters": iters}
+    return WordClusters(vec.words, ids, tuple(levels), source)
+
+
+# ---- the training options ``--vectors FILE`` and ``--vectors-limit N`` ----------------------------
+LIMIT_MAX = 5_000_000
+VECTORS_LIMIT = Param("vectors_limit", int, DEFAULT_LIMIT,
+                      "How many words of --vectors to keep (the file's first: most frequent first).",
+                      low=1, cap=LIMIT_MAX, cap_why="the words and their vectors are held in memory")
+
+
+def check_options(vectors, limit) -> tuple[str | None, int | None]:
+    """``--vectors`` and ``--vectors-limit`` as a config holds them, checked: a limit needs a
+    file, and is a positive integer of at most ``LIMIT_MAX``."""
+    if vectors is None:
+        if limit is not None:
+            raise UserError("--vectors-limit applies with --vectors FILE")
+        return None, None
+    if not isinstance(vectors, str) or not vectors:
+        raise UserError(f"--vectors must be the path of a .vec file, got {vectors!r}")
+    if vectors == "-":
+        raise UserError("--vectors is read by name, not from standard input ('-'): the model card "
+                        "records the file and its sha256")
+    return vectors, (None if limit is None else VECTORS_LIMIT.check(limit))
+
+
+def clusters_of_config(config, given: "WordClusters | None" = None) -> "WordClusters | None":
+    """The word clusters a training run reads: ``given`` (made once for the parts of a
+    pipeline), else those of ``config.vectors`` (None without vectors)."""
+    if given is not None:
+        return given
+    path = getattr(config, "vectors", None)
+    if path is None:
+        return None
+    limit = getattr(config, "vectors_limit", None)
+    return word_clusters(path, DEFAULT_LIMIT if limit is None else limit)
+
+
+def vector_bounds(header: dict) -> dict:
+    """The largest sizes of the word-cluster arrays a model file with this header may hold
+    (none when its header has no vectors), for its loader's check before allocating."""
+    v = header.get("vectors")
+    if not isinstance(v, dict):
+        return {}
+    levels = v.get("levels")
+    n = len(levels) if isinstance(levels, list) else 0
+    return {"vectors_words__off": LIMIT_MAX + 1, "vectors_words__utf8": LIMIT_MAX * 256,
+            "vectors_clusters": LIMIT_MAX * n}

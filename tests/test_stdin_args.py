@@ -53,6 +53,7 @@ ROLES = {
     "metrics_json": ("refuse", "--metrics-json is written to a file"),
     "from_files": ("refuse", "standard input ('-') cannot be one"),
     ("train", "model_path"): ("refuse", "--model is written to a file"),
+    ("train", "vectors"): ("refuse", "--vectors is read by name, not from standard input ('-')"),
     ("plot", "output"): ("refuse", "-o must end in .png, .svg or .pdf"),
     ("models build", "output"): ("refuse", "--output is written to a file"),
     ("models build", "source"): ("refuse", "--from is a folder"),

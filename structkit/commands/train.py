@@ -154,6 +154,13 @@ def _selection_help(name: str) -> str:
            "tokenize: the optional character feature groups, from short, url, rules (the English "
            "rules' decisions, for English) (or all, or none). "
            "[default: short,url]")
+@opt("--vectors", type=str, metavar="FILE", group="Pretrained word vectors (morph, parse, pipeline)",
+      help="Word vectors in the word2vec/fastText text format (.vec, gzipped or not): their k-means "
+           "clusters (16, 64 and 256 clusters) become features of the morph model and the beam parser, "
+           "and the word -> clusters table is stored in the model. [default: none]")
+@opt("--vectors-limit", type=INT, metavar="N", group="Pretrained word vectors (morph, parse, pipeline)",
+      help="Keep the first N words of --vectors (a .vec file lists the most frequent first); reading "
+           "stops there. [default: 200000]")
 @opt("--dask", "dask_address", type=str, metavar="ADDRESS", group="Learner",
       help="With --jobs N: train the N shards of parameter mixing on a Dask cluster (a scheduler "
            "address, or local[:W]); needs structkit-nlp[dask].")
@@ -168,6 +175,9 @@ def train(train_path, dev_path, test_path, model_path, config_path, metrics_json
     learner (`structkit algorithms NAME` shows what a learner takes)."""
 
     stdin_once(("--train", train_path), ("--dev", dev_path), ("--test", test_path), ("--config", config_path))
+    if options.get("vectors") == "-":   # refused whatever the task, as --model -
+        from structkit.vectors import check_options as check_vector_options
+        check_vector_options("-", None)
     cfg: dict = load_config(config_path) if config_path else {"data": {}}
     data = cfg.pop("data")
     for meta in ("name", "description", "experiment"):

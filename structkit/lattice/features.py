@@ -226,18 +226,70 @@ def hide_unknown(feats: np.ndarray, known: np.ndarray) -> None:
         feats[~known, j] = _mix(300 + j, feats[~known, j])
 
 
-def layout() -> dict:
+def layout(levels=None) -> dict:
     """The feature settings a model was trained with (for its header: a model is only valid
-    with the same layout, as its weights are hashed per column)."""
-    return {"own": list(own_templates()), "context": list(context_templates()),
-            "amb_window": list(AMB_WINDOW), "known_joined": list(known_joined())}
+    with the same layout, as its weights are hashed per column); ``levels``: those of its word
+    clusters, when it was trained with vectors."""
+    out = {"own": list(own_templates()), "context": list(context_templates()),
+           "amb_window": list(AMB_WINDOW), "known_joined": list(known_joined())}
+    if levels:
+        out["clusters"] = list(cluster_templates(levels))
+    return out
 
 
 def check_layout(header: dict, path: str) -> None:
     """Refuse, in one line, a model whose hashed weights were trained with other feature columns
     (a model from a structkit with other morph features would load and tag silently wrong)."""
     got = header.get("layout")
-    if got != layout():
+    vectors = header.get("vectors")
+    if got != layout(vectors.get("levels") if isinstance(vectors, dict) else None):
         raise UserError("this model's morphological features are not this structkit's ("
                         + ("none recorded: it was trained before they were" if got is None else "another layout")
                         + "); retrain it with this version", path)
+
+
+# ---- word clusters of pretrained vectors (``--vectors``, issue 44) -------------------------------
+# Only a model trained with vectors has these columns, after all the others (a model without
+# vectors is what it was): the word's cluster at each level, and the neighbours' (+-1) at the
+# levels ``CLUSTER_NEIGHBOURS`` names (indices into the table's levels).
+CLUSTER_NEIGHBOURS = (1, 2)
+NO_CLUSTER = "\x00none"
+
+
+def cluster_templates(levels) -> tuple[str, ...]:
+    """The names of the cluster columns of a table with ``levels`` (``WordClusters.levels``)."""
+    own = tuple(f"c{k}" for k in levels)
+    return own + tuple(f"c{levels[j]}{d:+d}" for j in CLUSTER_NEIGHBOURS if j < len(levels) for d in (-1, 1))
+
+
+def cluster_features(clusters, views: list[str], sent_ptr: np.ndarray) -> np.ndarray:
+    """The cluster columns (tokens x ``len(cluster_templates(clusters.levels))``) of the tokens
+    ``views`` (``clusters.lookup`` of each: its own clusters, its lower-cased form's or the
+    nearest known word's; none at all gives the value of ``NO_CLUSTER``)."""
+    levels = clusters.levels
+    per_type: dict[str, list[int]] = {}
+    rows = []
+    for f in views:
+        got = per_type.get(f)
+        if got is None:
+            ids = clusters.lookup(f)
+            got = per_type[f] = [value(f"c{k}", NO_CLUSTER if ids is None else str(ids[j]))
+                                 for j, k in enumerate(levels)]
+        rows.append(got)
+    own = np.array(rows, dtype=np.uint64).reshape(len(views), len(levels))
+    cols = [own[:, j] for j in range(len(levels))]
+    pad = value("pad", PAD)
+    for j in CLUSTER_NEIGHBOURS:
+        if j < len(levels):
+            for m, d in enumerate((-1, 1)):
+                cols.append(_mix(400 + 2 * j + m, _shifted(own[:, j], sent_ptr, d, pad)))
+    return np.ascontiguousarray(np.stack(cols, axis=1)) if cols else np.zeros((len(views), 0), np.uint64)
+
+
+def cluster_lemma_features(cluster_cols: np.ndarray, levels, upos_vals: np.ndarray) -> np.ndarray:
+    """The lemmatizer's cluster columns: the word's own clusters, and the finest joined with
+    the predicted UPOS."""
+    n = len(levels)
+    own = cluster_cols[:, :n]
+    cols = [own[:, j] for j in range(n)] + [_mix(500, upos_vals ^ _mix(501, own[:, n - 1]))]
+    return np.ascontiguousarray(np.stack(cols, axis=1))

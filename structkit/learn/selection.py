@@ -82,10 +82,11 @@ def split_every(n: int, fraction: float) -> tuple[list[int], list[int]]:
 
 
 def header_config(cfg: dict) -> dict:
-    """The config as stored in a model header: the selection options only when set, so a model
-    trained without them is byte for byte what it was before they existed."""
+    """The config as stored in a model header: the selection options and ``--vectors`` only
+    when set, so a model trained without them is byte for byte what it was before they existed."""
     return {k: v for k, v in cfg.items()
-            if not (k in (DEV_SPLIT, PATIENCE) and v is None) and not (k == REFIT and cfg.get(DEV_SPLIT) is None)}
+            if not (k in (DEV_SPLIT, PATIENCE, "vectors", "vectors_limit") and v is None)
+            and not (k == REFIT and cfg.get(DEV_SPLIT) is None)}
 
 
 class Selector:

@@ -18,7 +18,7 @@ import numpy as np
 
 from structkit.explanation import Push, TokenExplanation
 from structkit.lattice import kernels as K
-from structkit.lattice.features import lemma_features
+from structkit.lattice.features import cluster_templates
 from structkit.lattice.margins import class_margins, corpus_max_marginals
 from structkit.morph.names import feature_names, lemma_feature_names
 
@@ -62,8 +62,7 @@ def _part_values(model) -> dict[str, np.ndarray]:
 
 
 def lemma_inputs(model, tags, enc):
-    t = model.tables
-    return lemma_features(enc.feats, t.tag_vals[tags], t.upos_vals[tags])
+    return model.tables.lemma_features(enc.feats, tags)   # (with vectors: the cluster columns too)
 
 
 def score(model, sentences: list[list[str]]) -> Scored:
@@ -111,7 +110,28 @@ def tag_feature_names(model, words: list[str], i: int, known: bool, cands: list[
     t = model.tables
     tags = "/".join(t.tags[c].split("\t")[0] for c in cands[:3])
 
-    return feature_names(words, i, known, tags + ("/..." if len(cands) > 3 else ""))
+    return feature_names(words, i, known, tags + ("/..." if len(cands) > 3 else "")) + cluster_names(t.clusters, words, i)
+
+
+def cluster_names(clusters, words: list[str], i: int) -> list[str]:
+    """The names of the tagger's word-cluster columns (``features.cluster_features``; none
+    without vectors): each template with the cluster id it read ('-' for none)."""
+    if clusters is None:
+        return []
+
+    def ids(d):
+        j = i + d
+        if not 0 <= j < len(words):
+            return None
+        return clusters.lookup(words[j])
+
+    levels, out = clusters.levels, []
+    for name in cluster_templates(levels):
+        level = int(name[1:].split("+")[0].split("-")[0])
+        d = int(name[len(f"c{level}"):] or 0)
+        got = ids(d)
+        out.append(f"{name}={'-' if got is None else got[levels.index(level)]}")
+    return out
 
 
 def _named(names: list[str], n: int) -> list[str]:

@@ -57,4 +57,10 @@ def lemma_feature_names(model, form: str, tag: str) -> list[str]:
 
     for k in range(1, min(SUFFIXES, 5) + 1):
         names += [f"s{k} x upos={low[-k:]} {upos}", f"s{k} x tag={low[-k:]} {shown}"]
+    clusters = model.tables.clusters
+    if clusters is not None:   # ``features.cluster_lemma_features``
+        ids = clusters.lookup(form)
+        at = [("-" if ids is None else str(ids[j])) for j in range(len(clusters.levels))]
+        names += [f"c{k}={v}" for k, v in zip(clusters.levels, at)]
+        names.append(f"c{clusters.levels[-1]} x upos={at[-1]} {upos}")
     return names

@@ -32,6 +32,9 @@ from structkit.lattice import kernels as K
 from structkit.lattice.features import (
     TypeTable,
     check_layout,
+    cluster_features,
+    cluster_lemma_features,
+    cluster_templates,
     hide_unknown,
     layout,
     lemma_features,
@@ -45,6 +48,8 @@ from structkit.learn import registry, selection
 from structkit.learn.loop import hold_out, refit, run_epochs, train_counts, wants_refit
 from structkit.model import dense_array, load_model, save_model, sparse_arrays
 from structkit.morph.evaluate import score_rows
+from structkit.vectors import WordClusters, clusters_of_config, vector_bounds
+from structkit.vectors import check_options as check_vector_options
 
 LEMMA_BITS_LESS = 1       # the lemmatizer's table: 2^(bits - 1)
 MAX_CANDIDATES = 20
@@ -61,8 +66,11 @@ class MorphConfig:
     dev_split: float | None = None
     patience: int | None = None
     refit: bool = True
+    vectors: str | None = None          # a .vec file: its words' clusters become features
+    vectors_limit: int | None = None    # how many of its words (None: vectors.DEFAULT_LIMIT)
 
     def validate(self) -> None:
+        self.vectors, self.vectors_limit = check_vector_options(self.vectors, self.vectors_limit)
         spec = registry.get(self.algo, "morph")
         self.epochs = registry.EPOCHS.check(spec.epochs if self.epochs is None else self.epochs)
         self.seed = registry.SEED.check(self.seed)
@@ -88,8 +96,9 @@ def tag_parts(tag: str) -> list[str]:
 class Tables:
     """The ids of tags, their parts and rules; the lexicon; and the arrays the kernels read."""
 
-    def __init__(self, tags: list[str], rules: list[str], lexicon: Lexicon):
+    def __init__(self, tags: list[str], rules: list[str], lexicon: Lexicon, clusters: WordClusters | None = None):
         self.tags, self.rules, self.lexicon = tags, rules, lexicon
+        self.clusters = clusters    # word clusters of pretrained vectors (features), or None
         self.tag_id = {t: i for i, t in enumerate(tags)}
         self.rule_id = {r: i for i, r in enumerate(rules)}
         self.rule_objs = [parse_rule(r) for r in rules]
@@ -106,6 +115,20 @@ class Tables:
 
     def rule(self, r: int):
         return self.rule_objs[r]
+
+    @property
+    def n_cluster_cols(self) -> int:
+        """How many columns at the end of the tagger's features are word clusters (0 without vectors)."""
+        return 0 if self.clusters is None else len(cluster_templates(self.clusters.levels))
+
+    def lemma_features(self, feats: np.ndarray, tags: np.ndarray) -> np.ndarray:
+        """The lemmatizer's features of tokens with tagger features ``feats`` and tags ``tags``."""
+        lf = lemma_features(feats, self.tag_vals[tags], self.upos_vals[tags])
+        if self.clusters is None:
+            return lf
+        extra = cluster_lemma_features(feats[:, feats.shape[1] - self.n_cluster_cols:], self.clusters.levels,
+                                       self.upos_vals[tags])
+        return np.ascontiguousarray(np.hstack([lf, extra]))
 
     def lemma(self, r: int, surface: str) -> str:
         """The lemma rule ``r`` makes of a word analysed as ``surface`` (``Encoded.surfaces``). A
@@ -225,6 +248,8 @@ def encode(sentences: list[list[str]], tables: Tables, lexicons, types: TypeTabl
     rule_feats = np.fromiter(itertools.chain.from_iterable(feat_lists), dtype=np.uint64, count=rule_cands.size)
     feats = tag_features(types, tids, sent_ptr, amb)
     hide_unknown(feats, known_)
+    if tables.clusters is not None:   # after every other column: without vectors, the same features
+        feats = np.ascontiguousarray(np.hstack([feats, cluster_features(tables.clusters, views, sent_ptr)]))
     return Encoded(sent_ptr, tids, feats, cand_ptr, cands, rule_ptr, rule_cands, rule_feats, known_, types,
                    surfaces)
 
@@ -271,7 +296,7 @@ class MorphModel:
             tag_corpus(W_tag, enc.feats, enc.sent_ptr, enc.cand_ptr, enc.cands, t.parts_ptr, t.parts, tags)
         rules = np.zeros_like(tags)
         if tags.size:
-            lf = lemma_features(enc.feats, t.tag_vals[tags], t.upos_vals[tags])
+            lf = t.lemma_features(enc.feats, tags)
             classify(W_lem, lf, enc.rule_ptr, enc.rule_cands, enc.rule_feats, rules)
         return tags, rules, enc
 
@@ -297,15 +322,20 @@ class MorphModel:
         def flat(d):
             return {k: [x for kv in sorted(c.items()) for x in kv] for k, c in d.items()}
 
+        clusters = self.tables.clusters
         header = {"task": "morph", "config": selection.header_config(vars(self.config)), "info": self.info,
-                  "layout": layout(),
+                  "layout": layout(None if clusters is None else clusters.levels),
                   "tags": self.tables.tags, "rules": self.tables.rules, "bits": int(self.W_tag.size).bit_length() - 1,
                   "lemma_bits": int(self.W_lem.size).bit_length() - 1,
                   "lexicon": {"cap": lex.cap, "form_tags": flat(lex.form_tags), "form_rules": flat(lex.form_rules),
                               "suffix_tags": flat(lex.suffix_tags), "suffix_rules": flat(lex.suffix_rules),
                               "class_tags": flat(lex.class_tags), "lemmas": sorted(lex.lemmas),
                               "all_tags": [x for kv in sorted(lex.all_tags.items()) for x in kv]}}
-        save_model(path, header, {**sparse_arrays("W_tag", self.W_tag), **sparse_arrays("W_lem", self.W_lem)})
+        arrays = {**sparse_arrays("W_tag", self.W_tag), **sparse_arrays("W_lem", self.W_lem)}
+        if clusters is not None:
+            header["vectors"] = clusters.header()
+            arrays |= clusters.arrays()
+        save_model(path, header, arrays)
 
     @classmethod
     def load(cls, path: str, command: str | None = None, tasks: tuple[str, ...] | None = None) -> "MorphModel":
@@ -343,7 +373,7 @@ class MorphModel:
             lex.class_tags = counters(lx["class_tags"], len(tags))
             lex.all_tags = counters({"": lx["all_tags"]}, len(tags))[""]
             lex.lemmas = set(lx["lemmas"])
-            tables = Tables(tags, rules, lex)
+            tables = Tables(tags, rules, lex, WordClusters.from_model(header.get("vectors"), arrays))
             if "W_tag" in arrays:   # format versions 1 and 2: the tables whole
                 W_tag, W_lem = arrays["W_tag"], arrays["W_lem"]
             else:
@@ -381,6 +411,7 @@ def _limits(header: dict, shapes: dict) -> None:
             raise ValueError(f"bad hash size {b!r}")
     bounds = {"W_tag": 1 << header["bits"], "W_lem": 1 << header["lemma_bits"]}
     bounds.update({k + end: n for k, n in list(bounds.items()) for end in ("_index", "_vals")})
+    bounds |= vector_bounds(header)
     for name, (_, shape) in shapes.items():
         if int(np.prod(shape)) > bounds.get(name, 0):
             raise ValueError(f"array {name} does not fit the header")
@@ -407,10 +438,13 @@ def _score(tables: Tables, sentences, tags: np.ndarray, rules: np.ndarray, surfa
 
 
 def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = None,
-                on_epoch=None, **_) -> MorphModel:
-    """Train a tagger and lemmatizer on the treebank ``train_path`` (see the module docstring)."""
+                on_epoch=None, clusters: WordClusters | None = None, **_) -> MorphModel:
+    """Train a tagger and lemmatizer on the treebank ``train_path`` (see the module docstring).
+    ``clusters``: the word clusters of ``config.vectors`` when already made (a pipeline makes
+    them once for its parts); otherwise made here from the file."""
 
     t0 = time.perf_counter()
+    clusters = clusters_of_config(config, clusters)
     selection.check_with_dev(config, dev_path)
     every = read_treebank(train_path)
     train_sents, dev_sents = hold_out(config, every, None, len(every), lambda idx: [every[i] for i in idx])
@@ -430,7 +464,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
     triples = list(zip((r[1] for r in rows), gold_t.tolist(), gold_r.tolist(), (r[2] for r in rows)))
     sent_of = np.repeat(np.arange(len(forms)), [len(s) for s in forms])
     full = Lexicon(MAX_CANDIDATES).add(triples)
-    tables = Tables(tags, rules, full)
+    tables = Tables(tags, rules, full, clusters)
     # jackknifed lookups: sentence k's words in the lexicon of the other folds
     folds = [Lexicon(MAX_CANDIDATES).add(t for t, s in zip(triples, sent_of) if s % FOLDS != k)
              for k in range(FOLDS)] if len(forms) >= FOLDS else [full] * FOLDS
@@ -458,7 +492,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
         tok = rng.permutation(n_rows).astype(np.int64)
         # the lemmatizer learns from the tags the tagger gave this epoch, each before its sentence's
         # update (errors like those of new text), not the gold ones (dev Lemmas +1.1 on Turkish and Tamil)
-        lf = lemma_features(enc.feats, tables.tag_vals[out_t], tables.upos_vals[out_t])
+        lf = tables.lemma_features(enc.feats, out_t)
         up += K.class_epoch(W_l, U_l, c_l, lf, tok, enc.rule_ptr, enc.rule_cands, enc.rule_feats,
                             gold_r, out_l)
         mistakes = int(np.count_nonzero(out_t != gold_t))
@@ -480,7 +514,7 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
                      score_dev if dev_enc is not None else None, on_epoch)
     if wants_refit(config, run.selector):
         def again(cfg: MorphConfig, told) -> MorphModel:
-            return train_morph(cfg, train_path, None, told)
+            return train_morph(cfg, train_path, None, told, clusters=clusters)
 
         model = refit(config, run.selector, config.epochs, again, on_epoch, len(dev_sents), t0)
         model.info["dev_scores"] = _dev_scores(run.selector.best_dev)
@@ -488,6 +522,8 @@ def train_morph(config: MorphConfig, train_path: str, dev_path: str | None = Non
     model.W_tag, model.W_lem = run.weights
     model.info = {"train_file": display_name(train_path), "train_sentences": n_sent, "train_tokens": n_rows,
                   "tags": len(tags), "rules": len(rules), "train_seconds": round(time.perf_counter() - t0, 3)}
+    if clusters is not None:
+        model.info["vectors"] = clusters.header()
     if run.info():
         model.info |= run.info() | {"dev_sentences": len(dev_sents)}
         model.info["dev_scores"] = _dev_scores(run.selector.best_dev)

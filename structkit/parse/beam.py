@@ -41,24 +41,38 @@ N_ROWS = 11
 
 # template groups (bit i of the ``groups`` mask switches group i on)
 GROUPS = ("base", "labels", "valency", "distance", "labelset", "morph")
+# One more group, apart: "clusters" reads the word clusters of pretrained vectors (--vectors),
+# which only a model trained with them holds (``CLUSTER_TEMPLATES``); its bit comes after GROUPS'.
+CLUSTERS = "clusters"
+CLUSTER_BIT = 1 << len(GROUPS)
 MAX_FEATS = 128
 
 
 def group_mask(names) -> int:
     m = 0
     for g in names:
+        if g == CLUSTERS:
+            m |= CLUSTER_BIT
+            continue
         if g not in GROUPS:
-            raise ValueError(f"unknown template group {g!r}; the groups are {', '.join(GROUPS)}")
+            raise ValueError(f"unknown template group {g!r}; the groups are {', '.join(GROUPS)}, {CLUSTERS}")
         m |= 1 << GROUPS.index(g)
     return m
 
 
 # ---- arrays that travel together through the kernels -----------------------------------------
-Corpus = namedtuple("Corpus", ["offsets", "words", "tags", "lemmas", "morph"])
-Corpus.__doc__ = """Encoded sentences (``LabelledParser.encode``): sentence s is tokens
-offsets[s]..offsets[s + 1] - 1 of the word/POS/lemma/FEATS id columns."""
+# the clusters columns of a corpus without word clusters: none (``_cluster`` reads 0)
+NO_CLUSTERS = np.zeros((0, 3), dtype=np.int64)
 
-Sentence = namedtuple("Sentence", ["words", "tags", "lemmas", "morph", "base", "n"])
+Corpus = namedtuple("Corpus", ["offsets", "words", "tags", "lemmas", "morph", "clusters"],
+                    defaults=(NO_CLUSTERS,))
+Corpus.__doc__ = """Encoded sentences (``LabelledParser.encode``): sentence s is tokens
+offsets[s]..offsets[s + 1] - 1 of the word/POS/lemma/FEATS id columns and the rows of the
+word-cluster array (tokens x 3, ``cluster_row``: each token's clusters of pretrained vectors;
+no rows without)."""
+
+Sentence = namedtuple("Sentence", ["words", "tags", "lemmas", "morph", "base", "n", "clusters"],
+                      defaults=(NO_CLUSTERS,))
 Sentence.__doc__ = """One sentence as the feature kernels read it: the corpus columns, its first
 token ``base`` (token i at ``words[base + i - 1]``) and its length n."""
 
@@ -156,6 +170,29 @@ TEMPLATES = (
     (118, "morph", ("s0f", "s1f")),
 )
 
+# The word clusters of pretrained vectors (--vectors; xc1, xc2, xc3: item x's cluster at the
+# table's coarse, middle and fine level, + 1, 0 for none: ``cluster_row``), as Koo, Carreras & Collins (2008) use
+# Brown clusters: in place of words and of POS. Their atoms (``_cluster_atoms``, in this order)
+# and templates, emitted after ``TEMPLATES``' when the group is on and the corpus has clusters.
+CLUSTER_ATOMS = tuple(x + f"c{j}" for x in ("s0", "s1", "n0", "n1") for j in (1, 2, 3)) + ("s0p", "s1p", "n0p", "d01")
+CLUSTER_TEMPLATES = (
+    (120, "clusters", ("s0c2",)), (121, "clusters", ("s0c3",)), (122, "clusters", ("n0c2",)),
+    (123, "clusters", ("n0c3",)), (124, "clusters", ("s1c2",)), (125, "clusters", ("s1c3",)),
+    (126, "clusters", ("n1c2",)),
+    (127, "clusters", ("s0c3", "n0c3")), (128, "clusters", ("s0c2", "n0c2")),
+    (129, "clusters", ("s0c3", "s1c3")), (130, "clusters", ("s0c2", "s1c2")),
+    (131, "clusters", ("s0c2", "n0p")), (132, "clusters", ("s0p", "n0c2")),
+    (133, "clusters", ("s1c2", "s0p")), (134, "clusters", ("s1p", "s0c2")),
+    (135, "clusters", ("s1c1", "s0c1", "n0c1")), (136, "clusters", ("s0c2", "s1c2", "d01")),
+)
+
+
+def cluster_row(ids) -> tuple[int, int, int]:
+    """A token's row of the corpus's clusters array: its cluster ids at the first three levels
+    (coarse to fine), each + 1; 0 where there is none (``ids`` None or shorter)."""
+    ids = list(ids or ())[:3]
+    return tuple(int(c) + 1 for c in ids) + (0,) * (3 - len(ids))
+
 
 
 # ---- the transition system ----------------------------------------------------------------
@@ -221,6 +258,15 @@ def _col(col, base, t):
 
 
 @njit(inline="always")
+def _cluster(col, base, t, j):
+    """Token t's word cluster at level j (``cluster_row``; 0: no such token, or no clusters
+    array). (Read from the array: a value numba computes, such as a packed int64's bits masked
+    off, lets LLVM reason from its range through the hash's signed multiplications, which then
+    give another hash.)"""
+    return col[base + t - 1, j] if (t and col.shape[0]) else 0
+
+
+@njit(inline="always")
 def _children(S, it, t):
     """Token t's leftmost, second-leftmost, rightmost and second-rightmost child in the state
     S[it] (0: none)."""
@@ -239,7 +285,7 @@ def _row(S, it, r, t):
 def _atoms(S, it, sp, b, sent):
     """The atoms of the state S[it], as the parts of ``ATOMS`` (inlined into ``extract_at``:
     the atoms stay in registers)."""
-    words, tags, lemmas, morph, base, n = sent
+    words, tags, lemmas, morph, base, n, clusters = sent
     s0 = S[it, ST, sp - 1] if sp >= 1 else 0
     s1 = S[it, ST, sp - 2] if sp >= 2 else 0
     s2 = S[it, ST, sp - 3] if sp >= 3 else 0
@@ -269,6 +315,22 @@ def _atoms(S, it, sp, b, sent):
     return wp, tree, lex, dist
 
 
+@njit(inline="always")
+def _cluster_atoms(S, it, sp, b, sent):
+    """The atoms of ``CLUSTER_ATOMS`` of the state S[it]."""
+    words, tags, lemmas, morph, base, n, clusters = sent
+    s0 = S[it, ST, sp - 1] if sp >= 1 else 0
+    s1 = S[it, ST, sp - 2] if sp >= 2 else 0
+    n0 = b if b <= n else 0
+    n1 = b + 1 if b + 1 <= n else 0
+    return (_cluster(clusters, base, s0, 0), _cluster(clusters, base, s0, 1), _cluster(clusters, base, s0, 2),
+            _cluster(clusters, base, s1, 0), _cluster(clusters, base, s1, 1), _cluster(clusters, base, s1, 2),
+            _cluster(clusters, base, n0, 0), _cluster(clusters, base, n0, 1), _cluster(clusters, base, n0, 2),
+            _cluster(clusters, base, n1, 0), _cluster(clusters, base, n1, 1), _cluster(clusters, base, n1, 2),
+            _col(tags, base, s0), _col(tags, base, s1), _col(tags, base, n0),
+            _bucket(s0 - s1) if (s0 and s1) else 0)
+
+
 def _atom(name: str) -> str:
     """Where the unrolled kernel reads an atom: A[part][index] of ``_atoms``'s result."""
     for p, part in enumerate(ATOMS):
@@ -283,11 +345,21 @@ _emit = unroll("_emit", "A, groups, out, r", "_h({t}, {atoms})",
                 for t, g, atoms in TEMPLATES], globals(), __file__, target="out[r, k]")
 
 
+# ``_emit_clusters(A, out, r, k0)``: the cluster templates' hashes, written to out[r] from k0 on.
+_emit_clusters = unroll("_emit_clusters", "A, out, r, k0", "_h({t}, {atoms})",
+                        [(t, None, [f"A[{CLUSTER_ATOMS.index(a)}]" for a in atoms] + ["0"] * (3 - len(atoms)))
+                         for t, _, atoms in CLUSTER_TEMPLATES], globals(), __file__, target="out[r, k0 + k]")
+
+
 @njit
 def extract_at(S, it, sp, b, sent, groups, out, r):
     """The hashed features of the state S[it] into out[r] (the templates of the groups switched
-    on in ``groups``, in ``TEMPLATES`` order); returns their number."""
-    return _emit(_atoms(S, it, sp, b, sent), groups, out, r)
+    on in ``groups``, in ``TEMPLATES`` order, then, with ``CLUSTER_BIT`` and a clusters column,
+    ``CLUSTER_TEMPLATES``); returns their number."""
+    k = _emit(_atoms(S, it, sp, b, sent), groups, out, r)
+    if groups & CLUSTER_BIT and sent.clusters.shape[0]:
+        k += _emit_clusters(_cluster_atoms(S, it, sp, b, sent), out, r, k)
+    return k
 
 
 @njit
@@ -739,7 +811,7 @@ def beam_epoch(X, gold_actions, order, trainable, model, search, c):
         if not trainable[s]:
             continue
         base, n = span(offsets, s)
-        sent = Sentence(X.words, X.tags, X.lemmas, X.morph, base, n)
+        sent = Sentence(X.words, X.tags, X.lemmas, X.morph, base, n, X.clusters)
         g0 = 2 * base - s
         gold = gold_actions[g0:g0 + 2 * n - 1]
         tmax, _ = beam_search(sent, model, search, bufs, gold, True)
@@ -766,7 +838,7 @@ def beam_parse_corpus(X, model, search, root_label, heads_out, labels_out):
         base, n = span(offsets, s)
         if n == 0:
             continue
-        beam_search(Sentence(X.words, X.tags, X.lemmas, X.morph, base, n), model, search, bufs,
+        beam_search(Sentence(X.words, X.tags, X.lemmas, X.morph, base, n, X.clusters), model, search, bufs,
                     nogold, False)
         S = bufs.cur[0]
         root = S[ST, 0]

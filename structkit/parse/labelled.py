@@ -27,6 +27,7 @@ from structkit.model import dense_array, save_model, sparse_arrays
 from structkit.parse import smallbeam
 from structkit.parse.beam import (
     Corpus,
+    NO_CLUSTERS,
     Model,
     Search,
     average_in_place,
@@ -34,11 +35,13 @@ from structkit.parse.beam import (
     beam_parse_corpus,
     group_mask,
     nonzero_cells,
+    cluster_row,
     scatter_cells,
 )
 from structkit.parse.projective import LIFT, deprojectivize, projectivize, split_label
 from structkit.parse.smallbeam import SMALL_WORDS
 from structkit.parse.vocab import SPECIAL, Vocab, pos_column
+from structkit.vectors import WordClusters
 from structkit.vocab import pack_strings, unpack_strings
 
 SELECT_KEY = "las"  # the labelled parser keeps the epoch of the best dev LAS (CoNLL 2018)
@@ -104,12 +107,15 @@ class LabelledParser:
 
     kind = "labelled-arc-standard-beam"
 
-    def __init__(self, config, vocabs: dict, labels: list[str], W: np.ndarray, info: dict | None = None):
+    def __init__(self, config, vocabs: dict, labels: list[str], W: np.ndarray, info: dict | None = None,
+                 clusters: WordClusters | None = None):
         self.config = config
         self.vocabs = vocabs
         self.labels = labels            # label id i + 1 is labels[i]
         self.W = W
         self.info = info or {}
+        self.clusters = clusters        # word clusters of pretrained vectors (--vectors), or None
+        self._rows: dict[str, tuple] = {}   # form -> its row of the clusters array (``cluster_row``)
 
     @property
     def mask(self) -> int:
@@ -135,7 +141,23 @@ class LabelledParser:
                 cols[key].extend(v.add(x) for x in items) if grow else cols[key].extend(v.ids(items))
         offsets = np.zeros(len(sentences) + 1, dtype=np.int64)
         np.cumsum([len(s) for s in sentences], out=offsets[1:])
-        return offsets, *(np.array(cols[k], dtype=np.int64) for k in "wtmf")
+        return offsets, *(np.array(cols[k], dtype=np.int64) for k in "wtmf"), self._cluster_column(sentences)
+
+    def _cluster_column(self, sentences: list[Sentence]) -> np.ndarray:
+        """Each token's word clusters (tokens x 3, ``cluster_row``; no rows without vectors)."""
+        if self.clusters is None:
+            return NO_CLUSTERS
+        rows = self._rows
+        if len(rows) > 1 << 17:
+            rows.clear()
+        out = []
+        for s in sentences:
+            for r in s.rows:
+                v = rows.get(r[1])
+                if v is None:
+                    v = rows[r[1]] = cluster_row(self.clusters.lookup(r[1]))
+                out.append(v)
+        return np.array(out, dtype=np.int64).reshape(-1, 3)
 
     def model(self, W: np.ndarray | None = None, U: np.ndarray | None = None):
         """The kernels' ``Model`` of this parser (its weights, or W; U: the accumulator when
@@ -157,9 +179,9 @@ class LabelledParser:
         heads = np.zeros(int(offsets[-1]), dtype=np.int64)
         labels = np.zeros(int(offsets[-1]), dtype=np.int64)
         model, search = self.model(W), self.search(beam, depth)
-        if search.D == 0 and int(offsets[-1]) <= SMALL_WORDS and not numba_loaded():
+        if search.D == 0 and int(offsets[-1]) <= SMALL_WORDS and not numba_loaded() and self.clusters is None:
             # a few sentences: numpy, the same parses, without numba's start (0.4-0.5 s)
-            smallbeam.beam_parse_small(offsets, *enc[1:], model.W, model.mask, model.L, model.groups, search.B,
+            smallbeam.beam_parse_small(offsets, *enc[1:5], model.W, model.mask, model.L, model.groups, search.B,
                              self.root_label, heads, labels)
             return heads, labels
 
@@ -215,6 +237,9 @@ class LabelledParser:
         for k, v in self.vocabs.items():
             arrays.update(pack_strings("vocab_" + k, v.items))
         header = {"task": "parse", "kind": self.kind, "config": header_config(asdict(self.config)), "info": self.info}
+        if self.clusters is not None:
+            header["vectors"] = self.clusters.header()
+            arrays |= self.clusters.arrays()
         save_model(path, header, arrays)
 
     @classmethod
@@ -229,7 +254,10 @@ class LabelledParser:
             raise ValueError(f"{len(labels):,} labels, over the {MAX_LABELS:,} that training writes")
         # the table's size comes from the header: checked against its range before allocating
         W = dense_array("W", arrays, ((1 << config.hash_bits) + 2 * len(labels) + 1,))
-        return cls(config, vocabs, labels, W, header.get("info", {}))
+        clusters = WordClusters.from_model(header.get("vectors"), arrays)
+        if (clusters is None) != (config.vectors is None):
+            raise ValueError("word clusters and the config's vectors disagree")
+        return cls(config, vocabs, labels, W, header.get("info", {}), clusters)
 
 
 def label_scores(sentences: list[Sentence], heads: list[list[int]], deprels: list[list[str]]) -> dict:
@@ -315,7 +343,7 @@ class _Cells:
 
 
 def train_labelled(config, sentences: list[Sentence], dev, on_epoch, train_name, train_sha256,
-                   t0) -> LabelledParser:
+                   t0, clusters: WordClusters | None = None) -> LabelledParser:
     trees = [(list(s.heads), list(s.deprels)) for s in sentences]
     if PROJECTIVIZE is not None:
         trees = _rare_lifts_plain([PROJECTIVIZE(h, d) for h, d in trees])
@@ -326,7 +354,7 @@ def train_labelled(config, sentences: list[Sentence], dev, on_epoch, train_name,
     lid = {x: i + 1 for i, x in enumerate(labels)}
     L = len(labels)
     parser = LabelledParser(config, {k: Vocab() for k in ("words", "tags", "lemmas", "feats")}, labels,
-                            np.zeros(1, dtype=np.float32))
+                            np.zeros(1, dtype=np.float32), clusters=clusters)
     enc = parser.encode(sentences, grow=True, path=train_name)
     offsets = enc[0]
     n_sent = len(sentences)
@@ -411,4 +439,6 @@ def train_labelled(config, sentences: list[Sentence], dev, on_epoch, train_name,
                    "train_tokens": int(offsets[-1]), "labels": L,
                    "train_seconds": round(time.perf_counter() - t0, 3)}
     parser.info |= run.info()
+    if clusters is not None:
+        parser.info["vectors"] = clusters.header()
     return parser, run.selector

@@ -29,10 +29,13 @@ from structkit.learn.registry import PARAMS, Param
 from structkit.learn.selection import Selector
 from structkit.model import load_model, save_model
 from structkit.parse.arcstandard import parse_corpus
+from structkit.parse.beam import CLUSTERS
 from structkit.parse.beam import GROUPS as BEAM_GROUPS
 from structkit.parse.labelled import LabelledParser, check_lengths, train_labelled
 from structkit.parse.learn import parser_epoch
 from structkit.parse.vocab import SPECIAL, Vocab, pos_column
+from structkit.vectors import check_options as check_vector_options
+from structkit.vectors import clusters_of_config, vector_bounds
 from structkit.vocab import pack_strings, unpack_strings
 
 # Brute-force lookahead visits 3^(D+1) action paths per decision: depth 6 is the useful limit.
@@ -63,8 +66,11 @@ class ParserConfig:
     dev_split: float | None = None  # hold out every round(1/F)-th training sentence as dev data
     patience: int | None = None     # with dev data: stop after this many epochs without a better score
     refit: bool = True              # with dev_split: train again on every sentence for the chosen epochs
+    vectors: str | None = None      # a .vec file: its words' clusters become features (--algo beam)
+    vectors_limit: int | None = None  # how many of its words (None: vectors.DEFAULT_LIMIT)
 
     def validate(self) -> None:
+        self.vectors, self.vectors_limit = check_vector_options(self.vectors, self.vectors_limit)
         spec, family = parser_family(self.algo)
         if spec.check is not None:
             spec.check(self)
@@ -113,6 +119,8 @@ def _configure_arcstandard(config: ParserConfig, spec) -> None:
         raise UserError(f"--beam applies to --algo beam, not {config.algo}")
     if config.templates is not None:
         raise UserError(f"--templates applies to --algo beam among the parsers, not {config.algo}")
+    if config.vectors is not None:
+        raise UserError(f"--vectors applies to --algo beam among the parsers, not {config.algo}")
     config.hash_bits = 22 if config.hash_bits is None else config.hash_bits
     config.pos = "xpos" if config.pos is None else config.pos
 
@@ -122,22 +130,24 @@ def _configure_beam(config: ParserConfig, spec) -> None:
     config.beam = spec.param("beam").default if config.beam is None else config.beam
     config.beam = registry.PARAMS["beam"].check(config.beam)
     config.pos = "upos" if config.pos is None else config.pos
-    if config.templates is None:
-        config.templates = list(BEAM_GROUPS)
+    if config.templates is None:   # the clusters of --vectors where there are vectors
+        config.templates = list(BEAM_GROUPS) + ([CLUSTERS] if config.vectors is not None else [])
     if isinstance(config.templates, str):
         config.templates = [t.strip() for t in config.templates.split(",") if t.strip()]
-    bad = [t for t in config.templates if t not in BEAM_GROUPS]
+    bad = [t for t in config.templates if t not in BEAM_GROUPS and t != CLUSTERS]
     if bad or not config.templates:
         raise UserError(f"--templates for --algo beam is a comma-separated list of "
                         f"{', '.join(BEAM_GROUPS)}; got {config.templates!r}")
     config.templates = list(config.templates)
+    if CLUSTERS in config.templates and config.vectors is None:
+        raise UserError("the template group clusters reads the word clusters of --vectors FILE: give one")
     if not 0 <= (config.depth or 0) <= BEAM_MAX_DEPTH:
         raise UserError(f"--depth (lookahead inside the beam) of --algo beam is 0..{BEAM_MAX_DEPTH}, "
                         f"got {config.depth}")
 
 
-def _train_beam(*args):
-    return train_labelled(*args)
+def _train_beam(*args, **kw):
+    return train_labelled(*args, **kw)
 
 
 def _check_beam_dev(sentences: list[Sentence], name: str | None) -> None:
@@ -308,6 +318,9 @@ def _parser_limits(header: dict, shapes: dict) -> None:
     for name, (dtype, shape) in shapes.items():
         if name.startswith("W_") and math.prod(shape) > 3 << bits:
             raise ValueError(f"array {name} of {math.prod(shape)} elements for a table of 2^{bits}")
+        bound = vector_bounds(header).get(name)
+        if bound is not None and math.prod(shape) > bound:
+            raise ValueError(f"array {name} of {math.prod(shape)} elements, over the vectors' limit")
 
 
 def read_treebank(path: str, digest=None) -> list[Sentence]:
@@ -362,10 +375,12 @@ def train_parser_on(config: ParserConfig, sentences: list[Sentence],
                     dev: list[Sentence] | Callable[[], list[Sentence]] | None = None,
                     on_epoch: Callable[[int, dict], None] | None = None,
                     train_name: str | None = None, train_sha256: str | None = None,
-                    t0: float | None = None) -> DependencyParser:
+                    t0: float | None = None, clusters=None) -> DependencyParser:
     """Train on in-memory sentences with heads (``config`` validated); ``dev`` may be a
     function that reads it, called once the training trees are checked. With
-    ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence."""
+    ``config.dev_split`` (and ``refit``) the chosen epochs are trained again on every sentence.
+    ``clusters``: the word clusters of ``config.vectors`` when already made (a pipeline's);
+    otherwise made here from the file."""
 
     if t0 is None:
         t0 = time.perf_counter()
@@ -373,10 +388,12 @@ def train_parser_on(config: ParserConfig, sentences: list[Sentence],
     full = sentences   # with --dev-split, every round(1/F)-th sentence held out
     sentences, dev = hold_out(config, sentences, dev, len(sentences), lambda ix: [sentences[i] for i in ix])
     train = parser_family(config.algo)[1].train
-    model, selector = train(config, sentences, dev, on_epoch, train_name, train_sha256, t0)
+    clusters = clusters_of_config(config, clusters)
+    model, selector = train(config, sentences, dev, on_epoch, train_name, train_sha256, t0,
+                            **({"clusters": clusters} if clusters is not None else {}))
     if wants_refit(config, selector):
         def again(cfg: ParserConfig, told) -> DependencyParser:
-            return train_parser_on(cfg, full, None, told, train_name, train_sha256)
+            return train_parser_on(cfg, full, None, told, train_name, train_sha256, clusters=clusters)
 
         return refit(config, selector, config.epochs, again, on_epoch, len(dev), t0)
     return model

@@ -18,9 +18,11 @@ import numpy as np
 from structkit.errors import UserError
 from structkit.io.files import temporary_folder, temporary_writes
 from structkit.learn import registry
+from structkit.learn.selection import header_config
 from structkit.model import load_model, save_model, verified_parts
 from structkit.tagsets import check_chain, morph_facts, parser_facts
 from structkit.tasks import get_task
+from structkit.vectors import check_options as check_vector_options
 
 PARTS = ("tokenize", "morph", "parse")
 JACKKNIFE = ("auto", "yes", "no")
@@ -41,8 +43,11 @@ class PipelineConfig:
     folds: int = 5
     parts: list[str] | str | None = None
     jackknife: str = "auto"
+    vectors: str | None = None          # a .vec file: its words' clusters become morph and parser features
+    vectors_limit: int | None = None    # how many of its words (None: vectors.DEFAULT_LIMIT)
 
     def validate(self) -> None:
+        self.vectors, self.vectors_limit = check_vector_options(self.vectors, self.vectors_limit)
         if self.algo != "none":
             raise UserError(f"--algo does not apply to --task pipeline: each part is trained with its "
                             f"own default learner (got {self.algo!r})")
@@ -118,7 +123,7 @@ class PipelineModel:
                     part.save(p)
                 with open(p, "rb") as f:
                     arrays["part_" + name] = np.frombuffer(f.read(), dtype=np.uint8)
-        header = {"task": "pipeline", "config": asdict(self.config), "info": self.info,
+        header = {"task": "pipeline", "config": header_config(asdict(self.config)), "info": self.info,
                   "parts": sorted(self.parts()), "facts": self.facts()}
         save_model(path, header, arrays)
 

@@ -32,6 +32,7 @@ from structkit.parse.labelled import check_lengths, label_scores
 from structkit.parse.parser import ParserConfig, read_treebank, train_parser_on
 from structkit.pipeline.model import PipelineConfig, PipelineModel
 from structkit.tokenizer.task import TokenizeConfig, train_tokenizer
+from structkit.vectors import clusters_of_config
 
 
 @contextmanager
@@ -123,11 +124,14 @@ def release_memory() -> None:
 
 
 def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int = 0,
-              on_fold: Callable[[int, float], None] | None = None, stages: Stages | None = None) -> list:
+              on_fold: Callable[[int, float], None] | None = None, stages: Stages | None = None,
+              clusters=None, vectors: dict | None = None) -> list:
     """The morph analysis of every training sentence by a morph model that did not see it:
     fold k (sentences i with i % folds == k) analysed by a model trained on the other folds,
     each trained with ``epochs`` (None: the learner's default) and no dev (each fold's epochs
-    reported as the stage ``morph fold k/N`` of ``stages``)."""
+    reported as the stage ``morph fold k/N`` of ``stages``); ``clusters``: the word clusters of
+    pretrained vectors the morph models read (``vectors``: the config's vectors and
+    vectors_limit), or None."""
 
     analyses: list = [None] * len(sents)
     with temporary_folder("structkit-jackknife-") as tmp:
@@ -146,10 +150,11 @@ def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int 
         del sents
         for k, path, held in files:
             t0 = time.perf_counter()
-            cfg = morph_task.MorphConfig(epochs=epochs, seed=seed)
+            cfg = morph_task.MorphConfig(epochs=epochs, seed=seed, **(vectors or {}))
             cfg.validate()
             model = morph_task.train_morph(cfg, path, None, None if stages is None else
-                                           stages.tagged(f"morph fold {k + 1}/{folds}", "morph"))
+                                           stages.tagged(f"morph fold {k + 1}/{folds}", "morph"),
+                                           **({"clusters": clusters} if clusters is not None else {}))
             for i, a in zip(held, model.analyse([forms[i] for i in held])):
                 analyses[i] = a
             del model   # gone before the next fold trains, not after
@@ -209,6 +214,12 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
         # the tokenizer and the morph models train (about 70 MB for Italian ParTUT)
         n_train = len(sents)
         del sents, trees
+    clusters, vectors = None, {}
+    if config.vectors is not None and ("morph" in parts or "parse" in parts):   # made once for both parts
+        with _timed(info, "vectors"):
+            clusters = clusters_of_config(config)
+        info["vectors"] = clusters.header()
+        vectors = {"vectors": config.vectors, "vectors_limit": config.vectors_limit}
     if "tokenize" in parts:
         c = TokenizeConfig(seed=config.seed, epochs=config.epochs)
         c.validate()
@@ -216,10 +227,11 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
             model.tokenizer = train_tokenizer(c, train_path, dev_path, stages.tagged("tokenize", "tokenize"))
         release_memory()
     if "morph" in parts:
-        c = morph_task.MorphConfig(seed=config.seed, epochs=config.epochs)
+        c = morph_task.MorphConfig(seed=config.seed, epochs=config.epochs, **vectors)
         c.validate()
         with _timed(info, "morph"):
-            model.morph = morph_task.train_morph(c, train_path, dev_path, stages.tagged("morph", "morph"))
+            model.morph = morph_task.train_morph(c, train_path, dev_path, stages.tagged("morph", "morph"),
+                                                 **({"clusters": clusters} if clusters is not None else {}))
         release_memory()
     if "parse" in parts:
         name, sha = display_name(train_path), digest.hexdigest()
@@ -235,7 +247,7 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                 stages.folds(folds, epochs)   # as many epochs as the morph model kept
                 with _timed(info, "jackknife"):   # the sentences as read_training read them
                     analyses = jackknife(train_path, list(read_conllu(train_path, check_text=False)), folds,
-                                         epochs, config.seed, stages=stages)
+                                         epochs, config.seed, stages=stages, clusters=clusters, vectors=vectors)
                 trees = read_treebank(train_path)
                 candidates["jackknifed"] = with_analysis(trees, analyses)
                 info["jackknife_folds"] = folds
@@ -244,11 +256,11 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                 candidates["gold"] = trees if "jackknifed" in candidates else read_treebank(train_path)
         scores, parsers, trained = {}, {}, []
         for kind, data in candidates.items():
-            c = ParserConfig(seed=config.seed, epochs=config.epochs)
+            c = ParserConfig(seed=config.seed, epochs=config.epochs, **vectors)
             c.validate()
             with _timed(info, f"parse_{kind}"):
                 parsers[kind] = train_parser_on(c, data, dev, stages.tagged(f"parse ({kind} morphology)", "parse"),
-                                                name, sha)
+                                                name, sha, clusters=clusters)
             trained.append(kind)
             if dev is not None:
                 scores[kind] = parser_dev_scores(parsers[kind], dev)

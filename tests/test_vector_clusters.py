@@ -1,0 +1,224 @@
+"""structkit.vectors' word clusters (issue 44): the numba kernels of the bounded k-means
+(``_nearest``, ``_means``) against plain-Python references on random inputs, the cluster table
+of a hand-written .vec file, unknown words (lower case, nearest by character trigrams), the
+table inside a model file, and the options' checks."""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from structkit.errors import UserError
+from structkit.vectors import (
+    WordClusters,
+    _means,
+    _nearest,
+    check_options,
+    fit_centroids,
+    normalise,
+    trigrams,
+    word_clusters,
+)
+
+
+def _ref_nearest(X, C):
+    """Plain Python: each row's centroid of least squared Euclidean distance, in float64, and
+    the distances."""
+    out, dists = [], []
+    for x in X.tolist():
+        d = [sum((a - b) ** 2 for a, b in zip(x, c)) for c in C.tolist()]
+        out.append(min(range(len(d)), key=lambda c: (d[c], c)))
+        dists.append(d)
+    return out, dists
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_nearest_matches_the_reference(seed):
+    rng = np.random.default_rng(seed)
+    n, d, k = int(rng.integers(1, 80)), int(rng.integers(1, 30)), int(rng.integers(1, 12))
+    X = normalise(rng.normal(size=(n, d)))
+    C = rng.normal(size=(k, d)).astype(np.float32)
+    if seed % 2:   # a centroid twice: the lower index wins the tie
+        C[-1] = C[0]
+    out = np.full(n, -7, dtype=np.int32)
+    _nearest(X, C, (C.astype(np.float64) ** 2).sum(1).astype(np.float32), out)
+    ref, dists = _ref_nearest(X, C)
+    for i in range(n):
+        # float32 sums may break a near-tie the other way: then the two distances are equal
+        # to float32 precision; the chosen centroid is never a farther one
+        assert out[i] == ref[i] or abs(dists[i][out[i]] - dists[i][ref[i]]) < 1e-5
+    assert sum(int(a) == b for a, b in zip(out, ref)) >= n - 1
+    if seed % 2:
+        assert k - 1 not in out.tolist() or k == 1
+
+
+def test_nearest_by_hand():
+    X = np.array([[1, 0], [0, 1], [-1, 0], [0.6, 0.8]], dtype=np.float32)
+    C = np.array([[0, 1], [1, 0], [0, 1]], dtype=np.float32)   # centroids 0 and 2 the same
+    out = np.zeros(4, dtype=np.int32)
+    _nearest(X, C, np.array([1, 1, 1], dtype=np.float32), out)
+    # (-1, 0) is as far from both: the lowest index, 0
+    assert out.tolist() == [1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_means_matches_the_reference(seed):
+    rng = np.random.default_rng(seed)
+    n, d, k = int(rng.integers(1, 50)), int(rng.integers(1, 9)), int(rng.integers(1, 8))
+    X = rng.normal(size=(n, d)).astype(np.float32)
+    assign = rng.integers(0, k, size=n).astype(np.int32)
+    C0 = rng.normal(size=(k, d)).astype(np.float32)
+    C = C0.copy()
+    counts = _means(X, assign, C)
+    for c in range(k):
+        rows = [X[i].tolist() for i in range(n) if assign[i] == c]
+        assert counts[c] == len(rows)
+        if rows:
+            want = [float(np.float32(sum(r[j] for r in rows) / len(rows))) for j in range(d)]
+            assert C[c].tolist() == pytest.approx(want, rel=1e-6, abs=1e-7)
+        else:   # no rows: left as it was
+            assert C[c].tolist() == C0[c].tolist()
+
+
+def test_fit_centroids_finds_obvious_groups():
+    X = normalise(np.array([[9, 0.1, 0], [1, 0, 0.05], [5, -0.2, 0],
+                            [0, 3, 0.1], [0.1, 1, 0], [0, 7, -0.3],
+                            [0, 0.1, 2], [0.2, 0, 9]], dtype=np.float32))
+    for seed in range(10):
+        C = fit_centroids(X, 3, seed)
+        out = np.zeros(len(X), dtype=np.int32)
+        _nearest(X, C, (C.astype(np.float64) ** 2).sum(1).astype(np.float32), out)
+        first: dict = {}
+        assert [first.setdefault(a, len(first)) for a in out.tolist()] == [0, 0, 0, 1, 1, 1, 2, 2]
+
+
+def test_trigrams_by_hand():
+    assert trigrams("Chat") == ["<ch", "cha", "hat", "at>"]
+    assert trigrams("aaaa") == ["<aa", "aaa", "aa>"]
+    assert trigrams("a") == ["<a>"]
+
+
+# three groups of words, each along one axis: nouns, verbs, numbers
+VEC = """9 3
+maison 1 0.1 0
+chat 0.9 0 0.1
+chien 1 -0.1 0.05
+mange 0 1 0.1
+dort 0.1 0.9 0
+court 0 1 -0.1
+un 0 0.1 1
+deux 0.1 0 0.9
+trois 0 -0.1 1
+"""
+GROUPS = {"maison": 0, "chat": 0, "chien": 0, "mange": 1, "dort": 1, "court": 1, "un": 2, "deux": 2, "trois": 2}
+
+
+def _vec(tmp_path, text=VEC, name="v.vec"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return str(p)
+
+
+def test_word_clusters_of_a_file(tmp_path):
+    path = _vec(tmp_path)
+    wc = word_clusters(path, limit=100, levels=(3, 9), seed=0)
+    assert wc.words == list(GROUPS) and wc.ids.shape == (9, 2) and wc.levels == (3, 9)
+    # level 3: the three groups, whatever their numbers
+    by_group: dict = {}
+    for w, g in GROUPS.items():
+        by_group.setdefault(g, set()).add(int(wc.ids[wc.index[w], 0]))
+    assert all(len(v) == 1 for v in by_group.values()) and len({min(v) for v in by_group.values()}) == 3
+    assert wc.source == {"file": path, "sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+                         "limit": 100, "words": 9, "dim": 3, "seed": 0, "fit_sample": 9, "fit_iters": 10}
+    small = word_clusters(path, limit=4, levels=(2,))
+    assert small.words == ["maison", "chat", "chien", "mange"] and small.source["limit"] == 4
+    again = word_clusters(path, limit=100, levels=(3, 9), seed=0)
+    assert np.array_equal(again.ids, wc.ids)
+
+
+def test_unknown_words(tmp_path):
+    ids = np.array([[0], [1], [2], [3]], dtype=np.uint16)
+    wc = WordClusters(["maison", "chat", "Paris", "mangeait"], ids, (4,))
+    assert wc.lookup("chat") == (1,)
+    assert wc.lookup("Chat") == (1,)            # its lower-cased form
+    assert wc.lookup("Paris") == (2,)
+    assert wc.lookup("paris") is None or wc.lookup("paris") == (2,)
+    # nearest by trigrams: 'maisons' shares 5 of its 7 trigrams with 'maison' (6): Dice 10/13
+    assert wc.lookup("maisons") == (0,)
+    assert wc.lookup("mangeaient") == (3,)      # 7 of 10 and 9: Dice 14/19
+    assert wc.lookup("xyz") is None              # no trigram in common
+    assert wc.lookup("chats") == (1,)            # <ch cha hat: 3 of 5 and 4, Dice 6/9
+    assert wc.lookup("hatte") is None            # 'hat' alone: 1 of 5 and 4, Dice 2/9 < 0.5
+    assert wc._cache["maisons"] == (0,)          # kept per word type
+
+
+def test_nearest_prefers_the_earlier_word_on_a_tie():
+    wc = WordClusters(["abcd", "abce"], np.array([[5], [6]], dtype=np.uint16), (8,))
+    assert wc.nearest("abcf") == 0              # both share <ab abc: the first (more frequent)
+
+
+def test_the_table_in_a_model_file(tmp_path):
+    from structkit.model import load_model, save_model
+
+    wc = WordClusters(["a", "b", "ç"], np.array([[0, 3], [1, 0], [1, 2]], dtype=np.uint16), (2, 4),
+                      {"file": "x.vec", "limit": 3})
+    path = str(tmp_path / "m.model")
+    save_model(path, {"task": "morph", "vectors": wc.header()}, wc.arrays())
+    header, arrays = load_model(path, ("morph",))
+    back = WordClusters.from_model(header["vectors"], arrays)
+    assert back.words == ["a", "b", "ç"] and back.ids.tolist() == [[0, 3], [1, 0], [1, 2]]
+    assert back.levels == (2, 4) and back.source == {"file": "x.vec", "limit": 3}
+    assert WordClusters.from_model(None, arrays) is None
+    bad = dict(arrays, vectors_clusters=np.array([[0, 4], [1, 0], [1, 2]], dtype=np.uint16))  # 4 >= 4
+    with pytest.raises(ValueError):
+        WordClusters.from_model(header["vectors"], bad)
+
+
+def test_options():
+    assert check_options(None, None) == (None, None)
+    assert check_options("v.vec", None) == ("v.vec", None)
+    assert check_options("v.vec", 10) == ("v.vec", 10)
+    with pytest.raises(UserError, match=r"^--vectors-limit applies with --vectors FILE$"):
+        check_options(None, 5)
+    with pytest.raises(UserError, match=r"^--vectors-limit must be a positive integer, got 0$"):
+        check_options("v.vec", 0)
+    with pytest.raises(UserError, match=r"^--vectors-limit must be at most 5,000,000"):
+        check_options("v.vec", 10 ** 12)
+
+
+def _ref_seed_rows(X, k, seed):
+    """k-means++ in plain Python with the same draws: rng.integers for the first row, then
+    rng.random() * total against the running sum of the squared distances (0 for rows drawn)."""
+    rng = np.random.default_rng(seed)
+    rows = X.astype(np.float64).tolist()
+    n = len(rows)
+    chosen = [int(rng.integers(n))]
+    while len(chosen) < k:
+        w = [0.0 if i in chosen else min(sum((a - b) ** 2 for a, b in zip(rows[i], rows[c])) for c in chosen)
+             for i in range(n)]
+        if sum(w) <= 0:
+            w = [0.0 if i in chosen else 1.0 for i in range(n)]
+        r = rng.random() * sum(w)
+        acc = 0.0
+        for i in range(n):
+            acc += w[i]
+            if acc > r:
+                break
+        chosen.append(i)
+    return chosen
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_seed_rows_matches_the_reference(seed):
+    from structkit.vectors import seed_rows
+
+    rng = np.random.default_rng(100 + seed)
+    n, d = int(rng.integers(3, 40)), int(rng.integers(1, 6))
+    X = normalise(rng.normal(size=(n, d)))
+    if seed % 2:   # duplicates: distance 0 rows are never drawn while others are left
+        X[n // 2:] = X[: n - n // 2]
+    k = int(rng.integers(1, n + 1))
+    got = seed_rows(X, k, seed)
+    assert got == _ref_seed_rows(X, k, seed)
+    assert len(set(got)) == k
