@@ -30,6 +30,7 @@ with the load average beside each figure.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess

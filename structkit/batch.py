@@ -541,7 +541,11 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
             try:
                 with _reopen(inp) as f:
                     target = _block_size(inp, block_bytes, getattr(executor, "jobs", 1))
-                    for i, (line, data) in enumerate(iter_blocks(f, target, job.cut_lines, inp.name)):
+                    # a regular file's blocks are made smaller only at blank lines, to share it
+                    # among the workers: text without one is cut where a single process cuts
+                    # it, so that the output does not depend on the number of workers
+                    cut_at = block_bytes if inp.path != "-" else None
+                    for i, (line, data) in enumerate(iter_blocks(f, target, job.cut_lines, inp.name, cut_at)):
                         if i == 0:
                             try:
                                 contexts[k] = job.sniff(inp.name, data)

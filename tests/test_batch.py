@@ -488,3 +488,62 @@ def test_workers_get_several_blocks_in_flight(chunker, tmp_path):
     _run_bytes(job, [path], tmp_path, executor=one, block_bytes=64)
     assert pool.most == 6   # 2 x 2 + 2
     assert one.most == 1
+
+
+def test_a_file_shared_among_workers_is_cut_only_where_one_process_cuts_it():
+    """Issue 42: smaller blocks for sharing a regular file among workers (``_block_size``) cut
+    it at blank lines only; raw text without one is cut (at a line end, which may split a
+    paragraph: its first sentence then opened one, ``# newpar``, with --jobs 2 and not with
+    --jobs 1) only where a single process cuts it, from ``text_cut_at`` bytes read."""
+    import io
+
+    from structkit.io.blocks import BLOCK_BYTES, iter_blocks
+
+    line = b"Il gatto dorme sul divano.\n"             # 27 bytes
+    text = line * 15_000                                # 405,000 bytes, no blank line
+    target = 100_000
+    shared = list(iter_blocks(io.BytesIO(text), target, True, "t", BLOCK_BYTES))
+    assert shared == [(1, text)]                        # one block, as one process reads it
+    old = list(iter_blocks(io.BytesIO(text), target, True, "t"))
+    assert len(old) > 1 and b"".join(b for _, b in old) == text   # cut at line ends (streaming)
+    paras = (line * 3000 + b"\n") * 5                   # blank lines every 81,000 bytes
+    blocks = list(iter_blocks(io.BytesIO(paras), target, True, "t", BLOCK_BYTES))
+    assert len(blocks) > 1 and b"".join(b for _, b in blocks) == paras
+    assert all(b.endswith(b"\n\n") for _, b in blocks[:-1])        # each cut after a blank line
+    assert [n for n, _ in blocks] == [1 + paras[:sum(len(b) for _, b in blocks[:k])].count(b"\n")
+                                      for k in range(len(blocks))]
+
+
+def test_kept_warnings_of_blocks_run_in_threads_end_with_their_blocks():
+    """Blocks run at once in threads each keep their warnings (keep_warnings); ended out of the
+    order they began (A in, B in, A out, B out), a module global was left holding A's list, and
+    every later long-sentence warning of the process was kept for no one (a test of the API
+    then saw nothing on stderr)."""
+    import threading
+
+    import structkit.io.conllu as conllu
+
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def a():
+        with conllu.keep_warnings():
+            a_in.set()
+            b_in.wait(5)
+            seen["a"] = conllu._KEPT.get()
+        a_out.set()
+
+    def b():
+        a_in.wait(5)
+        with conllu.keep_warnings():
+            b_in.set()
+            a_out.wait(5)
+            seen["b"] = conllu._KEPT.get()
+
+    threads = [threading.Thread(target=a), threading.Thread(target=b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert seen["a"] == [] and seen["b"] == [] and seen["a"] is not seen["b"]
+    assert conllu._KEPT.get() is None and conllu.take_warnings() == ()

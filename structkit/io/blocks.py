@@ -65,15 +65,19 @@ def _text_cut(buf, long_line: bool) -> int:
 
 
 def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = False,
-                name: str = "<input>") -> Iterator[tuple[int, bytes]]:
+                name: str = "<input>", text_cut_at: int | None = None) -> Iterator[tuple[int, bytes]]:
     """(first line number, bytes) blocks of whole sentences, about ``target`` bytes each, cut
-    after a blank line. Memory is bounded: raw text (``lines``) past ``MAX_TEXT_BLOCK_BYTES``
-    without a blank line is cut (``_text_cut``: a line end, a space, a character), and CoNLL rows
-    past ``MAX_BLOCK_BYTES`` are a one-line error (no sentence is that long: ``/dev/zero`` was
-    read until memory ran out)."""
+    after a blank line. Memory is bounded: raw text (``lines``) without a blank line is cut
+    (``_text_cut``: a line end, a space, a character) once over ``MAX_TEXT_BLOCK_BYTES``, and at
+    least ``text_cut_at``, bytes of it are read
+    (a block cut there may split a paragraph: a caller that wants smaller blocks than
+    ``BLOCK_BYTES`` only to share a file among workers passes ``BLOCK_BYTES``, so that they
+    are cut where one worker's would be), and CoNLL rows past ``MAX_BLOCK_BYTES`` are a
+    one-line error (no sentence is that long: ``/dev/zero`` was read until memory ran out)."""
     buf = bytearray()
     line = 1
     searched = 0
+    cut_from = MAX_TEXT_BLOCK_BYTES + 1 if text_cut_at is None else max(text_cut_at, MAX_TEXT_BLOCK_BYTES + 1)
     while True:
         data = stream.read(target)
         if not data:
@@ -82,7 +86,7 @@ def iter_blocks(stream: IO[bytes], target: int = BLOCK_BYTES, lines: bool = Fals
         while len(buf) >= target:   # cut what was read: the buffer stays under about 2 * target
             q = cut_point(buf, max(0, searched - 3))  # a blank line may straddle the old end
             searched = len(buf)
-            if q <= 0 and lines and len(buf) > MAX_TEXT_BLOCK_BYTES:
+            if q <= 0 and lines and len(buf) >= cut_from:
                 q = _text_cut(buf, len(buf) > MAX_LINE_BYTES)
             if q <= 0:
                 if len(buf) <= (MAX_LINE_BYTES if lines else MAX_BLOCK_BYTES):

@@ -14,6 +14,7 @@ import hashlib
 import re
 import sys
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import IO, TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from structkit.errors import UserError
@@ -153,27 +154,30 @@ def is_conllu_file(path: str, by_rows: bool = True) -> bool:
 # written (``take_warnings`` gives them with the block's result), and the run says each once an
 # input, whichever process read the block: a stream read block by block (`yes | annotate -`)
 # warned about its long sentences once a block, 16 lines a second.
-_KEPT: list[str] | None = None
+# A context variable, so each thread has its own: a global swapped by blocks running at once in
+# threads (`--jobs` with threads) could be left set when they ended out of order, and the
+# warnings of later runs in the process were then kept for no one.
+_KEPT: ContextVar[list[str] | None] = ContextVar("structkit_kept_warnings", default=None)
 
 
 @contextmanager
 def keep_warnings() -> Iterator[None]:
     """Within the block, the long-sentence warning of ``read_raw_text`` is kept for the batch
     run (``take_warnings``), which says it once an input, not once a block."""
-    global _KEPT
-    old, _KEPT = _KEPT, []
+    token = _KEPT.set([])
     try:
         yield
     finally:
-        _KEPT = old
+        _KEPT.reset(token)
 
 
 def take_warnings() -> tuple[str, ...]:
     """The warnings kept since the last call (in a batch run; none outside one)."""
-    if not _KEPT:
+    kept = _KEPT.get()
+    if not kept:
         return ()
-    out = tuple(_KEPT)
-    _KEPT.clear()
+    out = tuple(kept)
+    kept.clear()
     return out
 
 
@@ -203,8 +207,9 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
 
         line = (f"structkit: warning: {printable(name)}: {cut} sentence(s) of the text had over {most} tokens: "
                 f"each was cut into pieces of at most {most} tokens\n")
-        if _KEPT is not None:
-            _KEPT.append(line)
+        kept = _KEPT.get()
+        if kept is not None:
+            kept.append(line)
         else:
             sys.stderr.write(line)
     if n == 0 and not allow_empty:
