@@ -193,7 +193,7 @@ MUTATIONS = [
     # ---- issue 38: the code of issues 27-29 (tokenizer, morphology, pipeline, Doc, rendering,
     # cards, recipes, the CoNLL 2018 scorer); the first seven survived the suite before it ------
     M("annotate-upos-xpos-swap", "structkit/morph/component.py",
-      "s.set_columns(k, {2: lemma, 3: upos, 4: xpos, 5: feats})", "s.set_columns(k, {2: lemma, 3: xpos, 4: upos, 5: feats})",
+      "s.fill_columns({2: lemmas, 3: upos, 4: xpos, 5: feats})", "s.fill_columns({2: lemmas, 3: xpos, 4: upos, 5: feats})",
       ("tests/pipeline/test_pipeline_expected.py", "tests/pipeline/test_components.py"),
       "annotate writes XPOS into the UPOS column and UPOS into XPOS"),
     M("pipeline-jackknife-sees-fold", "structkit/pipeline/train.py",
