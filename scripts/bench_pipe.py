@@ -24,20 +24,17 @@ model saved again by this tree (its own file format). Writes results/bench-pipe.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine  # noqa: E402
+from common import annotate_process, dump_json, machine  # noqa: E402
 
 MODEL = ROOT / "build" / "models" / "ud-english-partut.pipeline.model"
 TEXTS = "ud-english-partut/en_partut-ud-train.conllu"
@@ -89,20 +86,6 @@ def _ways(tree: str, model: str, texts: str) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def _annotate(tree: str, model: str, text: str, jobs: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    with tempfile.TemporaryDirectory() as d:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "structkit", "annotate", "-m", model, text,
-                              "--jobs", str(jobs), "-o", f"{d}/out.conllu"], env=env, cwd=d)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"{tree}: annotate --jobs {jobs} failed")
-        sha = hashlib.sha256(Path(f"{d}/out.conllu").read_bytes()).hexdigest()[:16]
-    return {"cpu": round(ru.ru_utime + ru.ru_stime, 3), "wall": round(wall, 3), "sha": sha}
-
 
 def run(model: Path, base: str, n_texts: int, repeat: int) -> dict:
     from structkit.config import resolve_data_path
@@ -138,7 +121,7 @@ def run(model: Path, base: str, n_texts: int, repeat: int) -> dict:
                     for name, r in _ways(tree, m, str(listed)).items():
                         runs[side].setdefault(name, []).append(r)
                     for jobs in (1, 2):
-                        runs[side].setdefault(f"annotate --jobs {jobs}", []).append(_annotate(tree, m, str(joined), jobs))
+                        runs[side].setdefault(f"annotate --jobs {jobs}", []).append(annotate_process(tree, m, str(joined), jobs))
                     print(side, {k: v[-1] for k, v in runs[side].items()}, file=sys.stderr, flush=True)
             for side, ways in runs.items():
                 res["trees"][side] = {name: {"cpu_seconds": min(r["cpu"] for r in rs),

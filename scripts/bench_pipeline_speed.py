@@ -30,19 +30,17 @@ with the load average beside each figure.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine  # noqa: E402
+from common import annotate_process, dump_json, machine  # noqa: E402
 
 BASE = "3f42e39"   # main before issue 42's work
 TREEBANKS = {"it_partut": "ud-italian-partut/it_partut-ud", "tr_imst": "ud-turkish-imst/tr_imst-ud"}
@@ -94,20 +92,6 @@ def _worker(tree: str, model: str, text: str) -> dict:
         sys.exit(f"{tree}: the worker failed:\n{p.stderr}")
     return json.loads(p.stdout.strip().splitlines()[-1])
 
-
-def _annotate(tree: str, model: str, text: str, jobs: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": tree}
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    with tempfile.TemporaryDirectory() as d:
-        t0 = time.perf_counter()
-        p = subprocess.Popen([sys.executable, "-m", "structkit", "annotate", "-m", model, text,
-                              "--jobs", str(jobs), "-o", f"{d}/out.conllu"], env=env, cwd=d)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        if os.waitstatus_to_exitcode(status) != 0:
-            sys.exit(f"{tree}: annotate --jobs {jobs} failed")
-        sha = hashlib.sha256(Path(f"{d}/out.conllu").read_bytes()).hexdigest()[:16]
-    return {"wall": round(wall, 3), "cpu": round(ru.ru_utime + ru.ru_stime, 3), "sha": sha}
 
 
 def _train_memory(tree: str, data: Path, name: str) -> dict:
@@ -194,7 +178,7 @@ def run(data: Path, base: str, repeat: int, names: list[str], train_memory: bool
                 for _ in range(repeat):
                     for side, tree in (("base", base_tree), ("new", str(ROOT))):
                         for jobs in (1, 2):
-                            ann.setdefault(f"{side}_jobs{jobs}", []).append(_annotate(tree, models[side], str(big), jobs))
+                            ann.setdefault(f"{side}_jobs{jobs}", []).append(annotate_process(tree, models[side], str(big), jobs))
                 for key, rs in ann.items():
                     row["annotate_" + key] = min(rs, key=lambda r: r["wall"])
                 row["annotate_same_output"] = len({r["sha"] for rs in ann.values() for r in rs}) == 1

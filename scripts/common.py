@@ -108,6 +108,27 @@ def cold_numba_cache():
                 os.environ["NUMBA_CACHE_DIR"] = old
 
 
+def annotate_process(tree: str, model: str, text: str, jobs: int) -> dict:
+    """``structkit annotate -m MODEL TEXT --jobs N`` as a new process with ``tree`` on
+    PYTHONPATH (bytecode caches kept): its wall and CPU seconds (user + system, its workers
+    included) and the sha256 (16 digits) of what it wrote; a failure ends the script."""
+    import hashlib
+    import tempfile
+
+    env = {**os.environ, "PYTHONPATH": tree}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    with tempfile.TemporaryDirectory() as d:
+        t0 = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-m", "structkit", "annotate", "-m", model, text,
+                              "--jobs", str(jobs), "-o", f"{d}/out.conllu"], env=env, cwd=d)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        if os.waitstatus_to_exitcode(status) != 0:
+            sys.exit(f"{tree}: annotate --jobs {jobs} failed")
+        sha = hashlib.sha256(Path(f"{d}/out.conllu").read_bytes()).hexdigest()[:16]
+    return {"cpu": round(ru.ru_utime + ru.ru_stime, 3), "wall": round(wall, 3), "sha": sha}
+
+
 def write_slice(src: str, dst: Path, n_sentences: int) -> Path:
     """The first n sentences of a CoNLL file (for warming the numba cache)."""
     from structkit.io.conll import read_conll

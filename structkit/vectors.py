@@ -167,8 +167,6 @@ def _lloyd(X, C, iters, assign):
     in float64, in a fixed order, so the result is exactly reproducible."""
     n, d = X.shape
     k = C.shape[0]
-    sums = np.zeros((k, d))
-    counts = np.zeros(k, np.int64)
     for it in range(iters):
         moved = 0
         for i in range(n):
@@ -187,17 +185,7 @@ def _lloyd(X, C, iters, assign):
                 assign[i] = best
         if it > 0 and moved == 0:
             break
-        sums[:] = 0.0
-        counts[:] = 0
-        for i in range(n):
-            c = assign[i]
-            counts[c] += 1
-            for j in range(d):
-                sums[c, j] += X[i, j]
-        for c in range(k):
-            if counts[c] > 0:
-                for j in range(d):
-                    C[c, j] = sums[c, j] / counts[c]
+        _means(X, assign, C)
     return assign
 
 
