@@ -146,6 +146,9 @@ def test_figures_are_found(line, figs):
     ("5 s", "4.82", True), ("4 s", "4.82", False), ("84.60", "84.6", True), ("84.61", "84.6", False),
     ("300,000 tokens/s", "298123", True), ("11,000 sentences/s", "15646", False), ("15,646", "15646", True),
     ("0.22", "0.22", True), ("2.1x", "2.08", True), ("94.75", "94.74632527264107", True),
+    # a hex digest's "4e40" read as a number: no match, and no decimal overflow
+    ("300,000 tokens/s", "4E+40", False), ("11,000 sentences/s", "1.2E+514578390614", False),
+    ("1,000 words", "999.6", True), ("9,000 words", "9.4E+3", True),
 ])
 def test_a_figure_matches_a_value_rounded_to_its_precision(fig, value, ok):
     (f,) = rf.extract(fig)
