@@ -33,6 +33,7 @@ import gzip
 import os
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -196,6 +197,19 @@ def normalise(X: np.ndarray) -> np.ndarray:
     return (X / np.where(norms > 0, norms, 1)).astype(np.float32)
 
 
+def _draw(dist: np.ndarray, chosen: list[int], rng: np.random.Generator) -> int:
+    """k-means++'s next row: row i with probability proportional to ``dist[i]``, none of
+    ``chosen`` (uniformly among the others when their distances are all 0)."""
+    n = dist.shape[0]
+    w = dist.copy()
+    w[chosen] = 0.0
+    if w.sum() <= 0:
+        w = np.ones(n)
+        w[chosen] = 0.0
+    cum = np.cumsum(w)   # row i drawn with probability w[i] / sum(w)
+    return min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1)
+
+
 def initial_centroids(X: np.ndarray, k: int, seed: int) -> np.ndarray:
     """k-means++: k distinct rows of X, the first drawn uniformly, each next one with
     probability proportional to its squared distance to the nearest row drawn so far (uniformly
@@ -207,13 +221,7 @@ def initial_centroids(X: np.ndarray, k: int, seed: int) -> np.ndarray:
     chosen = [int(rng.integers(n))]
     dist = ((X64 - X64[chosen[0]]) ** 2).sum(axis=1)
     while len(chosen) < k:
-        w = dist.copy()
-        w[chosen] = 0.0
-        if w.sum() <= 0:
-            w = np.ones(n)
-            w[chosen] = 0.0
-        cum = np.cumsum(w)   # row i drawn with probability w[i] / sum(w)
-        chosen.append(min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1))
+        chosen.append(_draw(dist, chosen, rng))
         dist = np.minimum(dist, ((X64 - X64[chosen[-1]]) ** 2).sum(axis=1))
     return X[chosen].copy()
 
@@ -348,13 +356,7 @@ def seed_rows(X: np.ndarray, k: int, seed: int) -> list[int]:
         dist = np.minimum(dist, d)
         if len(chosen) == k:
             return chosen
-        w = dist.copy()
-        w[chosen] = 0.0
-        if w.sum() <= 0:
-            w = np.ones(n)
-            w[chosen] = 0.0
-        cum = np.cumsum(w)   # row i drawn with probability w[i] / sum(w)
-        chosen.append(min(int(np.searchsorted(cum, rng.random() * cum[-1], side="right")), n - 1))
+        chosen.append(_draw(dist, chosen, rng))
 
 
 def fit_centroids(X: np.ndarray, k: int, seed: int = 0, iters: int = FIT_ITERS) -> np.ndarray:
@@ -473,20 +475,13 @@ def trigrams(word: str) -> list[str]:
     return list(dict.fromkeys(w[i:i + 3] for i in range(len(w) - 2)))
 
 
-def sha256_of(path: str) -> str:
-    import hashlib
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, seed: int = 0,
                   sample: int = FIT_SAMPLE, iters: int = FIT_ITERS) -> WordClusters:
     """The cluster table of a ``.vec`` file (``read_vectors``, at most ``limit`` words): for
     each level k, k centroids fitted (``fit_centroids``) on the normalised vectors of the first
     ``sample`` words, then every word assigned to its nearest one (``_nearest``)."""
+    from structkit.datasets.convert import sha256_file   # training only: not imported on load
+
     path = os.fspath(path)
     vec = read_vectors(path, limit)
     X = normalise(vec.matrix)
@@ -503,7 +498,7 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
         out = np.empty(len(distinct), dtype=np.int32)
         _nearest(distinct, C, _norms2(C), out)
         ids[:, j] = out[inverse.ravel()]
-    source = {"file": display_name(path), "sha256": sha256_of(path), "limit": limit, "words": len(vec),
+    source = {"file": display_name(path), "sha256": sha256_file(Path(path)), "limit": limit, "words": len(vec),
               "dim": vec.dim, "seed": seed, "fit_sample": min(sample, len(vec)), "fit_iters": iters}
     return WordClusters(vec.words, ids, tuple(levels), source)
 

@@ -214,10 +214,3 @@ def write_conll(sentences: Iterable[Sentence], predictions: Iterable[Sequence[st
         out.write("\n")
 
 
-def file_digest(path: str) -> str:
-    """sha256 of a file's bytes (hex)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()

@@ -16,10 +16,10 @@ the parser trains on gold morphology, what the measurements favoured, without th
 models."""
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable
 
 from structkit.errors import UserError
@@ -196,11 +196,10 @@ def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None
 def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epoch) -> PipelineModel:
     config.validate()
     t0, c0 = time.perf_counter(), time.process_time()
-    digest = hashlib.sha256()
-    with open(train_path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    info: dict = {"train_file": display_name(train_path), "train_sha256": digest.hexdigest(),
+    from structkit.datasets.convert import sha256_file   # the package's import is for training only
+
+    sha = sha256_file(Path(train_path))
+    info: dict = {"train_file": display_name(train_path), "train_sha256": sha,
                   "dev_file": display_name(dev_path) if dev_path else None, "seconds": {}, "cpu_seconds": {}}
     model = PipelineModel(config, info=info)
     parts = config.parts
@@ -234,7 +233,7 @@ def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epo
                                                  **({"clusters": clusters} if clusters is not None else {}))
         release_memory()
     if "parse" in parts:
-        name, sha = display_name(train_path), digest.hexdigest()
+        name = display_name(train_path)
         candidates: dict[str, list] = {}
         if model.morph is None:   # no morph model: the parser reads the input's own columns
             candidates["gold"] = read_treebank(train_path)
