@@ -315,8 +315,8 @@ def train_splitter(tokens: dict[str, int], mwt: dict[str, dict[tuple[str, ...], 
     sp.weights = {f: w[f] - u[f] / c for f in w if w[f] - u[f] / c != 0.0}
     # keep of the seen forms those the rest would get wrong: every multiword one, and a whole
     # one that the lower-cased dictionary or the rules would split
-    full = sp.seen
-    sp.seen = {}
-    sp.seen = {form: words for form, words in full.items() if len(words) > 1 or sp.words(form) != words}
+    # (``_words`` answers as if the form were unseen, with the whole dictionary in view: a
+    # whole "Del" must stay in ``seen`` when its lower case "del" is a multiword token)
+    sp.seen = {form: words for form, words in seen.items() if len(words) > 1 or sp._words(form) != words}
     sp._memo.clear()
     return sp

@@ -87,6 +87,18 @@ def test_a_form_seen_as_often_whole_as_split_stays_whole():
     assert sp.words("col") == ("col",)
 
 
+def test_a_whole_form_whose_lower_case_splits_stays_whole():
+    """'Del' was seen only whole, its lower case 'del' only as 'de el': 'Del' stays whole, since
+    the lower-cased dictionary would otherwise split it when the model reads it."""
+    tokens = {"Del": 3, "del": 5, "casa": 4}
+    mwt = {"del": {("de", "el"): 5}}
+    sp = train_splitter(tokens, mwt)
+    assert sp.words("Del") == ("Del",)
+    assert sp.words("del") == ("de", "el")
+    assert sp.words("DEL") == ("DE", "el")     # unseen: the lower-cased dictionary's rule
+    assert sp.words("casa") == ("casa",)
+
+
 def test_edit_rules_share_a_prefix_regardless_of_case():
     """The rule keeps the longest prefix the token shares with its first word, compared
     case-insensitively: 'Del' -> 'de el' keeps 'De' and replaces 'l' by ('', 'el'), so that the
