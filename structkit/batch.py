@@ -32,6 +32,7 @@ from structkit.config import resolve_data_path
 from structkit.errors import UserError
 from structkit.io.batchjob import EXTENSIONS, Job
 from structkit.io.batchjob import StdinContext as _StdinContext
+from structkit.io.batchjob import Tokenized
 from structkit.io.blocks import BLOCK_BYTES, iter_blocks  # noqa: F401 (the one block cutter)
 from structkit.io.blocks import cut_point as _cut_point
 from structkit.io.conllu import take_warnings, keep_warnings
@@ -114,7 +115,7 @@ class Block:
     file: int
     index: int
     first_line: int
-    data: bytes
+    data: bytes | Tokenized   # Tokenized: a piece of a block the job divided (Job.divide)
     ctx: Any
     name: str
 
@@ -134,7 +135,7 @@ class Result:
 def run_block(job: "Job", b: Block) -> Result:
     """Process one block; a user error is returned (it belongs to the file, in order)."""
     try:
-        if b.index > 0 and not b.data.strip():
+        if b.index > 0 and isinstance(b.data, bytes) and not b.data.strip():
             return Result(b.file, b.index, len(b.data))
         with keep_warnings():
             data, tokens, sentences = job.process(b.ctx, b.name, b.data, b.index == 0)
@@ -202,6 +203,9 @@ class PoolExecutor(Executor):
         """Run the first sentences of the first block here before forking, so that the kernels
         (numba's import and its cache) are loaded once and shared with the workers."""
         b = self.first
+        if isinstance(b.data, Tokenized):   # a divided block's first sentences (copied)
+            run_block(self.job, Block(b.file, b.index, b.first_line, b.data.head(3), b.ctx, b.name))
+            return
         q = _cut_point(b.data[:8192])
         if q > 0:
             run_block(self.job, Block(b.file, b.index, b.first_line, b.data[:q], b.ctx, b.name))
@@ -535,6 +539,8 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
     contexts: dict[int, Any] = {}
     state = {"file": None, "sink": None, "sentences": 0, "failed": set(), "warned": set()}
 
+    workers = getattr(executor, "jobs", 1) if isinstance(executor, PoolExecutor) else 1
+
     def blocks() -> Iterator[Block]:
         for k in todo:
             inp = inputs[k]
@@ -545,6 +551,7 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
                     # among the workers: text without one is cut where a single process cuts
                     # it, so that the output does not depend on the number of workers
                     cut_at = block_bytes if inp.path != "-" else None
+                    index = 0
                     for i, (line, data) in enumerate(iter_blocks(f, target, job.cut_lines, inp.name, cut_at)):
                         if i == 0:
                             try:
@@ -554,7 +561,13 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
                             except UserError as e:
                                 yield _Failed(k, relocated(e, inp.name, line))
                                 break
-                        yield Block(k, i, line, data, contexts[k], inp.name)
+                        # a block twice the size wanted (text with no blank line to cut at):
+                        # made into pieces here, if the job can, for the workers to share
+                        pieces = job.divide(contexts[k], inp.name, data, i == 0) \
+                            if workers > 1 and len(data) > 2 * target else None
+                        for piece in (data,) if pieces is None else _relocating(pieces, inp.name, line):
+                            yield Block(k, index, line, piece, contexts[k], inp.name)
+                            index += 1
             except UserError as e:
                 yield _Failed(k, e)
 
@@ -645,6 +658,14 @@ def _run_files(job, inputs, todo, executor, window, block_bytes, keep_going, sum
         if state["sink"] is not None:
             state["sink"].rollback()
         raise
+
+
+def _relocating(pieces: Iterator, name: str, first_line: int) -> Iterator:
+    """The pieces of a divided block; a user error making them counts its line in the file."""
+    try:
+        yield from pieces
+    except UserError as e:
+        raise relocated(e, name, first_line) from None
 
 
 @dataclass

@@ -547,3 +547,91 @@ def test_kept_warnings_of_blocks_run_in_threads_end_with_their_blocks():
         t.join(10)
     assert seen["a"] == [] and seen["b"] == [] and seen["a"] is not seen["b"]
     assert conllu._KEPT.get() is None and conllu.take_warnings() == ()
+
+
+class _LinesJob:
+    """A toy raw-text job for the runner: each line of a block is a sentence, written as
+    ``# sent_id = N`` (counted from 1 in each block, as the real jobs do) and the line; its
+    ``divide`` makes pieces of ``per`` lines here, their ids counted from the block's start
+    (``Tokenized.before`` says from where), a warning on the last piece."""
+
+    cut_lines = True
+
+    def __init__(self, per: int):
+        from structkit.io.batchjob import Job
+
+        self.base = Job()
+        self.per = per
+        self.divided = 0          # blocks divided (in the runner's process)
+        self.kinds = []           # what each process call got: "piece" or "bytes"
+
+    def __getattr__(self, name):  # the rest of the protocol: the base job's
+        return getattr(self.base, name)
+
+    def one_document(self):
+        return True
+
+    def block_output(self, text, first):
+        return text.encode()
+
+    def fix_block(self, data, ctx, before):
+        from structkit.io.batchjob import count_on
+
+        return count_on(data, before)
+
+    def output_format(self, inp, ctx):
+        return "conllu"
+
+    def divide(self, ctx, name, data, first):
+        from structkit.io.batchjob import Tokenized
+
+        self.divided += 1
+        lines = data.decode().splitlines()
+
+        def pieces():
+            for k in range(0, len(lines), self.per):
+                last = k + self.per >= len(lines)
+                yield Tokenized(lines[k:k + self.per], 1, k, ("w: a warning\n",) if last else ())
+        return pieces()
+
+    def process(self, ctx, name, data, first):
+        from structkit.io.batchjob import Tokenized, count_on
+        from structkit.io.conllu import warn
+
+        if isinstance(data, Tokenized):
+            self.kinds.append("piece")
+            for w in data.warnings:
+                warn(w)
+            text = "".join(f"# sent_id = {data.before + i}\n{s}\n\n" for i, s in enumerate(data.sents, 1))
+            return count_on(text.encode(), -data.before), len(data.sents), len(data.sents)
+        self.kinds.append("bytes")
+        lines = data.decode().splitlines()
+        return "".join(f"# sent_id = {i}\n{s}\n\n" for i, s in enumerate(lines, 1)).encode(), len(lines), len(lines)
+
+
+def test_a_block_without_blank_lines_is_divided_for_the_workers(tmp_path, capsys):
+    """Issue 42: raw text with no blank line is one block (it is cut only where one process
+    cuts it), which one worker would take alone. A block over twice the size wanted is given
+    to the job's ``divide`` in the runner's process; its pieces go to the workers in order,
+    numbered through the file, and the warning of the last piece is said once. Expected output
+    by hand: line i is sentence i."""
+    from structkit.batch import PoolExecutor
+
+    n = 20_000
+    path = tmp_path / "long.txt"
+    path.write_text("".join(f"line {i}\n" for i in range(1, n + 1)))   # about 230 KB, no blank line
+    want = "".join(f"# sent_id = {i}\nline {i}\n\n" for i in range(1, n + 1))
+    job = _LinesJob(per=700)
+    ex = PoolExecutor(job, 2, kind="thread")
+    out = tmp_path / "out.conllu"
+    try:
+        run(job, [Input(str(path), "long.txt")], output=str(out), executor=ex)
+    finally:
+        ex.close()
+    assert out.read_text() == want
+    assert job.divided == 1 and job.kinds == ["piece"] * -(-n // 700)   # threads: no warm-up run
+    assert capsys.readouterr().err.count("w: a warning") == 1
+    # one process: the block is sent whole (no division), the same text
+    job1 = _LinesJob(per=700)
+    run(job1, [Input(str(path), "long.txt")], output=str(out), jobs=1)
+    assert out.read_text() == want and job1.divided == 0 and job1.kinds == ["bytes"]

@@ -4,7 +4,7 @@ blocks, executors, ordered atomic outputs) in ``structkit.batch``."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Iterator
 
 EXTENSIONS = {"conllu": ".conllu", "conll": ".conll", "conllx": ".conllx", "json": ".jsonl"}
 _SENT_ID = re.compile(rb'(?m)^(# sent_id = |\{"sent_id": )([0-9]+)(?=$|[,}])')
@@ -25,6 +25,31 @@ def count_on(data: bytes, sentences_before: int) -> bytes:
     if not sentences_before:
         return data
     return _SENT_ID.sub(lambda m: m.group(1) + b"%d" % (int(m.group(2)) + sentences_before), data)
+
+
+class Tokenized:
+    """A piece of a block whose sentences were made in the runner's process (``Job.divide``):
+    the tokenizer's sentences, not yet analysed, sent to a worker in place of bytes. ``size``:
+    the input bytes they cover (progress); ``before``: the block's sentences before them (their
+    ids were counted from the block's start); ``warnings``: what reading the block warned (on
+    its last piece)."""
+
+    __slots__ = ("sents", "size", "before", "warnings")
+
+    def __init__(self, sents: list, size: int, before: int, warnings: tuple[str, ...] = ()):
+        self.sents, self.size, self.before, self.warnings = sents, size, before, warnings
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __reduce__(self):
+        return Tokenized, (self.sents, self.size, self.before, self.warnings)
+
+    def head(self, n: int) -> "Tokenized":
+        """A copy of the first ``n`` sentences (warming the kernels leaves these untouched)."""
+        import copy
+
+        return Tokenized(copy.deepcopy(self.sents[:n]), 0, self.before)
 
 
 class StdinContext:
@@ -57,6 +82,12 @@ class Job:
         n = self.output_columns(ctx)
         cols = ["-DOCSTART-", name] + ["-X-"] * (n - 3) + (["O"] if n >= 3 else [])
         return ("\t".join(cols) + "\n\n").encode("utf-8")
+
+    def divide(self, ctx: Any, name: str, data: bytes, first: bool) -> Iterator[Tokenized] | None:
+        """A block too big to share among the workers (a long paragraph: raw text is cut only
+        at blank lines) in pieces made here, whose output together is the block's: None when the
+        job cannot (the block is then sent whole)."""
+        return None
 
     def stdin_context(self) -> Any:
         """The file context of standard input, decided before it is read (by default: later,

@@ -171,6 +171,16 @@ def keep_warnings() -> Iterator[None]:
         _KEPT.reset(token)
 
 
+def warn(line: str) -> None:
+    """Say a reading warning: kept for the batch run within ``keep_warnings``, else written to
+    standard error."""
+    kept = _KEPT.get()
+    if kept is not None:
+        kept.append(line)
+    else:
+        sys.stderr.write(line)
+
+
 def take_warnings() -> tuple[str, ...]:
     """The warnings kept since the last call (in a batch run; none outside one)."""
     kept = _KEPT.get()
@@ -207,11 +217,7 @@ def read_raw_text(path: str, lang: str = "en", split: str = "auto",
 
         line = (f"structkit: warning: {printable(name)}: {cut} sentence(s) of the text had over {most} tokens: "
                 f"each was cut into pieces of at most {most} tokens\n")
-        kept = _KEPT.get()
-        if kept is not None:
-            kept.append(line)
-        else:
-            sys.stderr.write(line)
+        warn(line)
     if n == 0 and not allow_empty:
         raise UserError("empty input: no text to tag", name)
 

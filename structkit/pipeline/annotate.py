@@ -7,15 +7,16 @@ from __future__ import annotations
 import io
 import json
 from dataclasses import dataclass
-from typing import IO, Iterable
+from typing import IO, Iterable, Iterator
 
 from structkit.components import batches
 from structkit.errors import UserError
-from structkit.io.batchjob import Job
-from structkit.io.conllu import looks_like_conllu, read_conllu
+from structkit.io.batchjob import Job, Tokenized, count_on
+from structkit.io.conllu import keep_warnings, looks_like_conllu, read_conllu, take_warnings, warn
 from structkit.io.document import write_conllu
 
 BATCH = 1024   # sentences analysed and parsed at a time
+PIECE_WORDS = 4096   # words a piece of a divided block holds (``AnnotateJob.divide``)
 
 
 def to_conllu(sents: Iterable, out: IO[str]) -> None:
@@ -81,10 +82,54 @@ class AnnotateJob(Job):
             return (json.dumps({"file": name}, ensure_ascii=False) + "\n").encode("utf-8")
         return super().marker(fmt, name, ctx)
 
-    def process(self, ctx, name: str, data: bytes, first: bool) -> tuple[bytes, int, int]:
+    def divide(self, ctx, name: str, data: bytes, first: bool) -> Iterator[Tokenized] | None:
+        """Raw text: the block tokenized here, its sentences sent on in pieces of about
+        ``PIECE_WORDS`` words, which the workers analyse while the rest is tokenized. A long
+        paragraph is tokenized as one text (its sentence ends depend on all of it), so this is
+        how a file with no blank line uses every core; the output is the block's, as one
+        process writes it."""
+        if self.conllu:
+            return None
+        if first:
+            _refuse_conllu(name, data)
+        return self._pieces(name, data)
+
+    def _pieces(self, name: str, data: bytes) -> Iterator[Tokenized]:
+        it = iter(self.chain.tokenizer.sentences(io.BytesIO(data), name))
+        piece: list = []
+        words = before = size = given = 0
+        said: tuple[str, ...] = ()
+        while True:
+            with keep_warnings():   # the long-sentence warning comes with the last sentence
+                s = next(it, None)
+                said += take_warnings()
+            if s is None:
+                break
+            piece.append(s)
+            words += len(s)
+            size += _text_bytes(s)
+            if words >= PIECE_WORDS:
+                size = min(size, len(data) - given)
+                yield Tokenized(piece, size, before)
+                given += size
+                before += len(piece)
+                piece, words, size = [], 0, 0
+        if piece or said:
+            yield Tokenized(piece, len(data) - given, before, said)
+
+    def process(self, ctx, name: str, data, first: bool) -> tuple[bytes, int, int]:
         out = io.StringIO()
         words = count = 0
         write = to_json_lines if self.fmt == "json" else to_conllu
+        if isinstance(data, Tokenized):   # a piece of a divided block: tokenized, to analyse
+            for w in data.warnings:
+                warn(w)
+            for chunk in _batches(data.sents, self.chain, name):
+                write(chunk, out)
+                words += sum(len(s.rows) for s in chunk)
+                count += len(chunk)
+            # its sentences were numbered from the block's start: from the piece's, as a block's
+            return count_on(self.block_output(out.getvalue(), first), -data.before), words, count
         if self.conllu:
             chunks = _batches(read_conllu(name, io.BytesIO(data), check_text=False), self.chain, name)
         else:
@@ -107,6 +152,14 @@ def _batches(sents, chain, name: str):
     for chunk in batches(sents, BATCH):
         chain.process(chunk, name)
         yield chunk
+
+
+def _text_bytes(s) -> int:
+    """The UTF-8 bytes of a sentence's ``# text`` and a space (a piece's share of the input)."""
+    for line in s.lines:
+        if line.startswith("# text = "):
+            return len(line.encode("utf-8")) - len("# text = ") + 1
+    return 0
 
 
 def _refuse_conllu(name: str, data: bytes) -> None:

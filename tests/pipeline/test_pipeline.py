@@ -170,6 +170,39 @@ def test_batch_options_give_the_serial_output(models, sk, tmp_path):
     assert (out / "a.conllu").read_text() == "kept\n" and not (out / "c.conllu").exists()
 
 
+def test_one_long_paragraph_is_shared_among_the_workers(models, sk, tmp_path, monkeypatch):
+    """Issue 42: a file with no blank line is one paragraph, one block, which one worker took
+    alone. With --jobs 2 it is tokenized in the main process and its sentences analysed by the
+    workers in pieces (``AnnotateJob.divide``). Here the long paragraph comes after short ones
+    that fill the first blocks, so it is the third block. The output is still one document: one
+    ``# newdoc``, a ``# newpar`` for each paragraph, ids 1..N in order, each ``# text`` a
+    stretch of the input; and it is what one process writes."""
+    from structkit.pipeline import annotate
+
+    lines = [x for x in models["raw"].read_text(encoding="utf-8").split("\n") if x.strip()]
+    one = " ".join(lines)
+    short = "".join(x + "\n\n" for x in lines)
+    copies = -(-70_000 // len(short))
+    src = tmp_path / "long.txt"   # 70 KB of short paragraphs, then one of 150 KB (> 2 x 64 KB)
+    src.write_text(short * copies + (one + "\n") * (-(-150_000 // len(one))), encoding="utf-8")
+    monkeypatch.setattr(annotate, "PIECE_WORDS", 500)
+    divided = []
+    real = annotate.AnnotateJob.divide
+    monkeypatch.setattr(annotate.AnnotateJob, "divide", lambda self, *a: divided.append(1) or real(self, *a))
+    serial = sk("annotate", "-m", models["pipe"], src, "--jobs", "1")
+    assert serial.code == 0 and not divided, serial.err
+    shared = sk("annotate", "-m", models["pipe"], src, "--jobs", "2")
+    assert shared.code == 0 and divided == [1], shared.err
+    out = shared.out
+    assert out.count("# newdoc") == 1 and out.startswith("# newdoc\n# newpar\n# sent_id = 1\n")
+    assert out.count("# newpar") == copies * len(lines) + 1
+    ids = [int(x.split(" = ")[1]) for x in out.splitlines() if x.startswith("# sent_id = ")]
+    assert ids == list(range(1, len(ids) + 1)) and len(ids) > 4 * 30
+    flat = " ".join(src.read_text(encoding="utf-8").split())
+    assert all(x[len("# text = "):] in flat for x in out.splitlines() if x.startswith("# text = "))
+    assert out == serial.out
+
+
 # ---- Python ---------------------------------------------------------------------------------------
 def test_load_call_and_pipe(models, sk):
     nlp = structkit.load(models["pipe"])
