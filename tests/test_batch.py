@@ -433,8 +433,10 @@ def test_a_killed_worker_process_is_one_line(chunker, tmp_path, monkeypatch):
 def test_a_file_is_cut_finer_when_workers_share_it(tmp_path):
     """With several workers, a regular file under two blocks a worker is cut into about two
     blocks a worker (none under 64 KB) and standard input is read 64 KB at a time; one worker
-    and a named pipe keep the block size asked for (a pipe's size is not known)."""
-    from structkit.batch import Input, _block_size
+    and a named pipe keep the block size asked for (a pipe's size is not known). A block over a
+    worker's share of the file (and over two blocks) is divided by the job; never with one
+    worker or in a stream."""
+    from structkit.batch import Input, _block_size, _divide_above
 
     big = tmp_path / "big.txt"
     big.write_bytes(b"x" * 400_000)
@@ -450,6 +452,11 @@ def test_a_file_is_cut_finer_when_workers_share_it(tmp_path):
     assert _block_size(Input(str(big), "big.txt"), one_mb, 1) == one_mb
     assert _block_size(Input("-", "-"), one_mb, 2) == 65_536                  # read as it comes
     assert _block_size(Input(str(fifo), "in.fifo"), one_mb, 2) == one_mb
+    assert _divide_above(Input(str(big), "big.txt"), 100_000, 2) == 200_000  # a worker's share
+    assert _divide_above(Input(str(small), "small.txt"), 65_536, 2) == 131_072  # two blocks
+    assert _divide_above(Input(str(big), "big.txt"), one_mb, 1) is None
+    assert _divide_above(Input("-", "-"), 65_536, 2) is None
+    assert _divide_above(Input(str(fifo), "in.fifo"), one_mb, 2) is None
 
 
 def test_workers_get_several_blocks_in_flight(chunker, tmp_path):
