@@ -107,6 +107,25 @@ def write_sentences(sents, path: str) -> None:
         write_conllu(sents, f)
 
 
+def large_blocks_mapped() -> None:
+    """Have glibc's malloc give every block of 128 KB or more its own mapping, returned to the
+    system when freed (``mallopt(M_MMAP_THRESHOLD)``). By default the threshold rises to the
+    size of each large block freed (up to 32 MB), so the next stage's arrays of that size come
+    from the heap, where what they leave between live objects is not given back. Italian
+    ParTUT's pipeline (resident memory sampled every 50 ms): the jackknife's five fold peaks rose
+    from 448 to 489 MiB, and stay at 440-457 with this; the process's peak (ru_maxrss) went
+    from 492 to 470 MiB, for 1.2 s more system CPU of 47. A no-op where the C library is not
+    glibc; it lasts for the process."""
+    import ctypes
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).mallopt(-3, 128 << 10)   # M_MMAP_THRESHOLD
+        except (OSError, AttributeError):   # not glibc
+            pass
+
+
 def release_memory() -> None:
     """Between stages: collect what the stage left (its models hold cycles) and give the C
     heap's free pages back to the system (glibc's malloc_trim), so that the next stage starts
@@ -195,6 +214,7 @@ def train_pipeline(config: PipelineConfig, train_path: str, dev_path: str | None
 
 def _train(config: PipelineConfig, train_path: str, dev_path: str | None, on_epoch) -> PipelineModel:
     config.validate()
+    large_blocks_mapped()
     t0, c0 = time.perf_counter(), time.process_time()
     from structkit.datasets.convert import sha256_file   # the package's import is for training only
 

@@ -129,3 +129,32 @@ def test_the_pipeline_keeps_the_parser_its_dev_scores_chose(monkeypatch):
         assert [p.kind for p in made] == ["jackknifed", "gold"]
         assert model.parser.kind == want and model.info["parser_morphology"] == want
         assert model.info["parser_dev"] == {k: {"las": v, "uas": v} for k, v in las.items()}
+
+
+def test_training_has_large_blocks_mapped_by_glibc(monkeypatch):
+    """Issue 42 (training memory): pipeline training asks glibc's malloc for a fixed mmap
+    threshold of 128 KB, ``mallopt(M_MMAP_THRESHOLD, 131072)``; M_MMAP_THRESHOLD is -3 in
+    glibc's malloc.h. A C library without mallopt is left alone."""
+    import ctypes
+    import sys
+
+    from structkit.pipeline import train
+
+    calls = []
+
+    class Libc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+            return 1
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: Libc())
+    train.large_blocks_mapped()
+    assert calls == [(-3, 131072)]
+
+    class NotGlibc:
+        pass
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: NotGlibc())
+    train.large_blocks_mapped()   # no mallopt: nothing raised
+    assert calls == [(-3, 131072)]
