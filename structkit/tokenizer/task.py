@@ -203,7 +203,8 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
     data = encode(paragraphs, jackknifed_tables(paragraphs), config.hash_bits, feats)
     learner = _learner(config)
     rng = np.random.default_rng(config.seed)
-    mwt = train_splitter(train_tokens, tb.mwt)
+    # a segmenter only where it can be kept: dev chooses, or the caller said (a refit)
+    mwt = train_splitter(train_tokens, tb.mwt, segment=dev_text is not None or segment)
 
     def step(epoch: int) -> dict:
         st = learner.epoch(data, rng)
