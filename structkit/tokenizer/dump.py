@@ -1,6 +1,7 @@
 """What ``structkit dump`` shows of a tokenizer model: its facts, the label transitions, how its
 hashed weights are spread over the labels, and the multiword tokens it splits (remembered
-splits and the learnt suffix rules for unseen tokens). Its character features are hashed: a
+splits, the learnt suffix rules for unseen tokens, and the left-to-right segmenter where
+dev kept one). Its character features are hashed: a
 weight has no feature name (``structkit explain -m MODEL TEXT`` names those that fire at a
 character)."""
 from __future__ import annotations
@@ -51,4 +52,11 @@ def tokenizer_lines(model, top: int, pattern: str | None) -> list[str]:
                        key=lambda x: (-abs(x[0]), x[1]))
     lines.append(f"strongest splitter features (of {len(mwt.weights)}):")
     lines += [f"  {f} {w:+.3f}" for w, f in strongest[:top]]
+    seg = mwt.segmenter
+    if seg is not None:   # a model trained before segmenters existed, or where dev chose none, has none
+        lines.append(f"left-to-right segmenter for unseen tokens (before the suffix rules): "
+                     f"{len(seg.weights)} features, {len(seg.lexicon)} known words")
+        strongest = sorted(((w, f) for f, w in seg.weights.items() if pattern is None or pattern in f),
+                           key=lambda x: (-abs(x[0]), x[1]))
+        lines += [f"  {f} {w:+.3f}" for w, f in strongest[:top]]
     return lines

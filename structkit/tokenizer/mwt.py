@@ -10,6 +10,16 @@ si`` is the rule ``si -> ("", "si")``; ``Shakespeare's`` -> ``Shakespeare 's`` i
 length and its capitalisation as features; it is trained on the token types of the training
 data, and used only where dev says it helps (``use_rules``).
 
+Where multiword tokens are spelled by their words (Coptic ``ⲙⲡⲙⲁⲙⲙⲱⲛⲁⲥ`` -> ``ⲙ ⲡ ⲙⲁⲙⲙⲱⲛⲁⲥ``,
+Turkish ``mahalledeki`` -> ``mahallede ki``: at least ``SEGMENT_MIN_TYPES`` such types in
+training), a ``Segmenter`` is also learnt: it reads an unseen token left to right and decides at
+each character boundary whether a word ends there (a binary averaged perceptron over the
+characters around the boundary, the piece so far, and whether the piece and the rest are words
+of the training data). Prefixes, which the suffix rules cannot split, are its part. It answers
+for tokens the dictionaries do not know, before the rules (which see the tokens it leaves
+whole), and only where dev says it helps (``task.train_tokenizer``); otherwise it is dropped
+and the splitter is the one it would be without it.
+
 Predicting (``MultiwordSplitter.predict_rule``) builds no feature string: the weights are
 regrouped once per model into a table per rule (``_tables``: its key, length and capitalisation
 weights, and a dict per stem-ending length), the token's endings are walked only while they
@@ -20,6 +30,8 @@ check the two against each other.
 """
 from __future__ import annotations
 
+import math
+import random
 import unicodedata
 
 from collections import Counter
@@ -28,6 +40,8 @@ from functools import lru_cache
 
 NONE = ("", ())  # the rule "not a multiword token"
 MEMO = 1 << 17   # unseen forms whose split is remembered (cleared when full: bounded memory)
+SEGMENT_MIN_TYPES = 10   # multiword token types spelled by their words that a Segmenter needs
+SEGMENT_EPOCHS = 5
 
 
 def _rule(token: str, words: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
@@ -61,19 +75,267 @@ def _features(token: str, rule: tuple[str, tuple[str, ...]]) -> list[str]:
     return feats
 
 
+WORD, FIRST, LAST = 1, 2, 4   # a Segmenter's lexicon flags: a training word; first, last word of a multiword token
+
+
+def _low(s: str) -> str:
+    """``s`` in lower case character for character, so that positions in it are positions in
+    ``s`` (a character whose lower case is longer, Turkish ``İ``, stays as it is)."""
+    low = s.lower()
+    if len(low) == len(s):   # no character grew (none shrinks): the same positions
+        return low
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in s)
+
+
+def spelling(form: str, words: tuple[str, ...]) -> tuple[int, ...] | None:
+    """Where in ``form`` its words end, but the last (``("ab", "c")`` of ``"abc"``: ``(2,)``), when
+    the words spell the form (case aside); None when they do not (``della`` -> ``di la``) or
+    there is one word."""
+    if len(words) < 2:
+        return None
+    low = _low(form)
+    pos, cuts = 0, []
+    for w in words:
+        lw = _low(w)
+        if not lw or low[pos:pos + len(lw)] != lw:
+            return None
+        pos += len(lw)
+        cuts.append(pos)
+    return tuple(cuts[:-1]) if pos == len(low) else None
+
+
+def _rest_pieces(low: str, flags, longest: int) -> list:
+    """For each position j of ``low``, the fewest training words that spell ``low[j:]`` (a
+    string, capped at "4"; "x" when none do); ``flags`` gives a string's lexicon flags."""
+    n = len(low)
+    best = [0] * (n + 1)
+    big = n + 1
+    for j in range(n - 1, -1, -1):
+        m = big
+        for k in range(j + 1, min(n, j + longest) + 1):
+            if best[k] + 1 < m and flags(low[j:k]) & WORD:
+                m = best[k] + 1
+        best[j] = m
+    return [str(min(b, 4)) if b < big else "x" for b in best]
+
+
+def _seg_features(low: str, i: int, start: int, splits: int, flags, rest: list) -> list[str]:
+    """The features of the boundary before ``low[i]``: the characters around it, the piece since
+    the last word end (``start``), what the lexicon says of the piece, of the rest and of both
+    together, the fewest words that spell the rest, lengths, and how many words ended before."""
+    piece, after = low[start:i], low[i:]
+    a1, b1 = low[i - 1], low[i]
+    a2, b2 = low[max(0, i - 2):i], low[i:i + 2]
+    a3, b3 = low[max(0, i - 3):i], low[i:i + 3]
+    kp, kr, kw = flags(piece), flags(after), flags(low[start:])
+    pl, rl = min(len(piece), 8), min(len(after), 8)
+    p = piece if len(piece) <= 10 else "~"
+    rm = rest[i]
+    return ["b", "a1=" + a1, "b1=" + b1, "a2=" + a2, "b2=" + b2, "a3=" + a3, "b3=" + b3,
+            "ab=" + a1 + b1, "aab=" + a2 + "|" + b1, "abb=" + a1 + "|" + b2,
+            "p=" + p, f"p|b1={p}|{b1}", f"p|s={p}|{start == 0}",
+            f"kp={kp}|{start == 0}", f"kr={kr}", f"kw={kw}", f"k={kp}|{kr}", f"rm={rm}", f"kp|rm={kp}|{rm}",
+            f"kp|b2={kp}|{b2}", f"kr|a2={kr}|{a2}", f"len={pl}|{rl}", f"ns={min(splits, 3)}"]
+
+
+@dataclass
+class Segmenter:
+    """Splits a token into the words that spell it, left to right: at each character boundary
+    a word ends where the averaged perceptron's ``weights`` over ``_seg_features`` score above 0.
+    ``lexicon`` maps the lower-cased words of the training data to their flags (``WORD``,
+    ``FIRST``, ``LAST``)."""
+    weights: dict[str, float]
+    lexicon: dict[str, int]
+    _longest: int = field(default=-1, repr=False, compare=False)
+
+    def cuts(self, token: str) -> tuple[int, ...]:
+        """Where the token's words end, but the last (none: the token is one word)."""
+        low = _low(token)
+        n = len(low)
+        if n < 2:
+            return ()
+        if self._longest < 0:
+            self._longest = max(map(len, self.lexicon), default=0)
+        lexicon = self.lexicon.get
+
+        def flags(w: str) -> int:
+            return lexicon(w, 0)
+
+        get = self.weights.get
+        rest = _rest_pieces(low, flags, self._longest)
+        out: list[int] = []
+        start = 0
+        for i in range(1, n):
+            score = 0.0
+            for f in _seg_features(low, i, start, len(out), flags, rest):
+                score += get(f, 0.0)
+            if score > 0.0:
+                out.append(i)
+                start = i
+        return tuple(out)
+
+    def split(self, token: str) -> tuple[str, ...]:
+        cuts = self.cuts(token)
+        if not cuts:
+            return (token,)
+        ends = (*cuts, len(token))
+        return tuple(token[a:b] for a, b in zip((0, *cuts), ends))
+
+    def to_json(self) -> dict:
+        return {"weights": self.weights, "lexicon": self.lexicon}
+
+    @classmethod
+    def from_json(cls, d) -> "Segmenter":
+        """ValueError unless ``d`` is what ``to_json`` writes: feature strings with finite
+        weights, and words (no control character) with flags 1 to 7."""
+        if not isinstance(d, dict) or set(d) != {"weights", "lexicon"}:
+            raise ValueError("the segmenter of the multiword tokens is not an object of weights and lexicon")
+        weights, lexicon = d["weights"], d["lexicon"]
+        if not isinstance(weights, dict) or not isinstance(lexicon, dict):
+            raise ValueError("the segmenter's weights and lexicon are not objects")
+        for f, v in weights.items():
+            if not isinstance(f, str) or isinstance(v, bool) or not isinstance(v, (int, float)) \
+                    or not math.isfinite(v):
+                raise ValueError(f"the segmenter's weight {f!r:.40} is {v!r:.40}, not a number")
+        for w, v in lexicon.items():
+            if not isinstance(w, str) or not w or any(unicodedata.category(c) == "Cc" for c in w):
+                raise ValueError(f"the segmenter's lexicon holds {w!r:.40}, which is no word")
+            if type(v) is not int or not 1 <= v <= 7:
+                raise ValueError(f"the segmenter's lexicon gives {w!r:.40} the flags {v!r:.40}")
+        return cls({f: float(v) for f, v in weights.items()}, dict(lexicon))
+
+
+def train_segmenter(seen: dict[str, tuple[str, ...]], epochs: int = SEGMENT_EPOCHS,
+                    seed: int = 0) -> Segmenter | None:
+    """The segmenter of a treebank whose token forms split as ``seen`` says (each form's usual
+    words), or None when fewer than ``SEGMENT_MIN_TYPES`` multiword forms are spelled by their
+    words. It learns from those forms (a word ends at each of their words' ends, nowhere else)
+    and from the forms that stay whole (no word ends inside them); multiword forms whose words
+    do not spell them (``della`` -> ``di la``) are left out. Each form sees the lexicon without
+    what it adds itself (a word only it holds is unknown to it, as the words of an unseen token
+    often are). A binary averaged perceptron, ``epochs`` passes over the forms in an order
+    drawn from ``seed``: the same data give the same weights."""
+    examples = []
+    for form, words in seen.items():
+        if len(words) == 1:
+            examples.append((form, ()))
+        else:
+            cuts = spelling(form, words)
+            if cuts is not None:
+                examples.append((form, cuts))
+    if sum(1 for _, c in examples if c) < SEGMENT_MIN_TYPES:
+        return None
+    # what each lower-cased form adds to the lexicon, and the number of forms adding each flag
+    adds: dict[str, dict[str, int]] = {}
+    for form, words in seen.items():
+        own = adds.setdefault(_low(form), {})
+        lows = [_low(w) for w in words]
+        for k, w in enumerate(lows):
+            bits = WORD
+            if len(lows) > 1:
+                bits |= (FIRST if k == 0 else 0) | (LAST if k == len(lows) - 1 else 0)
+            own[w] = own.get(w, 0) | bits
+    counts: dict[str, list[int]] = {}
+    for own in adds.values():
+        for w, bits in own.items():
+            c = counts.setdefault(w, [0, 0, 0])
+            for j, bit in enumerate((WORD, FIRST, LAST)):
+                if bits & bit:
+                    c[j] += 1
+    longest = max(map(len, counts), default=0)
+    index: dict[str, int] = {}
+    data = []   # per form: [(feature ids, word ends here)] of each boundary
+    for form, cuts in sorted(examples):
+        low = _low(form)
+        own = adds[low]
+
+        def flags(w: str, own=own) -> int:
+            c = counts.get(w)
+            if c is None:
+                return 0
+            o = own.get(w, 0)
+            return ((WORD if c[0] > (o & 1) else 0) | (FIRST if c[1] > (o >> 1 & 1) else 0)
+                    | (LAST if c[2] > (o >> 2 & 1) else 0))
+
+        rest = _rest_pieces(low, flags, longest)
+        rows, start, splits = [], 0, 0
+        for i in range(1, len(low)):
+            ids = [index.setdefault(f, len(index)) for f in _seg_features(low, i, start, splits, flags, rest)]
+            cut = i in cuts
+            rows.append((ids, cut))
+            if cut:
+                start, splits = i, splits + 1
+        if rows:
+            data.append(rows)
+    w = [0.0] * len(index)
+    u = [0.0] * len(index)
+    c = 1
+    rng = random.Random(seed)
+    order = list(range(len(data)))
+    for _ in range(epochs):
+        rng.shuffle(order)
+        for k in order:
+            for ids, cut in data[k]:
+                score = 0.0
+                for j in ids:
+                    score += w[j]
+                if (score > 0.0) != cut:
+                    d = 1.0 if cut else -1.0
+                    for j in ids:
+                        w[j] += d
+                        u[j] += d * c
+                c += 1
+    names = sorted(index, key=index.get)
+    weights = {}
+    for f, j in zip(names, range(len(names))):
+        v = w[j] - u[j] / c
+        if v != 0.0:
+            weights[f] = v
+    lexicon = {}
+    for word, cs in sorted(counts.items()):
+        lexicon[word] = (WORD if cs[0] else 0) | (FIRST if cs[1] else 0) | (LAST if cs[2] else 0)
+    return Segmenter(weights, lexicon)
+
+
 @dataclass
 class MultiwordSplitter:
     seen: dict[str, tuple[str, ...]] = field(default_factory=dict)     # form -> words (or (form,))
     rules: dict[str, list[tuple[str, tuple[str, ...]]]] = field(default_factory=dict)  # X -> rules
     weights: dict[str, float] = field(default_factory=dict)
     use_rules: bool = True
+    segmenter: Segmenter | None = None   # for unseen tokens, before the rules (None: not used)
     _memo: dict = field(default_factory=dict, repr=False)  # unseen form -> words (bounded)
+    # until dev has chosen (``keep_segmenter``): the segmenter train_splitter learnt, and the
+    # whole forms kept in ``seen`` only because it would split them
+    _spare: tuple = field(default=(), repr=False, compare=False)
     _ends: tuple = field(default=(), repr=False)  # (rules it was made for, their endings, longest)
     _fast: tuple = field(default=(), repr=False, compare=False)  # (weights, their number, rules, what _tables gives)
 
     def set_rules(self, use: bool) -> None:
         """Use the learnt rules for unseen tokens, or not (the remembered splits are forgotten)."""
         self.use_rules = use
+        self.forget()
+
+    def has_segmenter(self) -> bool:
+        """Whether train_splitter learnt a segmenter that dev has still to choose for or against."""
+        return bool(self._spare)
+
+    def set_segmenter(self, use: bool) -> None:
+        """Use the segmenter train_splitter learnt for unseen tokens, or not, while dev chooses
+        (the remembered splits are forgotten); nothing without one."""
+        if self._spare:
+            self.segmenter = self._spare[0] if use else None
+        self.forget()
+
+    def keep_segmenter(self, keep: bool) -> None:
+        """Dev's choice made: with ``keep`` the segmenter stays; without, it is dropped with the
+        forms ``seen`` held only for it, and the splitter is the one trained without it."""
+        if self._spare:
+            seg, extra = self._spare
+            self._spare = ()
+            self.segmenter = seg if keep else None
+            if not keep and extra:
+                self.seen = {f: w for f, w in self.seen.items() if f not in extra}
         self.forget()
 
     def forget(self) -> None:
@@ -221,15 +483,24 @@ class MultiwordSplitter:
             rule = _rule(token.lower(), low)
             if rule is not None:
                 return apply(token, rule)
+        if self.segmenter is not None:
+            got = self.segmenter.split(token)
+            if len(got) > 1:
+                return got
         if not self.use_rules or not self.weights:
             return (token,)
         rule = self.predict_rule(token)
         return (token,) if rule == NONE else apply(token, rule)
 
     def to_json(self) -> dict:
-        return {"seen": {k: list(v) for k, v in self.seen.items()},
-                "rules": [[x, list(r)] for rules in self.rules.values() for x, r in rules],
-                "weights": self.weights, "use_rules": self.use_rules}
+        """The splitter as a model file holds it; ``segmenter`` only when there is one (a file
+        written before segmenters existed has none, and reads as it did)."""
+        d = {"seen": {k: list(v) for k, v in self.seen.items()},
+             "rules": [[x, list(r)] for rules in self.rules.values() for x, r in rules],
+             "weights": self.weights, "use_rules": self.use_rules}
+        if self.segmenter is not None:
+            d["segmenter"] = self.segmenter.to_json()
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "MultiwordSplitter":
@@ -243,8 +514,9 @@ class MultiwordSplitter:
                   *(w for rs in rules.values() for _, r in rs for w in r)]:
             if not isinstance(s, str) or any(unicodedata.category(c) == "Cc" for c in s):
                 raise ValueError(f"a multiword token's words hold {s!r:.40}, which is no word")
+        seg = Segmenter.from_json(d["segmenter"]) if d.get("segmenter") is not None else None
         return cls({k: tuple(v) for k, v in d["seen"].items()}, rules,
-                   {k: float(v) for k, v in d["weights"].items()}, bool(d["use_rules"]))
+                   {k: float(v) for k, v in d["weights"].items()}, bool(d["use_rules"]), seg)
 
 
 def _total(table, low: str, length: int, cap: int) -> float:
@@ -268,9 +540,12 @@ def apply(token: str, rule) -> tuple[str, ...]:
 
 
 def train_splitter(tokens: dict[str, int], mwt: dict[str, dict[tuple[str, ...], int]],
-                   epochs: int = 5) -> MultiwordSplitter | None:
+                   epochs: int = 5, segment: bool = True) -> MultiwordSplitter | None:
     """The splitter of a treebank: ``tokens`` every token form with its count, ``mwt`` how
-    the multiword ones split. None when the treebank has no multiword tokens."""
+    the multiword ones split. None when the treebank has no multiword tokens. With
+    ``segment``, a ``Segmenter`` is learnt where the treebank has enough multiword forms spelled
+    by their words (``train_segmenter``): it is not used until ``set_segmenter`` or
+    ``keep_segmenter`` says so (the splitter answers as it would without it)."""
     if not mwt:
         return None
     seen: dict[str, tuple[str, ...]] = {}
@@ -317,6 +592,13 @@ def train_splitter(tokens: dict[str, int], mwt: dict[str, dict[tuple[str, ...], 
     # one that the lower-cased dictionary or the rules would split
     # (``_words`` answers as if the form were unseen, with the whole dictionary in view: a
     # whole "Del" must stay in ``seen`` when its lower case "del" is a multiword token)
-    sp.seen = {form: words for form, words in seen.items() if len(words) > 1 or sp._words(form) != words}
+    keep = {form for form, words in seen.items() if len(words) > 1 or sp._words(form) != words}
+    seg = train_segmenter(seen) if segment else None
+    extra: frozenset = frozenset()
+    if seg is not None:
+        # and a whole one the segmenter would split (before the rules, after the dictionaries)
+        extra = frozenset(form for form in seen if form not in keep and len(seg.split(form)) > 1)
+        sp._spare = (seg, extra)   # not used until set_segmenter(True) or keep_segmenter(True)
+    sp.seen = {form: words for form, words in seen.items() if form in keep or form in extra}
     sp._memo.clear()
     return sp

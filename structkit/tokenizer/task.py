@@ -9,7 +9,10 @@ labels ``N T S W`` with the one epoch loop. ``--features`` names the optional fe
 (``structkit.tokenizer.features.GROUPS``; default ``short,url``, as dev chose them). With ``--dev`` (or ``--dev-split``) each epoch's
 model tokenizes the dev file's raw text and is scored by the CoNLL 2018 words F1 (then
 sentences, then tokens, on ties); the best epoch is kept. The multiword-token splitter's
-learnt rules (for tokens unseen in training) are kept only where dev says they help.
+learnt rules (for tokens unseen in training) are kept only where dev says they help, and so is
+its left-to-right segmenter (``structkit.tokenizer.mwt.Segmenter``, learnt where at least 10
+multiword token types are spelled by their words): kept only when dev scores strictly better
+with it (``info["mwt_segmenter"]``); without dev it is not kept.
 """
 from __future__ import annotations
 
@@ -175,8 +178,11 @@ def _score(tok, gold_path: str, text: str) -> dict:
 
 
 def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | None = None,
-                    on_epoch=None, **_) -> TokenizerModel:
-    """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring)."""
+                    on_epoch=None, *, segment: bool = False, **_) -> TokenizerModel:
+    """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring).
+    ``segment``: without dev, whether the multiword splitter keeps the segmenter it may learn
+    for unseen tokens (``structkit.tokenizer.mwt.Segmenter``; a refit after ``--dev-split`` is
+    told what dev chose); with dev, dev chooses."""
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)
@@ -197,7 +203,8 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
     data = encode(paragraphs, jackknifed_tables(paragraphs), config.hash_bits, feats)
     learner = _learner(config)
     rng = np.random.default_rng(config.seed)
-    mwt = train_splitter(train_tokens, tb.mwt)
+    # a segmenter only where it can be kept: dev chooses, or the caller said (a refit)
+    mwt = train_splitter(train_tokens, tb.mwt, segment=dev_text is not None or segment)
 
     def step(epoch: int) -> dict:
         st = learner.epoch(data, rng)
@@ -226,12 +233,20 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
             mwt.set_rules(with_rules["select"] > without["select"])
             info["mwt_rules"] = {"dev_words_with": with_rules["words"], "dev_words_without": without["words"],
                                  "used": mwt.use_rules}
+            if mwt.has_segmenter():   # and the segmenter only where dev is strictly better with it
+                info["mwt_segmenter"] = _choose_segmenter(mwt, score_dev, w,
+                                                          with_rules if mwt.use_rules else without)
+                info["mwt_rules"]["used"] = mwt.use_rules
+        elif mwt is not None:
+            mwt.keep_segmenter(segment)
     finally:
         if tmp_gold is not None:
             os.unlink(tmp_gold)
     if wants_refit(config, run.selector):   # --dev-split chose the epochs: all the sentences again
+        chose = bool(mwt is not None and mwt.segmenter is not None)
+
         def again(cfg: TokenizeConfig, told) -> TokenizerModel:
-            return train_tokenizer(cfg, train_path, None, told)
+            return train_tokenizer(cfg, train_path, None, told, segment=chose)
 
         return refit(config, run.selector, config.epochs, again, on_epoch,
                      sum(len(tb.paragraphs[i].sents) for i in held), t0)
@@ -240,6 +255,25 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
     # float32, as the model file stores it: the model analyses as it will once saved and
     # loaded, and holds half the memory while a pipeline trains its other parts
     return TokenizerModel(config, w.W.astype(np.float32), w.T, known, mwt, info)
+
+
+def _choose_segmenter(mwt: MultiwordSplitter, score_dev, w, best: dict) -> dict:
+    """Keep the splitter's segmenter only if dev scores strictly better with it (with the rules
+    or without, whichever is better with it; the rules on a tie) than ``best``, its score without
+    it; what dev said, for the model's ``info``."""
+    rules = mwt.use_rules
+    with_seg = {}
+    for use in (True, False):
+        mwt.set_rules(use)
+        mwt.set_segmenter(True)
+        with_seg[use] = score_dev(w)
+    pick = max((True, False), key=lambda use: with_seg[use]["select"])
+    keep = with_seg[pick]["select"] > best["select"]
+    mwt.set_rules(pick if keep else rules)
+    mwt.keep_segmenter(keep)
+    return {"dev_words_with": with_seg[pick]["words"], "dev_words_without": best["words"],
+            "dev_words_with_rules": with_seg[True]["words"], "dev_words_with_no_rules": with_seg[False]["words"],
+            "used": keep}
 
 
 def _learner(config: TokenizeConfig):
