@@ -26,7 +26,12 @@ weights, and a dict per stem-ending length), the token's endings are walked only
 end some rule's ``X``, and a rule whose best possible stem endings cannot beat the best score so
 far is not looked up further. The scores are the same floats, added in the same order, as
 ``plain_predict_rule`` (the feature strings of ``_features``, which training uses); the tests
-check the two against each other.
+check the two against each other. The segmenter does the same: ``Segmenter.cuts`` reads tables
+per feature template (``Segmenter._tables``: a dict by the feature's characters, or a list by
+its flags, lengths or count) and adds at each boundary the same weights, in the same order, as
+``plain_cuts`` over the feature strings of ``_seg_features`` (which training uses); the fewest
+words that spell each rest are found walking the lexicon's word prefixes, and what depends only
+on a boundary's characters or on a rest is remembered between tokens (bounded).
 """
 from __future__ import annotations
 
@@ -42,6 +47,8 @@ NONE = ("", ())  # the rule "not a multiword token"
 MEMO = 1 << 17   # unseen forms whose split is remembered (cleared when full: bounded memory)
 SEGMENT_MIN_TYPES = 10   # multiword token types spelled by their words that a Segmenter needs
 SEGMENT_EPOCHS = 5
+SEG_MEMO = 1 << 15  # windows, and rests, whose weights and flags a Segmenter remembers (each; then cleared)
+_NONE = 1 << 30     # no words spell the rest
 
 
 def _rule(token: str, words: tuple[str, ...]) -> tuple[str, tuple[str, ...]] | None:
@@ -147,9 +154,131 @@ class Segmenter:
     weights: dict[str, float]
     lexicon: dict[str, int]
     _longest: int = field(default=-1, repr=False, compare=False)
+    _fast: tuple = field(default=(), repr=False, compare=False)   # what _tables gives
 
     def cuts(self, token: str) -> tuple[int, ...]:
-        """Where the token's words end, but the last (none: the token is one word)."""
+        """Where the token's words end, but the last (none: the token is one word):
+        ``plain_cuts``' answer, from weight tables per feature template (``_tables``) instead of
+        a feature string per boundary. At each boundary the same weights are added in the same
+        order, so the scores are the same floats: a feature without a weight adds 0.0 in
+        ``plain_cuts`` (``weights.get(f, 0.0)``) and is skipped here only where adding 0.0 is
+        all it does (the piece's features once the piece begins no key of theirs). What depends
+        only on the characters around a boundary (the weights of ``b`` to ``abb``, added first)
+        or on the rest of the token (its flags, the fewest words that spell it) is remembered
+        (``forget`` clears it; ``SEG_MEMO`` entries at most)."""
+        low = _low(token)
+        n = len(low)
+        if n < 2:
+            return ()
+        t = self._fast
+        if not (t and t[0] is self.weights and t[1] == len(t[0]) and t[2] is self.lexicon
+                and t[3] == len(t[2])):
+            t = self._tables()
+        t = t[4]
+        if t is None:   # flags the tables do not cover (no model file holds them)
+            return self.plain_cuts(token)
+        (wb, A1, B1, A2, B2, A3, B3, AB, AAB, ABB, P, PB1, PS, KPS, KR, KW, K, RM, KPRM, KPB2, KRA2,
+         LEN, NS, pre, windows, rests) = t
+        lex = self.lexicon.get
+        pget = pre.get
+        # each rest low[j:]: the fewest words that spell it (as _rest_pieces: a word's prefixes
+        # are walked only while they begin a word) as the code of ``rm`` (0-4, 5 for none), and
+        # its flags (``kr``, and ``kw`` at a word's start)
+        if len(rests) >= SEG_MEMO:
+            rests.clear()
+        best = [0] * (n + 1)
+        code = [0] * n
+        after = [0] * n
+        for j in range(n - 1, -1, -1):
+            rest = low[j:]
+            got = rests.get(rest)
+            if got is None:
+                m = _NONE
+                for k in range(j + 1, n + 1):
+                    g = pget(low[j:k], 0)
+                    if not g & 2:
+                        break
+                    if g & 1 and best[k] + 1 < m:
+                        m = best[k] + 1
+                got = rests[rest] = (m, m if m < 4 else 4 if m < _NONE else 5, lex(rest, 0))
+            best[j], code[j], after[j] = got
+        if len(windows[1]) + len(windows[2]) + len(windows[3]) >= SEG_MEMO:
+            for d in windows:
+                d.clear()
+        out: list[int] = []
+        start = 0
+        alive = 4   # the piece begins a key of p, p|b1, p|s or the lexicon
+        piece = ""
+        # what stays the same until the next word end
+        psg, kps, kw_w, ns_w = PS[1].get, KPS[1], KW[after[0]], NS[0]
+        for i in range(1, n):
+            b1 = low[i]
+            a2 = low[i - 2:i] if i > 1 else low[0]
+            b2 = low[i:i + 2]
+            if i > 2:
+                win, seen = low[i - 3:i + 3], windows[3]
+            else:
+                win, seen = low[:i + 3], windows[i]
+            score = seen.get(win)
+            if score is None:   # the weights of b, a1, b1, a2, b2, a3, b3, ab, aab, abb, in order
+                a1 = low[i - 1]
+                score = 0.0
+                score += wb
+                score += A1.get(a1, 0.0)
+                score += B1.get(b1, 0.0)
+                score += A2.get(a2, 0.0)
+                score += B2.get(b2, 0.0)
+                score += A3.get(low[i - 3:i] if i > 2 else low[:i], 0.0)
+                score += B3.get(low[i:i + 3], 0.0)
+                score += AB.get(a1 + b1, 0.0)
+                score += AAB.get(a2 + b1, 0.0)
+                score += ABB.get(a1 + b2, 0.0)
+                seen[win] = score
+            pl = i - start
+            if alive:
+                piece = low[start:i]
+                alive = pget(piece, 0) & 4
+            if pl <= 10:
+                if alive:
+                    score += P.get(piece, 0.0)
+                    score += PB1.get(piece + b1, 0.0)
+                    score += psg(piece, 0.0)
+                    kp = lex(piece, 0)
+                else:
+                    kp = 0
+            else:
+                score += P.get("~", 0.0)
+                score += PB1.get("~" + b1, 0.0)
+                score += psg("~", 0.0)
+                kp = lex(piece, 0) if alive else 0
+            kr = after[i]
+            rm = code[i]
+            rl = n - i
+            score += kps[kp]
+            score += KR[kr]
+            score += kw_w
+            score += K[kp][kr]
+            score += RM[rm]
+            score += KPRM[kp][rm]
+            score += KPB2[kp].get(b2, 0.0)
+            score += KRA2[kr].get(a2, 0.0)
+            score += LEN[pl if pl < 8 else 8][rl if rl < 8 else 8]
+            score += ns_w
+            if score > 0.0:
+                out.append(i)
+                start = i
+                alive = 4
+                psg, kps, kw_w, ns_w = PS[0].get, KPS[0], KW[after[i]], NS[min(len(out), 3)]
+        return tuple(out)
+
+    def forget(self) -> None:
+        """Forget what ``cuts`` remembers of the windows and rests it has seen."""
+        if self._fast and self._fast[4] is not None:
+            for d in (*self._fast[4][-2], self._fast[4][-1]):
+                d.clear()
+
+    def plain_cuts(self, token: str) -> tuple[int, ...]:
+        """``cuts`` the plain way: every boundary's feature strings (``_seg_features``) looked up."""
         low = _low(token)
         n = len(low)
         if n < 2:
@@ -173,6 +302,101 @@ class Segmenter:
                 out.append(i)
                 start = i
         return tuple(out)
+
+    def _tables(self) -> tuple:
+        """``(weights, their number, lexicon, its size, tables)``, the tables ``cuts`` reads: the
+        weight of each feature ``_seg_features`` can give, by template and keyed by the feature's
+        parts (a dict by the characters, or a list by the flags, lengths, count or ``rm`` code),
+        with 0.0 where a list's feature has no weight; every prefix of the lexicon's words and of
+        the piece features' keys with what it is (bits 1, 2 and 4 below); and the dicts of what
+        ``cuts`` remembers (windows by the number of characters before the boundary, rests). A
+        weight whose name is no feature the templates give (none can fire) is left out.
+        ``tables`` is None when a lexicon flag is not an int in 1..7 (``from_json`` and
+        ``train_segmenter`` give no other): ``cuts`` is then ``plain_cuts``. Made when first
+        needed, and again when another weights or lexicon dict (or one of another size) is set;
+        a weight changed in place, the size kept, is not seen (as ``MultiwordSplitter._tables``)."""
+        w, lexicon = self.weights, self.lexicon
+        if any(type(v) is not int or not 1 <= v <= 7 for v in lexicon.values()):
+            self._fast = (w, len(w), lexicon, len(lexicon), None)
+            return self._fast
+        simple = {name: {} for name in ("a1", "b1", "a2", "b2", "a3", "b3", "ab", "p")}
+        AAB, ABB, PB1, PS = {}, {}, {}, ({}, {})          # PS[start == 0]
+        flags8 = {str(k): k for k in range(8)}
+        KPS = ([0.0] * 8, [0.0] * 8)                       # KPS[start == 0][kp]
+        kps_names = {f"{k}|{s}": (s, k) for s in (False, True) for k in range(8)}
+        KR, KW, NS, RM = [0.0] * 8, [0.0] * 8, [0.0] * 4, [0.0] * 6
+        rm_codes = {"0": 0, "1": 1, "2": 2, "3": 3, "4": 4, "x": 5}
+        K = [[0.0] * 8 for _ in range(8)]
+        LEN = [[0.0] * 9 for _ in range(9)]
+        pairs8 = {f"{a}|{b}": (a, b) for a in range(8) for b in range(8)}
+        pairs9 = {f"{a}|{b}": (a, b) for a in range(9) for b in range(9)}
+        KPRM = [[0.0] * 6 for _ in range(8)]
+        KPB2, KRA2 = [{} for _ in range(8)], [{} for _ in range(8)]
+        by_flag = {"kp|b2": KPB2, "kr|a2": KRA2}
+        wb = 0.0
+        for f, v in w.items():
+            name, eq, x = f.partition("=")
+            if not eq:
+                if f == "b":
+                    wb = v
+            elif name in simple:
+                simple[name][x] = v
+            elif name in ("aab", "p|b1"):         # a2 or p, "|", one character
+                if len(x) >= 3 and x[-2] == "|":
+                    (AAB if name == "aab" else PB1)[x[:-2] + x[-1]] = v
+            elif name == "abb":                     # one character, "|", b2
+                if len(x) >= 3 and x[1] == "|":
+                    ABB[x[0] + x[2:]] = v
+            elif name == "p|s":
+                if x.endswith("|True"):
+                    PS[1][x[:-5]] = v
+                elif x.endswith("|False"):
+                    PS[0][x[:-6]] = v
+            elif name == "kp":
+                if x in kps_names:
+                    a, b = kps_names[x]
+                    KPS[a][b] = v
+            elif name in ("kr", "kw"):
+                if x in flags8:
+                    (KR if name == "kr" else KW)[flags8[x]] = v
+            elif name == "k":
+                if x in pairs8:
+                    a, b = pairs8[x]
+                    K[a][b] = v
+            elif name == "rm":
+                if x in rm_codes:
+                    RM[rm_codes[x]] = v
+            elif name == "kp|rm":
+                if x[:1] in flags8 and x[1:2] == "|" and x[2:] in rm_codes:
+                    KPRM[flags8[x[:1]]][rm_codes[x[2:]]] = v
+            elif name in by_flag:                   # a flag, "|", characters
+                if x[:1] in flags8 and x[1:2] == "|":
+                    by_flag[name][flags8[x[:1]]][x[2:]] = v
+            elif name == "len":
+                if x in pairs9:
+                    a, b = pairs9[x]
+                    LEN[a][b] = v
+            elif name == "ns":
+                if x in ("0", "1", "2", "3"):
+                    NS[int(x)] = v
+        # every prefix of: a word (1: a training word, 2: it begins one) and a key of the
+        # piece's features (4: it begins a lexicon word, or a p, p|b1 (but its last character)
+        # or p|s key)
+        pre: dict[str, int] = {}
+        get = pre.get
+        for keys, bits in ((lexicon, 4), (P := simple["p"], 4), (PS[0], 4), (PS[1], 4),
+                           ((x[:-1] for x in PB1), 4), ((x for x, f in lexicon.items() if f & WORD), 2)):
+            for x in keys:
+                for k in range(1, len(x) + 1):
+                    pre[x[:k]] = get(x[:k], 0) | bits
+        for x, f in lexicon.items():
+            if f & WORD:
+                pre[x] |= 1
+        s = simple
+        tables = (wb, s["a1"], s["b1"], s["a2"], s["b2"], s["a3"], s["b3"], s["ab"], AAB, ABB, P, PB1,
+                  PS, KPS, KR, KW, K, RM, KPRM, KPB2, KRA2, LEN, NS, pre, ({}, {}, {}, {}), {})
+        self._fast = (w, len(w), lexicon, len(lexicon), tables)
+        return self._fast
 
     def split(self, token: str) -> tuple[str, ...]:
         cuts = self.cuts(token)
@@ -339,8 +563,11 @@ class MultiwordSplitter:
         self.forget()
 
     def forget(self) -> None:
-        """Forget the splits remembered for unseen tokens (speed is then measured cold)."""
+        """Forget the splits remembered for unseen tokens, and what the segmenter remembers
+        (speed is then measured cold)."""
         self._memo.clear()
+        if self.segmenter is not None:
+            self.segmenter.forget()
 
     def candidates(self, token: str) -> list[tuple[str, tuple[str, ...]]]:
         """No split, then the rules whose ending the token has, shortest ending first; only

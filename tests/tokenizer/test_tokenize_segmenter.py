@@ -250,3 +250,179 @@ def test_dev_chooses_the_segmenter(sk, tmp_path):
     assert told.tokenizer.mwt.segmenter is not None and told.tokenizer.mwt.words("blabog") == ("bla", "bog")
     assert json.dumps(plain.tokenizer.mwt.to_json()) == json.dumps(
         train_tokenizer(make_config({"task": "tokenize", "epochs": 1}), str(train)).tokenizer.mwt.to_json())
+
+
+# --- the fast segmenter (``Segmenter.cuts``, weight tables per template) against the plain one
+# (``plain_cuts``, a feature string per boundary looked up in ``weights``)
+
+# letters whose lower case is longer (Turkish dotted capital I) or depends on what follows (Greek
+# capital sigma), the characters the feature strings join with ("|", "=", "~"), digits
+ALPHABET = "abeklnİIıΣσς|=~" + "07" + "AB"
+GARBAGE = ["kp=x|True", "p|b1=", "zz=1", "b=", "b=1", "=", "", "kp=8|True", "kp=1|Maybe", "kp=01|True",
+           "len=9|1", "len=1|", "ns=4", "ns=", "kr=8", "kw=x", "k=1|8", "k=1", "kr|a2=x|ab", "kp|b2=|",
+           "kp|rm=9|1", "aab=|", "aab=||", "abb=a|", "abb=a", "p|s=abc|Maybe", "p|s=", "a1", "len",
+           "p|b1=ab", "aab=ab", "abb=abc",
+           # one character off what a template gives (the wrong part would find a real key)
+           "aab=ab~e", "aab=ee~e", "aab=a|be", "p|b1=ab~e", "p|b1=e~e", "p|b1=a~b", "p|b1=~|ab",
+           "abb=a~b", "abb=ab|b", "kp|rm=1~x", "kp|b2=1~ab", "kr|a2=7~a", "kr|a2=71|a", "p|s=ab|true",
+           "p|s=ab|false", "p|s=a|False|", "kp=1|true", "len=1|08", "ns=03"]
+
+
+def _scores(seg: Segmenter, token: str) -> list[float]:
+    """Every boundary's score as ``plain_cuts`` adds it, one weight at a time in order."""
+    from structkit.tokenizer.mwt import _low, _rest_pieces, _seg_features
+
+    low = _low(token)
+    flags = lambda w: seg.lexicon.get(w, 0)   # noqa: E731
+    rest = _rest_pieces(low, flags, max(map(len, seg.lexicon), default=0))
+    out, start, splits = [], 0, 0
+    for i in range(1, len(low)):
+        score = 0.0
+        for f in _seg_features(low, i, start, splits, flags, rest):
+            score += seg.weights.get(f, 0.0)
+        out.append(score)
+        if score > 0.0:
+            start, splits = i, splits + 1
+    return out
+
+
+def _same_cuts(seg: Segmenter, tokens) -> int:
+    differ = [(t, seg.cuts(t), seg.plain_cuts(t)) for t in tokens if seg.cuts(t) != seg.plain_cuts(t)]
+    assert not differ, differ[:10]
+    return sum(1 for t in tokens if seg.plain_cuts(t))
+
+
+def _random_word(rng, lo: int, hi: int) -> str:
+    return "".join(rng.choice(ALPHABET) for _ in range(rng.randint(lo, hi)))
+
+
+def test_fast_cuts_same_as_plain_on_the_made_up_language(splitter):
+    import random
+
+    rng = random.Random(5)
+    seg = splitter.segmenter
+    tokens, _ = made_up()
+    forms = list(tokens) + [t.upper() for t in tokens] + ["blaboat", "neblahill", "nebladoor", "blazorq",
+                                                          "Blaboat", "kasee", "karun", "zorq", "x", ""]
+    stems = NOUNS + VERBS + OTHERS + ONLY_AFTER_BLA + ["bla", "ne", "ka"]
+    forms += ["".join(rng.choice(stems) for _ in range(rng.randint(1, 5))) for _ in range(500)]
+    forms += [_random_word(rng, 0, 14) for _ in range(500)]
+    assert _same_cuts(seg, forms) > 100
+    back = Segmenter.from_json(json.loads(json.dumps(seg.to_json())))
+    assert [back.cuts(t) for t in forms] == [seg.plain_cuts(t) for t in forms]
+    for spelled in (10, 12):   # the segmenters of fewer forms
+        tokens, mwt = made_up(spelled_types=spelled)
+        sp = train_splitter(tokens, mwt)
+        _same_cuts(sp._spare[0], forms)
+
+
+def test_fast_cuts_same_as_plain_with_random_weights_ties_and_garbage():
+    """Weights on every template's features (those the random tokens give, at any word end so
+    far and any count of words before), small integers so that sums of exactly 0.0 (no word
+    end) are common, then floats of mixed sizes (whose sums depend on the order they are added
+    in), and names no template gives, which must be ignored."""
+    import random
+
+    from structkit.tokenizer.mwt import _low, _rest_pieces, _seg_features
+
+    rng = random.Random(13)
+    ties = 0
+    for trial in range(12):
+        words = {_random_word(rng, 1, 4) for _ in range(40)} | {_random_word(rng, 11, 13) for _ in range(4)}
+        lexicon = {_low(w): rng.randint(1, 7) for w in words}   # as training gives it: lower case
+        flags = lambda w: lexicon.get(w, 0)   # noqa: E731
+        # tokens spelled by lexicon words, and random ones (some longer than 10 and 8 characters)
+        toks = ["".join(rng.choice(sorted(words)) for _ in range(rng.randint(1, 5))) for _ in range(150)]
+        toks += [_random_word(rng, 0, 16) for _ in range(150)]
+        toks += [t.upper() for t in toks[:40]]
+        feats = set()
+        for t in toks:
+            low = _low(t)
+            rest = _rest_pieces(low, flags, max(map(len, lexicon)))
+            for i in range(1, len(low)):
+                start = rng.randint(0, i - 1)
+                feats.update(_seg_features(low, i, start, rng.randint(0, 5), flags, rest))
+        kinds = {f.partition("=")[0] for f in feats}
+        assert kinds == {"b", "a1", "b1", "a2", "b2", "a3", "b3", "ab", "aab", "abb", "p", "p|b1", "p|s",
+                         "kp", "kr", "kw", "k", "rm", "kp|rm", "kp|b2", "kr|a2", "len", "ns"}
+        feats = sorted(feats)
+        weights = {f: float(rng.randint(-2, 2)) for f in feats if rng.random() < 0.6}
+        weights.update({g: rng.choice([-1e6, 1e6]) for g in GARBAGE})
+        seg = Segmenter(weights, lexicon)
+        split = _same_cuts(seg, toks)
+        assert 0 < split < len(toks)
+        ties += sum(1 for t in toks for s in _scores(seg, t) if s == 0.0)
+        # another weights dict: the tables are made again (so is a dict that grew); weights
+        # whose sums are not the same in another order (1e16 + 1 - 1e16 is 0.0, 1e16 - 1e16 + 1
+        # is 1.0), then floats of mixed sizes
+        seg.weights = {f: rng.choice([1e16, -1e16, 1.0, -1.0, 0.5, 3.0]) for f in feats + GARBAGE}
+        _same_cuts(seg, toks)
+        seg.weights = {f: rng.choice([1e16, -1e16, 1.0, -1.0, 0.5, 3.0]) * rng.random()
+                       for f in feats + GARBAGE if f != "b"}
+        _same_cuts(seg, toks)
+        seg.weights["b"] = -1e30
+        assert _same_cuts(seg, toks) == 0
+        seg.lexicon = {w: f for w, f in lexicon.items() if rng.random() < 0.5}
+        _same_cuts(seg, toks)
+    assert ties > 1000
+
+
+def test_garbage_weights_are_ignored():
+    seg = Segmenter({g: 7.0 for g in GARBAGE}, {"ab": 1})
+    assert seg.cuts("abab") == seg.plain_cuts("abab") == ()
+    seg = Segmenter({**{g: -7.0 for g in GARBAGE}, "ab=ba": 1.0}, {"ab": 1})
+    assert seg.cuts("abab") == seg.plain_cuts("abab") == (2,)
+
+
+def test_fast_cuts_with_flags_no_model_holds():
+    """A lexicon flag outside 1..7 (``from_json`` refuses it) leaves ``cuts`` to ``plain_cuts``."""
+    seg = Segmenter({"kp=9|True": 1.0}, {"ab": 9})
+    assert seg.cuts("abab") == seg.plain_cuts("abab") == (2,)
+
+
+def test_fast_cuts_same_as_plain_on_a_trained_treebank(tmp_path):
+    """The segmenter learnt from a small treebank (the made-up language with nouns training never
+    saw), on its tokens, the unseen tokens of another, and random glued words."""
+    import random
+
+    from structkit.tokenizer.gold import read_treebank
+
+    tb = read_treebank(str(_treebank(tmp_path / "train.conllu", 200, 3, True)))
+    tokens: dict[str, int] = {}
+    for p in tb.paragraphs:
+        for f in p.tokens:
+            tokens[f] = tokens.get(f, 0) + 1
+    sp = train_splitter(tokens, tb.mwt)
+    assert sp.has_segmenter()
+    seg = sp._spare[0]
+    dev = read_treebank(str(_treebank(tmp_path / "dev.conllu", 50, 4, True)))
+    forms = sorted({f for p in dev.paragraphs for f in p.tokens} | set(tokens))
+    rng = random.Random(2)
+    parts = sorted(seg.lexicon) + ["zorq", "İ", "ΣΑ", "|", "="]
+    forms += ["".join(rng.choice(parts) for _ in range(rng.randint(1, 4))) for _ in range(1000)]
+    forms += [f.capitalize() for f in forms[:300]]
+    assert _same_cuts(seg, forms) > 300
+
+
+def test_fast_cuts_remembers_within_bounds(splitter, monkeypatch):
+    """What ``cuts`` remembers of windows and rests stays bounded (cleared when full), is cleared
+    by ``forget`` (the splitter's too), and changes no answer."""
+    import random
+
+    from structkit.tokenizer import mwt as M
+
+    seg = splitter.segmenter
+    rng = random.Random(8)
+    stems = NOUNS + VERBS + OTHERS + ["bla", "ne", "ka", "zorq"]
+    forms = ["".join(rng.choice(stems) for _ in range(rng.randint(1, 4))) for _ in range(300)]
+    want = [seg.plain_cuts(t) for t in forms]
+    assert [seg.cuts(t) for t in forms] == want
+    windows, rests = seg._fast[4][-2:]
+    assert windows[3] and rests
+    splitter.forget()
+    assert not any(windows) and not rests
+    monkeypatch.setattr(M, "SEG_MEMO", 8)
+    for t, cuts in zip(forms, want):
+        assert seg.cuts(t) == cuts
+        assert sum(map(len, windows)) <= 8 + len(t) and len(rests) <= 8 + len(t)
+    assert [seg.cuts(t) for t in forms] == want
