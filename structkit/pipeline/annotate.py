@@ -124,13 +124,8 @@ class AnnotateJob(Job):
         if isinstance(data, Tokenized):   # a piece of a divided block: tokenized, to analyse
             for w in data.warnings:
                 warn(w)
-            for chunk in _batches(data.sents, self.chain, name):
-                write(chunk, out)
-                words += sum(len(s.rows) for s in chunk)
-                count += len(chunk)
-            # its sentences were numbered from the block's start: from the piece's, as a block's
-            return count_on(self.block_output(out.getvalue(), first), -data.before), words, count
-        if self.conllu:
+            chunks = _batches(data.sents, self.chain, name)
+        elif self.conllu:
             chunks = _batches(read_conllu(name, io.BytesIO(data), check_text=False), self.chain, name)
         else:
             if first:
@@ -140,7 +135,10 @@ class AnnotateJob(Job):
             write(chunk, out)
             words += sum(len(s.rows) for s in chunk)
             count += len(chunk)
-        return self.block_output(out.getvalue(), first), words, count
+        data_out = self.block_output(out.getvalue(), first)
+        if isinstance(data, Tokenized):   # numbered from the block's start: from the piece's, as a block's
+            data_out = count_on(data_out, -data.before)
+        return data_out, words, count
 
     def one_document(self) -> bool:
         return not self.conllu   # CoNLL-U in keeps its sentence ids
