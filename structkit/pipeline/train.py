@@ -116,12 +116,18 @@ def large_blocks_mapped() -> None:
     from 448 to 489 MiB, and stay at 440-457 with this; the process's peak (ru_maxrss) went
     from 492 to 470 MiB, for 1.2 s more system CPU of 47. A no-op where the C library is not
     glibc; it lasts for the process."""
+    _glibc("mallopt", -3, 128 << 10)   # M_MMAP_THRESHOLD
+
+
+def _glibc(name: str, *args) -> None:
+    """Call glibc's ``name`` with ``args``; nothing where the C library is not glibc (musl has
+    no malloc_trim nor these mallopt options) or the system is not Linux."""
     import ctypes
     import sys
 
     if sys.platform.startswith("linux"):
         try:
-            ctypes.CDLL(None).mallopt(-3, 128 << 10)   # M_MMAP_THRESHOLD
+            getattr(ctypes.CDLL(None), name)(*args)
         except (OSError, AttributeError):   # not glibc
             pass
 
@@ -130,16 +136,10 @@ def release_memory() -> None:
     """Between stages: collect what the stage left (its models hold cycles) and give the C
     heap's free pages back to the system (glibc's malloc_trim), so that the next stage starts
     from what is really kept and the peak of training is one stage's, not their sum."""
-    import ctypes
     import gc
-    import sys
 
     gc.collect()
-    if sys.platform.startswith("linux"):
-        try:
-            ctypes.CDLL(None).malloc_trim(0)
-        except (OSError, AttributeError):   # not glibc (musl has no malloc_trim)
-            pass
+    _glibc("malloc_trim", 0)
 
 
 def jackknife(train_path: str, sents, folds: int, epochs: int | None, seed: int = 0,
