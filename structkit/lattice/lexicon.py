@@ -28,18 +28,33 @@ class PackedCounts(Mapping):
     """Read-only counts by key, each held as the flat list ``[id, count, id, count, ...]`` a
     model file stores and made a dict (id -> count) when first read: a loaded model reads the
     counts of the forms and suffixes it meets, a few of its tens of thousands, and making them
-    all took a sixth of a pipeline's loading."""
+    all took a sixth of a pipeline's loading.
 
-    __slots__ = ("_raw", "_made")
+    ``PackedCounts(raw)``: the lists by key (model format 3 kept them in the JSON header);
+    :meth:`from_arrays`: key i's list is ``pairs[ptr[i]:ptr[i + 1]]`` (format 4's arrays)."""
+
+    __slots__ = ("_raw", "_made", "_ptr", "_pairs")
 
     def __init__(self, raw: dict[str, list[int]]):
         self._raw = raw
         self._made: dict[str, dict[int, int]] = {}
+        self._ptr = self._pairs = None
+
+    @classmethod
+    def from_arrays(cls, keys: list[str], ptr, pairs) -> "PackedCounts":
+        """Key ``keys[i]``'s flat list is ``pairs[ptr[i]:ptr[i + 1]]`` (numpy arrays, checked by
+        the caller)."""
+        c = cls(dict(zip(keys, range(len(keys)))))
+        c._ptr, c._pairs = ptr, pairs
+        return c
 
     def __getitem__(self, key: str) -> dict[int, int]:
         d = self._made.get(key)
         if d is None:
-            pairs = iter(self._raw[key])
+            raw = self._raw[key]
+            if self._ptr is not None:
+                raw = self._pairs[self._ptr[raw]:self._ptr[raw + 1]].tolist()
+            pairs = iter(raw)
             d = self._made[key] = dict(zip(pairs, pairs))
         return d
 

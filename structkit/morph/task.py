@@ -319,19 +319,29 @@ class MorphModel:
     def save(self, path: str) -> None:
         lex = self.tables.lexicon
 
-        def flat(d):
-            return {k: [x for kv in sorted(c.items()) for x in kv] for k, c in d.items()}
+        arrays = {**sparse_arrays("W_tag", self.W_tag), **sparse_arrays("W_lem", self.W_lem)}
+
+        def flat(name, d):
+            """The keys of ``d`` for the header, sorted (the order format 3's JSON object had);
+            their [id, count, ...] lists as two arrays."""
+            keys = sorted(d)
+            lists = [[x for kv in sorted(d[k].items()) for x in kv] for k in keys]
+            ptr = np.zeros(len(lists) + 1, dtype=np.int64)
+            np.cumsum([len(v) for v in lists], out=ptr[1:])
+            pairs = np.fromiter(itertools.chain.from_iterable(lists), dtype=np.int64, count=int(ptr[-1]))
+            small = ptr[-1] < 1 << 31 and (not len(pairs) or pairs.max() < 1 << 31)
+            arrays[f"lex_{name}_ptr"] = ptr.astype(np.int32) if small else ptr
+            arrays[f"lex_{name}_pairs"] = pairs.astype(np.int32) if small else pairs
+            return keys
 
         clusters = self.tables.clusters
         header = {"task": "morph", "config": selection.header_config(vars(self.config)), "info": self.info,
                   "layout": layout(None if clusters is None else clusters.levels),
                   "tags": self.tables.tags, "rules": self.tables.rules, "bits": int(self.W_tag.size).bit_length() - 1,
                   "lemma_bits": int(self.W_lem.size).bit_length() - 1,
-                  "lexicon": {"cap": lex.cap, "form_tags": flat(lex.form_tags), "form_rules": flat(lex.form_rules),
-                              "suffix_tags": flat(lex.suffix_tags), "suffix_rules": flat(lex.suffix_rules),
-                              "class_tags": flat(lex.class_tags), "lemmas": sorted(lex.lemmas),
+                  "lexicon": {"cap": lex.cap, **{name: flat(name, getattr(lex, name)) for name in COUNTS},
+                              "lemmas": sorted(lex.lemmas),
                               "all_tags": [x for kv in sorted(lex.all_tags.items()) for x in kv]}}
-        arrays = {**sparse_arrays("W_tag", self.W_tag), **sparse_arrays("W_lem", self.W_lem)}
         if clusters is not None:
             header["vectors"] = clusters.header()
             arrays |= clusters.arrays()
@@ -352,10 +362,12 @@ class MorphModel:
             lx = header["lexicon"]
             lex = Lexicon(int(lx["cap"]))
 
-            def counters(d, n):
+            def counters(d, n, name=None):
                 # plain dicts, not Counters: analysis only reads them, and a Counter each (tens of
                 # thousands of forms and suffixes) took a quarter of the loading time; each made
                 # when first read, as the ids are checked here all at once
+                if isinstance(d, list):    # format 4: the keys, their lists in two arrays
+                    return _packed_counts(d, arrays, name, n)
                 if _ids_in_range(d, n):
                     return PackedCounts(d)
                 out = defaultdict(Counter)
@@ -366,11 +378,8 @@ class MorphModel:
                     out[k] = dict(zip(ids, v[1::2]))
                 return out
 
-            lex.form_tags = counters(lx["form_tags"], len(tags))
-            lex.form_rules = counters(lx["form_rules"], len(rules))
-            lex.suffix_tags = counters(lx["suffix_tags"], len(tags))
-            lex.suffix_rules = counters(lx["suffix_rules"], len(rules))
-            lex.class_tags = counters(lx["class_tags"], len(tags))
+            for name in COUNTS:
+                setattr(lex, name, counters(lx[name], len(rules if name.endswith("_rules") else tags), name))
             lex.all_tags = counters({"": lx["all_tags"]}, len(tags))[""]
             lex.lemmas = set(lx["lemmas"])
             tables = Tables(tags, rules, lex, WordClusters.from_model(header.get("vectors"), arrays))
@@ -384,6 +393,29 @@ class MorphModel:
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
         return cls(config, tables, W_tag, W_lem, header.get("info", {}))
+
+
+# the lexicon's counts by key, each a table of a model file (format 4: its keys in the header,
+# their [id, count, ...] lists in the arrays lex_NAME_ptr and lex_NAME_pairs)
+COUNTS = ("form_tags", "form_rules", "suffix_tags", "suffix_rules", "class_tags")
+MAX_LEXICON = 1 << 28     # elements of one of those arrays a model file may hold
+
+
+def _packed_counts(keys: list, arrays: dict, name: str, n: int) -> PackedCounts:
+    """The counts table ``name`` of a format 4 file (ValueError where the arrays are not what
+    ``save`` writes: keys not distinct strings, offsets not rising in steps of whole pairs
+    from 0 to the end, ids outside 0..n-1)."""
+    ptr, pairs = arrays[f"lex_{name}_ptr"], arrays[f"lex_{name}_pairs"]
+    if not isinstance(keys, list) or not set(map(type, keys)) <= {str} or len(set(keys)) != len(keys):
+        raise ValueError(f"lexicon {name}: keys are not distinct strings")
+    if ptr.ndim != 1 or pairs.ndim != 1 or ptr.dtype.kind not in "iu" or pairs.dtype.kind not in "iu" \
+            or len(ptr) != len(keys) + 1 or ptr[0] != 0 or ptr[-1] != len(pairs) \
+            or np.any(np.diff(ptr) < 0) or np.any(ptr % 2):
+        raise ValueError(f"lexicon {name}: offsets are inconsistent")
+    ids = pairs[0::2]
+    if len(ids) and (ids.min() < 0 or ids.max() >= n):
+        raise ValueError("lexicon ids out of range")
+    return PackedCounts.from_arrays(keys, ptr, pairs)
 
 
 def _ids_in_range(d: dict, n: int) -> bool:
@@ -410,7 +442,8 @@ def _limits(header: dict, shapes: dict) -> None:
         if type(b) is not int or not 10 <= b <= 28:
             raise ValueError(f"bad hash size {b!r}")
     bounds = {"W_tag": 1 << header["bits"], "W_lem": 1 << header["lemma_bits"]}
-    bounds.update({k + end: n for k, n in list(bounds.items()) for end in ("_index", "_vals")})
+    bounds.update({k + end: n for k, n in list(bounds.items()) for end in ("_index", "_gaps", "_vals")})
+    bounds |= {f"lex_{name}_{end}": MAX_LEXICON for name in COUNTS for end in ("ptr", "pairs")}
     bounds |= vector_bounds(header)
     for name, (_, shape) in shapes.items():
         if int(np.prod(shape)) > bounds.get(name, 0):

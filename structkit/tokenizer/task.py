@@ -147,7 +147,7 @@ def _limits(header: dict, shapes: dict) -> None:
     if type(bits) is not int or not 16 <= bits <= 28:
         raise ValueError(f"bad hash size {bits!r}")
     n = (1 << bits) * len(LABELS)
-    bounds = {"W": n, "W_index": n, "W_vals": n, "T": (len(LABELS) + 1) ** 2, "known": 1 << 26}
+    bounds = {"W": n, "W_index": n, "W_gaps": n, "W_vals": n, "T": (len(LABELS) + 1) ** 2, "known": 1 << 26}
     for name, (dtype, shape) in shapes.items():
         n = 1
         for d in shape:

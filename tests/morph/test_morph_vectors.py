@@ -87,7 +87,10 @@ def test_without_vectors_nothing_changes(tmp_path):
     header, arrays = load_model(path, ("morph",))
     assert "vectors" not in header and "clusters" not in header["layout"]
     assert "vectors" not in header["config"] and "vectors_limit" not in header["config"]
-    assert set(arrays) == {"W_tag_index", "W_tag_vals", "W_lem_index", "W_lem_vals"}   # format 3: the tables sparse
+    # format 4: the tables sparse (gaps between positions), the lexicon's counts in arrays
+    assert set(arrays) == {"W_tag_gaps", "W_tag_vals", "W_lem_gaps", "W_lem_vals"} | {
+        f"lex_{name}_{end}" for name in ("form_tags", "form_rules", "suffix_tags", "suffix_rules", "class_tags")
+        for end in ("ptr", "pairs")}
     assert model.tables.clusters is None and "vectors" not in model.info
 
 

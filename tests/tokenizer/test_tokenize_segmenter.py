@@ -426,3 +426,23 @@ def test_fast_cuts_remembers_within_bounds(splitter, monkeypatch):
         assert seg.cuts(t) == cuts
         assert sum(map(len, windows)) <= 8 + len(t) and len(rests) <= 8 + len(t)
     assert [seg.cuts(t) for t in forms] == want
+
+
+@pytest.mark.parametrize("seen, bad", [
+    ({"del": ["de", "el"]}, None),
+    ({"de\u200cl": ["de\u200c", "l"]}, None),          # a format character (ZWNJ, Cf) is kept
+    ({"d\x85l": ["d", "l"]}, "'d\\x85l'"),              # NEL, a C1 control character
+    ({"del": ["de", "e\tl"]}, "'e\\tl'"),
+    ({"del": ["de", 5]}, "5"),
+    ({"x\x7f": ["x"]}, "'x\\x7f'"),
+])
+def test_the_splitter_from_a_model_file_refuses_control_characters(seen, bad):
+    from structkit.tokenizer.mwt import MultiwordSplitter
+
+    d = {"seen": seen, "rules": [["dal", ["da", "il"]]], "weights": {}, "use_rules": False}
+    if bad is None:
+        assert MultiwordSplitter.from_json(d).seen == {k: tuple(v) for k, v in seen.items()}
+    else:
+        with pytest.raises(ValueError, match="which is no word") as ei:
+            MultiwordSplitter.from_json(d)
+        assert bad in str(ei.value)
