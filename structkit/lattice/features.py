@@ -234,6 +234,9 @@ def layout(levels=None) -> dict:
            "amb_window": list(AMB_WINDOW), "known_joined": list(known_joined())}
     if levels:
         out["clusters"] = list(cluster_templates(levels))
+        # a lemma candidate that is a word of the vectors file has its own feature value
+        # (``morph.task.VECTORS_LEMMA``): models trained with vectors before it are refused
+        out["lemma_in_vectors"] = True
     return out
 
 

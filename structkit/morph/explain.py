@@ -21,6 +21,12 @@ from structkit.lattice import kernels as K
 from structkit.lattice.features import cluster_templates
 from structkit.lattice.margins import class_margins, corpus_max_marginals
 from structkit.morph.names import feature_names, lemma_feature_names
+from structkit.morph.task import KNOWN_LEMMA, NOT_IN_VECTORS, VECTORS_LEMMA
+
+# what a lemma candidate's own feature value (``morph.task._lemma_feat``) says, for the pushes
+LEMMA_VALUE_NAMES = {KNOWN_LEMMA: "makes a lemma seen in training",
+                     VECTORS_LEMMA: "makes a word of the vectors file",
+                     NOT_IN_VECTORS: "makes no word of the vectors file"}
 
 PARTS = ("lemma", "upos", "xpos", "feats")          # in CoNLL-U column order (LEMMA is column 3)
 MISC_KEYS = {"lemma": "LemmaMargin", "upos": "UPOSMargin", "xpos": "XPOSMargin", "feats": "FeatsMargin"}
@@ -198,11 +204,15 @@ def explanations(model, words: list[str], only: int | None = None):
                 pushes.append(Push(names[k], w))
         rp = enc.rule_cands[enc.rule_ptr[i]:enc.rule_ptr[i + 1]].tolist()
         rf = enc.rule_feats[enc.rule_ptr[i]:enc.rule_ptr[i + 1]].tolist()
-        known = {c: f for c, f in zip(rp, rf)}
-        w = sum((1 if c == rule else -1) * float(model.W_lem[K.slot(known[c], -1, mask_l)])
-                for c in (rule, r) if known.get(c, 0) != 0)
-        if w:
-            pushes.append(Push("makes a lemma seen in training", w))
+        own = {c: f for c, f in zip(rp, rf)}
+        by_value: dict[int, float] = {}
+        for c in (rule, r):
+            f = own.get(c, 0)
+            if f:
+                by_value[f] = by_value.get(f, 0.0) + (1 if c == rule else -1) * float(model.W_lem[K.slot(f, -1, mask_l)])
+        for f, w in by_value.items():
+            if w:
+                pushes.append(Push(LEMMA_VALUE_NAMES[f], w))
         pushes.sort(key=lambda p: -abs(p.weight))
         yield TokenExplanation(i + 1, f"{form} [LEMMA]", lemma, t.lemma(r, enc.surfaces[i]),
                                float(s.margins["lemma"][i]), pushes)

@@ -152,7 +152,7 @@ class Encoded:
     cands: np.ndarray
     rule_ptr: np.ndarray
     rule_cands: np.ndarray
-    rule_feats: np.ndarray    # per rule candidate: KNOWN_LEMMA when it makes a lemma seen in training, else 0
+    rule_feats: np.ndarray    # per rule candidate: ``_lemma_feat`` (KNOWN_LEMMA, VECTORS_LEMMA, NOT_IN_VECTORS or 0)
     known: np.ndarray         # per token: the form is in the (jackknifed) dictionary
     types: TypeTable
     surfaces: list            # per token: the word its lemma rule edits (``_views``)
@@ -171,10 +171,24 @@ def _amb(cands: list[int], known: bool) -> int:
 
 
 KNOWN_LEMMA = value("lemma", "known")
+VECTORS_LEMMA = value("lemma", "vectors")
+NOT_IN_VECTORS = value("lemma", "not-in-vectors")
 
 
 def _lemma_feat(lex: Lexicon, tables: Tables, rule: int, form: str) -> int:
-    return KNOWN_LEMMA if apply_rule(tables.rule(rule), form).lower() in lex.lemmas else 0
+    """A lemma candidate's own feature: KNOWN_LEMMA when the lemma it makes was seen in training
+    (lower-cased). Else, in a model trained with vectors, and where the lemma is not the form
+    itself (which, written, is a word anyway): VECTORS_LEMMA when it is a word of the vectors
+    file (as made, or lower-cased), NOT_IN_VECTORS when not, which most wrong edits of an unseen
+    form are (``giornata`` -> ``giornare``). Else 0."""
+    lemma = apply_rule(tables.rule(rule), form)
+    low = lemma.lower()
+    if low in lex.lemmas:
+        return KNOWN_LEMMA
+    if tables.clusters is None or low == form.lower():
+        return 0
+    words = tables.clusters.index
+    return VECTORS_LEMMA if lemma in words or low in words else NOT_IN_VECTORS
 
 
 def _views(lex: Lexicon, sentence: list[str]) -> list[str]:

@@ -136,3 +136,65 @@ def test_explain_names_the_cluster_columns_and_its_lemma_margins_add_up(tmp_path
     assert any(p.name == f"c256 x upos={c[2]} NOUN" for e in lemmas for p in e.pushes)
     for e in lemmas:   # every lemma feature is a push: they add up to the margin
         assert sum(p.weight for p in e.pushes) == pytest.approx(e.margin, abs=1e-4)
+
+
+# ---- a lemma that is a word of the vectors file ---------------------------------------------------
+# Plurals in -s whose lemma drops it, and singulars in -s whose lemma is the form, spelt alike: on
+# a word training never saw, only whether the form without -s is a word (of the vectors file)
+# tells them apart. Each word is seen once in training (its fold's lexicon lacks it, as an unseen
+# word's would), and the vectors file holds every form and the plurals' stems, as a real one does.
+_STEMS = [c + v + d + w for c in "bdfgk" for v in "aeiou" for d in "lmnpr" for w in "aiu"]   # 375
+_RNG = np.random.default_rng(11)
+_KIND = {s: int(k) for s, k in zip(_STEMS, _RNG.permutation(len(_STEMS)) % 2)}   # 1: a plural
+PLURALS = [s + "s" for s in _STEMS if _KIND[s]]        # lemma: the stem, a word
+SINGULARS = [s + "s" for s in _STEMS if not _KIND[s]]  # lemma: the form; the stem is no word
+SEEN_P, NEW_P = PLURALS[:150], PLURALS[150:180]
+SEEN_S, NEW_S = SINGULARS[:150], SINGULARS[150:180]
+
+
+def _lemma_treebank(path):
+    lines = []
+    for k, w in enumerate(x for pair in zip(SEEN_P, SEEN_S) for x in pair):
+        lemma = w[:-1] if w in PLURALS else w
+        lines += [f"# text = mi {w} .", "1\tmi\tmi\tPRON\tPP\t_\t2\tnsubj\t_\t_",
+                  f"2\t{w}\t{lemma}\tNOUN\tS\t_\t0\troot\t_\tSpaceAfter=No",
+                  "3\t.\t.\tPUNCT\tFS\t_\t2\tpunct\t_\t_", ""]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _lemma_vectors(path):
+    words = ["mi", "."] + PLURALS + SINGULARS + [p[:-1] for p in PLURALS]
+    rows = [w + " " + " ".join(f"{x:.3f}" for x in np.random.default_rng(i).normal(size=4))
+            for i, w in enumerate(words)]
+    path.write_text(f"{len(rows)} 4\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_the_lemma_candidate_that_is_a_word_of_the_vectors_file(tmp_path):
+    from structkit.morph.task import KNOWN_LEMMA, NOT_IN_VECTORS, VECTORS_LEMMA, _lemma_feat
+
+    train, vec = _lemma_treebank(tmp_path / "t.conllu"), _lemma_vectors(tmp_path / "v.vec")
+    config = MorphConfig(epochs=5, vectors=vec)
+    config.validate()
+    model = train_morph(config, train)
+    t, lex = model.tables, model.tables.lexicon
+    strip = next(i for i, r in enumerate(t.rules) if model.tables.lemma(i, SEEN_P[0]) == SEEN_P[0][:-1])
+    same = next(i for i, r in enumerate(t.rules) if model.tables.lemma(i, SEEN_S[0]) == SEEN_S[0])
+    # by hand: a seen plural's stem is a training lemma; a new plural's stem only a vectors word;
+    # a new singular's stem is no word; the form itself is neither evidence
+    assert _lemma_feat(lex, t, strip, SEEN_P[0]) == KNOWN_LEMMA
+    assert _lemma_feat(lex, t, strip, NEW_P[0]) == VECTORS_LEMMA
+    assert _lemma_feat(lex, t, strip, NEW_S[0]) == NOT_IN_VECTORS
+    assert _lemma_feat(lex, t, same, NEW_S[0]) == 0 and _lemma_feat(lex, t, same, NEW_P[0]) == 0
+    got = [a[1][0] for a in model.analyse([["mi", w, "."] for w in NEW_P + NEW_S])]
+    want = [w[:-1] for w in NEW_P] + NEW_S
+    assert sum(g == w for g, w in zip(got, want)) >= 57, list(zip(got, want))    # of 60
+
+    # without vectors the two kinds of new word look alike: one rule for most of them
+    plain_config = MorphConfig(epochs=5)
+    plain_config.validate()
+    plain = train_morph(plain_config, train)
+    assert _lemma_feat(plain.tables.lexicon, plain.tables, strip, NEW_P[0]) == 0
+    got = [a[1][0] for a in plain.analyse([["mi", w, "."] for w in NEW_P + NEW_S])]
+    assert sum(g == w for g, w in zip(got, want)) <= 45, list(zip(got, want))
