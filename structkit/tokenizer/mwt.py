@@ -383,16 +383,13 @@ class Segmenter:
         # every prefix of: a word (1: a training word, 2: it begins one) and a key of the
         # piece's features (4: it begins a lexicon word, or a p, p|b1 (but its last character)
         # or p|s key)
-        pre: dict[str, int] = {}
-        get = pre.get
-        for keys, bits in ((lexicon, 4), (P := simple["p"], 4), (PS[0], 4), (PS[1], 4),
-                           ((x[:-1] for x in PB1), 4), ((x for x, f in lexicon.items() if f & WORD), 2)):
-            for x in keys:
-                for k in range(1, len(x) + 1):
-                    pre[x[:k]] = get(x[:k], 0) | bits
-        for x, f in lexicon.items():
-            if f & WORD:
-                pre[x] |= 1
+        # (a training word is a lexicon word, so its prefixes have bit 4 too: 6, and it 7)
+        P = simple["p"]
+        words = [x for x, f in lexicon.items() if f & WORD]
+        pre = dict.fromkeys({x[:k] for keys in (lexicon, P, PS[0], PS[1], (x[:-1] for x in PB1))
+                             for x in keys for k in range(1, len(x) + 1)}, 4)
+        pre.update(dict.fromkeys({x[:k] for x in words for k in range(1, len(x) + 1)}, 6))
+        pre.update(dict.fromkeys(words, 7))
         s = simple
         tables = (wb, s["a1"], s["b1"], s["a2"], s["b2"], s["a3"], s["b3"], s["ab"], AAB, ABB, P, PB1,
                   PS, KPS, KR, KW, K, RM, KPRM, KPB2, KRA2, LEN, NS, pre, ({}, {}, {}, {}), {})
