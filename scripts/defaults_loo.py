@@ -1,14 +1,22 @@
 """Defaults checked leave-one-treebank-out (issue 43, item 4): results/defaults-loo.json and .md.
 
-    STRUCTKIT_DATA=DIR python scripts/defaults_loo.py [--variant V ...] [--only T ...] [--report-only]
+    STRUCTKIT_DATA=DIR python scripts/defaults_loo.py [--task morph|tokenize] [--variant V ...]
+                                                      [--only T ...] [--resume] [--report-only]
 
-The morph task (UPOS, XPOS, FEATS, lemmas): each variant below (settings of ``scripts/morph_dev.py``'s
-VARIANTS, trained by its ``run``) trains on every UD treebank of the data folder that has a
-training file (``ud-*/*-ud-train.conllu``), dev choosing the epoch as the defaults do; where the
-treebank has no dev file, every 10th training sentence is held out as dev instead (no refit), as
-morph_dev does with ``--dev-split 0.1``. Test files are never read. A variant is judged by the
-figure the morph trainer's dev selection uses, halved to a percentage: (AllTags over UPOS, XPOS and
-every FEATS key + Lemmas) / 2 on dev.
+Treebanks: every UD treebank of the data folder that has a training file (``ud-*/*-ud-train.conllu``).
+Test files are never read. For each task, each variant trains on each treebank's training file,
+dev choosing the epoch as the defaults do, and is judged by one score on dev:
+
+- ``morph`` (UPOS, XPOS, FEATS, lemmas): settings of ``scripts/morph_dev.py``'s VARIANTS, trained
+  by its ``run``; where a treebank has no dev file, every 10th training sentence is held out as dev
+  (no refit), as morph_dev does with ``--dev-split 0.1``. Score: the figure the morph trainer's
+  dev selection uses, halved to a percentage: (AllTags over UPOS, XPOS and every FEATS key +
+  Lemmas) / 2.
+- ``tokenize``: options of ``scripts/tokenize_dev.py``'s VARIANTS, trained by its ``run_variant``;
+  where a treebank has no dev file, tokenize_dev's ``split_documents`` makes one from the training
+  file (every fifth document, or stretch of 20 sentences where there are no ``# newdoc``/``# newpar``
+  marks, is dev; the rest trains): a tokenizer needs running text to split sentences in. Score:
+  (words F1 + sentences F1) / 2 (CoNLL 2018 alignment).
 
 Leave-one-treebank-out: for each treebank T, the variant with the best mean score over the other
 treebanks (chosen without T; ties go to the variant listed first, the current default), and T's
@@ -16,7 +24,8 @@ score with it, beside T's score with the current default and with T's own best v
 oracle). The seed rows (the current default with shuffling seeds 1 and 2) show how much a seed
 alone moves the scores; they are never chosen. ``choose`` and ``leave_one_out`` are the selection,
 pure functions of a score grid (tests/test_defaults_loo.py). Each cell is written to the .json as
-it is done; ``--resume`` keeps the cells of the same commit and runs the others.
+it is done (each task with the commit, date and command of its run); ``--resume`` keeps the
+task's cells of the same commit and runs the others.
 """
 from __future__ import annotations
 
@@ -24,6 +33,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -32,20 +42,50 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from common import dump_json, machine  # noqa: E402
+from common import dump_json, machine, numba_cache  # noqa: E402
 
-DEFAULT = "ksuf6s6+pre"   # morph_dev.DEFAULT, checked in main
-# the variants chosen among (the default first: it wins ties), then the seed rows (never chosen)
-CANDIDATES = ("ksuf6s6+pre", "base", "ksuf6s6", "ksuf3", "ksuf7s7", "suf6", "cands40")
-SEEDS = ("ksuf6s6+pre/seed1", "ksuf6s6+pre/seed2")
 OUT = ROOT / "results" / "defaults-loo"
+# per task: the current default, the variants chosen among (the default first: it wins ties),
+# the seed rows (never chosen), what the score is
+TASKS = {
+    "morph": {
+        "title": "Morph task (UPOS, XPOS, FEATS, lemmas)",
+        "default": "ksuf6s6+pre",   # morph_dev.DEFAULT, checked in main
+        "candidates": ("ksuf6s6+pre", "base", "ksuf6s6", "ksuf3", "ksuf7s7", "suf6", "cands40"),
+        "seeds": ("ksuf6s6+pre/seed1", "ksuf6s6+pre/seed2"),
+        "score": "(AllTags over UPOS, XPOS and every FEATS key + Lemmas) / 2 on dev, the figure the morph "
+                 "trainer's dev selection uses (halved)",
+        "variants_from": "settings of `scripts/morph_dev.py`'s VARIANTS; `base` = the defaults before that search",
+        "no_dev": "every 10th training sentence held out as dev (trained on the other 9/10, no refit)",
+    },
+    "tokenize": {
+        "title": "Tokenizer (tokens, multiword tokens, sentences)",
+        "default": "features=short,url",   # structkit.tokenizer.task.DEFAULT_FEATURES, checked in main
+        "candidates": ("features=short,url", "features=none", "features=short", "features=url", "algo=perceptron"),
+        "seeds": ("features=short,url/seed1", "features=short,url/seed2"),
+        "score": "(words F1 + sentences F1) / 2 on dev's raw text (CoNLL 2018 alignment; words = multiword "
+                 "tokens expanded)",
+        "variants_from": "options of `train --task tokenize` from `scripts/tokenize_dev.py`'s VARIANTS (its "
+                         "`features=short,url,rules` is left out: it runs the English rules), the rest the defaults",
+        "no_dev": "dev made from the training file by tokenize_dev's split: every 5th stretch of 20 sentences "
+                  "(no `# newdoc`/`# newpar` marks) is dev, the rest trains",
+    },
+}
+NUMBA_CACHE_TOK = numba_cache("warm", "the kernels compiled in this process by an untimed 1-epoch training on the "
+                                      "first treebank's files before the timed ones")
+SEED_OPTIONS = {"features=short,url/seed1": {"features": "short,url", "seed": 1},
+                "features=short,url/seed2": {"features": "short,url", "seed": 2}}
 
 
 # --- the selection (pure) -------------------------------------------------------------------
 
-def score(dev: Mapping[str, float]) -> float:
-    """The figure a variant is judged by: the morph trainer's dev selection figure, halved."""
-    return (dev["alltags_full"] + dev["lemmas"]) / 2
+def score(task: str, cell: Mapping) -> float:
+    """The figure a variant's cell is judged by (TASKS[task]["score"])."""
+    if task == "morph":
+        return (cell["dev"]["alltags_full"] + cell["dev"]["lemmas"]) / 2
+    if task == "tokenize":
+        return (cell["words"] + cell["sentences"]) / 2
+    raise ValueError(f"task {task!r}")
 
 
 def choose(grid: Mapping[str, Mapping[str, float]], candidates: Sequence[str],
@@ -113,8 +153,8 @@ def words(path: str) -> int:
     return n
 
 
-def grid_of(obj: dict, variants: Sequence[str]) -> dict:
-    return {v: {t: score(c["dev"]) for t, c in obj["runs"].get(v, {}).items()} for v in variants}
+def grid_of(part: dict, task: str, variants: Sequence[str]) -> dict:
+    return {v: {t: score(task, c) for t, c in part["runs"].get(v, {}).items()} for v in variants}
 
 
 def _f(x: float) -> str:
@@ -125,134 +165,200 @@ def _d(x: float) -> str:
     return f"{x:+.2f}"
 
 
-def write_report(obj: dict, out: Path) -> None:
-    m = obj["machine"]
-    banks = obj["treebanks"]
-    names = list(banks)
-    full = [v for v in obj["order"] if all(t in obj["runs"].get(v, {}) for t in names)]
-    cands = [v for v in CANDIDATES if v in full]
-    grid = grid_of(obj, full)
-    cpu = sum(c["cpu_seconds"] for v in obj["runs"].values() for c in v.values())
-    lines = ["# Defaults checked leave-one-treebank-out (issue 43)", "",
-             f"`{obj['command']}` on commit {m['commit']}, {m['date']} UTC, {m['cpu']} ({m['cores']} cores, shared: "
-             f"CPU seconds are noisy), Python {m['python']}. All cells from this one run. Training CPU: "
-             f"{cpu / 60:.1f} min in all ({obj['numba_cache']['words']}).", "",
-             "## Morph task (UPOS, XPOS, FEATS, lemmas)", "",
-             "Each variant (settings of `scripts/morph_dev.py`'s VARIANTS; `base` = the defaults before that "
-             f"search, the current default is `{DEFAULT}`) trains on each treebank's training file, dev choosing "
-             "the epoch. **Score** = (AllTags over UPOS, XPOS and every FEATS key + Lemmas) / 2 on dev, the figure "
-             "the morph trainer's dev selection uses (halved). Test files are never read.", "",
-             "Treebanks: every `ud-*` folder of `$STRUCTKIT_DATA` with a training file"
-             + (f"; not {', '.join(obj['skipped'])}, which have no training file." if obj.get("skipped") else "."), "",
-             "| treebank | train words | dev |", "|---|---|---|"]
-    for t in names:
-        b = banks[t]
-        dev = (f"dev file ({b['dev_words']} words)" if b["dev"] else
-               "**no dev file: every 10th training sentence held out as dev** (trained on the other 9/10, no refit)")
-        lines.append(f"| {t} | {b['train_words']} | {dev} |")
-    lines += ["", "### Dev scores", "",
-              "| variant | what | " + " | ".join(t.removeprefix("ud-") for t in names) + " | mean |",
-              "|---|---|" + "---|" * (len(names) + 1)]
+def _cpu(task: str, cell: dict) -> float:
+    return cell["cpu_seconds"] if task == "morph" else cell["train_cpu_seconds"]
+
+
+def _section(obj: dict, task: str) -> list[str]:
+    spec, part, banks = TASKS[task], obj[task], obj["treebanks"]
+    names = [t for t in banks if any(t in r for r in part["runs"].values())]
+    m = part["machine"]
+    full = [v for v in part["order"] if all(t in part["runs"].get(v, {}) for t in names)]
+    cands = [v for v in spec["candidates"] if v in full]
+    grid = grid_of(part, task, full)
+    cpu = sum(_cpu(task, c) for v in part["runs"].values() for c in v.values())
+    short = [t.removeprefix("ud-") for t in names]
+    lines = [f"## {spec['title']}", "",
+             f"`{part['command']}` on commit {m['commit']}, {m['date']} UTC, {m['cpu']} ({m['cores']} cores, shared: "
+             f"CPU seconds are noisy), Python {m['python']}; all cells of this section from this one run. Training "
+             f"CPU: {cpu / 60:.1f} min in all ({part['numba_cache']['words']})." + (f" {part['note']}" if part.get("note") else ""),
+             "",
+             f"Variants: {spec['variants_from']}; the current default is `{spec['default']}`. **Score** = "
+             f"{spec['score']}. Treebanks without a dev file (marked †): {spec['no_dev']}.", "",
+             "### Dev scores", "",
+             "| variant | what | " + " | ".join(f"{s}{'' if banks[t]['dev'] else ' †'}" for s, t in zip(short, names))
+             + " | mean |", "|---|---|" + "---|" * (len(names) + 1)]
     for v in full:
         row = [grid[v][t] for t in names]
-        lines.append(f"| {v} | {obj['variants'][v]} | " + " | ".join(map(_f, row))
-                     + f" | {_f(sum(row) / len(row))} |")
-    if len(cands) >= 2:
-        loo = leave_one_out(grid, cands, DEFAULT) if DEFAULT in cands else None
-    else:
-        loo = None
-    if loo:
+        lines.append(f"| {v} | {part['variants'][v]} | " + " | ".join(map(_f, row)) + f" | {_f(sum(row) / len(row))} |")
+    if spec["default"] in cands and len(cands) >= 2 and len(names) >= 2:
+        loo = leave_one_out(grid, cands, spec["default"])
         rows = loo["treebanks"]
         lines += ["", "### Leave-one-treebank-out", "",
                   f"Chosen among: {', '.join(f'`{v}`' for v in cands)} (ties to the one listed first). "
-                  "*chosen without T*: the variant with the best mean score over the other "
+                  "*Chosen without T*: the variant with the best mean score over the other "
                   f"{len(names) - 1} treebanks; *oracle*: T's own best variant.", "",
                   "| treebank T | chosen without T | T's score with it | with the default | oracle | oracle's score "
                   "| chosen − default | oracle − chosen |", "|---|---|---|---|---|---|---|---|"]
         for t in names:
             r = rows[t]
-            lines.append(f"| {t}{'' if banks[t]['dev'] else ' (dev held out of train)'} | {r['chosen']} | "
-                         f"{_f(r['score'])} | {_f(r['default'])} | {r['oracle']} | {_f(r['oracle_score'])} | "
+            lines.append(f"| {t}{'' if banks[t]['dev'] else ' †'} | {r['chosen']} | {_f(r['score'])} | "
+                         f"{_f(r['default'])} | {r['oracle']} | {_f(r['oracle_score'])} | "
                          f"{_d(r['chosen_minus_default'])} | {_d(r['oracle_minus_chosen'])} |")
         mean = {k: sum(rows[t][k] for t in names) / len(names) for k in ("score", "default", "oracle_score")}
         lines.append(f"| **mean** | | {_f(mean['score'])} | {_f(mean['default'])} | | {_f(mean['oracle_score'])} | "
                      f"{_d(mean['score'] - mean['default'])} | {_d(mean['oracle_score'] - mean['score'])} |")
-        allv = loo["all"]
-        all_mean = {v: sum(grid[v].values()) / len(names) for v in cands}
+        allv, dflt = loo["all"], spec["default"]
+        all_mean = {v: sum(grid[v][t] for t in names) / len(names) for v in cands}
         lines += ["", f"Chosen over all {len(names)} treebanks: `{allv}` (mean {_f(all_mean[allv])}); "
-                  + ("the current default." if allv == DEFAULT else
-                     f"not the current default `{DEFAULT}` (mean {_f(all_mean[DEFAULT])}, "
-                     f"{_d(all_mean[DEFAULT] - all_mean[allv])}).")]
-        seeds = [v for v in (DEFAULT,) + SEEDS if v in full]
+                  + ("the current default." if allv == dflt else
+                     f"not the current default `{dflt}` (mean {_f(all_mean[dflt])}, "
+                     f"{_d(all_mean[dflt] - all_mean[allv])}).")
+                  + f" Treebanks where the choice without them is the default: "
+                  f"{sum(rows[t]['chosen'] == dflt for t in names)} of {len(names)}."]
+        seeds = [v for v in (dflt,) + spec["seeds"] if v in full]
         if len(seeds) > 1:
-            seed_means = [sum(grid[v].values()) / len(names) for v in seeds]
+            seed_means = [sum(grid[v][t] for t in names) / len(names) for v in seeds]
             spread = {t: max(grid[v][t] for v in seeds) - min(grid[v][t] for v in seeds) for t in names}
-            lines += ["", f"Seed noise (the default with seeds {', '.join(s.rsplit('/', 1)[-1] for s in seeds[1:])} "
-                      f"besides seed 0): the mean over the treebanks spans {_f(min(seed_means))}-{_f(max(seed_means))} "
-                      f"({_f(max(seed_means) - min(seed_means))}); per treebank, max − min over the "
-                      f"{len(seeds)} seeds: "
-                      + ", ".join(f"{t.removeprefix('ud-')} {_f(spread[t])}" for t in names) + "."]
-    lines += ["", "### Training CPU seconds (this run)", "",
-              "| variant | " + " | ".join(t.removeprefix("ud-") for t in names) + " | total |",
+            lines += ["", f"Seed noise (the default with seeds 0, "
+                      f"{', '.join(s.rsplit('/seed', 1)[-1] for s in seeds[1:])}): its mean over the treebanks spans "
+                      f"{_f(min(seed_means))}-{_f(max(seed_means))} ({_f(max(seed_means) - min(seed_means))}), beside "
+                      f"{_f(min(all_mean.values()))}-{_f(max(all_mean.values()))} "
+                      f"({_f(max(all_mean.values()) - min(all_mean.values()))}) for the means of the {len(cands)} "
+                      "variants chosen among; per "
+                      f"treebank, max − min over the {len(seeds)} seeds: "
+                      + ", ".join(f"{s} {_f(spread[t])}" for s, t in zip(short, names)) + "."]
+    lines += ["", "### Training CPU seconds", "", "| variant | " + " | ".join(short) + " | total |",
               "|---|" + "---|" * (len(names) + 1)]
     for v in full:
-        row = [obj["runs"][v][t]["cpu_seconds"] for t in names]
+        row = [_cpu(task, part["runs"][v][t]) for t in names]
         lines.append(f"| {v} | " + " | ".join(f"{x:.1f}" for x in row) + f" | {sum(row):.1f} |")
+    return lines + [""]
+
+
+def write_report(obj: dict, out: Path) -> None:
+    banks = obj["treebanks"]
+    lines = ["# Defaults checked leave-one-treebank-out (issue 43)", "",
+             "`scripts/defaults_loo.py`: for each task, variants of its settings trained on every UD treebank of "
+             "`$STRUCTKIT_DATA` with a training file"
+             + (f" (not {', '.join(obj['skipped'])}: no training file there)" if obj.get("skipped") else "")
+             + ", each judged on dev; for each treebank, the variant chosen on the others and its score there. "
+             "Test files are never read. The sections' commits, dates and commands are their own.", "",
+             "| treebank | train words | dev |", "|---|---|---|"]
+    for t, b in banks.items():
+        lines.append(f"| {t} | {b['train_words']} | "
+                     + (f"dev file, {b['dev_words']} words" if b["dev"] else "none (†: held out of train, per task)")
+                     + " |")
     lines.append("")
+    for task in TASKS:
+        if task in obj:
+            lines += _section(obj, task)
     out.with_suffix(".md").write_text("\n".join(lines))
 
 
-def main() -> int:
-    import morph_dev
+def _run_cell(task: str, name: str, variant: str, paths: tuple[str, str | None], tmp: str) -> dict:
+    if task == "morph":
+        import morph_dev
 
+        return morph_dev.run(name, variant, paths)
+    import tokenize_dev
+
+    train, dev = paths
+    if dev is None:
+        train, dev = tokenize_dev.split_documents(train, tmp)
+    options = SEED_OPTIONS.get(variant) or tokenize_dev.VARIANTS[variant]
+    return tokenize_dev.run_variant(train, dev, options)
+
+
+def _describe(task: str, v: str) -> str:
+    if task == "morph":
+        import morph_dev
+
+        return morph_dev.VARIANTS[v][0] + "".join(f"; {k}={c!r}" for k, c in morph_dev.VARIANTS[v][1].items())
+    if v in SEED_OPTIONS:
+        return "the default, another shuffling seed: " + " ".join(f"--{k} {c}" for k, c in SEED_OPTIONS[v].items())
+    import tokenize_dev
+
+    return " ".join(f"--{k} {c}" for k, c in tokenize_dev.VARIANTS[v].items())
+
+
+def _warm_up(task: str, name: str, paths: tuple[str, str | None], tmp: str) -> None:
+    """Untimed: the task's kernels compiled in this process before the timed cells."""
+    if task == "morph":
+        import morph_dev
+
+        morph_dev.warm_up(name, paths)
+        return
+    from structkit.tasks import make_config
+    from structkit.tokenizer.task import train_tokenizer
+    import tokenize_dev
+
+    train, dev = paths
+    if dev is None:
+        train, dev = tokenize_dev.split_documents(train, tmp)
+    train_tokenizer(make_config({"task": "tokenize", "epochs": 1}), train, dev)
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--task", choices=sorted(TASKS), default="morph")
     ap.add_argument("--data", default=os.environ.get("STRUCTKIT_DATA"), help="default: $STRUCTKIT_DATA")
-    ap.add_argument("--variant", choices=CANDIDATES + SEEDS, action="append")
+    ap.add_argument("--variant", action="append", help="repeatable; default: the task's candidates and seed rows")
     ap.add_argument("--only", action="append", help="a treebank (folder name); repeatable")
     ap.add_argument("--out", default=str(OUT))
-    ap.add_argument("--resume", action="store_true", help="keep the .json's cells of the same commit")
+    ap.add_argument("--resume", action="store_true", help="keep the task's cells of the same commit")
     ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
     out = Path(args.out)
+    js = out.with_suffix(".json")
+    obj = json.loads(js.read_text()) if js.exists() else {}
     if args.report_only:
-        write_report(json.loads(out.with_suffix(".json").read_text()), out)
+        write_report(obj, out)
         return 0
-    if morph_dev.DEFAULT != DEFAULT:
-        raise SystemExit(f"morph_dev.DEFAULT is {morph_dev.DEFAULT!r}, this script's {DEFAULT!r}")
+    import morph_dev
+    from structkit.tokenizer.task import DEFAULT_FEATURES
+
+    if morph_dev.DEFAULT != TASKS["morph"]["default"] or f"features={DEFAULT_FEATURES}" != TASKS["tokenize"]["default"]:
+        raise SystemExit("the defaults named here are not the code's: morph_dev.DEFAULT "
+                         f"{morph_dev.DEFAULT!r}, tokenizer DEFAULT_FEATURES {DEFAULT_FEATURES!r}")
     if not args.data:
         raise SystemExit("no data folder: set STRUCTKIT_DATA or pass --data")
+    spec = TASKS[args.task]
     found = ud_treebanks(args.data)
-    skipped = sorted(d.name for d in Path(args.data).glob("ud-*") if d.is_dir() and d.name not in found)
     names = args.only or list(found)
-    variants = args.variant or list(CANDIDATES + SEEDS)
-    m = machine()
-    prev = json.loads(out.with_suffix(".json").read_text()) if out.with_suffix(".json").exists() else None
-    argv = " ".join(sys.argv[1:])
-    obj = {"command": "STRUCTKIT_DATA=DIR python scripts/defaults_loo.py" + (f" {argv}" if argv else ""),
-           "machine": m, "numba_cache": morph_dev.NUMBA_CACHE, "order": variants,
-           "variants": {v: morph_dev.VARIANTS[v][0] + "".join(f"; {k}={c!r}" for k, c in morph_dev.VARIANTS[v][1].items())
-                        for v in variants},
-           "score": "(alltags_full + lemmas) / 2 on dev", "skipped": skipped, "treebanks": {}, "runs": {}}
-    if args.resume and prev and prev["machine"]["commit"] == m["commit"]:
-        obj["runs"] = prev["runs"]
-        obj["command"] = prev["command"] + " (resumed)"
+    variants = args.variant or list(spec["candidates"] + spec["seeds"])
+    bad = [v for v in variants if v not in spec["candidates"] + spec["seeds"]]
+    if bad:
+        raise SystemExit(f"--variant {bad[0]!r}: not one of {', '.join(spec['candidates'] + spec['seeds'])}")
+    obj["skipped"] = sorted(d.name for d in Path(args.data).glob("ud-*") if d.is_dir() and d.name not in found)
+    banks = obj.setdefault("treebanks", {})
     for t in names:
         train, dev = found[t]
-        obj["treebanks"][t] = {"train": os.path.relpath(train, args.data), "train_words": words(train),
-                               "dev": os.path.relpath(dev, args.data) if dev else None,
-                               "dev_words": words(dev) if dev else None}
+        banks[t] = {"train": os.path.relpath(train, args.data), "train_words": words(train),
+                    "dev": os.path.relpath(dev, args.data) if dev else None, "dev_words": words(dev) if dev else None}
+    m = machine()
+    argv = " ".join(sys.argv[1:])
+    prev = obj.get(args.task)
+    part = {"command": "STRUCTKIT_DATA=DIR python scripts/defaults_loo.py" + (f" {argv}" if argv else ""),
+            "machine": m, "numba_cache": morph_dev.NUMBA_CACHE if args.task == "morph" else NUMBA_CACHE_TOK,
+            "order": variants, "variants": {v: _describe(args.task, v) for v in variants},
+            "score": spec["score"], "runs": {}}
+    if args.resume and prev and prev["machine"]["commit"] == m["commit"]:
+        part["runs"], part["command"] = prev["runs"], prev["command"] + " (resumed)"
+    obj[args.task] = part
     t0 = time.time()
-    morph_dev.warm_up(names[0], found[names[0]])
-    for v in variants:
-        for t in names:
-            if t in obj["runs"].get(v, {}):
-                continue
-            r = morph_dev.run(t, v, found[t])
-            obj["runs"].setdefault(v, {})[t] = r
-            print(f"{time.time() - t0:7.0f}s", v, t, f"score {score(r['dev']):.2f}", f"cpu {r['cpu_seconds']}",
-                  flush=True)
-            dump_json(obj, out.with_suffix(".json"))
-            write_report(obj, out)
+    with tempfile.TemporaryDirectory(prefix="structkit-loo-") as tmp:
+        _warm_up(args.task, names[0], found[names[0]], tmp)
+        for v in variants:
+            for t in names:
+                if t in part["runs"].get(v, {}):
+                    continue
+                r = _run_cell(args.task, t, v, found[t], tmp)
+                part["runs"].setdefault(v, {})[t] = r
+                print(f"{time.time() - t0:7.0f}s", args.task, v, t, f"score {score(args.task, r):.2f}",
+                      f"cpu {_cpu(args.task, r)}", flush=True)
+                dump_json(obj, js)
+                write_report(obj, out)
     return 0
 
 

@@ -84,8 +84,19 @@ def test_choose_refuses_an_incomplete_grid_and_an_empty_choice():
         loo.choose(GRID, [])
 
 
-def test_score_is_the_dev_selection_figure_halved():
-    assert loo.score({"alltags_full": 80.0, "lemmas": 90.0, "upos": 99.0, "alltags": 10.0}) == 85.0
+def test_scores():
+    # morph: the dev selection figure (all-FEATS AllTags + Lemmas), halved
+    assert loo.score("morph", {"dev": {"alltags_full": 80.0, "lemmas": 90.0, "upos": 99.0, "alltags": 10.0}}) == 85.0
+    # tokenize: the mean of words and sentences F1
+    assert loo.score("tokenize", {"tokens": 99.0, "words": 75.0, "sentences": 26.0}) == 50.5
+    with pytest.raises(ValueError):
+        loo.score("parse", {})
+
+
+def test_the_defaults_are_the_candidates_listed_first():
+    for spec in loo.TASKS.values():
+        assert spec["candidates"][0] == spec["default"]
+        assert not set(spec["seeds"]) & set(spec["candidates"])
 
 
 def test_treebanks_with_a_training_file_and_their_dev(tmp_path):
