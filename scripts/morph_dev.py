@@ -76,6 +76,12 @@ VARIANTS = {
     "ksuf6s6+pre": ("ksuf6s6, and prefixes 1-4 joined likewise",
                     {"features.KNOWN_SUFFIXES": 6, "features.SUFFIXES": 6, "features.KNOWN_OTHER": ("p1", "p2", "p3", "p4")}),
     "ksuf7s7": ("suffixes 1-7, each also joined with known/unknown word", {"features.KNOWN_SUFFIXES": 7, "features.SUFFIXES": 7}),
+    "ksuf6s6+pre/seed1": ("the defaults now (ksuf6s6+pre), another shuffling seed (how much a seed moves dev)",
+                          {"features.KNOWN_SUFFIXES": 6, "features.SUFFIXES": 6,
+                           "features.KNOWN_OTHER": ("p1", "p2", "p3", "p4"), "config.seed": 1}),
+    "ksuf6s6+pre/seed2": ("the defaults now (ksuf6s6+pre), another shuffling seed",
+                          {"features.KNOWN_SUFFIXES": 6, "features.SUFFIXES": 6,
+                           "features.KNOWN_OTHER": ("p1", "p2", "p3", "p4"), "config.seed": 2}),
 }
 
 
@@ -85,11 +91,7 @@ XTRANS = ("transitions also score the previous XPOS with each part of the tag: a
 
 def _apply(changes: dict) -> tuple[dict, dict]:
     """Set the module settings; the config fields to pass and the old settings to restore."""
-    import structkit.lattice.features as features
-    import structkit.lattice.lexicon as lexicon
-    import structkit.morph.task as task
-
-    mods = {"features": features, "lexicon": lexicon, "task": task}
+    mods = _modules()
     old, config = {}, {}
     for key, v in changes.items():
         where, attr = key.split(".")
@@ -101,11 +103,20 @@ def _apply(changes: dict) -> tuple[dict, dict]:
     return config, old
 
 
+def _modules() -> dict:
+    """The modules a variant's ``"module.ATTR"`` keys name."""
+    import structkit.lattice.features as features
+    import structkit.lattice.lexicon as lexicon
+    import structkit.morph.task as task
+
+    return {"features": features, "lexicon": lexicon, "task": task}
+
+
 def _restore(old: dict) -> None:
+    mods = _modules()
     for key, v in old.items():
         where, attr = key.split(".")
-        mod = sys.modules[f"structkit.morph.{where}"]
-        setattr(mod, attr, v)
+        setattr(mods[where], attr, v)
 
 
 def oracle(train_path: str, dev_path: str, hold: bool) -> dict:
@@ -135,12 +146,19 @@ def oracle(train_path: str, dev_path: str, hold: bool) -> dict:
             "oracle_unknown": round(100 * unk_hit / max(unk, 1), 2)}
 
 
-def run(name: str, variant: str) -> dict:
+def files(name: str) -> tuple[str, str | None]:
+    """The training file of a treebank of TREEBANKS and its dev file (None: trained on dev)."""
+    train_stem, dev_stem, _ = TREEBANKS[name]
+    return _path(name, train_stem), (_path(name, dev_stem) if dev_stem else None)
+
+
+def run(name: str, variant: str, paths: tuple[str, str | None] | None = None) -> dict:
+    """Train ``variant`` on treebank ``name`` (its ``paths``, the training file and the dev file or
+    None, default ``files(name)``: where dev is None, every 10th training sentence is held out as
+    dev, no refit) and record the dev scores, CPU seconds and the candidates' oracle."""
     from structkit.morph.task import MorphConfig, train_morph
 
-    train_stem, dev_stem, _ = TREEBANKS[name]
-    train = _path(name, train_stem)
-    dev = _path(name, dev_stem) if dev_stem else None
+    train, dev = paths or files(name)
     config_changes, old = _apply(OLD | VARIANTS[variant][1])
     try:
         cfg = MorphConfig(**config_changes, **({} if dev else {"dev_split": 0.1, "refit": False}))
@@ -165,15 +183,15 @@ def _cache_words(obj: dict) -> str:
     return (f"{NUMBA_CACHE['words']} for the cells marked †; for the others, {LEGACY_CACHE['words']}")
 
 
-def warm_up(name: str) -> None:
-    """Untimed: one epoch on ``name``'s files with the defaults, compiling the kernels in this process."""
+def warm_up(name: str, paths: tuple[str, str | None] | None = None) -> None:
+    """Untimed: one epoch on ``name``'s files (``paths`` as ``run`` takes them) with the defaults,
+    compiling the kernels in this process."""
     from structkit.morph.task import MorphConfig, train_morph
 
-    train_stem, dev_stem, _ = TREEBANKS[name]
-    dev = _path(name, dev_stem) if dev_stem else None
+    train, dev = paths or files(name)
     cfg = MorphConfig(epochs=1, **({} if dev else {"dev_split": 0.1, "refit": False}))
     cfg.validate()
-    train_morph(cfg, _path(name, train_stem), dev)
+    train_morph(cfg, train, dev)
 
 
 def _dev(r: dict) -> dict:

@@ -72,8 +72,7 @@ def split_documents(path: str, tmp: str) -> tuple[str, str]:
 
 
 def run_one(name: str, tmp: str) -> dict:
-    from structkit.tasks import make_config
-    from structkit.tokenizer.task import evaluate_text, raw_text, train_tokenizer
+    from structkit.tokenizer.task import raw_text
 
     train_stem, dev_stem, _ = TREEBANKS[name]
     if dev_stem:
@@ -84,16 +83,25 @@ def run_one(name: str, tmp: str) -> dict:
     dev_text = raw_text(dev)
     out = {"treebank": name, "split": how, "variants": {}}
     for variant, options in VARIANTS.items():
-        c0 = time.process_time()
-        model = train_tokenizer(make_config({"task": "tokenize", **options}), train, dev)
-        cpu = time.process_time() - c0
-        r = evaluate_text(model.tokenizer, dev, dev_text)
-        out["variants"][variant] = {
-            **{k: round(r[k]["f1"], 2) for k in KEYS},
-            "errors": {k: int(r[k]["gold"] - r[k]["correct"] + r[k]["system"] - r[k]["correct"]) for k in KEYS},
-            "selected_epoch": model.info.get("selected_epoch"), "train_cpu_seconds": round(cpu, 2)}
+        out["variants"][variant] = run_variant(train, dev, options, dev_text)
         print(name, variant, {k: out["variants"][variant][k] for k in KEYS}, flush=True)
     return out
+
+
+def run_variant(train: str, dev: str, options: dict, dev_text: str | None = None) -> dict:
+    """Train the tokenizer with ``options`` (``train --task tokenize``'s, the rest the defaults)
+    on ``train``, dev (``dev``, whose raw text is ``dev_text``) choosing the epoch; its dev F1 of
+    tokens, words and sentences, the errors each F1 counts, the epoch and the training CPU s."""
+    from structkit.tasks import make_config
+    from structkit.tokenizer.task import evaluate_text, raw_text, train_tokenizer
+
+    c0 = time.process_time()
+    model = train_tokenizer(make_config({"task": "tokenize", **options}), train, dev)
+    cpu = time.process_time() - c0
+    r = evaluate_text(model.tokenizer, dev, raw_text(dev) if dev_text is None else dev_text)
+    return {**{k: round(r[k]["f1"], 2) for k in KEYS},
+            "errors": {k: int(r[k]["gold"] - r[k]["correct"] + r[k]["system"] - r[k]["correct"]) for k in KEYS},
+            "selected_epoch": model.info.get("selected_epoch"), "train_cpu_seconds": round(cpu, 2)}
 
 
 def _unwrap(para: str) -> str:
