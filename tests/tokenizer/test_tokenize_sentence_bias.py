@@ -76,6 +76,20 @@ def test_dev_keeps_no_bias_for_a_gain_under_a_point_or_one_that_costs_tokens():
     assert got["bias"] == -1.0 and got["used"] is True
 
 
+def test_no_bias_is_tried_where_dev_sentences_cannot_gain_a_point():
+    from structkit.tokenizer import task
+
+    calls = []
+
+    def score(w, bias=0.0):
+        calls.append(bias)
+        return {"words": 99.0, "sentences": 99.5, "tokens": 99.0}
+
+    got = task._choose_sentence_bias(score, None)
+    assert calls == [0.0] and got["bias"] == 0.0 and got["used"] is False
+    assert got["dev_sentences_without"] == 99.5 and "dev_sentences_with" not in got
+
+
 @pytest.fixture(scope="module")
 def model_files(tmp_path_factory):
     """A small tokenizer trained on dev-less synthetic text (bias 0), saved; and its header."""
