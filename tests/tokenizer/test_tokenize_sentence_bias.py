@@ -126,6 +126,11 @@ def test_the_bias_is_saved_only_where_dev_kept_one(model_files):
     again = d / "again.model"
     m.save(str(again))
     assert TokenizerModel.load(str(again)).tokenizer.sentence_bias == 0.5
+    from structkit.tokenizer.dump import tokenizer_lines
+
+    said = [line for line in tokenizer_lines(m, 5, None) if "sentence ends" in line]
+    assert said == ["bias on sentence ends (kept on dev): +0.5, added to the score of S wherever it is allowed"]
+    assert not [line for line in tokenizer_lines(TokenizerModel.load(str(path)), 5, None) if "bias" in line]
 
 
 @pytest.mark.parametrize("bad", ["0.5", True, None, [1]])
