@@ -119,6 +119,35 @@ def run_one(name: str) -> dict:
                                                       "train_sentences", "train_chars")}}
 
 
+def earlier_rows(json_path: Path, names: list) -> dict:
+    """The rows of an existing results file for the treebanks not in ``names``, each stamped with
+    the run that measured it (a row from before rows carried their run gets the file's own)."""
+    if not json_path.exists():
+        return {}
+    old = json.loads(json_path.read_text())
+    run = {"command": old.get("command"), "date": old.get("machine", {}).get("date"),
+           "commit": old.get("machine", {}).get("commit"), "loadavg_before": old.get("loadavg_before"),
+           "numba_cache": old.get("numba_cache") or legacy_cache(old)}
+    return {n: {**r, "run": r.get("run", run)} for n, r in old.get("treebanks", {}).items() if n not in names}
+
+
+def mark(r: dict) -> str:
+    """* = trained on dev (no training file here), + = trained on train with no dev (no dev file)."""
+    if r.get("dev"):
+        return ""
+    return "*" if "-ud-dev." in r.get("train", "") else "+"
+
+
+def earlier_note(tb: dict, m: dict) -> list:
+    """Lines naming the rows kept from earlier runs (``--only`` reruns some and keeps the rest)."""
+    runs: dict = {}
+    for name, r in tb.items():
+        run = r.get("run")
+        if run and run.get("date") != m["date"]:
+            runs.setdefault((run["command"], run["date"], run["commit"]), []).append(name)
+    return [f"\nKept from an earlier run (`{c}`, {d}, commit {h}): {', '.join(n)}." for (c, d, h), n in runs.items()]
+
+
 def write_report(obj: dict, udpipe: dict, out: str) -> None:
     rows = []
     below = []
@@ -134,28 +163,29 @@ def write_report(obj: dict, udpipe: dict, out: str) -> None:
                     below.append(f"{name} {k} ({f[k]:.2f} < {uf[k]:.2f})")
             if f["sentences"] < uf["sentences"] - 1:
                 below.append(f"{name} sentences ({f['sentences']:.2f}, more than 1 below {uf['sentences']:.2f})")
-            rows.append(f"| {name}{'' if r['dev'] else '*'} | {f['tokens']:.2f} / {uf['tokens']:.2f} | "
+            rows.append(f"| {name}{mark(r)} | {f['tokens']:.2f} / {uf['tokens']:.2f} | "
                         f"{f['words']:.2f} / {uf['words']:.2f} | {f['sentences']:.2f} / {uf['sentences']:.2f} | "
                         f"{r['train_cpu_seconds']:.1f} / {u['train_cpu_seconds']:.0f} ({ratio:.3f}) | "
                         f"{r['speed']['bytes_per_cpu_second'] / 1e6:.2f} / "
                         f"{u['speed']['bytes_per_cpu_second'] / 1e6:.2f} |")
         else:
-            rows.append(f"| {name} | {f['tokens']:.2f} | {f['words']:.2f} | {f['sentences']:.2f} | "
+            rows.append(f"| {name}{mark(r)} | {f['tokens']:.2f} | {f['words']:.2f} | {f['sentences']:.2f} | "
                         f"{r['train_cpu_seconds']:.1f} | {r['speed']['bytes_per_cpu_second'] / 1e6:.2f} |")
     m = obj["machine"]
     lines = [
         "# Learnt tokenizers: structkit against UDPipe 1 (issue 27)", "",
-        f"`python scripts/tokenize_experiments.py` ({m['date']}, commit {m['commit']}, {m['cpu']}, "
+        f"`{obj.get('command', 'python scripts/tokenize_experiments.py')}` ({m['date']}, commit {m['commit']}, {m['cpu']}, "
         f"{m['cores']} cores; load average before the run {obj['loadavg_before']}).", "",
         "Each cell is structkit / UDPipe 1, both trained on the same file with their defaults "
         "(structkit: `structkit train --task tokenize --train T [--dev D]`; UDPipe 1: tokenizer "
         "only, results/tokenize-udpipe.md) and scored on the test file's raw text by "
         "`structkit eval --task tokenize` (CoNLL 2018 alignment). F1 in %. * = trained on dev, "
-        "no dev selection (only dev and test are here). Train s = CPU seconds (ratio ours/UDPipe; "
+        "no dev selection (only dev and test are here); + = trained on train, no dev selection (only train "
+        "and test are here). Train s = CPU seconds (ratio ours/UDPipe; "
         f"ours with the {(obj.get('numba_cache') or legacy_cache(obj))['words']}; UDPipe has no numba); "
         "speed = MB of UTF-8 text per CPU second, the whole tokenizer, best of 3.", "",
         "| treebank | tokens F1 | words F1 | sentences F1 | train s (ratio) | MB/s |",
-        "|---|---|---|---|---|---|", *rows, "",
+        "|---|---|---|---|---|---|", *rows, *earlier_note(tb, m), "",
         "Below UDPipe 1 (tokens or words lower, or sentences more than 1 point lower): "
         + ("; ".join(below) if below else "none") + ".", "",
         "The learner, as dev sees it (dev F1 tokens / words / sentences; `pa` is the default, "
@@ -177,7 +207,7 @@ def write_report(obj: dict, udpipe: dict, out: str) -> None:
         for name, r in ruled:
             w, u = r["with_rules"], udpipe.get(name)
             cell = lambda sc: " / ".join(f"{sc[k]['f1']:.2f}" for k in ("tokens", "words", "sentences"))  # noqa: E731
-            lines.append(f"| {name}{'' if r['dev'] else '*'} | {cell(w['scores'])} | {cell(r['scores'])} | "
+            lines.append(f"| {name}{mark(r)} | {cell(w['scores'])} | {cell(r['scores'])} | "
                          f"{cell(u['scores']) if u else '-'} | {w['train_cpu_seconds']:.1f} | "
                          f"{w['speed']['bytes_per_cpu_second'] / 1e6:.2f} |")
     lines.append("")
@@ -186,7 +216,8 @@ def write_report(obj: dict, udpipe: dict, out: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=sorted(TREEBANKS))
+    ap.add_argument("--only", choices=sorted(TREEBANKS), action="append",
+                    help="run this treebank (repeatable); the other treebanks' rows of an existing .json are kept")
     ap.add_argument("--out", default=str(ROOT / "results" / "tokenize"))
     ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
@@ -196,14 +227,21 @@ def main() -> int:
         write_report(json.loads(Path(args.out + ".json").read_text()), udpipe, args.out)
         return 0
     load = list(os.getloadavg())
-    names = [args.only] if args.only else list(TREEBANKS)
-    obj = {"command": "python scripts/tokenize_experiments.py", "machine": machine(),
+    names = list(dict.fromkeys(args.only)) if args.only else list(TREEBANKS)
+    argv = " ".join(sys.argv[1:])
+    obj = {"command": f"python scripts/tokenize_experiments.py{' ' + argv if argv else ''}", "machine": machine(),
            "loadavg_before": [round(x, 2) for x in load], "numba_cache": NUMBA_CACHE, "treebanks": {}}
+    this_run = {"command": obj["command"], "date": obj["machine"]["date"], "commit": obj["machine"]["commit"],
+                "loadavg_before": obj["loadavg_before"], "numba_cache": NUMBA_CACHE}
+    kept = earlier_rows(Path(args.out + ".json"), names)
     warm_up()
+    done = {}
     for name in names:
-        obj["treebanks"][name] = r = run_one(name)
+        done[name] = r = {**run_one(name), "run": this_run}
         print(name, {k: round(v["f1"], 2) for k, v in r["scores"].items()}, r["train_cpu_seconds"], "s",
               r["speed"]["bytes_per_cpu_second"], "B/s", flush=True)
+    rows = {**kept, **done}
+    obj["treebanks"] = {n: rows[n] for n in [*TREEBANKS, *rows] if n in rows}
     dump_json(obj, Path(args.out + ".json"))
     peer = ROOT / "results" / "tokenize-udpipe.json"
     udpipe = json.loads(peer.read_text())["treebanks"] if peer.exists() else {}

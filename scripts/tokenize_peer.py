@@ -7,7 +7,8 @@ For each treebank UDPipe 1 trains its tokenizer only (method morphodita_parsito,
 options "" = UDPipe 1's defaults, i.e. 100 epochs; tagger=none, parser=none) on the training
 file, with the dev file as UDPipe's heldout data where the treebank has train and dev. Chinese
 GSDSimp, Finnish TDT and English EWT have only dev and test here: they train on dev and have
-no heldout data. The trained model then tokenizes the raw text of the test file, rebuilt by
+no heldout data; Galician TreeGal and North Sami Giella have only train and test: they train on
+train with no heldout data. The trained model then tokenizes the raw text of the test file, rebuilt by
 scripts/tokenize_eval.py's ``raw_text`` (each sentence's ``# text``, a paragraph's sentences
 joined by a space, a blank line at ``# newpar``/``# newdoc``), the very text structkit's own
 tokenizer is scored on. UDPipe gets the whole text at once and splits sentences itself; its
@@ -30,6 +31,8 @@ seconds each here, whatever the treebank's size (fewer where the heldout data st
 2-6 CPU minutes per treebank, 34 CPU minutes in all; on the shared 2-core machine the whole run
 took 52 minutes of wall time.
 ``--report-only`` rewrites the .md from the .json. Writes results/tokenize-udpipe.json and .md.
+``--only NAME`` (repeatable) runs the named treebanks and keeps the other treebanks' rows of an
+existing .json, each with the run that measured it (``"run"``: command, date, commit).
 """
 from __future__ import annotations
 
@@ -64,6 +67,14 @@ TREEBANKS = {
     "ud-english-ewt": ("en_ewt-ud-dev", None, "en_ewt-ud-test"),
     "ud-vietnamese-vtb": ("vi_vtb-ud-train", "vi_vtb-ud-dev", "vi_vtb-ud-test"),
     "ud-chinese-gsdsimp": ("zh_gsdsimp-ud-dev", None, "zh_gsdsimp-ud-test"),
+    # issue 43's treebanks (SOURCES.md): Galician TreeGal and North Sami Giella have train and
+    # test only, as in the CoNLL 2018 shared task, so they train without heldout data
+    "ud-coptic-scriptorium": ("cop_scriptorium-ud-train", "cop_scriptorium-ud-dev", "cop_scriptorium-ud-test"),
+    "ud-afrikaans-afribooms": ("af_afribooms-ud-train", "af_afribooms-ud-dev", "af_afribooms-ud-test"),
+    "ud-french-partut": ("fr_partut-ud-train", "fr_partut-ud-dev", "fr_partut-ud-test"),
+    "ud-telugu-mtg": ("te_mtg-ud-train", "te_mtg-ud-dev", "te_mtg-ud-test"),
+    "ud-galician-treegal": ("gl_treegal-ud-train", None, "gl_treegal-ud-test"),
+    "ud-north-sami-giella": ("sme_giella-ud-train", None, "sme_giella-ud-test"),
 }
 OPTIONS = ("morphodita_parsito", "", "none", "none")  # method, tokenizer, tagger, parser
 MIN_TIMING = 0.5  # seconds of wall time one speed timing lasts at least
@@ -205,6 +216,24 @@ def training_log(log: Path) -> dict:
     return out
 
 
+def earlier_rows(json_path: Path, names: list) -> dict:
+    """The rows of an existing results file for the treebanks not in ``names``, each stamped with
+    the run that measured it (a row from before rows carried their run gets the file's own)."""
+    if not json_path.exists():
+        return {}
+    old = json.loads(json_path.read_text())
+    run = {"command": old.get("command"), "date": old.get("machine", {}).get("date"),
+           "commit": old.get("machine", {}).get("commit")}
+    return {n: {**r, "run": r.get("run", run)} for n, r in old.get("treebanks", {}).items() if n not in names}
+
+
+def mark(r: dict) -> str:
+    """* = trained on dev (no train file here), + = trained on train with no heldout (no dev file)."""
+    if "error" in r or r.get("heldout"):
+        return ""
+    return "*" if "-ud-dev." in r.get("train", "") else "+"
+
+
 def _mb(x: float) -> str:
     return f"{x / 1e6:.2f}"
 
@@ -219,7 +248,7 @@ def write_report(obj: dict, out: str) -> None:
         f"{obj['total_wall_seconds'] / 60:.1f} min wall).", "",
         "UDPipe 1's tokenizer only, trained with its defaults (method morphodita_parsito, tokenizer "
         "options \"\", tagger=none, parser=none) on the training file with dev as heldout, or on dev "
-        "with no heldout where only dev and test are here (marked *). It tokenizes the test file's raw "
+        "with no heldout where only dev and test are here (marked *), or on the training file with no heldout where only train and test are here (marked +). It tokenizes the test file's raw "
         "text as scripts/tokenize_eval.py rebuilds it (paragraphs from `# newpar`/`# newdoc`, sentences "
         "joined by a space) and splits sentences itself; scored by structkit.eval.tokenize (CoNLL 2018 "
         "alignment). F1 in %. Train CPU s = time.process_time of the training process (wall time is "
@@ -232,7 +261,7 @@ def write_report(obj: dict, out: str) -> None:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in obj["treebanks"].items():
-        star = "*" if r.get("heldout") is None and "error" not in r else ""
+        star = mark(r)
         if "error" in r:
             lines.append(f"| {name} | error: {r['error'][:200]} ||||||||||")
             continue
@@ -252,6 +281,13 @@ def write_report(obj: dict, out: str) -> None:
         s = r["scores"]
         lines.append(f"| {name} | " + " | ".join(
             f"{s[k]['precision']:.2f} | {s[k]['recall']:.2f}" for k in ("tokens", "words", "sentences")) + " |")
+    earlier: dict = {}
+    for name, r in obj["treebanks"].items():
+        run = r.get("run")
+        if run and run.get("date") != m["date"]:
+            earlier.setdefault((run["command"], run["date"], run["commit"]), []).append(name)
+    for (command, date, commit), names in earlier.items():
+        lines += ["", f"Kept from an earlier run (`{command}`, {date}, commit {commit}): {', '.join(names)}."]
     missing = [n for n in obj["requested"] if n not in obj["treebanks"]]
     if missing:
         lines += ["", f"Not finished when this was written: {', '.join(missing)}."]
@@ -260,7 +296,9 @@ def write_report(obj: dict, out: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=sorted(TREEBANKS), help="run one treebank")
+    ap.add_argument("--only", choices=sorted(TREEBANKS), action="append",
+                    help="run this treebank (repeatable); the other treebanks' rows of an existing "
+                         ".json are kept")
     ap.add_argument("--out", default=str(ROOT / "results" / "tokenize-udpipe"),
                     help="output prefix (.json and .md are added)")
     ap.add_argument("--jobs", type=int, default=2, help="treebanks at a time (default 2)")
@@ -288,7 +326,7 @@ def main() -> None:
         return
     import ufal.udpipe as u
 
-    names = [args.only] if args.only else list(TREEBANKS)
+    names = list(dict.fromkeys(args.only)) if args.only else list(TREEBANKS)
     loadavg = [round(x, 2) for x in os.getloadavg()]
     info = machine()
     log_dir = logs(args.out)
@@ -300,11 +338,14 @@ def main() -> None:
                ("method", "tokenizer", "tagger", "parser"),
                (OPTIONS[0], args.tokenizer_options, *OPTIONS[2:]))),
            "jobs": args.jobs, "requested": names, "finished": False, "treebanks": {}}
+    this_run = {"command": obj["command"], "date": info["date"], "commit": info["commit"]}
+    kept = earlier_rows(Path(args.out + ".json"), names)
     t0 = time.perf_counter()
 
     def save() -> None:  # after every treebank, so that a cut-short run keeps what is done
         obj["total_wall_seconds"] = round(time.perf_counter() - t0, 1)
-        obj["treebanks"] = {n: done[n] for n in names if n in done}
+        rows = {**kept, **{n: {**done[n], "run": this_run} for n in names if n in done}}
+        obj["treebanks"] = {n: rows[n] for n in [*TREEBANKS, *rows] if n in rows}
         dump_json(obj, Path(args.out + ".json"))
         write_report(obj, args.out)
 

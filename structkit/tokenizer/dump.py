@@ -34,6 +34,9 @@ def tokenizer_lines(model, top: int, pattern: str | None) -> list[str]:
         lines.append("  " + " " * 6 + "".join(f"{x:>9}" for x in labels))
         for i, prev in enumerate(names):
             lines.append(f"  {prev:<6}" + "".join(f"{T[i, j]:>9.3f}" for j in range(len(labels))))
+    if tok.sentence_bias:   # where dev kept one (structkit.tokenizer.task, SENTENCE_BIASES)
+        lines.append(f"bias on sentence ends (kept on dev): {tok.sentence_bias:+g}, added to the score of S "
+                     "wherever it is allowed")
     lines.append("weight mass per label (sum of |w|): "
                  + ", ".join(f"{x} {float(np.abs(W[:, j]).sum()):.1f}" for j, x in enumerate(labels)))
     mwt = tok.mwt

@@ -47,6 +47,7 @@ from structkit.tokenizer.model import (
     LearntTokenizer,
     char_emissions,
     char_margins,
+    favour_sentence_ends,
     tag_emissions,
 )
 
@@ -124,6 +125,7 @@ def decide(tok, cps: np.ndarray, rl: np.ndarray = F.NO_RULES) -> Decisions:
     with their max-marginals and margins."""
 
     E = char_emissions(cps, F.tables(), tok.known, tok.bits, tok.feats, rl, tok.W)
+    favour_sentence_ends(E, tok.sentence_bias)
     labels = tag_emissions(E, tok.T)
     M = np.empty_like(E)
     margins = np.empty(len(cps))
@@ -135,7 +137,7 @@ class _Recording(LearntTokenizer):
     """A learnt tokenizer that keeps the decisions of the window it labelled last."""
 
     def __init__(self, tok: LearntTokenizer):
-        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt, tok.feats)
+        super().__init__(tok.W, tok.T, tok.known, tok.bits, tok.mwt, tok.feats, tok.sentence_bias)
         self.window: Decisions | None = None
 
     def _labels(self, cps: np.ndarray, pos: int, rl: np.ndarray) -> np.ndarray:

@@ -97,6 +97,16 @@ def tag_chars(cps, tab, known, bits, feats, rl, Wt, Tt):
     return tag_emissions(char_emissions(cps, tab, known, bits, feats, rl, Wt), Tt)
 
 
+def favour_sentence_ends(E: np.ndarray, bias: float) -> np.ndarray:
+    """``E`` with ``bias`` added, in place, to the score of a sentence end (label S) at every
+    character where one is allowed (its emission not NEG): a positive bias ends more sentences,
+    a negative one fewer (``LearntTokenizer.sentence_bias``, chosen on dev by training)."""
+    if bias:
+        allowed = E[:, 2] > NEG / 2
+        E[allowed, 2] += bias
+    return E
+
+
 @njit
 def char_margins(E, Tt, labels, M, out):
     """The margin of each character's label: ``out[i]`` = the best score of a sequence with
@@ -189,21 +199,26 @@ def keep_whole(labels: np.ndarray, keep, pos: int) -> None:
 
 class LearntTokenizer(Tokenizer):
     """A tokenizer and sentence splitter learnt from a treebank (``train_tokenizer``), with
-    the multiword-token splitter ``mwt`` (``structkit.tokenizer.mwt``)."""
+    the multiword-token splitter ``mwt`` (``structkit.tokenizer.mwt``). ``sentence_bias`` is
+    added to the score of a sentence end wherever one is allowed (``favour_sentence_ends``; 0,
+    the default, leaves the model's scores as they are)."""
 
     def __init__(self, W: np.ndarray, T: np.ndarray, known: np.ndarray, bits: int, mwt=None,
-                 feats: int = 0):
+                 feats: int = 0, sentence_bias: float = 0.0):
         self.W, self.T, self.known, self.bits, self.mwt = W, T, known, bits, mwt
         self.feats = feats   # the optional feature groups (``features.SHORT``, ...)
+        self.sentence_bias = sentence_bias
 
     def labels(self, text: str) -> np.ndarray:
-        return tag_chars(F.code_points(text), F.tables(), self.known, self.bits, self.feats,
-                         F.rule_labels(text, self.feats), self.W, self.T)
+        return self._labels(F.code_points(text), 0, F.rule_labels(text, self.feats))
 
     def _labels(self, cps: np.ndarray, pos: int, rl: np.ndarray) -> np.ndarray:
         """The labels of the window ``cps`` (at ``pos`` in its block; ``rl`` its rules'
         labels, ``features.rule_labels``), for ``_spans``."""
-        return tag_chars(cps, F.tables(), self.known, self.bits, self.feats, rl, self.W, self.T)
+        if not self.sentence_bias:
+            return tag_chars(cps, F.tables(), self.known, self.bits, self.feats, rl, self.W, self.T)
+        E = char_emissions(cps, F.tables(), self.known, self.bits, self.feats, rl, self.W)
+        return tag_emissions(favour_sentence_ends(E, self.sentence_bias), self.T)
 
     def _split(self, text: str, offset: int) -> Iterator[tuple[list[Token], bool]]:
         cps = F.code_points(text)

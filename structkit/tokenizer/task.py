@@ -12,7 +12,14 @@ sentences, then tokens, on ties); the best epoch is kept. The multiword-token sp
 learnt rules (for tokens unseen in training) are kept only where dev says they help, and so is
 its left-to-right segmenter (``structkit.tokenizer.mwt.Segmenter``, learnt where at least 10
 multiword token types are spelled by their words): kept only when dev scores strictly better
-with it (``info["mwt_segmenter"]``); without dev it is not kept.
+with it (``info["mwt_segmenter"]``); without dev it is not kept. Last, dev tries a bias on
+sentence ends (``SENTENCE_BIASES``, added to the score of a sentence end wherever one is
+allowed: ``structkit.tokenizer.model.favour_sentence_ends``), for treebanks whose sentence ends
+the characters around them do not settle (Coptic Scriptorium, where a sentence often ends
+without punctuation and its raised dots and full stops also stand inside sentences): the bias
+with the best dev sentences F1 is kept if that is at least ``MIN_SENTENCE_GAIN`` points above
+the F1 with none, and words and tokens F1 are not lower (``info["sentence_bias"]``); otherwise,
+and without dev, the bias is 0 and the model's scores are used as they are.
 """
 from __future__ import annotations
 
@@ -42,6 +49,10 @@ LABELS = ("N", "T", "S", "W")
 DEFAULT_BITS = 20
 MAX_EPOCHS = 20
 DEFAULT_FEATURES = "short,url"   # as dev chose them (results/tokenize-dev.md)
+# the biases on sentence ends dev tries, and the gain in dev sentences F1 (points) one must bring
+# to be kept: a smaller gain is a handful of dev sentences, as likely noise as a real difference
+SENTENCE_BIASES = (-2.0, -1.0, -0.5, -0.25, 0.25, 0.5, 1.0, 2.0)
+MIN_SENTENCE_GAIN = 1.0
 
 
 @dataclass
@@ -99,9 +110,10 @@ class TokenizerModel:
     task = "tokenize"
 
     def __init__(self, config: TokenizeConfig, W: np.ndarray, T: np.ndarray, known: np.ndarray,
-                 mwt, info: dict):
+                 mwt, info: dict, sentence_bias: float = 0.0):
         self.config, self.info = config, info
-        self.tokenizer = LearntTokenizer(W, T, known, config.hash_bits, mwt, group_mask(config.features))
+        self.tokenizer = LearntTokenizer(W, T, known, config.hash_bits, mwt, group_mask(config.features),
+                                         sentence_bias)
         self.labels = list(LABELS)
 
     def sentences(self, text: str):
@@ -114,6 +126,8 @@ class TokenizerModel:
         header = {"task": "tokenize", "config": vars(self.config), "info": self.info,
                   "labels": list(LABELS), "bits": int(t.bits),
                   "mwt": t.mwt.to_json() if t.mwt is not None else None}
+        if t.sentence_bias:   # written only where dev kept one: other models' files stay as they were
+            header["sentence_bias"] = float(t.sentence_bias)
         save_model(path, header, {**sparse_arrays("W", t.W), "T": t.T.astype(np.float64), "known": t.known})
 
     @classmethod
@@ -122,6 +136,9 @@ class TokenizerModel:
         try:
             config = TokenizeConfig(**header["config"])
             mwt = MultiwordSplitter.from_json(header["mwt"]) if header.get("mwt") else None
+            bias = header.get("sentence_bias", 0.0)
+            if type(bias) not in (int, float) or not np.isfinite(bias):
+                raise ValueError(f"sentence_bias {str(bias)[:40]!r} is not a finite number")
             T, known = arrays["T"], arrays["known"]
             # format versions 1 and 2: the table whole
             W = arrays["W"] if "W" in arrays else dense_array("W", arrays, (1 << header["bits"], len(LABELS)))
@@ -138,7 +155,7 @@ class TokenizerModel:
                                  "keys without their low bit)")
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise UserError(f"damaged model file: {str(e)[:200]}", path) from None
-        return cls(config, W.astype(np.float32, copy=False), T, known, mwt, header.get("info", {}))
+        return cls(config, W.astype(np.float32, copy=False), T, known, mwt, header.get("info", {}), float(bias))
 
 
 def _limits(header: dict, shapes: dict) -> None:
@@ -178,11 +195,13 @@ def _score(tok, gold_path: str, text: str) -> dict:
 
 
 def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | None = None,
-                    on_epoch=None, *, segment: bool = False, **_) -> TokenizerModel:
+                    on_epoch=None, *, segment: bool = False, sentence_bias: float = 0.0,
+                    **_) -> TokenizerModel:
     """Train a tokenizer on the UD treebank ``train_path`` (see the module docstring).
     ``segment``: without dev, whether the multiword splitter keeps the segmenter it may learn
     for unseen tokens (``structkit.tokenizer.mwt.Segmenter``; a refit after ``--dev-split`` is
-    told what dev chose); with dev, dev chooses."""
+    told what dev chose); with dev, dev chooses. ``sentence_bias``: likewise, the bias on
+    sentence ends without dev (a refit is told what dev chose)."""
 
     t0 = time.perf_counter()
     selection.check_with_dev(config, dev_path)
@@ -212,11 +231,11 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
         wrong = st.get("train_token_errors", st.get("train_top_loss"))
         return train_counts(st["train_updates"], wrong, data.n_tokens)
 
-    def tokenizer(w) -> LearntTokenizer:
-        return LearntTokenizer(w.W, w.T, known, config.hash_bits, mwt, feats)
+    def tokenizer(w, bias: float = 0.0) -> LearntTokenizer:
+        return LearntTokenizer(w.W, w.T, known, config.hash_bits, mwt, feats, bias)
 
-    def score_dev(w) -> dict:
-        return _score(tokenizer(w), dev_gold, dev_text)
+    def score_dev(w, bias: float = 0.0) -> dict:
+        return _score(tokenizer(w, bias), dev_gold, dev_text)
 
     try:
         run = run_epochs(config.epochs, step, learner.averaged, selection.Selector("select", config.patience,
@@ -239,6 +258,9 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
                 info["mwt_rules"]["used"] = mwt.use_rules
         elif mwt is not None:
             mwt.keep_segmenter(segment)
+        if dev_text is not None:   # the words are settled: a bias on sentence ends, if dev says
+            info["sentence_bias"] = _choose_sentence_bias(score_dev, w)
+            sentence_bias = info["sentence_bias"]["bias"]
     finally:
         if tmp_gold is not None:
             os.unlink(tmp_gold)
@@ -246,7 +268,7 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
         chose = bool(mwt is not None and mwt.segmenter is not None)
 
         def again(cfg: TokenizeConfig, told) -> TokenizerModel:
-            return train_tokenizer(cfg, train_path, None, told, segment=chose)
+            return train_tokenizer(cfg, train_path, None, told, segment=chose, sentence_bias=sentence_bias)
 
         return refit(config, run.selector, config.epochs, again, on_epoch,
                      sum(len(tb.paragraphs[i].sents) for i in held), t0)
@@ -254,7 +276,29 @@ def train_tokenizer(config: TokenizeConfig, train_path: str, dev_path: str | Non
     info["train_seconds"] = round(time.perf_counter() - t0, 3)
     # float32, as the model file stores it: the model analyses as it will once saved and
     # loaded, and holds half the memory while a pipeline trains its other parts
-    return TokenizerModel(config, w.W.astype(np.float32), w.T, known, mwt, info)
+    return TokenizerModel(config, w.W.astype(np.float32), w.T, known, mwt, info, sentence_bias)
+
+
+def _choose_sentence_bias(score_dev, w) -> dict:
+    """The bias on sentence ends dev keeps (module docstring): of ``SENTENCE_BIASES``, the one
+    with the best dev sentences F1 (then words, then tokens) among those that lower neither words
+    nor tokens F1, if it gains at least ``MIN_SENTENCE_GAIN`` points of sentences F1 over no
+    bias; else 0 (none is tried where dev sentences F1 is within that gain of 100). What dev
+    said, and the seconds it took, for the model's ``info``."""
+    t0 = time.perf_counter()
+    base = score_dev(w)
+    if base["sentences"] > 100.0 - MIN_SENTENCE_GAIN:   # no bias could gain enough: none tried
+        return {"bias": 0.0, "dev_sentences_without": base["sentences"], "used": False,
+                "seconds": round(time.perf_counter() - t0, 3)}
+    tried = {b: score_dev(w, b) for b in SENTENCE_BIASES}
+    fair = [b for b, r in tried.items() if r["words"] >= base["words"] and r["tokens"] >= base["tokens"]]
+    key = lambda b: (tried[b]["sentences"], tried[b]["words"], tried[b]["tokens"])  # noqa: E731
+    best = max(fair, key=key, default=None)
+    keep = best is not None and tried[best]["sentences"] >= base["sentences"] + MIN_SENTENCE_GAIN
+    return {"bias": best if keep else 0.0, "dev_sentences_without": base["sentences"],
+            "dev_sentences_with": {str(b): r["sentences"] for b, r in tried.items()},
+            "dev_words_with": {str(b): r["words"] for b, r in tried.items()}, "used": keep,
+            "seconds": round(time.perf_counter() - t0, 3)}
 
 
 def _choose_segmenter(mwt: MultiwordSplitter, score_dev, w, best: dict) -> dict:
