@@ -551,7 +551,10 @@ def write_report(obj: dict, out: str) -> None:
         + SOURCE + ".", "",
         "Trained on the dev file (the data directory has no training file for them), with no "
         "dev selection and no heldout data for either system: "
-        + ", ".join(n for n, (_, d, _) in TREEBANKS.items() if d is None) + ".", "",
+        + ", ".join(n for n, (t, d, _) in TREEBANKS.items() if d is None and t.endswith("-ud-dev")) + "."
+        + "".join(f" Trained on the training file without dev (none is released): {', '.join(no_dev)}."
+                  for no_dev in [[n for n, (t, d, _) in TREEBANKS.items() if d is None and not t.endswith("-ud-dev")]]
+                  if no_dev), "",
         head, "|---|---|" + "---|" * (len(METRICS) + 8), *rows, "",
         "**Below UDPipe 1 on LAS/MLAS/BLEX (means and each seed):** " + ("; ".join(below) if below else "none")
         + ("" if rows else " (nothing run)") + ".", "",
