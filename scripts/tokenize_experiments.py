@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from common import dump_json, machine, numba_cache  # noqa: E402
 from tokenize_peer import TREEBANKS, _path  # noqa: E402
+from tokenize_peer import earlier_rows as peer_rows  # noqa: E402
 
 MIN_TIMING = 0.5
 ENGLISH = ("ud-english-partut", "ud-english-ewt")   # also trained with the rules' features
@@ -120,15 +121,9 @@ def run_one(name: str) -> dict:
 
 
 def earlier_rows(json_path: Path, names: list) -> dict:
-    """The rows of an existing results file for the treebanks not in ``names``, each stamped with
-    the run that measured it (a row from before rows carried their run gets the file's own)."""
-    if not json_path.exists():
-        return {}
-    old = json.loads(json_path.read_text())
-    run = {"command": old.get("command"), "date": old.get("machine", {}).get("date"),
-           "commit": old.get("machine", {}).get("commit"), "loadavg_before": old.get("loadavg_before"),
-           "numba_cache": old.get("numba_cache") or legacy_cache(old)}
-    return {n: {**r, "run": r.get("run", run)} for n, r in old.get("treebanks", {}).items() if n not in names}
+    """``tokenize_peer.earlier_rows``, a kept row's run also saying its load average and numba cache."""
+    return peer_rows(json_path, names, lambda old: {"loadavg_before": old.get("loadavg_before"),
+                                                    "numba_cache": old.get("numba_cache") or legacy_cache(old)})
 
 
 def mark(r: dict) -> str:

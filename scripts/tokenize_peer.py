@@ -216,14 +216,15 @@ def training_log(log: Path) -> dict:
     return out
 
 
-def earlier_rows(json_path: Path, names: list) -> dict:
+def earlier_rows(json_path: Path, names: list, more=lambda old: {}) -> dict:
     """The rows of an existing results file for the treebanks not in ``names``, each stamped with
-    the run that measured it (a row from before rows carried their run gets the file's own)."""
+    the run that measured it (a row from before rows carried their run gets the file's own:
+    its command, date and commit, and what ``more(file)`` adds)."""
     if not json_path.exists():
         return {}
     old = json.loads(json_path.read_text())
     run = {"command": old.get("command"), "date": old.get("machine", {}).get("date"),
-           "commit": old.get("machine", {}).get("commit")}
+           "commit": old.get("machine", {}).get("commit"), **more(old)}
     return {n: {**r, "run": r.get("run", run)} for n, r in old.get("treebanks", {}).items() if n not in names}
 
 
