@@ -34,9 +34,9 @@ FORMAT = "structkit-model"
 # every load); versions 1 and 2 (whole tables) are still read.
 # 4: the positions of those weights stored as the gaps between them (NAME_gaps, the narrowest
 # unsigned integers that hold them: one byte each for every table a default model trains)
-# instead of int32 positions (NAME_index): a quarter of the bytes, stored rather than deflated,
-# so that loading no longer inflates them (37 of the Turkish parser's 80 ms); version 3's
-# NAME_index is still read.
+# instead of int32 positions (NAME_index): a quarter of the bytes to inflate on loading (the
+# Turkish parser's positions took 37 of its table's 80 ms); and the morph lexicon's counts in
+# arrays (morph.task.COUNTS) instead of the JSON header. Version 3's layout is still read.
 FORMAT_VERSION = 4
 READS_VERSIONS = (1, 2, 3, 4)
 _HEADER = "__header__"
