@@ -46,11 +46,20 @@ def stop(executor: cf.ProcessPoolExecutor, abort: bool = False) -> None:
     ended first: the blocks in flight are not waited for (``annotate -j 2`` took 25-54 s to stop
     on a signal, where ``-j 1`` took 0.2 s); they hold no file, their results go to the parent."""
     if abort:
-        for p in list((getattr(executor, "_processes", None) or {}).values()):
+        procs = list((getattr(executor, "_processes", None) or {}).values())
+        for p in procs:
             try:
                 p.terminate()
             except (OSError, ValueError, AttributeError):
                 pass
+        # A worker ended while writing its result leaves part of a message in the result pipe,
+        # and the pool's manager thread waits for the rest for ever (shutdown then never
+        # returned: seen in the tests). This process never writes there: with its own write
+        # end closed, the pipe ends (EOF) once the workers are gone, and the pool counts itself
+        # broken and shuts down.
+        writer = getattr(getattr(executor, "_result_queue", None), "_writer", None)
+        if writer is not None:
+            writer.close()
     executor.shutdown(wait=True, cancel_futures=True)
 
 
