@@ -4,31 +4,17 @@ rank among the 26 systems is counted as the official tables count it, a model ca
 treebank's row, and results/conll18.md is what the script renders from results/conll18.json."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from scriptload import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "scripts"
 
 
-def _load(name: str):
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(SCRIPTS))
-
-
-pub = _load("conll18_published")
-c18 = _load("conll18")
+pub = load_script("conll18_published")
+c18 = load_script("conll18")
 
 
 def test_rank_counts_the_systems_that_scored_higher():

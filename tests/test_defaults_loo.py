@@ -3,29 +3,10 @@ a hand-made score grid, every expected choice worked out by hand below, and whic
 data folder it runs on."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
+from scriptload import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "scripts"
-
-
-def _load(name: str):
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(SCRIPTS))
-
-
-loo = _load("defaults_loo")
+loo = load_script("defaults_loo")
 
 # Sums by hand (d is the default):
 #            A    B    C  | all | without A | without B | without C
