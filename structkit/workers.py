@@ -46,8 +46,7 @@ def stop(executor: cf.ProcessPoolExecutor, abort: bool = False) -> None:
     ended first: the blocks in flight are not waited for (``annotate -j 2`` took 25-54 s to stop
     on a signal, where ``-j 1`` took 0.2 s); they hold no file, their results go to the parent."""
     if abort:
-        procs = list((getattr(executor, "_processes", None) or {}).values())
-        for p in procs:
+        for p in list((getattr(executor, "_processes", None) or {}).values()):
             try:
                 p.terminate()
             except (OSError, ValueError, AttributeError):
