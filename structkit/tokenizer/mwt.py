@@ -46,6 +46,20 @@ from functools import lru_cache
 NONE = ("", ())  # the rule "not a multiword token"
 MEMO = 1 << 17   # unseen forms whose split is remembered (cleared when full: bounded memory)
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")   # Unicode's control characters (Cc): exactly these
+
+
+def _no_word(strings: list, empty: bool = False) -> int | None:
+    """The index of the first of ``strings`` that no treebank word can be (not a string, a
+    control character in it, or, unless ``empty``, empty), else None. All are checked at once
+    by one regular expression (a model's lists hold thousands; a character at a time took
+    0.02 s of loading a Turkish pipeline); the loop that finds the bad one runs only when there
+    is one."""
+    if set(map(type, strings)) <= {str} and (empty or all(strings)) and not _CONTROL.search("".join(strings)):
+        return None
+    return next(i for i, s in enumerate(strings)
+                if not isinstance(s, str) or not (s or empty) or _CONTROL.search(s))
+
+
 SEGMENT_MIN_TYPES = 10   # multiword token types spelled by their words that a Segmenter needs
 SEGMENT_EPOCHS = 5
 SEG_MEMO = 1 << 15  # windows, and rests, whose weights and flags a Segmenter remembers (each; then cleared)
@@ -419,12 +433,10 @@ class Segmenter:
             if not isinstance(f, str) or isinstance(v, bool) or not isinstance(v, (int, float)) \
                     or not math.isfinite(v):
                 raise ValueError(f"the segmenter's weight {f!r:.40} is {v!r:.40}, not a number")
-        # every word checked at once (a model's lexicon holds thousands; a character at a time
-        # took 0.02 s of loading a Turkish pipeline), and the first bad one named
         words = list(lexicon)
-        if not all(isinstance(w, str) and w for w in words) or _CONTROL.search("".join(words)):
-            w = next(w for w in words if not isinstance(w, str) or not w or _CONTROL.search(w))
-            raise ValueError(f"the segmenter's lexicon holds {w!r:.40}, which is no word")
+        bad = _no_word(words)
+        if bad is not None:
+            raise ValueError(f"the segmenter's lexicon holds {words[bad]!r:.40}, which is no word")
         if not all(type(v) is int and 1 <= v <= 7 for v in lexicon.values()):
             w, v = next((w, v) for w, v in lexicon.items() if type(v) is not int or not 1 <= v <= 7)
             raise ValueError(f"the segmenter's lexicon gives {w!r:.40} the flags {v!r:.40}")
@@ -739,13 +751,11 @@ class MultiwordSplitter:
         rules: dict[str, list] = {}
         for x, r in d["rules"]:
             rules.setdefault(x, []).append((x, tuple(r)))
-        # all checked at once by one regular expression (Cc is exactly _CONTROL's ranges), and
-        # the first bad one named
         strings = [*d["seen"], *(w for v in d["seen"].values() for w in v), *rules,
                    *(w for rs in rules.values() for _, r in rs for w in r)]
-        if not set(map(type, strings)) <= {str} or _CONTROL.search("".join(strings)):
-            s = next(s for s in strings if not isinstance(s, str) or _CONTROL.search(s))
-            raise ValueError(f"a multiword token's words hold {s!r:.40}, which is no word")
+        bad = _no_word(strings, empty=True)
+        if bad is not None:
+            raise ValueError(f"a multiword token's words hold {strings[bad]!r:.40}, which is no word")
         seg = Segmenter.from_json(d["segmenter"]) if d.get("segmenter") is not None else None
         return cls({k: tuple(v) for k, v in d["seen"].items()}, rules,
                    {k: float(v) for k, v in d["weights"].items()}, bool(d["use_rules"]), seg)

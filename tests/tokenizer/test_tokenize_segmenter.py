@@ -434,6 +434,7 @@ def test_fast_cuts_remembers_within_bounds(splitter, monkeypatch):
     ({"d\x85l": ["d", "l"]}, "'d\\x85l'"),              # NEL, a C1 control character
     ({"del": ["de", "e\tl"]}, "'e\\tl'"),
     ({"del": ["de", 5]}, "5"),
+    ({"del": ["de", None]}, "None"),                     # JSON null: refused, not taken for "none bad"
     ({"x\x7f": ["x"]}, "'x\\x7f'"),
 ])
 def test_the_splitter_from_a_model_file_refuses_control_characters(seen, bad):
