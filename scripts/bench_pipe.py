@@ -1,8 +1,8 @@
 """``nlp.pipe`` and ``annotate`` over many short texts, one core against two (issues 40 and 42),
 on this tree and a baseline tree in the same run.
 
-A pipeline model (default: ``structkit models build ud:English-ParTUT/pipeline``, kept in
-build/models) analyses the ``# text`` of each sentence of a treebank's training file (2,000 short
+A pipeline model (default: ``structkit models build ud:English-ParTUT/pipeline``, built by the
+baseline tree, below) analyses the ``# text`` of each sentence of a treebank's training file (2,000 short
 texts, one sentence each). In a process per tree (the trees alternating, ``--repeat`` times;
 loaded once, warm numba cache):
 
@@ -18,8 +18,11 @@ loading and writing included), ``--jobs 1`` and ``--jobs 2``, for each tree.
 Each figure is the best of the runs (CPU seconds of the process and its children, and wall
 seconds). The outputs of the per-text ways and of annotate are checked to be the same bytes.
 The baseline (``--base``, default the last commit before this round of issue 42's work) is checked
-out by ``git worktree`` into a temporary folder; it reads the model as built, this tree the same
-model saved again by this tree (its own file format). Writes results/bench-pipe.json and .md.
+out by ``git worktree`` into a temporary folder. Without ``--model``, the baseline tree builds the
+model (``models build ud:English-ParTUT/pipeline``, kept as build/bench-pipe/english-partut.BASE.model)
+so that it can read it whatever file format this tree writes; the baseline reads the model as
+built, this tree the same model saved again by this tree (its own file format; the same bytes out
+say the weights are the same). Writes results/bench-pipe.json and .md.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from common import annotate_process, dump_json, machine  # noqa: E402
 
-MODEL = ROOT / "build" / "models" / "ud-english-partut.pipeline.model"
+MODELS = ROOT / "build" / "bench-pipe"
 TEXTS = "ud-english-partut/en_partut-ud-train.conllu"
 OUT = ROOT / "results" / "bench-pipe.json"
 BASE = "d0307d1"   # main before this round of issue 42's work
@@ -87,17 +90,30 @@ def _ways(tree: str, model: str, texts: str) -> dict:
 
 
 
-def run(model: Path, base: str, n_texts: int, repeat: int) -> dict:
+def _base_model(base_tree: str, base: str) -> Path:
+    """The English ParTUT pipeline built by the baseline tree (kept under build/bench-pipe): a file
+    the baseline can read; this tree reads every older format."""
+    sha = subprocess.run(["git", "rev-parse", "--short", base], cwd=ROOT, check=True, capture_output=True,
+                         text=True).stdout.strip()
+    model = MODELS / f"english-partut.{sha}.model"
+    if not model.exists():
+        MODELS.mkdir(parents=True, exist_ok=True)
+        tmp = model.with_suffix(".part.model")
+        p = _run(base_tree, ["-m", "structkit", "models", "build", "ud:English-ParTUT/pipeline",
+                             "-o", str(tmp), "-q"])
+        if p.returncode != 0:
+            sys.exit(f"{base_tree}: models build failed:\n{p.stderr}")
+        os.replace(tmp, model)
+    return model
+
+
+def run(model: Path | None, base: str, n_texts: int, repeat: int) -> dict:
     from structkit.config import resolve_data_path
 
-    if not model.exists():
-        model.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "structkit", "models", "build", "ud:English-ParTUT/pipeline",
-                        "-o", str(model), "-q"], check=True)
     path = resolve_data_path(TEXTS)
     texts = [line[9:].rstrip("\n") for line in open(path, encoding="utf-8")
              if line.startswith("# text = ")][:n_texts]
-    res: dict = {"machine": machine(), "base": base, "model": os.path.relpath(model, ROOT), "texts": len(texts),
+    res: dict = {"machine": machine(), "base": base, "texts": len(texts),
                  "words": sum(len(t.split()) for t in texts), "repeat": repeat,
                  "loadavg_before": [round(x, 2) for x in os.getloadavg()], "trees": {}}
     with tempfile.TemporaryDirectory(prefix="structkit-bench-pipe-") as tmp:
@@ -105,6 +121,9 @@ def run(model: Path, base: str, n_texts: int, repeat: int) -> dict:
         subprocess.run(["git", "worktree", "add", "--detach", base_tree, base], cwd=ROOT, check=True,
                        capture_output=True)
         try:
+            if model is None:
+                model = _base_model(base_tree, base)
+            res["model"] = os.path.relpath(model, ROOT)
             resaved = str(Path(tmp) / "this-tree.model")
             p = _run(str(ROOT), ["-c", "import sys; from structkit.pipeline.model import load_pipeline; "
                                  "load_pipeline(sys.argv[1]).save(sys.argv[2])", str(model), resaved])
@@ -165,7 +184,8 @@ def report(obj: dict) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", type=Path, default=MODEL)
+    ap.add_argument("--model", type=Path, default=None,
+                    help="a model both trees read (default: built by the baseline tree)")
     ap.add_argument("--base", default=BASE, help="the baseline commit")
     ap.add_argument("--texts", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)

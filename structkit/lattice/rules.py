@@ -70,11 +70,14 @@ def make_rule(form: str, lemma: str) -> Rule:
 
 
 def applies(rule: Rule, form: str) -> bool:
-    """Whether ``rule`` can be applied to ``form`` (what it cuts is there)."""
-    lower, cut_front, _, cut_end, _ = rule
+    """Whether ``rule`` can be applied to ``form``: what it cuts is there, and it leaves a lemma
+    (a rule that cuts the whole form and adds nothing, learnt from ``renklerden`` -> ``renk``
+    as a suffix rule, would make ``lerden``'s lemma empty, which no CoNLL-U column can hold)."""
+    lower, cut_front, add_front, cut_end, add_end = rule
     if lower and len(form.lower()) != len(form):
         return False
-    return cut_front + cut_end <= len(form)
+    cut = cut_front + cut_end
+    return cut < len(form) or (cut == len(form) and bool(add_front or add_end))
 
 
 def apply_rule(rule: Rule, form: str) -> str:
