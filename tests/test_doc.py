@@ -434,3 +434,18 @@ def test_the_legend_escapes_span_types_from_misc():
     tree = ET.fromstring(structkit.render(doc))
     legend = [(e.get("data-type"), "".join(e.itertext())) for e in tree.iter("span") if e.get("class") == "item"]
     assert legend == [(evil, evil)]
+
+
+def test_an_empty_column_value_is_refused_however_the_sentence_is_held():
+    """No CoNLL-U column is empty: filling one with "" fails (it once wrote an empty LEMMA
+    column where a lemma rule cut a whole word, where a sentence held as objects refused it)."""
+    from structkit.io.document import new_sentence
+
+    held = new_sentence([("Sí", ["Sí"], False), ("!", ["!"], True)], ["# text = Sí!"])   # as the tokenizer makes them
+    objects = Doc.from_conllu(HANDMADE).sents[1]
+    assert held.held_as_lines and not objects.held_as_lines
+    for s in (held, objects):
+        with pytest.raises(ValueError, match=r"an empty value of column 3 \(word 1\)"):
+            s.fill_columns({2: [""] * len(s)})
+    held.fill_columns({2: ["sí", "!"]})
+    assert held.rows[0][2] == "sí" and "1\tSí\tsí\t" in held.to_conllu()

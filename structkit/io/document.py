@@ -372,6 +372,8 @@ class Sentence:
         for c, col in values.items():
             if len(col) != n:
                 raise ValueError(f"fill_columns: {len(col)} values of column {c + 1} for {n} words")
+            if "" in col:   # what no CoNLL-U column holds (a sentence held as objects refuses it too)
+                raise ValueError(f"fill_columns: an empty value of column {c + 1} (word {list(col).index('') + 1})")
         rows = self._rows
         if rows is None:
             for k, w in enumerate(self.words):
