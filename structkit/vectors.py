@@ -23,7 +23,8 @@ The format (``.vec``, gzipped or not: gzip is told by its magic bytes, not by th
   is a number: that line has too many values, an error. DIM is the header's, or without a header the
   first vector's (whose word, there, cannot hold a space). Blank lines are skipped.
 
-Memory is bounded by ``limit``: lines are read one at a time, and reading stops as soon as
+Memory is bounded by ``limit``: lines are read one at a time (parsed ``BATCH_LINES`` at a time by a kernel, with Python's
+reading of a line where it is not plain decimals), and reading stops as soon as
 ``limit`` distinct words are kept (the file lists the most frequent words first), so the rest
 of a 2 GB file is never read. A word seen again keeps its first vector.
 """
@@ -98,10 +99,76 @@ def _values(parts: list[str], name: str, lineno: int) -> np.ndarray:
     return v.astype(np.float32)
 
 
+BATCH_LINES = 1024   # vector lines parsed together by ``_parse_lines``
+_POW10 = np.array([10.0 ** k for k in range(23)])   # exact in float64
+
+
+@njit
+def _parse_lines(buf, starts, ends, dim, pow10, out, word_end):
+    """The fast path of reading vector lines (UTF-8 bytes ``buf[starts[r]:ends[r]]``, each
+    without its line end and trailing spaces): where line r ends in ``dim`` fields separated by
+    single spaces, each a plain decimal (an optional sign, digits with at most one point, at most
+    15 digits, no exponent), and a non-empty word before them, ``word_end[r]`` is where the word
+    ends and ``out[r]`` the values: the integer of the digits over a power of ten, one division
+    of two exact float64 numbers, so the correctly rounded float64 of the decimal, as Python's
+    ``float`` reads it. Any other line gets ``word_end[r] = -1``: read by the slow path, which
+    also says what is wrong with it."""
+    for r in range(starts.shape[0]):
+        a, b = starts[r], ends[r]
+        word_end[r] = -1
+        q, k = b, 0              # the dim-th space from the right: where the values start
+        while q > a and k < dim:
+            q -= 1
+            if buf[q] == 32:
+                k += 1
+        if k < dim or q == a:
+            continue
+        pos, ok = q + 1, True
+        for j in range(dim):
+            neg = False
+            if pos < b and (buf[pos] == 45 or buf[pos] == 43):    # '-' or '+'
+                neg = buf[pos] == 45
+                pos += 1
+            m, digits, frac, dot = 0, 0, 0, False
+            while pos < b and buf[pos] != 32:
+                c = buf[pos]
+                if 48 <= c <= 57:
+                    m = m * 10 + (c - 48)
+                    digits += 1
+                    if dot:
+                        frac += 1
+                elif c == 46 and not dot:
+                    dot = True
+                else:
+                    ok = False
+                    break
+                pos += 1
+            if not ok or digits == 0 or digits > 15:
+                ok = False
+                break
+            v = m / pow10[frac]
+            out[r, j] = -v if neg else v
+            pos += 1
+        if ok:
+            word_end[r] = q
+
+
+def _vector_line(line: str, dim: int, source: str, name: str, lineno: int) -> tuple[str, np.ndarray]:
+    """The word and values (float32) of a vector line, or a UserError saying what is wrong."""
+    parts = line.rsplit(" ", dim)
+    if (len(parts) != dim + 1 or not parts[0]
+            or " " in parts[0] and _looks_numeric(parts[0].rsplit(" ", 1)[1])):
+        n = len(line.split()) - 1
+        raise UserError(f"{n} values where {dim} are expected ({source} dimension)", name, lineno)
+    return parts[0], _values(parts[1:], name, lineno)
+
+
 def read_vectors(path: str, limit: int | None = None, dim: int | None = None) -> Vectors:
     """The vectors of a ``.vec`` file (see the module's docstring), at most ``limit`` words;
     ``dim``, when given, is the dimension the file must have. Every problem is a UserError
-    naming the file and line."""
+    naming the file and line. Vector lines are parsed ``BATCH_LINES`` at a time
+    (``_parse_lines``) and then taken in order, so the first problem in the file is the one
+    reported, and nothing past the ``limit``-th word is, even if read."""
     path = os.fspath(path)
     name = display_name(path)
     if limit is not None and limit < 1:
@@ -113,41 +180,77 @@ def read_vectors(path: str, limit: int | None = None, dim: int | None = None) ->
     source = "the expected"              # where dim comes from, for messages
     seen = 0                              # vector lines read (duplicates included)
     lineno = 0
+    pending: list[tuple[int, str]] = []   # vector lines read, not yet taken
+
+    def take() -> bool:
+        """Take the pending lines in order; True once ``limit`` words are kept."""
+        nonlocal seen
+        batch = [line.encode("utf-8") for _, line in pending]
+        ends = np.cumsum([len(x) for x in batch], dtype=np.int64)
+        starts = ends - np.array([len(x) for x in batch], dtype=np.int64)
+        out = np.zeros((len(batch), dim))   # (a slow-path line's row: its own values, below)
+        word_end = np.empty(len(batch), dtype=np.int64)
+        _parse_lines(np.frombuffer(b"".join(batch), dtype=np.uint8), starts, ends, dim, _POW10, out, word_end)
+        lines = pending[:]
+        pending.clear()
+        values = out.astype(np.float32)
+        kept: list[int] = []      # the lines whose words are kept, in order
+        full = False
+        for r, (at, line) in enumerate(lines):
+            word = None
+            if word_end[r] >= 0:
+                word = batch[r][:word_end[r] - starts[r]].decode("utf-8")
+                if " " in word and _looks_numeric(word.rsplit(" ", 1)[1]):
+                    word = None   # too many values: the slow path says so
+            if word is None:
+                word, values[r] = _vector_line(line, dim, source, name, at)
+            seen += 1
+            if header and seen > header[0]:
+                raise UserError(f"more vectors than the header's {header[0]}", name, at)
+            if word not in index:
+                index[word] = len(words)
+                words.append(word)
+                kept.append(r)
+                if limit is not None and len(words) >= limit:
+                    full = True
+                    break
+        rows.append(values[kept])
+        return full
+
+    full = False
     f = open_binary(path)
     try:
         stream = gzip.GzipFile(fileobj=f) if f.peek(2)[:2] == b"\x1f\x8b" else f
         try:
-            for lineno, line in iter_lines(name, stream):
-                line = line.rstrip(" ")
-                if not line.strip():
-                    continue
-                if lineno == 1 and (header := _header(line.split(), name)) is not None:
-                    if dim is not None and header[1] != dim:
-                        raise UserError(f"the header says {header[1]} dimensions, {dim} expected",
-                                        name, 1)
-                    dim, source = header[1], "the header's"
-                    continue
-                if dim is None:
-                    source = "the first vector's"
-                    dim = len(line.split()) - 1
-                    if dim < 1:
-                        raise UserError(f"a word without values: {quote(line)}", name, lineno)
-                parts = line.rsplit(" ", dim)
-                if (len(parts) != dim + 1 or not parts[0]
-                        or " " in parts[0] and _looks_numeric(parts[0].rsplit(" ", 1)[1])):
-                    n = len(line.split()) - 1
-                    raise UserError(f"{n} values where {dim} are expected ({source} dimension)",
-                                    name, lineno)
-                seen += 1
-                if header and seen > header[0]:
-                    raise UserError(f"more vectors than the header's {header[0]}", name, lineno)
-                v = _values(parts[1:], name, lineno)
-                if parts[0] not in index:
-                    index[parts[0]] = len(words)
-                    words.append(parts[0])
-                    rows.append(v)
-                    if limit is not None and len(words) >= limit:
+            try:
+                for lineno, line in iter_lines(name, stream):
+                    line = line.rstrip(" ")
+                    if not line.strip():
+                        continue
+                    if lineno == 1 and (header := _header(line.split(), name)) is not None:
+                        if dim is not None and header[1] != dim:
+                            raise UserError(f"the header says {header[1]} dimensions, {dim} expected",
+                                            name, 1)
+                        dim, source = header[1], "the header's"
+                        continue
+                    if dim is None:
+                        source = "the first vector's"
+                        dim = len(line.split()) - 1
+                        if dim < 1:
+                            raise UserError(f"a word without values: {quote(line)}", name, lineno)
+                    pending.append((lineno, line))
+                    if len(pending) >= BATCH_LINES and take():
+                        full = True
                         break
+            except (UserError, gzip.BadGzipFile, EOFError, zlib.error):
+                # a problem further on than the lines read before it: those come first (their
+                # own problem, or the limit reached before it)
+                if pending and take():
+                    full = True
+                else:
+                    raise
+            if pending and not full:
+                full = take()
         except (gzip.BadGzipFile, EOFError, zlib.error) as e:
             raise UserError(f"corrupt gzip data ({e})", name, lineno + 1) from None
     finally:
@@ -157,7 +260,7 @@ def read_vectors(path: str, limit: int | None = None, dim: int | None = None) ->
     if header and seen < header[0] and (limit is None or len(words) < limit):
         raise UserError(f"the header says {header[0]} vectors, the file has {seen} (cut short?)",
                         name, lineno)
-    return Vectors(words, np.vstack(rows), path, index)
+    return Vectors(words, np.concatenate(rows), path, index)
 
 
 @njit
