@@ -589,9 +589,11 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
     vec = read_vectors(path, limit)
     X = normalise(vec.matrix)
     # words with the same vector (a pruned table, such as spaCy's, maps many words to one row)
-    # are assigned once
-    rows = np.ascontiguousarray(X).view(np.dtype((np.void, X.dtype.itemsize * X.shape[1]))).ravel()
-    _, first, inverse = np.unique(rows, return_index=True, return_inverse=True)
+    # are assigned once (the rows told apart by their bytes, in the order they come)
+    seen: dict[bytes, int] = {}
+    inverse = np.fromiter((seen.setdefault(r.tobytes(), len(seen)) for r in X), dtype=np.int64, count=len(X))
+    first = np.empty(len(seen), dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(X) - 1, -1, -1)   # each distinct row's first word
     distinct = X[first]
     ids = np.zeros((len(vec), len(levels)), dtype=np.uint16)
     for j, k in enumerate(levels):
@@ -600,7 +602,7 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
         C = fit_centroids(X[:sample], k, seed, iters)
         out = np.empty(len(distinct), dtype=np.int32)
         _nearest(distinct, C, _norms2(C), out)
-        ids[:, j] = out[inverse.ravel()]
+        ids[:, j] = out[inverse]
     source = {"file": display_name(path), "sha256": sha256_file(Path(path)), "limit": limit, "words": len(vec),
               "dim": vec.dim, "seed": seed, "fit_sample": min(sample, len(vec)), "fit_iters": iters}
     return WordClusters(vec.words, ids, tuple(levels), source)

@@ -222,3 +222,15 @@ def test_seed_rows_matches_the_reference(seed):
     got = seed_rows(X, k, seed)
     assert got == _ref_seed_rows(X, k, seed)
     assert len(set(got)) == k
+
+
+def test_words_sharing_a_vector_share_its_clusters(tmp_path):
+    """A pruned table (spaCy's) maps many words to one row: those words are assigned once, by
+    their row, and get its clusters; two rows far apart land in two clusters of two."""
+    p = tmp_path / "dup.vec"
+    p.write_text("a 1 0 0\nb 1 0 0\nc 0 0 1\nd 0 0 1\ne 1 0 0\nf 0.9 0.1 0\n", encoding="utf-8")
+    wc = word_clusters(str(p), limit=100, levels=(2, 6), seed=0)
+    ids = {w: tuple(int(x) for x in wc.ids[wc.index[w]]) for w in "abcdef"}
+    assert ids["a"] == ids["b"] == ids["e"] and ids["c"] == ids["d"]
+    assert ids["a"][0] != ids["c"][0] and ids["f"][0] == ids["a"][0]
+    assert ids["f"][1] != ids["a"][1]     # six clusters for three distinct rows: f its own
