@@ -23,8 +23,8 @@ The format (``.vec``, gzipped or not: gzip is told by its magic bytes, not by th
   is a number: that line has too many values, an error. DIM is the header's, or without a header the
   first vector's (whose word, there, cannot hold a space). Blank lines are skipped.
 
-Memory is bounded by ``limit``: lines are read one at a time (parsed ``BATCH_LINES`` at a time by a kernel, with Python's
-reading of a line where it is not plain decimals), and reading stops as soon as
+Memory is bounded by ``limit``: lines are read one at a time (and parsed ``BATCH_LINES`` at a
+time by a kernel, by Python where a line is not plain decimals), and reading stops as soon as
 ``limit`` distinct words are kept (the file lists the most frequent words first), so the rest
 of a 2 GB file is never read. A word seen again keeps its first vector.
 """
