@@ -1,7 +1,8 @@
 """Defaults checked leave-one-treebank-out (issue 43, item 4): results/defaults-loo.json and .md.
 
-    STRUCTKIT_DATA=DIR python scripts/defaults_loo.py [--task morph|tokenize] [--variant V ...]
-                                                      [--only T ...] [--resume] [--report-only]
+    STRUCTKIT_DATA=DIR python scripts/defaults_loo.py [--task morph|tokenize|parse] [--variant V ...]
+                                                      [--only T ...] [--resume] [--note TEXT]
+                                                      [--report-only]
 
 Treebanks: every UD treebank of the data folder that has a training file (``ud-*/*-ud-train.conllu``).
 Test files are never read. For each task, each variant trains on each treebank's training file,
@@ -17,6 +18,14 @@ dev choosing the epoch as the defaults do, and is judged by one score on dev:
   file (every fifth document, or stretch of 20 sentences where there are no ``# newdoc``/``# newpar``
   marks, is dev; the rest trains): a tokenizer needs running text to split sentences in. Score:
   (words F1 + sentences F1) / 2 (CoNLL 2018 alignment).
+- ``parse`` (the labelled beam parser alone, on the files' gold UPOS/XPOS/FEATS): the defaults of
+  ``structkit train --task parse`` (beam 8, pseudo-projective lift threshold
+  ``labelled.MIN_LIFT_COUNT`` 2, 2^23 hashed rows, at most 8 epochs, dev keeping the epoch of the
+  best LAS) and one-axis changes of them (``PARSE_VARIANTS``, the axes of
+  ``scripts/ud_parse_defaults.py``, where they were chosen on English ParTUT dev alone); where a
+  treebank has no dev file, every 10th training sentence is held out as dev (no refit), as
+  ``--dev-split 0.1 --no-refit`` does. Score: dev LAS (universal labels, CoNLL 2018) of the epoch
+  kept, the figure the parser's dev selection uses.
 
 Leave-one-treebank-out: for each treebank T, the variant with the best mean score over the other
 treebanks (chosen without T; ties go to the variant listed first, the current default), and T's
@@ -25,7 +34,9 @@ oracle). The seed rows (the current default with shuffling seeds 1 and 2) show h
 alone moves the scores; they are never chosen. ``choose`` and ``leave_one_out`` are the selection,
 pure functions of a score grid (tests/test_defaults_loo.py). Each cell is written to the .json as
 it is done (each task with the commit, date and command of its run); ``--resume`` keeps the
-task's cells of the same commit and runs the others.
+task's cells of the same commit and runs the others (the section's command is then the runs'
+commands in turn, joined by ``;``). ``--note`` adds a sentence to the task's section (such as
+which variants were not run, and why).
 """
 from __future__ import annotations
 
@@ -71,6 +82,34 @@ TASKS = {
                   "(no `# newdoc`/`# newpar` marks) is dev, the rest trains",
     },
 }
+# the parse task's variants: changes to PARSE_DEFAULT (``structkit train --task parse``'s
+# defaults: the beam learner's beam and hash_bits, labelled.MIN_LIFT_COUNT, shuffling seed 0)
+PARSE_DEFAULT = {"beam": 8, "lift": 2, "hash_bits": 23, "seed": 0}
+PARSE_VARIANTS = {
+    "default": {},
+    "beam=4": {"beam": 4},
+    "lift=1": {"lift": 1},
+    "lift=3": {"lift": 3},
+    "hash_bits=22": {"hash_bits": 22},
+    "hash_bits=24": {"hash_bits": 24},
+    "beam=16": {"beam": 16},
+    "default/seed1": {"seed": 1},
+    "default/seed2": {"seed": 2},
+}
+TASKS["parse"] = {
+    "title": "Parser (labelled beam parser, gold morphology)",
+    "default": "default",
+    "candidates": ("default", "beam=4", "lift=1", "lift=3", "hash_bits=22", "hash_bits=24", "beam=16"),
+    "seeds": ("default/seed1", "default/seed2"),
+    "score": "dev LAS (universal labels, CoNLL 2018) of the epoch the dev selection keeps (of at most 8), "
+             "the parser's own selection figure; input: the dev file's gold UPOS/XPOS/FEATS",
+    "variants_from": "`structkit train --task parse` (beam 8, lift threshold `MIN_LIFT_COUNT` 2, 2^23 hashed "
+                     "rows, 8 epochs at most, dev keeping the best) and one-axis changes of it, the axes of "
+                     "`scripts/ud_parse_defaults.py` (its runs; the defaults were chosen there on English ParTUT dev alone, "
+                     "among candidates within a training-time budget: here the choice is on the score alone, "
+                     "whatever the CPU seconds, which are in the last table)",
+    "no_dev": "every 10th training sentence held out as dev (trained on the other 9/10, no refit)",
+}
 NUMBA_CACHE_TOK = numba_cache("warm", "the kernels compiled in this process by an untimed 1-epoch training on the "
                                       "first treebank's files before the timed ones")
 SEED_OPTIONS = {"features=short,url/seed1": {"features": "short,url", "seed": 1},
@@ -85,6 +124,8 @@ def score(task: str, cell: Mapping) -> float:
         return (cell["dev"]["alltags_full"] + cell["dev"]["lemmas"]) / 2
     if task == "tokenize":
         return (cell["words"] + cell["sentences"]) / 2
+    if task == "parse":
+        return cell["las"]
     raise ValueError(f"task {task!r}")
 
 
@@ -109,6 +150,13 @@ def choose(grid: Mapping[str, Mapping[str, float]], candidates: Sequence[str],
         if best_mean is None or mean > best_mean + 1e-9:
             best, best_mean = v, mean
     return best
+
+
+def parse_settings(variant: str) -> dict:
+    """The parse task's settings of a variant: PARSE_DEFAULT with the variant's changes."""
+    if variant not in PARSE_VARIANTS:
+        raise ValueError(f"parse variant {variant!r}: not one of {', '.join(PARSE_VARIANTS)}")
+    return PARSE_DEFAULT | PARSE_VARIANTS[variant]
 
 
 def leave_one_out(grid: Mapping[str, Mapping[str, float]], candidates: Sequence[str],
@@ -256,7 +304,44 @@ def write_report(obj: dict, out: Path) -> None:
     out.with_suffix(".md").write_text("\n".join(lines))
 
 
+def _parse_train(paths: tuple[str, str | None], settings: dict, epochs: int | None = None) -> dict:
+    """The beam parser trained on the training file with ``settings`` (lift threshold set for
+    this training only), dev selecting the epoch; its dev scores and training CPU seconds."""
+    import structkit.parse.labelled as labelled
+    from structkit.parse.parser import train_parser
+    from structkit.tasks import make_config
+
+    train, dev = paths
+    config = make_config({"task": "parse", "algo": "beam", "beam": settings["beam"],
+                          "hash_bits": settings["hash_bits"], "seed": settings["seed"], "epochs": epochs,
+                          **({} if dev else {"dev_split": 0.1, "refit": False})})
+    curve = []
+
+    def on_epoch(epoch: int, stats: dict) -> None:
+        curve.append({k: stats["dev"][k] for k in ("uas", "las", "las_full", "words")})
+
+    was = labelled.MIN_LIFT_COUNT
+    labelled.MIN_LIFT_COUNT = settings["lift"]
+    try:
+        c0 = time.process_time()
+        model = train_parser(config, train, dev, on_epoch)
+        cpu = time.process_time() - c0
+    finally:
+        labelled.MIN_LIFT_COUNT = was
+    info = model.info
+    kept = curve[info["selected_epoch"] - 1]
+    if kept["las"] != info["selected_dev"]["las"]:
+        raise RuntimeError(f"the epoch kept ({info['selected_epoch']}) is not the curve's: {info['selected_dev']}")
+    return {"las": kept["las"], "uas": kept["uas"], "las_full": kept["las_full"], "dev_words": kept["words"],
+            "selected_epoch": info["selected_epoch"], "epochs_run": info["epochs_run"],
+            "dev_las_per_epoch": [round(c["las"], 2) for c in curve], "labels": info["labels"],
+            "train_sentences": info["train_sentences"], "skipped_unbuildable": info["skipped_unbuildable"],
+            "settings": settings, "train_cpu_seconds": round(cpu, 1), "numba_cache": NUMBA_CACHE_TOK}
+
+
 def _run_cell(task: str, name: str, variant: str, paths: tuple[str, str | None], tmp: str) -> dict:
+    if task == "parse":
+        return _parse_train(paths, parse_settings(variant))
     if task == "morph":
         import morph_dev
 
@@ -275,6 +360,11 @@ def _describe(task: str, v: str) -> str:
         import morph_dev
 
         return morph_dev.VARIANTS[v][0] + "".join(f"; {k}={c!r}" for k, c in morph_dev.VARIANTS[v][1].items())
+    if task == "parse":
+        s = parse_settings(v)
+        return (f"beam {s['beam']}, lift threshold {s['lift']}, 2^{s['hash_bits']} rows, seed {s['seed']}"
+                + (" (the defaults)" if v == "default" else
+                   " (the default, another shuffling seed)" if v in TASKS["parse"]["seeds"] else ""))
     if v in SEED_OPTIONS:
         return "the default, another shuffling seed: " + " ".join(f"--{k} {c}" for k, c in SEED_OPTIONS[v].items())
     import tokenize_dev
@@ -288,6 +378,10 @@ def _warm_up(task: str, name: str, paths: tuple[str, str | None], tmp: str) -> N
         import morph_dev
 
         morph_dev.warm_up(name, paths)
+        return
+    if task == "parse":   # one epoch on the dev file (the training file where there is none)
+        train, dev = paths
+        _parse_train((dev, dev) if dev else (train, None), PARSE_DEFAULT, epochs=1)
         return
     from structkit.tasks import make_config
     from structkit.tokenizer.task import train_tokenizer
@@ -307,6 +401,8 @@ def main() -> int:
     ap.add_argument("--only", action="append", help="a treebank (folder name); repeatable")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--resume", action="store_true", help="keep the task's cells of the same commit")
+    ap.add_argument("--note", help="a sentence for the task's section (e.g. variants not run, and why); "
+                                   "--resume keeps the previous one when none is given")
     ap.add_argument("--report-only", action="store_true", help="rewrite the .md from the .json")
     args = ap.parse_args()
     out = Path(args.out)
@@ -318,9 +414,17 @@ def main() -> int:
     import morph_dev
     from structkit.tokenizer.task import DEFAULT_FEATURES
 
-    if morph_dev.DEFAULT != TASKS["morph"]["default"] or f"features={DEFAULT_FEATURES}" != TASKS["tokenize"]["default"]:
+    import structkit.parse.labelled as labelled
+    from structkit.parse.parser import parser_family
+
+    beam = parser_family("beam")[0]
+    code_parse = {"beam": beam.param("beam").default, "lift": labelled.MIN_LIFT_COUNT,
+                  "hash_bits": beam.param("hash_bits").default, "seed": 0}
+    if morph_dev.DEFAULT != TASKS["morph"]["default"] or f"features={DEFAULT_FEATURES}" != TASKS["tokenize"]["default"] \
+            or code_parse != PARSE_DEFAULT or beam.epochs != 8:
         raise SystemExit("the defaults named here are not the code's: morph_dev.DEFAULT "
-                         f"{morph_dev.DEFAULT!r}, tokenizer DEFAULT_FEATURES {DEFAULT_FEATURES!r}")
+                         f"{morph_dev.DEFAULT!r}, tokenizer DEFAULT_FEATURES {DEFAULT_FEATURES!r}, parser "
+                         f"{code_parse} with {beam.epochs} epochs")
     if not args.data:
         raise SystemExit("no data folder: set STRUCTKIT_DATA or pass --data")
     spec = TASKS[args.task]
@@ -344,7 +448,12 @@ def main() -> int:
             "order": variants, "variants": {v: _describe(args.task, v) for v in variants},
             "score": spec["score"], "runs": {}}
     if args.resume and prev and prev["machine"]["commit"] == m["commit"]:
-        part["runs"], part["command"] = prev["runs"], prev["command"] + " (resumed)"
+        # the runs' commands in turn: the first one's cells kept, this one runs the rest
+        part["runs"], part["command"] = prev["runs"], f"{prev['command']}; {part['command']}"
+        if prev.get("note"):
+            part["note"] = prev["note"]
+    if args.note:
+        part["note"] = args.note
     obj[args.task] = part
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="structkit-loo-") as tmp:

@@ -70,8 +70,25 @@ def test_scores():
     assert loo.score("morph", {"dev": {"alltags_full": 80.0, "lemmas": 90.0, "upos": 99.0, "alltags": 10.0}}) == 85.0
     # tokenize: the mean of words and sentences F1
     assert loo.score("tokenize", {"tokens": 99.0, "words": 75.0, "sentences": 26.0}) == 50.5
+    # parse: the dev LAS of the epoch kept (universal labels), not UAS or the full-label LAS
+    assert loo.score("parse", {"uas": 90.0, "las": 85.5, "las_full": 84.0}) == 85.5
     with pytest.raises(ValueError):
-        loo.score("parse", {})
+        loo.score("ner", {})
+
+
+def test_parse_variants_change_one_setting_of_the_default():
+    assert loo.parse_settings("default") == {"beam": 8, "lift": 2, "hash_bits": 23, "seed": 0}
+    assert loo.parse_settings("beam=4") == {"beam": 4, "lift": 2, "hash_bits": 23, "seed": 0}
+    assert loo.parse_settings("lift=3") == {"beam": 8, "lift": 3, "hash_bits": 23, "seed": 0}
+    assert loo.parse_settings("hash_bits=22") == {"beam": 8, "lift": 2, "hash_bits": 22, "seed": 0}
+    assert loo.parse_settings("default/seed2") == {"beam": 8, "lift": 2, "hash_bits": 23, "seed": 2}
+    # every named variant but the default changes exactly one setting, and a seed row only the seed
+    spec = loo.TASKS["parse"]
+    for v in spec["candidates"][1:] + spec["seeds"]:
+        changed = {k for k, x in loo.parse_settings(v).items() if x != loo.PARSE_DEFAULT[k]}
+        assert len(changed) == 1 and (changed == {"seed"}) == (v in spec["seeds"]), v
+    with pytest.raises(ValueError, match="beam=5"):
+        loo.parse_settings("beam=5")
 
 
 def test_the_defaults_are_the_candidates_listed_first():
