@@ -37,10 +37,14 @@ def run(args: list, interrupt_in: Path | None = None) -> dict:
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     cpu0, t0 = children_cpu(), time.perf_counter()
     p = subprocess.Popen([sys.executable, "-m", "structkit", *map(str, args)], env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         # SIGINT as at a terminal, even where this script was started with it
+                         # ignored (a shell's background job without job control), which the
+                         # command would inherit: its interrupted run then ran to the end
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     interrupted = False
     if interrupt_in is not None:
-        while p.poll() is None and not any(interrupt_in.glob("*.model")):
+        while p.poll() is None and not any(interrupt_in.glob("[!.]*.model")):
             time.sleep(0.2)
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGINT)

@@ -239,17 +239,44 @@ def build_all(chosen: list[recipes.Recipe], outputs: list[str], *, jobs: int = 1
     return [r for r in rows if r is not None]
 
 
+# In a build worker: the run's "stopping" event (``_on_processes``), set once the run is stopped.
+_STOPPING = None
+
+
+def _init_build_worker(stopping) -> None:
+    global _STOPPING
+    _STOPPING = stopping
+
+
+def _build_queued(recipe: recipes.Recipe, output: str, train_on: str, fetch: bool) -> Built | None:
+    """``build_one`` in a worker, unless the run was stopped while this build waited in the
+    pool's queue (None): a build already handed to the pool cannot be cancelled, and each took
+    a minute after Ctrl-C."""
+    if _STOPPING is not None and _STOPPING.is_set():
+        return None
+    return build_one(recipe, output, train_on, fetch)
+
+
 def _on_processes(chosen, outputs, todo, jobs, train_on, fetch, done) -> None:
+    """The builds on ``jobs`` processes. When the run stops (Ctrl-C, which also ends the builds
+    running in the workers, or any error here), no build not yet begun begins: the pool's queue
+    holds builds ``cancel`` cannot take back, and each would have trained in full before the
+    run ended."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context) as pool:
-        futures = {pool.submit(build_one, chosen[k], outputs[k], train_on, fetch): k for k in todo}
+    stopping = context.Event()
+    with ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=context,
+                             initializer=_init_build_worker, initargs=(stopping,)) as pool:
+        futures = {}
         try:
+            for k in todo:
+                futures[pool.submit(_build_queued, chosen[k], outputs[k], train_on, fetch)] = k
             for fut in as_completed(futures):
                 done(futures[fut], fut.result())
         except BaseException:
+            stopping.set()
             for f in futures:
                 f.cancel()
             raise

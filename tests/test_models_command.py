@@ -380,6 +380,37 @@ def test_models_build_all_goes_on_after_a_failure_and_resumes(sk, tmp_path, monk
     assert _models(out)["ud-aa-one.pos.model"] != whole["ud-aa-one.pos.model"]
 
 
+def test_a_stopped_run_begins_no_build_waiting_in_the_pools_queue(tmp_path, monkeypatch):
+    """Ctrl-C during `--all --jobs 2`: the pool has already taken builds from the queue that
+    ``cancel`` cannot take back; none of them may begin once the run is stopping (each trained
+    in full before the run ended). Here the first finished build stops the run; the two builds
+    begun by then (the slow second, and whatever the first's worker took next) are all that
+    ever begin, of eight."""
+    import time
+
+    from structkit import builds
+
+    started = tmp_path / "started"
+    started.mkdir()
+
+    def fake_build(recipe, output, train_on="train", fetch=True):
+        (started / recipe).touch()
+        time.sleep(0.05 if recipe == "r0" else 1.0)
+        return builds.Built(recipe, output, "built")
+
+    monkeypatch.setattr(builds, "build_one", fake_build)   # the forked workers inherit it
+
+    def done(k, row):
+        raise KeyboardInterrupt   # as Ctrl-C in the parent, on the first row
+
+    names = [f"r{k}" for k in range(8)]
+    with pytest.raises(KeyboardInterrupt):
+        builds._on_processes(names, [str(tmp_path / n) for n in names], list(range(8)), 2, "train", False, done)
+    time.sleep(1.5)   # what a worker would still begin, it has begun by now
+    begun = sorted(p.name for p in started.iterdir())
+    assert {"r0", "r1"} <= set(begun) <= {"r0", "r1", "r2"}, begun
+
+
 def test_models_build_all_from_a_list_and_its_errors(sk, tmp_path, monkeypatch):
     """--list FILE builds the folders and names it lists (comments and blank lines skipped);
     mistakes of the many-builds options are one line each, before anything is trained."""
