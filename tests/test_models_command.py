@@ -383,9 +383,10 @@ def test_models_build_all_goes_on_after_a_failure_and_resumes(sk, tmp_path, monk
 def test_a_stopped_run_begins_no_build_waiting_in_the_pools_queue(tmp_path, monkeypatch):
     """Ctrl-C during `--all --jobs 2`: the pool has already taken builds from the queue that
     ``cancel`` cannot take back; none of them may begin once the run is stopping (each trained
-    in full before the run ended). Here the first finished build stops the run; the two builds
-    begun by then (the slow second, and whatever the first's worker took next) are all that
-    ever begin, of eight."""
+    in full before the run ended). Here the first finished build stops the run; the builds
+    begun by then (that one, the slow second, and whatever the first's worker took next) are
+    the most that ever begin, of eight. The pool has run or dropped every queued build by the time
+    the interrupt leaves ``_on_processes`` (its shutdown waits for them)."""
     import time
 
     from structkit import builds
@@ -406,9 +407,8 @@ def test_a_stopped_run_begins_no_build_waiting_in_the_pools_queue(tmp_path, monk
     names = [f"r{k}" for k in range(8)]
     with pytest.raises(KeyboardInterrupt):
         builds._on_processes(names, [str(tmp_path / n) for n in names], list(range(8)), 2, "train", False, done)
-    time.sleep(1.5)   # what a worker would still begin, it has begun by now
     begun = sorted(p.name for p in started.iterdir())
-    assert {"r0", "r1"} <= set(begun) <= {"r0", "r1", "r2"}, begun
+    assert "r0" in begun and set(begun) <= {"r0", "r1", "r2"}, begun   # r1 may not have begun yet
 
 
 def test_models_build_all_from_a_list_and_its_errors(sk, tmp_path, monkeypatch):
