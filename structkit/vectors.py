@@ -186,31 +186,42 @@ def read_vectors(path: str, limit: int | None = None, dim: int | None = None) ->
         """Take the pending lines in order; True once ``limit`` words are kept."""
         nonlocal seen
         batch = [line.encode("utf-8") for _, line in pending]
-        ends = np.cumsum([len(x) for x in batch], dtype=np.int64)
-        starts = ends - np.array([len(x) for x in batch], dtype=np.int64)
-        out = np.zeros((len(batch), dim))   # (a slow-path line's row: its own values, below)
-        word_end = np.empty(len(batch), dtype=np.int64)
-        _parse_lines(np.frombuffer(b"".join(batch), dtype=np.uint8), starts, ends, dim, _POW10, out, word_end)
+        lengths = np.array([len(x) for x in batch], dtype=np.int64)
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+        # Only a line of more than 2 * dim bytes can hold a word and dim values: the rows of
+        # values are for those lines alone, so they take at most 4 times the batch's bytes
+        # whatever dimension a header claims. A shorter line goes to the slow path, which says
+        # what is wrong with it.
+        fit = lengths > 2 * dim
+        row = np.cumsum(fit) - 1            # line r's row of values, where fit[r]
+        out = np.zeros((int(fit.sum()), dim))   # (a slow-path line's row: its own values, below)
+        word_end = np.empty(len(out), dtype=np.int64)
+        _parse_lines(np.frombuffer(b"".join(batch), dtype=np.uint8), starts[fit], ends[fit], dim, _POW10, out,
+                     word_end)
         lines = pending[:]
         pending.clear()
         values = out.astype(np.float32)
-        kept: list[int] = []      # the lines whose words are kept, in order
+        kept: list[int] = []      # the rows of the lines whose words are kept, in order
         full = False
         for r, (at, line) in enumerate(lines):
             word = None
-            if word_end[r] >= 0:
-                word = batch[r][:word_end[r] - starts[r]].decode("utf-8")
+            if fit[r] and word_end[row[r]] >= 0:
+                word = batch[r][:word_end[row[r]] - starts[r]].decode("utf-8")
                 if " " in word and _looks_numeric(word.rsplit(" ", 1)[1]):
                     word = None   # too many values: the slow path says so
             if word is None:
-                word, values[r] = _vector_line(line, dim, source, name, at)
+                word, v = _vector_line(line, dim, source, name, at)
+                if not fit[r]:    # cannot be: a word and dim values take more than 2 * dim bytes
+                    raise AssertionError(f"{name}:{at}: a line of {lengths[r]} bytes read as {dim} values")
+                values[row[r]] = v
             seen += 1
             if header and seen > header[0]:
                 raise UserError(f"more vectors than the header's {header[0]}", name, at)
             if word not in index:
                 index[word] = len(words)
                 words.append(word)
-                kept.append(r)
+                kept.append(row[r])
                 if limit is not None and len(words) >= limit:
                     full = True
                     break

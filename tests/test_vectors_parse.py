@@ -127,3 +127,12 @@ def test_the_limit_comes_before_a_problem_read_after_it(tmp_path, monkeypatch, b
         V.read_vectors(path, limit=3)
     with pytest.raises(UserError, match=r":4: not valid UTF-8 text"):
         V.read_vectors(_write(tmp_path, b"a 1 2\nb 3 4\nc 5 6\n\xff\xfe\n", name="w.vec"), limit=4)
+
+
+def test_a_header_claiming_a_huge_dimension_is_one_line_not_a_huge_array(tmp_path):
+    """Lines of three fields under a header claiming two billion dimensions, more lines than a
+    batch: the rows of values are only for lines long enough to hold them (none here), so the
+    batch costs no more than its bytes (it once asked numpy for 14.9 TiB: a MemoryError)."""
+    text = "3000 2000000000\n" + "".join(f"w{k} 1 2\n" for k in range(2000))
+    with pytest.raises(UserError, match=r":2: 2 values where 2000000000 are expected \(the header's dimension\)$"):
+        V.read_vectors(_write(tmp_path, text))
