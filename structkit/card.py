@@ -327,7 +327,9 @@ def card_lines(path: str, header: dict, card: dict | None) -> list[str]:
         lines.append(f"vectors:    {vec.get('file')}; sha256 {vec.get('sha256')}; limit {vec.get('limit')}, "
                      f"{vec.get('words')} words of {vec.get('dim')} dimensions; k-means clusters "
                      f"{', '.join(map(str, vec.get('levels') or []))} (seed {vec.get('seed')}, fitted on the "
-                     f"first {vec.get('fit_sample')} words)")
+                     f"first {vec.get('fit_sample')} words"
+                     + (f"; the last each of the level before split in {vec['split']}" if vec.get("split") else "")
+                     + ")")
     dev = card.get("dev") or {}
     if dev.get("scores"):
         lines.append(f"dev:        {_scores_text(dev['scores'])}")

@@ -371,8 +371,14 @@ def cluster_ids(vectors: Vectors, ks=(16, 64, 256), seed: int = 0) -> np.ndarray
 
 
 # ---- word clusters for the models' features (issue 44) --------------------------------------
-# The granularities (numbers of clusters) a model's features read, coarse to fine.
+# The granularities (numbers of clusters) fitted by k-means, coarse to fine.
 LEVELS = (16, 64, 256)
+# And one finer level, nested: each cluster of the finest fitted level split in SPLIT by a
+# k-means over its own words (fitted on its first SPLIT_SAMPLE distinct vectors), as the bits of
+# a Brown cluster path refine its prefix. The morph model reads every level (the parser the first
+# three): French ParTUT's dev preferred it on words unseen in training (results/vectors-levels.md).
+SPLIT = 16
+SPLIT_SAMPLE = 1_000
 # ``--vectors-limit``'s default: the most frequent words kept from the file.
 DEFAULT_LIMIT = 200_000
 # Centroids are fitted on the first (most frequent) FIT_SAMPLE words, in FIT_ITERS rounds of
@@ -589,11 +595,36 @@ def trigrams(word: str) -> list[str]:
     return list(dict.fromkeys(w[i:i + 3] for i in range(len(w) - 2)))
 
 
+def split_level(X: np.ndarray, coarse: np.ndarray, k: int, parts: int, seed: int = 0,
+                sample: int = SPLIT_SAMPLE, iters: int = FIT_ITERS) -> np.ndarray:
+    """Each row's cluster among ``k * parts``, nested in its cluster ``coarse[i]`` among k:
+    that cluster's rows (in the order they come) split by ``parts`` centroids fitted
+    (``fit_centroids``) on its first ``sample`` rows, each row then assigned to the nearest
+    (``_nearest``); row i's id is ``coarse[i] * parts`` + its part."""
+    if not 1 <= k * parts <= 65535:
+        raise UserError(f"cluster sizes must be in 1..65535, got {k} x {parts}")
+    order = np.argsort(coarse, kind="stable")
+    bounds = np.searchsorted(coarse[order], np.arange(k + 1))
+    out = np.empty(len(X), dtype=np.int32)
+    for c in range(k):
+        members = order[bounds[c]:bounds[c + 1]]
+        if not len(members):
+            continue
+        rows = np.ascontiguousarray(X[members])
+        C = fit_centroids(rows[:sample], parts, seed, iters)
+        got = np.empty(len(members), dtype=np.int32)
+        _nearest(rows, C, _norms2(C), got)
+        out[members] = c * parts + got
+    return out
+
+
 def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, seed: int = 0,
-                  sample: int = FIT_SAMPLE, iters: int = FIT_ITERS) -> WordClusters:
+                  sample: int = FIT_SAMPLE, iters: int = FIT_ITERS, split: int = SPLIT) -> WordClusters:
     """The cluster table of a ``.vec`` file (``read_vectors``, at most ``limit`` words): for
     each level k, k centroids fitted (``fit_centroids``) on the normalised vectors of the first
-    ``sample`` words, then every word assigned to its nearest one (``_nearest``)."""
+    ``sample`` words, then every word assigned to its nearest one (``_nearest``); and, with
+    ``split`` above 1, one more level, the last one's clusters each split in ``split``
+    (``split_level``): the table's levels are ``levels + (levels[-1] * split,)``."""
     from structkit.datasets.convert import sha256_file   # training only: not imported on load
 
     path = os.fspath(path)
@@ -606,7 +637,10 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
     first = np.empty(len(seen), dtype=np.int64)
     first[inverse[::-1]] = np.arange(len(X) - 1, -1, -1)   # each distinct row's first word
     distinct = X[first]
-    ids = np.zeros((len(vec), len(levels)), dtype=np.uint16)
+    levels = tuple(levels)
+    nested = split > 1 and len(levels) > 0
+    ids = np.zeros((len(vec), len(levels) + nested), dtype=np.uint16)
+    out = np.zeros(len(distinct), dtype=np.int32)
     for j, k in enumerate(levels):
         if not 1 <= k <= 65535:
             raise UserError(f"cluster sizes must be in 1..65535, got {k}")
@@ -616,7 +650,11 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
         ids[:, j] = out[inverse]
     source = {"file": display_name(path), "sha256": sha256_file(Path(path)), "limit": limit, "words": len(vec),
               "dim": vec.dim, "seed": seed, "fit_sample": min(sample, len(vec)), "fit_iters": iters}
-    return WordClusters(vec.words, ids, tuple(levels), source)
+    if nested:
+        ids[:, -1] = split_level(distinct, out, levels[-1], split, seed, SPLIT_SAMPLE, iters)[inverse]
+        levels += (levels[-1] * split,)
+        source |= {"split": split, "split_sample": SPLIT_SAMPLE}
+    return WordClusters(vec.words, ids, levels, source)
 
 
 # ---- the training options ``--vectors FILE`` and ``--vectors-limit N`` ----------------------------

@@ -122,7 +122,7 @@ def _vec(tmp_path, text=VEC, name="v.vec"):
 
 def test_word_clusters_of_a_file(tmp_path):
     path = _vec(tmp_path)
-    wc = word_clusters(path, limit=100, levels=(3, 9), seed=0)
+    wc = word_clusters(path, limit=100, levels=(3, 9), seed=0, split=1)
     assert wc.words == list(GROUPS) and wc.ids.shape == (9, 2) and wc.levels == (3, 9)
     # level 3: the three groups, whatever their numbers
     by_group: dict = {}
@@ -131,11 +131,37 @@ def test_word_clusters_of_a_file(tmp_path):
     assert all(len(v) == 1 for v in by_group.values()) and len({min(v) for v in by_group.values()}) == 3
     assert wc.source == {"file": path, "sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
                          "limit": 100, "words": 9, "dim": 3, "seed": 0, "fit_sample": 9, "fit_iters": 10}
-    small = word_clusters(path, limit=4, levels=(2,))
+    small = word_clusters(path, limit=4, levels=(2,), split=1)
     assert small.words == ["maison", "chat", "chien", "mange"] and small.source["limit"] == 4
-    again = word_clusters(path, limit=100, levels=(3, 9), seed=0)
+    again = word_clusters(path, limit=100, levels=(3, 9), seed=0, split=1)
     assert np.array_equal(again.ids, wc.ids)
 
+
+
+def test_the_nested_level_splits_each_cluster_of_the_level_before(tmp_path):
+    """The default table has one level more than it fits: each cluster of the last fitted level
+    split in ``split`` among its own words. By hand: three groups along three axes, each of two
+    pairs of words pointing two ways inside their group; at level 3 the groups, nested in 2 the
+    pairs, numbered group x 2 + part."""
+    p = tmp_path / "pairs.vec"
+    rows = {"a1": (1, 0.15, 0), "a2": (1, 0.16, 0), "a3": (1, -0.15, 0), "a4": (1, -0.16, 0),
+            "b1": (0, 1, 0.15), "b2": (0, 1, 0.16), "b3": (0.15, 1, 0), "b4": (0.16, 1, 0),
+            "c1": (0.15, 0, 1), "c2": (0.16, 0, 1), "c3": (0, 0.15, 1), "c4": (0, 0.16, 1)}
+    p.write_text("".join(f"{w} {x} {y} {z}\n" for w, (x, y, z) in rows.items()), encoding="utf-8")
+    wc = word_clusters(str(p), limit=100, levels=(3,), seed=0, split=2)
+    assert wc.levels == (3, 6) and wc.ids.shape == (12, 2)
+    assert wc.source["split"] == 2
+    got = {w: (int(wc.ids[wc.index[w], 0]), int(wc.ids[wc.index[w], 1])) for w in rows}
+    for g in "abc":
+        coarse = {got[f"{g}{i}"][0] for i in range(1, 5)}
+        assert len(coarse) == 1                                  # a group is one cluster
+        c = coarse.pop()
+        first, second = got[f"{g}1"][1], got[f"{g}3"][1]
+        assert got[f"{g}2"][1] == first and got[f"{g}4"][1] == second and first != second
+        assert {first, second} == {2 * c, 2 * c + 1}             # nested: group x 2 + part
+    assert len({got[w][0] for w in rows}) == 3
+    # split=1: no nested level, the fitted levels only
+    assert word_clusters(str(p), limit=100, levels=(3,), seed=0, split=1).levels == (3,)
 
 def test_unknown_words(tmp_path):
     ids = np.array([[0], [1], [2], [3]], dtype=np.uint16)
@@ -229,7 +255,7 @@ def test_words_sharing_a_vector_share_its_clusters(tmp_path):
     their row, and get its clusters; two rows far apart land in two clusters of two."""
     p = tmp_path / "dup.vec"
     p.write_text("a 1 0 0\nb 1 0 0\nc 0 0 1\nd 0 0 1\ne 1 0 0\nf 0.9 0.1 0\n", encoding="utf-8")
-    wc = word_clusters(str(p), limit=100, levels=(2, 6), seed=0)
+    wc = word_clusters(str(p), limit=100, levels=(2, 6), seed=0, split=1)
     ids = {w: tuple(int(x) for x in wc.ids[wc.index[w]]) for w in "abcdef"}
     assert ids["a"] == ids["b"] == ids["e"] and ids["c"] == ids["d"]
     assert ids["a"][0] != ids["c"][0] and ids["f"][0] == ids["a"][0]

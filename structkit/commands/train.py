@@ -156,7 +156,8 @@ def _selection_help(name: str) -> str:
            "[default: short,url]")
 @opt("--vectors", type=str, metavar="FILE", group="Pretrained word vectors (morph, parse, pipeline)",
       help="Word vectors in the word2vec/fastText text format (.vec, gzipped or not): their k-means "
-           "clusters (16, 64 and 256 clusters) become features of the morph model and the beam parser, "
+           "clusters (16, 64 and 256 clusters, and each of the 256 split in 16) become features of the morph "
+           "model and the beam parser, "
            "and the word -> clusters table is stored in the model. [default: none]")
 @opt("--vectors-limit", type=INT, metavar="N", group="Pretrained word vectors (morph, parse, pipeline)",
       help="Keep the first N words of --vectors (a .vec file lists the most frequent first); reading "

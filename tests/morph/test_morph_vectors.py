@@ -70,8 +70,8 @@ def test_unseen_words_are_tagged_by_their_clusters(tmp_path):
     back = MorphModel.load(path)
     assert _upos(back, NEW_NOUNS + NEW_VERBS) == ["NOUN"] * 20 + ["VERB"] * 20
     header, arrays = load_model(path, ("morph",))
-    assert header["vectors"]["file"] == vec and header["vectors"]["levels"] == [16, 64, 256]
-    assert header["layout"]["clusters"] == ["c16", "c64", "c256", "c64-1", "c64+1", "c256-1", "c256+1"]
+    assert header["vectors"]["file"] == vec and header["vectors"]["levels"] == [16, 64, 256, 4096]
+    assert header["layout"]["clusters"] == ["c16", "c64", "c256", "c4096", "c64-1", "c64+1", "c256-1", "c256+1"]
     assert header["config"]["vectors"] == vec and "vectors_clusters" in arrays
     # an upper-cased unseen word: its lower-cased form's clusters
     assert _upos(back, [NEW_NOUNS[0].capitalize(), NEW_VERBS[0].capitalize()]) == ["NOUN", "VERB"]
@@ -133,7 +133,7 @@ def test_explain_names_the_cluster_columns_and_its_lemma_margins_add_up(tmp_path
     assert any(p.name == f"c256={c[2]}" for e in upos for p in e.pushes)
     lemmas = [e for e in got if e.word.endswith("[LEMMA]") and e.runner_up is not None]
     assert lemmas
-    assert any(p.name == f"c256 x upos={c[2]} NOUN" for e in lemmas for p in e.pushes)
+    assert any(p.name == f"c4096 x upos={c[3]} NOUN" for e in lemmas for p in e.pushes)   # the finest level
     for e in lemmas:   # every lemma feature is a push: they add up to the margin
         assert sum(p.weight for p in e.pushes) == pytest.approx(e.margin, abs=1e-4)
 

@@ -50,8 +50,9 @@ def test_a_pipeline_with_vectors(tmp_path, sk):
     sha = hashlib.sha256(vec.read_bytes()).hexdigest()
     info = sk("info", model)
     line = next(x for x in info.out.splitlines() if x.startswith("vectors:"))
-    assert line.startswith(f"vectors:    {vec}; sha256 {sha}; limit 40, 40 words of 6 dimensions; "
-                           "k-means clusters 16, 64, 256")
+    assert line == (f"vectors:    {vec}; sha256 {sha}; limit 40, 40 words of 6 dimensions; "
+                    "k-means clusters 16, 64, 256, 4096 (seed 0, fitted on the first 40 words; "
+                    "the last each of the level before split in 16)")
     header = _header(model)
     assert header["config"]["vectors"] == str(vec) and header["config"]["vectors_limit"] == 40
     assert header["info"]["vectors"]["sha256"] == sha and header["info"]["vectors"]["words"] == 40
