@@ -510,7 +510,7 @@ class WordClusters:
     def __post_init__(self):
         self.index = {w: i for i, w in enumerate(self.words)}
         self._cache: dict[str, tuple | None] = {}
-        self._grams: dict[str, np.ndarray] | None = None
+        self._grams: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None   # (keys, ptr, rows)
         self._gram_counts: np.ndarray | None = None
 
     def __len__(self) -> int:
@@ -535,17 +535,35 @@ class WordClusters:
         return got
 
     def _build_grams(self) -> None:
-        grams: dict[str, list[int]] = {}
-        counts = np.zeros(len(self.words), dtype=np.int32)
-        for i, w in enumerate(self.words):
-            g = trigrams(w)
-            counts[i] = len(g)
-            for t in g:
-                post = grams.setdefault(t, [])
-                if len(post) < POSTINGS:
-                    post.append(i)
-        self._grams = {t: np.array(p, dtype=np.int32) for t, p in grams.items()}
-        self._gram_counts = counts
+        """The trigram index ``nearest`` reads, in arrays: each distinct trigram of the words
+        (``trigrams``, as ``_gram_code`` numbers; ``keys``, ascending) with the first
+        ``POSTINGS`` words that have it (``rows[ptr[k]:ptr[k + 1]]``, ascending), and each word's
+        number of distinct trigrams (``_gram_counts``). Made with numpy in one pass over the
+        words' code points (200,000 words: a Python loop over their trigrams took 1.2 s)."""
+        n = len(self.words)
+        marked = [f"<{w.lower()}>" for w in self.words]
+        cp = np.frombuffer("".join(marked).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+        lens = np.fromiter((len(m) for m in marked), dtype=np.int64, count=n)
+        grams = np.maximum(lens - 2, 0)
+        starts = np.cumsum(lens) - lens
+        first = np.cumsum(grams) - grams
+        word = np.repeat(np.arange(n, dtype=np.int64), grams)
+        pos = np.repeat(starts - first, grams) + np.arange(int(grams.sum()), dtype=np.int64)
+        codes = (cp[pos] << np.uint64(42)) | (cp[pos + 1] << np.uint64(21)) | cp[pos + 2]
+        order = np.lexsort((word, codes))          # by trigram, then word
+        codes, word = codes[order], word[order]
+        if len(codes):
+            new = np.ones(len(codes), dtype=bool)
+            new[1:] = (codes[1:] != codes[:-1]) | (word[1:] != word[:-1])
+            codes, word = codes[new], word[new]    # each (trigram, word) once
+        self._gram_counts = np.bincount(word, minlength=n).astype(np.int32)
+        keys, at, size = np.unique(codes, return_index=True, return_counts=True)
+        rank = np.arange(len(codes)) - np.repeat(at, size)
+        keep = rank < POSTINGS                     # each trigram's first POSTINGS words
+        kept = np.minimum(size, POSTINGS)
+        ptr = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(kept, out=ptr[1:])
+        self._grams = (keys, ptr, word[keep].astype(np.int32))
 
     def nearest(self, word: str) -> int | None:
         """The row of the known word most like ``word`` by character trigrams of the lower-cased
@@ -554,8 +572,13 @@ class WordClusters:
         a tie the earlier (more frequent) word. None when there is no such word."""
         if self._grams is None:
             self._build_grams()
+        keys, ptr, rows_of = self._grams
         g = trigrams(word)
-        lists = [self._grams[t] for t in g if t in self._grams]
+        if not g or not len(keys):
+            return None
+        q = np.array([_gram_code(t) for t in g], dtype=np.uint64)
+        at = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+        lists = [rows_of[ptr[k]:ptr[k + 1]] for k in at[keys[at] == q].tolist()]
         if not lists:
             return None
         rows, shared = np.unique(np.concatenate(lists), return_counts=True)
@@ -586,6 +609,11 @@ class WordClusters:
             raise ValueError("word clusters that do not fit their levels")
         source = {k: v for k, v in header.items() if k != "levels"}
         return cls(words, ids, levels, source)
+
+
+def _gram_code(t: str) -> int:
+    """A trigram as one number: its three code points (21 bits each)."""
+    return (ord(t[0]) << 42) | (ord(t[1]) << 21) | ord(t[2])
 
 
 def trigrams(word: str) -> list[str]:

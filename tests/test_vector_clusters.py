@@ -184,6 +184,61 @@ def test_nearest_prefers_the_earlier_word_on_a_tie():
     assert wc.nearest("abcf") == 0              # both share <ab abc: the first (more frequent)
 
 
+
+def _ref_index(words, postings):
+    """Plain Python: each trigram's first ``postings`` words (in word order), and each word's
+    number of distinct trigrams (``trigrams``)."""
+    index: dict = {}
+    counts = []
+    for i, w in enumerate(words):
+        g = trigrams(w)
+        counts.append(len(g))
+        for t in g:
+            post = index.setdefault(t, [])
+            if len(post) < postings:
+                post.append(i)
+    return index, counts
+
+
+def _ref_nearest_word(words, postings, word, min_dice):
+    index, counts = _ref_index(words, postings)
+    g = trigrams(word)
+    shared: dict = {}
+    for t in g:
+        for i in index.get(t, []):
+            shared[i] = shared.get(i, 0) + 1
+    best = None
+    for i in sorted(shared):       # the earlier word on a tie
+        d = 2.0 * shared[i] / (len(g) + counts[i])
+        if best is None or d > best[0]:
+            best = (d, i)
+    return best[1] if best is not None and best[0] >= min_dice else None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_trigram_index_matches_the_reference(seed, monkeypatch):
+    """``WordClusters``' array index (``_build_grams``) and ``nearest`` against a plain-Python
+    dict index on random words: capitals, letters whose lower case is longer ('İ'), words alike
+    but for case, one- and two-letter words, the empty word; a small cap on postings."""
+    import structkit.vectors as V
+
+    rng = np.random.default_rng(seed)
+    postings = int(rng.integers(1, 4))
+    monkeypatch.setattr(V, "POSTINGS", postings)
+    alphabet = ["a", "b", "A", "é", "İ", "\U0001F600"]   # few letters: trigrams shared past the cap
+    words = ["".join(rng.choice(alphabet, size=int(rng.integers(0, 6)))) for _ in range(int(rng.integers(1, 80)))]
+    wc = WordClusters(words, np.zeros((len(words), 1), dtype=np.uint16), (1,))
+    wc._build_grams()
+    index, counts = _ref_index(words, postings)
+    keys, ptr, rows = wc._grams
+    got = {k: rows[ptr[j]:ptr[j + 1]].tolist() for j, k in enumerate(keys.tolist())}
+    assert got == {V._gram_code(t): v for t, v in index.items()}
+    assert wc._gram_counts.tolist() == counts
+    for _ in range(40):
+        q = "".join(rng.choice(alphabet, size=int(rng.integers(0, 8))))
+        assert wc.nearest(q) == _ref_nearest_word(words, postings, q, V.MIN_DICE), q
+
+
 def test_the_table_in_a_model_file(tmp_path):
     from structkit.model import load_model, save_model
 

@@ -151,8 +151,22 @@ class PipelineModel:
                     loaded[name] = _loader(name)(names_of[name])
                 except UserError as e:
                     raise UserError(f"damaged model file: its {name} part: {e.message}", path) from None
+        _share_clusters(loaded.get("morph"), loaded.get("parse"))
         info = header.get("info") if isinstance(header.get("info"), dict) else {}
         return cls(config, loaded.get("tokenize"), loaded.get("morph"), loaded.get("parse"), info)
+
+
+def _share_clusters(morph, parse) -> None:
+    """A pipeline trained with --vectors holds the word-cluster table in both its morph and its
+    parse part (each part is a model file of its own). Where the two are the same table, the
+    parser is given the morph model's: one copy in memory, and one trigram index and one cache of
+    look-ups for the words the table lacks (``WordClusters.nearest``: built once, not twice)."""
+    a = getattr(getattr(morph, "tables", None), "clusters", None)
+    b = getattr(parse, "clusters", None)
+    if a is not None and b is not None and a is not b and a.levels == b.levels \
+            and a.source == b.source and a.ids.shape == b.ids.shape and np.array_equal(a.ids, b.ids) \
+            and a.words == b.words:
+        parse.clusters = a
 
 
 def _loader(name: str):

@@ -66,6 +66,11 @@ def test_a_pipeline_with_vectors(tmp_path, sk):
     assert r.code == 0, r.err
     rows = [x.split("\t") for x in r.out.splitlines() if x[:1].isdigit()]
     assert [x[1] for x in rows][:3] == ["The", "harbour", "master"] and all(x[3] != "_" for x in rows)
+    # loaded, the two parts' tables (the same words and clusters) are one object: one trigram
+    # index for the words the table lacks, one cache of their look-ups
+    from structkit.pipeline.model import load_pipeline
+    p = load_pipeline(str(model))
+    assert p.parser.clusters is p.morph.tables.clusters and len(p.parser.clusters) == 40
 
 
 def test_without_vectors_the_pipeline_header_has_none(tmp_path, sk):
