@@ -171,7 +171,7 @@ TEMPLATES = (
 )
 
 # The word clusters of pretrained vectors (--vectors; xc1, xc2, xc3: item x's cluster at the
-# table's coarse, middle and fine level, + 1, 0 for none: ``cluster_row``), as Koo, Carreras & Collins (2008) use
+# table's coarse, middle and finest level, + 1, 0 for none: ``cluster_row``), as Koo, Carreras & Collins (2008) use
 # Brown clusters: in place of words and of POS. Their atoms (``_cluster_atoms``, in this order)
 # and templates, emitted after ``TEMPLATES``' when the group is on and the corpus has clusters.
 CLUSTER_ATOMS = tuple(x + f"c{j}" for x in ("s0", "s1", "n0", "n1") for j in (1, 2, 3)) + ("s0p", "s1p", "n0p", "d01")
@@ -188,9 +188,15 @@ CLUSTER_TEMPLATES = (
 
 
 def cluster_row(ids) -> tuple[int, int, int]:
-    """A token's row of the corpus's clusters array: its cluster ids at the first three levels
-    (coarse to fine), each + 1; 0 where there is none (``ids`` None or shorter)."""
-    ids = list(ids or ())[:3]
+    """A token's row of the corpus's clusters array: its cluster ids at the table's first two
+    levels and its finest (coarse, middle, fine: 16, 64 and 4,096 clusters in the table
+    ``train --vectors`` makes; 16, 64 and 256 in a table of three levels, as before it had four),
+    each + 1; 0 where there is none (``ids`` None or shorter than three). Koo et al. (2008) read
+    Brown clusters' short prefixes and their full paths; French ParTUT's dev LAS preferred the
+    finest level to the 256 (results/vectors-levels.md)."""
+    ids = list(ids or ())
+    if len(ids) > 3:
+        ids = ids[:2] + ids[-1:]
     return tuple(int(c) + 1 for c in ids) + (0,) * (3 - len(ids))
 
 

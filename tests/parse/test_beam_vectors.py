@@ -20,7 +20,8 @@ def test_cluster_row_by_hand():
     assert bm.cluster_row((0, 5, 255)) == (1, 6, 256)
     assert bm.cluster_row((3,)) == (4, 0, 0)
     assert bm.cluster_row(None) == (0, 0, 0)
-    assert bm.cluster_row((1, 2, 3, 4)) == (2, 3, 4)
+    assert bm.cluster_row((1, 2, 3, 4)) == (2, 3, 5)      # four levels: the first two and the finest
+    assert bm.cluster_row((1, 2)) == (2, 3, 0)
 
 
 def clusters_column(n):
