@@ -33,6 +33,26 @@ def _ref_nearest(X, C):
     return out, dists
 
 
+
+@pytest.mark.parametrize("seed", range(4))
+def test_normalise_by_blocks_and_in_place_matches_the_whole_array(seed, monkeypatch):
+    """``normalise`` a block of rows at a time, and in place, gives the bits of the plain
+    formula over the whole array (numpy.linalg.norm's float32 norms; a zero row stays zero)."""
+    import structkit.vectors as V
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(int(rng.integers(1, 40)), int(rng.integers(1, 20)))).astype(np.float32)
+    X[rng.random(len(X)) < 0.2] = 0.0
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    want = (X / np.where(norms > 0, norms, 1)).astype(np.float32)
+    monkeypatch.setattr(V, "NORMALISE_ROWS", int(rng.integers(1, 9)))
+    got = normalise(X)
+    assert got is not X and got.tobytes() == want.tobytes()
+    Y = X.copy()
+    back = normalise(Y, in_place=True)
+    assert back is Y and Y.tobytes() == want.tobytes()
+    assert normalise(X.astype(np.float64)).tobytes() == want.tobytes()   # any float input: float32 out
+
 @pytest.mark.parametrize("seed", range(8))
 def test_nearest_matches_the_reference(seed):
     rng = np.random.default_rng(seed)
