@@ -5,7 +5,8 @@ use. Ground floor: nothing here imports a wing.
 ``train --vectors FILE [--vectors-limit N]`` (morph, the beam parser, pipelines) makes a
 ``WordClusters`` table with ``word_clusters``: the file's first N words (``DEFAULT_LIMIT``), their
 clusters at ``LEVELS`` by a k-means whose time is bounded (centroids fitted by ``fit_centroids``
-on the first ``FIT_SAMPLE`` words, every word then assigned by the kernel ``_nearest``); the
+on the first ``FIT_SAMPLE`` words, every word then assigned by the kernel ``_nearest``) and at
+one finer level nested in the last (``split_level``: each cluster split in ``SPLIT``); the
 table goes into the model file (``WordClusters.arrays``/``from_model``), and a word it lacks
 takes its lower-cased form's clusters, else the nearest known word's by character trigrams
 (``WordClusters.lookup``). ``kmeans``/``cluster_ids`` (Lloyd's algorithm from k-means++ over
