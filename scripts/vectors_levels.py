@@ -60,11 +60,7 @@ def _clusters(vec_path: str) -> dict:
     out = {"none": None, "16, 64, 256": three, "default": default}
     vec = V.read_vectors(vec_path, V.DEFAULT_LIMIT)
     X = V.normalise(vec.matrix)
-    seen: dict[bytes, int] = {}
-    rows = np.fromiter((seen.setdefault(r.tobytes(), len(seen)) for r in X), dtype=np.int64, count=len(X))
-    first = np.empty(len(seen), dtype=np.int64)
-    first[rows[::-1]] = np.arange(len(X) - 1, -1, -1)
-    distinct = X[first]
+    distinct, rows = V.distinct_rows(X)
     finest = np.empty(len(distinct), dtype=np.int64)
     finest[rows] = default.ids[:, fitted - 1]
     for parts in (4, 64):
@@ -73,9 +69,9 @@ def _clusters(vec_path: str) -> dict:
         ids = V.split_level(distinct, finest, V.LEVELS[-1], parts)[rows]
         out[f"split in {parts}"] = V.WordClusters(default.words, np.hstack([three.ids, ids[:, None].astype(np.uint16)]),
                                                   V.LEVELS + (V.LEVELS[-1] * parts,), default.source)
-    if len(seen) <= 65535:
+    if len(distinct) <= 65535:
         out["+rows"] = V.WordClusters(default.words, np.hstack([three.ids, rows[:, None].astype(np.uint16)]),
-                                      V.LEVELS + (len(seen),), default.source)
+                                      V.LEVELS + (len(distinct),), default.source)
     return out
 
 

@@ -388,7 +388,8 @@ LEVELS = (16, 64, 256)
 # And one finer level, nested: each cluster of the finest fitted level split in SPLIT by a
 # k-means over its own words (fitted on its first SPLIT_SAMPLE distinct vectors), as the bits of
 # a Brown cluster path refine its prefix. The morph model reads every level (the parser the first
-# three): French ParTUT's dev preferred it on words unseen in training (results/vectors-levels.md).
+# two and this one, ``parse.beam.cluster_row``): French ParTUT's dev preferred it
+# (results/vectors-levels.md).
 SPLIT = 16
 SPLIT_SAMPLE = 1_000
 # ``--vectors-limit``'s default: the most frequent words kept from the file.
@@ -658,6 +659,17 @@ def split_level(X: np.ndarray, coarse: np.ndarray, k: int, parts: int, seed: int
     return out
 
 
+def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of X in the order they first come, and each row's index among them:
+    words with the same vector (a pruned table, such as spaCy's, maps many words to one row) are
+    clustered once. Rows are told apart by their bytes."""
+    seen: dict[bytes, int] = {}
+    inverse = np.fromiter((seen.setdefault(r.tobytes(), len(seen)) for r in X), dtype=np.int64, count=len(X))
+    first = np.empty(len(seen), dtype=np.int64)
+    first[inverse[::-1]] = np.arange(len(X) - 1, -1, -1)   # each distinct row's first word
+    return X[first], inverse
+
+
 def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, seed: int = 0,
                   sample: int = FIT_SAMPLE, iters: int = FIT_ITERS, split: int = SPLIT) -> WordClusters:
     """The cluster table of a ``.vec`` file (``read_vectors``, at most ``limit`` words): for
@@ -670,17 +682,10 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
     path = os.fspath(path)
     vec = read_vectors(path, limit)
     X = normalise(vec.matrix, in_place=True)   # the file's vectors are not read again
-    # words with the same vector (a pruned table, such as spaCy's, maps many words to one row)
-    # are assigned once (the rows told apart by their bytes, in the order they come)
-    seen: dict[bytes, int] = {}
-    inverse = np.fromiter((seen.setdefault(r.tobytes(), len(seen)) for r in X), dtype=np.int64, count=len(X))
-    first = np.empty(len(seen), dtype=np.int64)
-    first[inverse[::-1]] = np.arange(len(X) - 1, -1, -1)   # each distinct row's first word
-    distinct = X[first]
+    distinct, inverse = distinct_rows(X)
     levels = tuple(levels)
     nested = split > 1 and len(levels) > 0
     ids = np.zeros((len(vec), len(levels) + nested), dtype=np.uint16)
-    out = np.zeros(len(distinct), dtype=np.int32)
     for j, k in enumerate(levels):
         if not 1 <= k <= 65535:
             raise UserError(f"cluster sizes must be in 1..65535, got {k}")
