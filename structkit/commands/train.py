@@ -154,12 +154,12 @@ def _selection_help(name: str) -> str:
            "tokenize: the optional character feature groups, from short, url, rules (the English "
            "rules' decisions, for English) (or all, or none). "
            "[default: short,url]")
-@opt("--vectors", type=str, metavar="FILE", group="Pretrained word vectors (morph, parse, pipeline)",
+@opt("--vectors", type=str, metavar="FILE", group="Pretrained word vectors (morph, parse, pipeline, pos, chunk, ner)",
       help="Word vectors in the word2vec/fastText text format (.vec, gzipped or not): their k-means "
            "clusters (16, 64 and 256 clusters, and each of the 256 split in 16) become features of the morph "
-           "model and the beam parser, "
-           "and the word -> clusters table is stored in the model. [default: none]")
-@opt("--vectors-limit", type=INT, metavar="N", group="Pretrained word vectors (morph, parse, pipeline)",
+           "model, the beam parser and the sequence taggers (the template set 'vectors': vc1[0] ... vc4[0] "
+           "and neighbours), and the word -> clusters table is stored in the model. [default: none]")
+@opt("--vectors-limit", type=INT, metavar="N", group="Pretrained word vectors (morph, parse, pipeline, pos, chunk, ner)",
       help="Keep the first N words of --vectors (a .vec file lists the most frequent first); reading "
            "stops there. [default: 200000]")
 @opt("--dask", "dask_address", type=str, metavar="ADDRESS", group="Learner",

@@ -26,7 +26,10 @@ WORD_ATTRS = ("w", "lw", "pre1", "pre2", "pre3", "pre4", "suf1", "suf2", "suf3",
               "lsuf1", "lsuf2", "lsuf3", "lsuf4", "lsuf5", "lsuf6", "case")
 # Attributes read from a dictionary learnt on the training data (word -> labels).
 LEXICON_ATTRS = ("amb",)
-ATTRS = WORD_ATTRS + LEXICON_ATTRS + ("p", "bias")
+# Attributes read from the word-cluster table of pretrained vectors (``train --vectors``): the
+# word's cluster at the table's level 1 (coarsest) to 4 (finest).
+VECTOR_ATTRS = ("vc1", "vc2", "vc3", "vc4")
+ATTRS = WORD_ATTRS + LEXICON_ATTRS + VECTOR_ATTRS + ("p", "bias")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from structkit.sequence.search.fast import StringIds, Templates, build_key_table
 from structkit.sequence.templates import (
     AMB_UNKNOWN,
     LEXICON_ATTRS,
+    VECTOR_ATTRS,
     WORD_ATTRS,
     word_attribute,
     word_case,
@@ -68,9 +69,12 @@ def _lock_of(tagger) -> threading.Lock:
 
 
 # ---- word attributes, per distinct word --------------------------------------------------------
-def _values(attr: str, words: list[str], lexicon: dict[str, str]) -> list[str | None]:
-    """``word_attribute(attr, w)`` for each word (``amb``: the lexicon's class), fast forms for
-    the common attributes."""
+def _values(attr: str, words: list[str], features) -> list[str | None]:
+    """``word_attribute(attr, w)`` for each word (``amb``: the lexicon's class; ``vc1-4``: the
+    word clusters'), fast forms for the common attributes."""
+    lexicon = features.lexicon
+    if attr in VECTOR_ATTRS:
+        return features.vector_values(attr, words)
     if attr == "w":
         return words
     if attr == "lw":
@@ -105,7 +109,7 @@ def word_attribute_ids(features, attrs: list[str], words: list[str]) -> np.ndarr
     out = np.empty((len(words), len(attrs)), dtype=np.int64)
     index = getattr(features, "_index", None)
     for k, a in enumerate(attrs):
-        values = _values(a, words, features.lexicon)
+        values = _values(a, words, features)
         if index is not None and hasattr(index.get(a), "get"):
             get = index[a].get     # the vocabulary's dict: _lookup without a call per value
             out[:, k] = [ABSENT if v is None else get(v, UNK) for v in values] if words else []
@@ -122,7 +126,7 @@ class Prepared:
         fs = tagger.features
         self.source = (tagger.weights, fs)   # rebuilt if the tagger gets other weights
         self.attrs = list(fs.attrs)
-        self.word_attrs = [a for a in self.attrs if a in WORD_ATTRS or a in LEXICON_ATTRS]
+        self.word_attrs = [a for a in self.attrs if a in WORD_ATTRS or a in LEXICON_ATTRS or a in VECTOR_ATTRS]
         self.word_cols = np.array([self.attrs.index(a) for a in self.word_attrs], dtype=np.int64)
         self.pos_col = self.attrs.index("p") if "p" in self.attrs else -1
         self.bias_col = self.attrs.index("bias") if "bias" in self.attrs else -1

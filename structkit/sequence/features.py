@@ -22,6 +22,7 @@ from structkit.sequence.templates import (
     AMB_FOLDS,
     AMB_UNKNOWN,
     LEXICON_ATTRS,
+    VECTOR_ATTRS,
     WORD_ATTRS,
     is_column_attr,
     resolve_templates,
@@ -31,6 +32,7 @@ from structkit.vocab import pack_strings, unpack_strings
 
 if TYPE_CHECKING:
     from structkit.sequence.templates import Template
+    from structkit.vectors import WordClusters
 
 ABSENT, BOS, EOS, UNK = 0, 1, 2, 3
 SPECIALS = ["", "<S>", "</S>", "<UNK>"]
@@ -58,9 +60,18 @@ class Encoded:
 class FeatureSpace:
     """The mapping from templates' values to feature ids, learnt from training data."""
 
-    def __init__(self, templates: Sequence[str] | str):
+    def __init__(self, templates: Sequence[str] | str, clusters: "WordClusters | None" = None):
         self.templates: list[Template] = resolve_templates(templates)
         self.attrs: list[str] = sorted({a for t in self.templates for a, _ in t.atoms})
+        # the word clusters of pretrained vectors the vc1-4 attributes read (stored in the model)
+        self.clusters = clusters
+        vc = self.vector_attrs
+        if vc and clusters is None:
+            raise UserError(f"the feature template attribute {vc[0]!r} reads the word clusters of "
+                            "pretrained vectors: train with --vectors FILE")
+        if clusters is not None and vc and max(int(a[2:]) for a in vc) > len(clusters.levels):
+            raise UserError(f"the word-cluster table has {len(clusters.levels)} levels; the feature "
+                            f"templates read vc{max(int(a[2:]) for a in vc)}")
         self.vocab: dict[str, list[str]] = {a: list(SPECIALS) for a in self.attrs}
         self._index: dict[str, dict[str, int]] = {a: {} for a in self.attrs}
         self.keys: list[np.ndarray] = []
@@ -76,6 +87,22 @@ class FeatureSpace:
     @property
     def uses_lexicon(self) -> bool:
         return any(a in LEXICON_ATTRS for a in self.attrs)
+
+    @property
+    def vector_attrs(self) -> list[str]:
+        """The attributes read from the word clusters of pretrained vectors (``vc1`` ...)."""
+        return [a for a in self.attrs if a in VECTOR_ATTRS]
+
+    def vector_values(self, attr: str, words: list[str]) -> list[str | None]:
+        """The ``vc`` attribute ``attr`` of each word: its cluster id at that level of the table
+        (``WordClusters.lookup``: the word's own, its lower-cased form's or the nearest known
+        word's), None when the table has none."""
+        j = int(attr[2:]) - 1
+        out = []
+        for w in words:
+            ids = self.clusters.lookup(w)
+            out.append(None if ids is None else str(ids[j]))
+        return out
 
     @property
     def column_attrs(self) -> list[str]:
@@ -112,6 +139,11 @@ class FeatureSpace:
             if attr in WORD_ATTRS:
                 per_type = np.fromiter(
                     (self._lookup(attr, word_attribute(attr, w), grow) for w in type_list),
+                    dtype=np.int64, count=len(type_list))
+                out[attr] = per_type[type_of]
+            elif attr in VECTOR_ATTRS:
+                per_type = np.fromiter(
+                    (self._lookup(attr, v, grow) for v in self.vector_values(attr, type_list)),
                     dtype=np.int64, count=len(type_list))
                 out[attr] = per_type[type_of]
             elif attr == "p":
@@ -261,11 +293,16 @@ class FeatureSpace:
         if self.uses_lexicon:
             arrays.update(pack_strings("lexicon_words", self.lexicon))
             arrays.update(pack_strings("lexicon_classes", self.lexicon.values()))
-        return {"templates": [t.text for t in self.templates], "attrs": self.attrs}, arrays
+        header = {"templates": [t.text for t in self.templates], "attrs": self.attrs}
+        if self.clusters is not None:
+            header["vectors"] = self.clusters.header()
+            arrays |= self.clusters.arrays()
+        return header, arrays
 
     @classmethod
     def from_arrays(cls, header: dict, arrays: dict[str, np.ndarray]) -> "FeatureSpace":
-        fs = cls(header["templates"])
+        from structkit.vectors import WordClusters
+        fs = cls(header["templates"], WordClusters.from_model(header.get("vectors"), arrays))
         if fs.attrs != header["attrs"]:
             raise ValueError("attribute list does not match the templates")
         for a in fs.attrs:

@@ -34,6 +34,8 @@ from structkit.sequence.search.viterbi import margins_corpus
 from structkit.sequence.templates import TEMPLATE_SETS
 from structkit.spans import SCHEMES, SchemeDetector
 from structkit.tasks import SEQUENCE
+from structkit.vectors import WordClusters, clusters_of_config, vector_bounds
+from structkit.vectors import check_options as check_vector_options
 from structkit.vocab import pack_strings, packed_size, unpack_strings
 
 TASKS = SEQUENCE  # the tasks of this wing (structkit.tasks.SEQUENCE: the one constant)
@@ -80,6 +82,8 @@ class TaggerConfig:
     dev_split: float | None = None   # hold out every round(1/F)-th training sentence as dev data
     patience: int | None = None      # with dev data: stop after this many epochs without a better score
     refit: bool = True               # with dev_split: train again on every sentence for the chosen epochs
+    vectors: str | None = None       # a .vec file: its words' clusters become features (vc1-4)
+    vectors_limit: int | None = None  # how many of its words (None: vectors.DEFAULT_LIMIT)
 
     @classmethod
     def for_learner(cls, task: str, algo: str, **values) -> "TaggerConfig":
@@ -133,6 +137,7 @@ class TaggerConfig:
         self.dev_split = selection.check_dev_split(self.dev_split)
         self.patience = selection.check_patience(self.patience)
         self.refit = selection.check_refit(self.refit)
+        self.vectors, self.vectors_limit = check_vector_options(self.vectors, self.vectors_limit)
         if self.label_column is not None and not isinstance(self.label_column, str):
             raise UserError(f"--label-column must be a column name, got {self.label_column!r}")
         # templates stay None until the training data says which default fits (CoNLL-U or columns)
@@ -549,10 +554,12 @@ def _tagger_limits(header: dict, shapes: dict) -> None:
     cells = nf * L
     if cells * 8 > 1 << 34:
         raise ValueError(f"{nf} features x {L} labels is too large")
+    features = header.get("features")
+    vectors = vector_bounds(features) if isinstance(features, dict) else {}
     for name, (dtype, shape) in shapes.items():
         n = math.prod(shape)
         bound = (cells if name.startswith("W_") else
-                 (L + 1) ** 3 * 16 if name in ("T", "T2", "H") else None)
+                 (L + 1) ** 3 * 16 if name in ("T", "T2", "H") else vectors.get(name))
         if bound is not None and n > bound:
             raise ValueError(f"array {name} of {n} elements for {nf} features x {L} labels")
 
@@ -607,14 +614,18 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                     dev: Corpus | Callable[[], Corpus] | None = None,
                     on_epoch: Callable[[int, dict], None] | None = None,
                     train_name: str | None = None, train_sha256: str | None = None,
-                    t0: float | None = None, *, mapper: Callable | None = None) -> SequenceTagger:
+                    t0: float | None = None, *, mapper: Callable | None = None,
+                    clusters: WordClusters | None = None) -> SequenceTagger:
     """Featurise and train on an in-memory corpus (``config`` validated); ``dev`` may be a
     function that reads it, called once the training data is featurised; with
     ``config.dev_split`` it is held out of ``corpus`` instead. With dev data the best dev
     epoch's averaged weights are kept (``structkit.learn.selection``). With ``config.jobs``
     N > 1 the learner is trained by iterative parameter mixing over N shards
     (``structkit.sequence.learn.ipm``), the shards run by ``mapper`` (``Executor.map`` semantics;
-    default: N threads); with N = 1 serially, and ``mapper`` is not used."""
+    default: N threads); with N = 1 serially, and ``mapper`` is not used. With
+    ``config.vectors`` the templates get the ``vectors`` set (``vc1-4``: the words' clusters of
+    pretrained vectors), unless they name a vc attribute themselves; ``clusters``: that table
+    when already made (the refit reuses it)."""
     import time
 
     if t0 is None:
@@ -625,7 +636,8 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     chosen = None
     if config.templates is None:
         config.templates = chosen = config.default_templates(corpus.columns)
-    features = FeatureSpace(config.templates)
+    clusters = clusters_of_config(config, clusters)
+    features = FeatureSpace(with_vectors(config.templates, clusters), clusters)
     extra = corpus.column_values(features.column_attrs, train_name or "<training data>")
     indptr, indices = features.fit_transform(corpus.words, corpus.pos, corpus.offsets, config.cutoff,
                                              extra, corpus.labels)
@@ -647,6 +659,10 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
     spec = config.spec
     if dense_bytes(features.n_features, len(labels)) > weight_budget():
         # thousands of labels (lemmas): hashed weights over each word's candidates, or the one-line error
+        if clusters is not None:
+            raise UserError(f"--vectors is not read by the tagger of {len(labels)} labels (a hashed "
+                            "candidate lattice); the lemmatizer with vectors is --task morph",
+                            train_name)
 
         return train_lattice(LatticeTagger, config, corpus, dev, full, on_epoch, train_name, train_sha256, t0,
                              dense_bytes(features.n_features, len(labels)) / (1 << 20), weight_budget(),
@@ -672,7 +688,8 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                      score_dev if dev_enc is not None else None, on_epoch)
     if wants_refit(config, run.selector):   # all the training sentences, the chosen epochs
         def again(cfg: TaggerConfig, told) -> SequenceTagger:
-            return train_tagger_on(cfg, full, None, told, train_name, train_sha256, mapper=mapper)
+            return train_tagger_on(cfg, full, None, told, train_name, train_sha256, mapper=mapper,
+                                   clusters=clusters)
 
         tagger = refit(config, run.selector, n_calls, again, on_epoch, len(dev.offsets) - 1, t0)
         tagger.default_templates = chosen
@@ -682,6 +699,8 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
                    "train_sentences": corpus.offsets.size - 1, "train_tokens": int(corpus.offsets[-1]),
                    "n_features": features.n_features, "featurise_seconds": round(featurise_s, 3),
                    "train_seconds": round(time.perf_counter() - t0, 3)}
+    if clusters is not None:   # the card's vectors line: the file, its sha256, the levels
+        tagger.info["vectors"] = clusters.header()
     if scheme is not None:
         tagger.info["scheme"] = scheme
         tagger.info["scheme_detected"] = config.scheme is None
@@ -695,6 +714,18 @@ def train_tagger_on(config: TaggerConfig, corpus: Corpus,
 
 WEIGHT_BUDGET = 1 << 30     # bytes the dense weight tables may take in training (STRUCTKIT_WEIGHT_BUDGET)
 WEIGHT_COPIES = 4           # the weights, the averaging sums, the averaged and the kept dev-best copies
+
+
+def with_vectors(templates: str | list[str], clusters: WordClusters | None) -> str | list[str]:
+    """The templates a tagger trains with: ``templates``, and with word clusters of pretrained
+    vectors the ``vectors`` set after them, unless they read a vc attribute already."""
+    if clusters is None:
+        return templates
+    from structkit.sequence.templates import VECTOR_ATTRS, resolve_templates
+
+    if any(a in VECTOR_ATTRS for t in resolve_templates(templates) for a, _ in t.atoms):
+        return templates
+    return ([templates] if isinstance(templates, str) else list(templates)) + ["vectors"]
 
 
 def dense_bytes(n_features: int, n_labels: int) -> int:

@@ -20,6 +20,10 @@ fires on every token. Attributes of a token:
 ``amb``     the word's ambiguity class: the labels its lower-cased form has in the
             training data, e.g. ``ADP+SCONJ`` (``?`` for a word not there); learnt
             by the feature space, not computed from the word alone (see below)
+``vc1-4``   the word's cluster of pretrained vectors (``train --vectors FILE``) at the
+            table's level 1 (16 clusters) to 4 (4,096): its own, its lower-cased
+            form's, or the nearest known word's by character trigrams
+            (``structkit.vectors.WordClusters.lookup``); absent when none
 ==========  ===============================================================
 
 ``amb`` is a tag dictionary. On the training data itself it is jackknifed: the sentences are
@@ -41,7 +45,7 @@ import re
 from dataclasses import dataclass
 
 from structkit.errors import UserError
-from structkit.io.conll import ATTRS, LEXICON_ATTRS, WORD_ATTRS  # noqa: F401 (read from here too)
+from structkit.io.conll import ATTRS, LEXICON_ATTRS, VECTOR_ATTRS, WORD_ATTRS  # noqa: F401 (read from here too)
 
 # The built-in attributes' names (WORD_ATTRS, LEXICON_ATTRS: read from a dictionary learnt on
 # the training data, and ATTRS, all of them) are declared with the column reader, which keeps
@@ -122,6 +126,12 @@ TEMPLATE_SETS["ud"] = (["bias"] + _window("w", 2) + _window("lw", 1) + _WORD_BIG
                        + ["case[0]", "case[-1]|case[0]", "case[0]|case[1]"]
                        + _window("amb", 2) + ["amb[-1]|amb[0]", "amb[0]|amb[1]", "amb[-1]|amb[1]",
                                               "amb[0]|w[-1]", "amb[0]|w[1]"])
+# With --vectors: the word clusters of pretrained vectors (Turian et al. 2010, Koo et al. 2008),
+# appended to the task's set: the word's clusters at every level, and its neighbours' at the
+# middle two. A word the training data never saw then still shares features with the words of
+# its cluster.
+TEMPLATE_SETS["vectors"] = (["vc1[0]", "vc2[0]", "vc3[0]", "vc4[0]"]
+                            + ["vc2[-1]", "vc2[1]", "vc3[-1]", "vc3[1]"])
 # NER on text without a POS column (e.g. JNLPBA): the NER set less its POS templates.
 TEMPLATE_SETS["ner-nopos"] = [t for t in TEMPLATE_SETS["ner"] if "p[" not in t]
 # Chunking without a POS column: the chunk set less its POS n-grams (the default on such input).

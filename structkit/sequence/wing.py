@@ -70,6 +70,8 @@ class SequenceTraining(Training):
         if chosen:
             why = " (the input has no POS column)" if chosen.endswith("-nopos") else ""
             what += f", templates {chosen}{why}"
+        if isinstance(info.get("vectors"), dict):
+            what += f", word clusters of {info['vectors'].get('words', '?'):,} vectors"
         return what
 
 
