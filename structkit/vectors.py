@@ -670,17 +670,115 @@ def distinct_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return X[first], inverse
 
 
+# The tables ``word_clusters`` made are kept in the user's cache (``cluster_cache``), one file
+# per (the .vec file's sha256, the limit, the clustering's parameters): a second training with
+# the same vectors reads its table back instead of reading and clustering the file again (French
+# ParTUT's 200,000 words: about 12 CPU s). Bump CACHE_VERSION whenever the clustering changes.
+CACHE_VERSION = 1
+CACHE_ENV = "STRUCTKIT_CLUSTER_CACHE"   # a folder; "off" (or empty) keeps no tables
+
+
+def cluster_cache() -> Path | None:
+    """The folder of kept cluster tables: ``$STRUCTKIT_CLUSTER_CACHE``, else ``clusters`` in
+    structkit's cache folder; None when the variable says ``off`` (or is set empty)."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None:
+        return None if env.strip().lower() in ("", "off", "0", "no") else Path(env).expanduser()
+    from structkit.datasets.paths import cache_dir
+    return cache_dir() / "clusters"
+
+
+def _cache_key(sha256: str, limit, levels, seed, sample, iters, split) -> dict:
+    return {"version": CACHE_VERSION, "sha256": sha256, "limit": limit, "levels": list(levels), "seed": seed,
+            "sample": sample, "iters": iters, "split": split, "split_sample": SPLIT_SAMPLE}
+
+
+def _cache_file(key: dict) -> Path | None:
+    import hashlib
+    import json
+
+    folder = cluster_cache()
+    if folder is None:
+        return None
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+    return folder / f"{digest}.npz"
+
+
+def _read_cached(file: Path, key: dict, limit) -> "WordClusters | None":
+    """The table kept in ``file`` when it is one for ``key`` and whole; None otherwise (a
+    missing, foreign, truncated or damaged file is not trusted: the table is made again)."""
+    import json
+    import zipfile
+
+    try:
+        with np.load(file, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = json.loads(bytes(arrays.pop("meta")).decode("utf-8"))
+        if not isinstance(meta, dict) or meta.get("key") != key or not isinstance(meta.get("source"), dict):
+            return None
+        table = WordClusters.from_model(meta["source"], arrays)
+        if table is None or (limit is not None and len(table) > limit) or len(table) != meta["source"].get("words"):
+            return None
+        return table
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile, EOFError):
+        return None
+
+
+def _write_cached(file: Path, key: dict, table: "WordClusters") -> None:
+    """Keep ``table`` in ``file`` (a temporary file renamed into place); a cache that cannot be
+    written is no error."""
+    import json
+    import tempfile
+
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        meta = json.dumps({"key": key, "source": table.header()}).encode("utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=file.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, meta=np.frombuffer(meta, dtype=np.uint8), **table.arrays())
+            os.replace(tmp, file)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
+
+
 def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, seed: int = 0,
                   sample: int = FIT_SAMPLE, iters: int = FIT_ITERS, split: int = SPLIT) -> WordClusters:
     """The cluster table of a ``.vec`` file (``read_vectors``, at most ``limit`` words): for
     each level k, k centroids fitted (``fit_centroids``) on the normalised vectors of the first
     ``sample`` words, then every word assigned to its nearest one (``_nearest``); and, with
     ``split`` above 1, one more level, the last one's clusters each split in ``split``
-    (``split_level``): the table's levels are ``levels + (levels[-1] * split,)``."""
+    (``split_level``): the table's levels are ``levels + (levels[-1] * split,)``. The table is
+    kept in ``cluster_cache()`` and read back from there for the same file (by its sha256) and
+    parameters."""
     from structkit.datasets.convert import sha256_file   # training only: not imported on load
 
     path = os.fspath(path)
+    # a regular file only (read_vectors says in one line what is wrong with any other path;
+    # a pipe is read once, by it, and hashed after as before)
+    sha256 = sha256_file(Path(path)) if os.path.isfile(path) else None
+    key = _cache_key(sha256, limit, levels, seed, sample, iters, split)
+    file = None if sha256 is None else _cache_file(key)
+    if file is not None and file.is_file():
+        table = _read_cached(file, key, limit)
+        if table is not None:
+            table.source["file"] = display_name(path)   # as this run names it
+            return table
+    table = _make_clusters(path, limit, levels, seed, sample, iters, split, sha256)
+    if file is not None:
+        _write_cached(file, key, table)
+    return table
+
+
+def _make_clusters(path: str, limit, levels, seed, sample, iters, split, sha256) -> WordClusters:
+    from structkit.datasets.convert import sha256_file
+
     vec = read_vectors(path, limit)
+    if sha256 is None:
+        sha256 = sha256_file(Path(path))
     X = normalise(vec.matrix, in_place=True)   # the file's vectors are not read again
     distinct, inverse = distinct_rows(X)
     levels = tuple(levels)
@@ -693,7 +791,7 @@ def word_clusters(path: str, limit: int | None = DEFAULT_LIMIT, levels=LEVELS, s
         out = np.empty(len(distinct), dtype=np.int32)
         _nearest(distinct, C, _norms2(C), out)
         ids[:, j] = out[inverse]
-    source = {"file": display_name(path), "sha256": sha256_file(Path(path)), "limit": limit, "words": len(vec),
+    source = {"file": display_name(path), "sha256": sha256, "limit": limit, "words": len(vec),
               "dim": vec.dim, "seed": seed, "fit_sample": min(sample, len(vec)), "fit_iters": iters}
     if nested:
         ids[:, -1] = split_level(distinct, out, levels[-1], split, seed, SPLIT_SAMPLE, iters)[inverse]

@@ -8,6 +8,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
 
+# No word-cluster table kept between runs (structkit.vectors.cluster_cache): every test makes
+# its tables, so that a planted bug in the clustering is not hidden by a table an earlier run
+# kept. tests/test_vector_cache.py turns the cache on in a folder of its own.
+os.environ["STRUCTKIT_CLUSTER_CACHE"] = "off"
+
 
 def corpus_path(rel: str) -> Path:
     """A corpus file found where commands find it ($STRUCTKIT_DATA, then the fetch cache);

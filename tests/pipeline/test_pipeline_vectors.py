@@ -122,5 +122,6 @@ def test_bad_options_are_one_line(tmp_path, sk, args, message):
 
 def test_tasks_without_vectors_refuse_the_option(tmp_path, sk):
     vec, _ = _vec(tmp_path / "v.vec")
-    r = sk("train", "--task", "pos", "--train", TRAIN, "--model", tmp_path / "m", "--vectors", vec)
-    assert_one_line_error(r, "--vectors do not apply to --task pos", "--vectors applies to --task")
+    r = sk("train", "--task", "tokenize", "--train", TRAIN, "--model", tmp_path / "m", "--vectors", vec)
+    assert_one_line_error(r, "--vectors do not apply to --task tokenize",
+                          "--vectors applies to --task pos, chunk, ner, parse, morph, pipeline")
