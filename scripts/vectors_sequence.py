@@ -19,7 +19,8 @@ One process: the cluster table is made once (``vectors.word_clusters``, the defa
 passed to each training; numba's cache warm (a first training before the timed ones). CPU
 seconds (``time.process_time``) are the tagger's training alone; the table's making is timed
 apart (the cluster cache off).
-Then the command a user types, timed (``commands``). Writes results/vectors-sequence.json and .md.
+And, before all that, the command a user types, timed (``commands``). Writes results/vectors-sequence.json
+and .md.
 
     python scripts/extract_vectors.py        # once: build/vectors/fr_core_news_md.vec.gz
     python scripts/vectors_sequence.py [--vectors FILE] [--seeds 0 1 2] [--report-only]
@@ -120,6 +121,7 @@ def measure(vec_path: str, seeds: list[int]) -> dict:
     from structkit.sequence.task import read_labelled
 
     paths = _paths()
+    timed = commands(paths, vec_path)   # first: a child's peak RSS counts what its parent held at the fork
     corpora = {s: read_labelled(p, None, task="pos") for s, p in paths.items()}
     corpora["train_path"] = paths["train"]
     os.environ["STRUCTKIT_CLUSTER_CACHE"] = "off"   # the table made from the file, timed
@@ -133,7 +135,7 @@ def measure(vec_path: str, seeds: list[int]) -> dict:
             rows.append(run(variant, clusters, seed, corpora, vec_path))
             print(rows[-1], flush=True)
     return {"machine": machine(), "vectors": clusters.header(), "table_cpu_s": round(table_cpu, 2),
-            "seeds": seeds, "rows": rows, "commands": commands(paths, vec_path),
+            "seeds": seeds, "rows": rows, "commands": timed,
             "when": time.strftime("%Y-%m-%d %H:%M:%S"), "treebank": TREEBANK}
 
 
