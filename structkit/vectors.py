@@ -710,8 +710,14 @@ def _read_cached(file: Path, key: dict, limit) -> "WordClusters | None":
     import json
     import zipfile
 
+    words = LIMIT_MAX if limit is None else min(limit, LIMIT_MAX)
+    most = {"meta": 1 << 16, "vectors_words__off": 8 * (words + 1), "vectors_words__utf8": words * 1024,
+            "vectors_clusters": 2 * words * (len(key["levels"]) + 1)}   # bytes of each array's data
     try:
         with np.load(file, allow_pickle=False) as z:
+            if set(z.files) != set(most) or any(z.zip.getinfo(k + ".npy").file_size > most[k] + 1024
+                                                for k in most):
+                return None   # other arrays, or larger than such a table can be: not read
             arrays = {k: z[k] for k in z.files}
         meta = json.loads(bytes(arrays.pop("meta")).decode("utf-8"))
         if not isinstance(meta, dict) or meta.get("key") != key or not isinstance(meta.get("source"), dict):

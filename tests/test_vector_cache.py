@@ -95,13 +95,19 @@ def _damage(file, how):
             meta["key"]["limit"] = 999
         elif how == "fewer words than it says":
             meta["source"]["words"] = 201
+        elif how == "an extra array":
+            arrays["big"] = np.zeros(10, dtype=np.uint8)
+        elif how == "larger than such a table":
+            # the words as they were, padded past 1 kB a word: whole, but not read
+            pad = np.zeros(200 * 1024 + 2048, dtype=np.uint8)
+            arrays["vectors_words__utf8"] = np.concatenate([arrays["vectors_words__utf8"], pad])
         arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
         with open(file, "wb") as f:
             np.savez(f, **arrays)
 
 
 @pytest.mark.parametrize("how", ["truncated", "garbage", "ids past their level", "another key",
-                                 "fewer words than it says"])
+                                 "fewer words than it says", "an extra array", "larger than such a table"])
 def test_a_damaged_kept_table_is_not_trusted(tmp_path, monkeypatch, how):
     monkeypatch.setenv(V.CACHE_ENV, str(tmp_path / "cache"))
     vec = _vec(tmp_path / "v.vec")
@@ -109,7 +115,13 @@ def test_a_damaged_kept_table_is_not_trusted(tmp_path, monkeypatch, how):
     (file,) = (tmp_path / "cache").glob("*.npz")
     _damage(file, how)
     made = _made(monkeypatch)
+    reads = []
+    if how in ("an extra array", "larger than such a table"):   # refused before any array is read
+        from numpy.lib.npyio import NpzFile
+        real = NpzFile.__getitem__
+        monkeypatch.setattr(NpzFile, "__getitem__", lambda self, k: reads.append(k) or real(self, k))
     again = V.word_clusters(vec, 200, **KW)
+    assert reads == []
     assert made == [vec]          # made again from the file
     _same(first, again)
     assert V._read_cached(file, V._cache_key(first.source["sha256"], 200, (4, 16), 0, V.FIT_SAMPLE,
