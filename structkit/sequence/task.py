@@ -31,7 +31,7 @@ from structkit.sequence.learn.ipm import ParameterMixing
 from structkit.sequence.search.decoders import decode, history_values, margins_from_values, viterbi_numpy
 from structkit.sequence.search.fast import decode_rows
 from structkit.sequence.search.viterbi import margins_corpus
-from structkit.sequence.templates import TEMPLATE_SETS
+from structkit.sequence.templates import TEMPLATE_SETS, VECTOR_ATTRS, resolve_templates
 from structkit.spans import SCHEMES, SchemeDetector
 from structkit.tasks import SEQUENCE
 from structkit.vectors import WordClusters, clusters_of_config, vector_bounds
@@ -721,8 +721,6 @@ def with_vectors(templates: str | list[str], clusters: WordClusters | None) -> s
     vectors the ``vectors`` set after them, unless they read a vc attribute already."""
     if clusters is None:
         return templates
-    from structkit.sequence.templates import VECTOR_ATTRS, resolve_templates
-
     if any(a in VECTOR_ATTRS for t in resolve_templates(templates) for a, _ in t.atoms):
         return templates
     return ([templates] if isinstance(templates, str) else list(templates)) + ["vectors"]
